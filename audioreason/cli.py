@@ -1,0 +1,57 @@
+"""Command line: `audioreason demo` (the README's main job) and `audioreason prompt`."""
+from __future__ import annotations
+
+import argparse
+import json
+import os
+import sys
+from dataclasses import asdict
+from pathlib import Path
+from typing import Optional, Sequence
+
+
+def _default_workdir() -> Path:
+    cache = Path(os.environ.get("XDG_CACHE_HOME", Path.home() / ".cache"))
+    return cache / "audioreason" / "demo"
+
+
+def _demo(args: argparse.Namespace) -> int:
+    from .demo import format_table, run_demo
+
+    result = run_demo(Path(args.workdir))
+    print(f"audioreason demo: {result['sample']}\n")
+    print(format_table(result["rows"]))
+    print("\nvalue = accuracy for answers/accuracy rows, share of complete parses for the cot row; "
+          "unanswered = outputs from which no choice was extracted.")
+    if args.json:
+        payload = {**result, "rows": [asdict(r) for r in result["rows"]]}
+        Path(args.json).write_text(json.dumps(payload, indent=2, ensure_ascii=False), encoding="utf-8")
+        print(f"per-item results written to {args.json}")
+    return 0
+
+
+def _prompt(args: argparse.Namespace) -> int:
+    from .cot import build_cot_prompt
+
+    print(build_cot_prompt(args.question, args.choices))
+    return 0
+
+
+def main(argv: Optional[Sequence[str]] = None) -> int:
+    parser = argparse.ArgumentParser(prog="audioreason", description=__doc__)
+    sub = parser.add_subparsers(dest="command", required=True)
+    demo = sub.add_parser("demo", help="run every scorer on the bundled sample and print a table")
+    demo.add_argument("--workdir", default=str(_default_workdir()),
+                      help="where synthesized demo audio is written (default: %(default)s)")
+    demo.add_argument("--json", help="also write rows and per-item results to this JSON file")
+    demo.set_defaults(run=_demo)
+    prompt = sub.add_parser("prompt", help="print the ARIA four-step CoT prompt for a question")
+    prompt.add_argument("question")
+    prompt.add_argument("choices", nargs="+")
+    prompt.set_defaults(run=_prompt)
+    args = parser.parse_args(argv)
+    return args.run(args)
+
+
+if __name__ == "__main__":
+    sys.exit(main())

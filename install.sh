@@ -1,0 +1,29 @@
+#!/usr/bin/env bash
+# Install the suite into ./.venv with what the demo and the tests need. Safe to run again.
+#   - Debian's FFmpeg shared libraries, which torchcodec (audio decoding in datasets 5) loads;
+#   - the package with its pinned requirements (a local CPU torch wheel, never a CUDA build) and the
+#     dev and spaces extras.
+set -euo pipefail
+cd "$(dirname "$0")"
+
+APT_PACKAGES="libavcodec59 libavformat59 libavutil57 libavdevice59 libavfilter8 libswscale6 libswresample4"
+if command -v apt-get >/dev/null 2>&1; then
+  if [ "$(id -u)" = 0 ]; then
+    apt-get update -qq
+    DEBIAN_FRONTEND=noninteractive apt-get install -y -qq --no-install-recommends $APT_PACKAGES >/dev/null
+  else
+    echo "install.sh: not root, skipping apt ($APT_PACKAGES); audio then decodes through soundfile" >&2
+  fi
+fi
+
+PYTHON=${PYTHON:-python3}
+[ -x .venv/bin/python ] || "$PYTHON" -m venv .venv
+log=$(mktemp)
+# This machine's pip config lists local indexes that warn once per package; show the rest on failure.
+if ! .venv/bin/python -m pip install -q --disable-pip-version-check -e '.[dev,spaces]' >"$log" 2>&1; then
+  grep -v "is ignored: it is neither a file nor a directory" "$log" >&2
+  exit 1
+fi
+rm -f "$log"
+.venv/bin/python -m pip check
+.venv/bin/python -c "import audioreason, torch; print('audioreason', audioreason.__version__, '| torch', torch.__version__)"

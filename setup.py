@@ -1,0 +1,47 @@
+"""Install the audio-reasoning evaluation suite: the `audioreason` core package and its CLI."""
+from pathlib import Path
+
+from setuptools import find_packages, setup
+
+# Pins checked together on a CPU machine (see ../shared/ENVIRONMENT.md). torch and torchcodec are
+# pinned exactly: an unpinned torch pulls a multi-GB CUDA build, and torchcodec>0.13 links CUDA.
+RUNTIME = [
+    "torch==2.13.0",
+    "torchcodec==0.13.0",
+    "transformers==5.24.0",
+    "datasets==5.2.0",
+    "evaluate==0.4.6",
+    "huggingface-hub==2.4.0",
+    "sentence-transformers==6.2.0",
+    "accelerate==1.15.0",
+    "gensim==4.4.0",
+    "numpy==2.4.6",
+    "scipy==1.17.1",
+    "pyarrow==26.0.1",
+    "soundfile==0.14.0",
+    "soxr==1.1.0",
+    "openai==3.57.0",
+]
+
+EXTRAS = {
+    # Gradio demos (metric widgets and spaces/).
+    "spaces": ["gradio==6.31.0", "gradio-client==2.7.2"],
+    # Tests and benchmarks.
+    "dev": ["pytest==9.2.0"],
+}
+
+setup(
+    name="audioreason",
+    version="0.1.0",
+    description="Reference scorers, loaders and runners for evaluating reasoning in audio-language models",
+    long_description=Path(__file__).with_name("README.md").read_text(encoding="utf-8"),
+    long_description_content_type="text/markdown",
+    license="Apache-2.0",
+    python_requires=">=3.10",
+    packages=find_packages(include=["audioreason", "audioreason.*"]),
+    package_data={"audioreason": ["resources/*", "resources/**/*"]},
+    include_package_data=True,
+    install_requires=RUNTIME,
+    extras_require=EXTRAS,
+    entry_points={"console_scripts": ["audioreason=audioreason.cli:main"]},
+)
