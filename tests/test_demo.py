@@ -1,0 +1,42 @@
+import json
+import subprocess
+import sys
+
+from audioreason.demo import load_demo_sample, run_demo
+
+
+def test_demo_sample_is_real_mmar_metadata():
+    items, outputs = load_demo_sample()
+    assert len(items) == len(outputs) == 12
+    assert {len(it["choices"]) for it in items} == {2, 3, 4, 5, 6}
+    assert all(it["answer"] in it["choices"] and it["rubric"] for it in items)
+
+
+def test_demo_numbers(tmp_path):
+    result = run_demo(tmp_path)
+    rows = {r.scorer: r for r in result["rows"]}
+    # Golden values, labelled by hand from the 12 fixture outputs (see resources/demo/outputs.jsonl).
+    expected = {
+        "answers: ARIA App. E": (5, 4),
+        "answers: ARIA, tolerant tags": (7, 2),
+        "answers: official MMAR match": (5, 6),
+        "answers: strict string match": (7, 3),
+        "answers: hybrid (no judge)": (8, 2),
+    }
+    for name, (correct, unanswered) in expected.items():
+        assert round(rows[name].value * 12) == correct, name
+        assert rows[name].unanswered == unanswered, name
+    assert round(rows["accuracy: official MMAR scorer"].value * 12) == 6
+    assert round(rows["cot: all four slots + entities"].value * 12) == 9
+    assert len(list((tmp_path / "audio").glob("*.wav"))) == 12
+
+
+def test_cli_demo_prints_table_and_writes_json(tmp_path):
+    out = tmp_path / "demo.json"
+    proc = subprocess.run([sys.executable, "-m", "audioreason.cli", "demo", "--workdir", str(tmp_path),
+                           "--json", str(out)], capture_output=True, text=True, check=True)
+    assert "answers: ARIA App. E" in proc.stdout and "41.7%" in proc.stdout
+    assert "rule-based (no model)" in proc.stdout
+    payload = json.loads(out.read_text())
+    assert len(payload["per_item"]) == 12
+    assert payload["per_item"][11]["answers: hybrid (no judge)"]["method"] == "unanswered"
