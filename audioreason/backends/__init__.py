@@ -1,0 +1,7 @@
+"""Pretrained-model roles (CLAP, sentence embedder, causal LM, NLI, word vectors), resolved to weights
+by one registry and loaded once per process."""
+from .registry import (OFFLINE_BACKBONES, PAPER_BACKBONES, ROLES, BackendUnavailable, load_backend,
+                       locate, resolve_backbones)
+
+__all__ = ["OFFLINE_BACKBONES", "PAPER_BACKBONES", "ROLES", "BackendUnavailable", "load_backend", "locate",
+           "resolve_backbones"]

@@ -1,0 +1,239 @@
+"""A small causal LM for ARIA M3 (substantiveness scores) and M4 (answer perplexities).
+
+Speed-ups, each with an exact slow path (``reuse_prefix=False``) used by the benchmark and tests:
+  * M3's few-shot prefix is run once; its key/value cache is copied into every batch;
+  * M3 prompts are generated in batches, left-padded between the cached prefix and the prompt;
+  * M4's three contexts (P; P,A; P,A,R) share their prefix: one forward pass over the longest context
+    and three copies of the answer, under a tree-shaped attention mask, instead of three passes.
+Texts are tokenized piece by piece and the ids concatenated, so both paths see the same tokens.
+"""
+from __future__ import annotations
+
+import copy
+import math
+from typing import Optional, Sequence
+
+import torch
+
+
+class CausalLM:
+    role = "lm"
+
+    def __init__(self, model, tokenizer, description: str, max_input_tokens: int = 1024):
+        self.model = model.eval()
+        self.tokenizer = tokenizer
+        self.description = description
+        self.max_input_tokens = max_input_tokens  # ARIA Table 11 (M3)
+        probe_plain = tokenizer("a", add_special_tokens=False).input_ids
+        probe_special = tokenizer("a").input_ids
+        # Special tokens the tokenizer puts first (a BOS), if any; never an appended EOS.
+        self.start_ids: list[int] = (probe_special[: len(probe_special) - len(probe_plain)]
+                                     if probe_special[-len(probe_plain):] == probe_plain else [])
+        pad = tokenizer.pad_token_id if tokenizer.pad_token_id is not None else tokenizer.eos_token_id
+        self.pad_id = int(pad if pad is not None else 0)
+        self._prefix_cache: dict[str, tuple[list[int], object]] = {}
+
+    @classmethod
+    def load(cls, path: str, description: str) -> "CausalLM":
+        from transformers import AutoModelForCausalLM, AutoTokenizer
+
+        tokenizer = AutoTokenizer.from_pretrained(path)
+        model = AutoModelForCausalLM.from_pretrained(path, dtype=torch.float32)
+        return cls(model, tokenizer, description)
+
+    def ids(self, text: str) -> list[int]:
+        return self.tokenizer(text, add_special_tokens=False).input_ids if text else []
+
+    # ------------------------------------------------------------------ perplexity (M4)
+    @staticmethod
+    def _nll(logits: torch.Tensor, targets: list[int]) -> float:
+        """Mean negative log-likelihood of ``targets`` predicted by the last len(targets) rows of logits."""
+        return float(torch.nn.functional.cross_entropy(logits.float(), torch.tensor(targets)).item())
+
+    def _pieces(self, segments: Sequence[str], cue: str, target: str,
+                max_segment_tokens: int) -> tuple[list[list[int]], list[int], list[int], bool]:
+        target_ids, cue_ids = self.ids(target), self.ids(cue)
+        if not target_ids:
+            raise ValueError("the gold answer is empty: perplexity needs at least one token")
+        if not cue_ids:
+            raise ValueError("the cue before the gold answer must not be empty")
+        pieces = [self.ids(seg) for seg in segments]
+        truncated = any(len(p) > max_segment_tokens for p in pieces)
+        return [p[:max_segment_tokens] for p in pieces], cue_ids, target_ids, truncated
+
+    def _perplexity(self, logits: torch.Tensor, cue_ids: list[int], target_ids: list[int]) -> float:
+        """PPL of the target from the logits over cue + target (row len(cue)-1 predicts the first target token)."""
+        first = len(cue_ids) - 1
+        rows = logits[first:first + len(target_ids)].float()
+        return math.exp(float(torch.nn.functional.cross_entropy(rows, torch.tensor(target_ids))))
+
+    @torch.inference_mode()
+    def cumulative_perplexities(self, requests: Sequence[tuple[Sequence[str], str, str]],
+                                max_segment_tokens: int = 512, batch_size: int = 8,
+                                reuse_prefix: bool = True) -> list[tuple[list[float], bool]]:
+        """For each (segments, cue, target): PPL(target | segments[:k], cue) for k = 1..len(segments),
+        the perplexity over the target tokens only, and whether a segment was cut to
+        ``max_segment_tokens`` tokens.
+
+        With ``reuse_prefix`` one forward pass per item scores all k: the sequence is the full context
+        followed by one copy of cue+target per k, and a tree-shaped attention mask (with matching
+        position ids) lets copy k see only the first k segments. Items are batched, right-padded.
+        Without it, each context is run separately (the straightforward loop).
+        """
+        prepared = [self._pieces(*req[:3], max_segment_tokens) for req in requests]
+        if not reuse_prefix:
+            results = []
+            for pieces, cue_ids, target_ids, truncated in prepared:
+                context, ppl = list(self.start_ids), []
+                for piece in pieces:
+                    context += piece
+                    logits = self.model(torch.tensor([context + cue_ids + target_ids])).logits[0, len(context):]
+                    ppl.append(self._perplexity(logits, cue_ids, target_ids))
+                results.append((ppl, truncated))
+            return results
+        dtype = next(self.model.parameters()).dtype
+        order = sorted(range(len(prepared)), key=lambda j: sum(map(len, prepared[j][0])))  # less padding
+        results: dict[int, tuple[list[float], bool]] = {}
+        for i in range(0, len(order), batch_size):
+            members = order[i:i + batch_size]
+            chunk = [prepared[j] for j in members]
+            layouts = [self._tree(*item[:3]) for item in chunk]
+            width = max(len(ids) for ids, _, _, _ in layouts)
+            ids = torch.full((len(chunk), width), self.pad_id, dtype=torch.long)
+            positions = torch.zeros((len(chunk), width), dtype=torch.long)
+            allowed = torch.eye(width, dtype=torch.bool).repeat(len(chunk), 1, 1)  # pads see themselves only
+            for b, (seq, pos, allow, _) in enumerate(layouts):
+                n = len(seq)
+                ids[b, :n], positions[b, :n], allowed[b, :n, :n] = torch.tensor(seq), torch.tensor(pos), allow
+            mask = torch.zeros(allowed.shape, dtype=dtype).masked_fill_(~allowed, torch.finfo(dtype).min)
+            logits = self.model(input_ids=ids, attention_mask=mask[:, None], position_ids=positions).logits
+            for b, (j, (_, cue_ids, target_ids, truncated), (_, _, _, starts)) in enumerate(
+                    zip(members, chunk, layouts)):
+                ppl = [self._perplexity(logits[b, s:], cue_ids, target_ids) for s in starts]
+                results[j] = (ppl, truncated)
+        return [results[j] for j in range(len(prepared))]
+
+    def _tree(self, pieces: list[list[int]], cue_ids: list[int], target_ids: list[int]):
+        """Token ids, position ids, attention pattern and copy starts for the shared-prefix layout."""
+        context, ends = list(self.start_ids), []
+        for piece in pieces:
+            context += piece
+            ends.append(len(context))
+        tail = cue_ids + target_ids
+        seq = context + tail * len(ends)
+        n, t = len(seq), len(tail)
+        allow = torch.tril(torch.ones(n, n, dtype=torch.bool))
+        allow[len(context):] = False
+        positions, starts = list(range(len(context))), []
+        for k, end in enumerate(ends):
+            s = len(context) + k * t
+            allow[s:s + t, :end] = True  # copy k sees the first k segments...
+            allow[s:s + t, s:s + t] = torch.tril(torch.ones(t, t, dtype=torch.bool))  # ...and itself, causally
+            positions += list(range(end, end + t))
+            starts.append(s)
+        return seq, positions, allow, starts
+
+    # ------------------------------------------------------------------ prompts (M3)
+    def _prompt_ids(self, body: str, tail_ids: list[int], prefix_len: int) -> list[int]:
+        budget = max(self.max_input_tokens - prefix_len - len(tail_ids), 0)
+        return self.ids(body)[:budget] + tail_ids
+
+    def _prefix(self, prefix: str):
+        if prefix not in self._prefix_cache:
+            from transformers import DynamicCache
+
+            ids = list(self.start_ids) + self.ids(prefix)
+            cache = DynamicCache()
+            with torch.inference_mode():
+                self.model(torch.tensor([ids]), past_key_values=cache, use_cache=True)
+            self._prefix_cache[prefix] = (ids, cache)
+        return self._prefix_cache[prefix]
+
+    def _batched_cache(self, prefix: str, n: int):
+        ids, cache = self._prefix(prefix)
+        batch_cache = copy.deepcopy(cache)
+        if n > 1:
+            batch_cache.batch_repeat_interleave(n)
+        return ids, batch_cache
+
+    @torch.inference_mode()
+    def generate(self, prefix: str, bodies: Sequence[str], tail: str, max_new_tokens: int = 10,
+                 sample_seed: Optional[int] = None, batch_size: int = 8, reuse_prefix: bool = True) -> list[str]:
+        """Continuations of prefix + body + tail (body cut so the prompt fits ``max_input_tokens``).
+
+        Greedy unless ``sample_seed`` is given (then sampled at temperature 1 from that seed).
+        """
+        sampling = dict(do_sample=True, temperature=1.0, top_k=0, top_p=1.0) if sample_seed is not None \
+            else dict(do_sample=False)
+        prefix_len = len(self.start_ids) + len(self.ids(prefix))
+        tail_ids = self.ids(tail)
+        prompts = [self._prompt_ids(b, tail_ids, prefix_len) for b in bodies]
+        outputs: list[str] = []
+        step = batch_size if reuse_prefix else 1
+        for i in range(0, len(prompts), step):
+            chunk = prompts[i:i + step]
+            if sample_seed is not None:
+                torch.manual_seed(sample_seed + i)
+            if reuse_prefix:
+                prefix_ids, cache = self._batched_cache(prefix, len(chunk))
+                width = max(len(p) for p in chunk)
+                rows = [prefix_ids + [self.pad_id] * (width - len(p)) + p for p in chunk]
+                mask = [[1] * len(prefix_ids) + [0] * (width - len(p)) + [1] * len(p) for p in chunk]
+                out = self.model.generate(input_ids=torch.tensor(rows), attention_mask=torch.tensor(mask),
+                                          past_key_values=cache, max_new_tokens=max_new_tokens,
+                                          pad_token_id=self.pad_id, **sampling)
+                new = out[:, len(rows[0]):]
+            else:
+                full = list(self.start_ids) + self.ids(prefix) + chunk[0]
+                out = self.model.generate(input_ids=torch.tensor([full]), attention_mask=torch.ones(1, len(full),
+                                          dtype=torch.long), max_new_tokens=max_new_tokens,
+                                          pad_token_id=self.pad_id, **sampling)
+                new = out[:, len(full):]
+            outputs.extend(self.tokenizer.batch_decode(new, skip_special_tokens=True))
+        return outputs
+
+    def _digit_ids(self, tail: str) -> tuple[list[int], list[int]]:
+        digits = [self.ids(str(d)) for d in range(10)]
+        if any(len(d) != 1 for d in digits):
+            raise ValueError("logprob scoring needs a tokenizer with one token per digit")
+        digit_ids = [d[0] for d in digits]
+        continuation = self.ids(tail + " 0.")
+        dot = self.ids(".")
+        if len(dot) != 1 or continuation[-2:] != [digit_ids[0], dot[0]]:
+            raise ValueError(f"logprob scoring needs '{tail} 0.' to end in the tokens '0' '.'")
+        return digit_ids, continuation
+
+    @torch.inference_mode()
+    def digit_scores(self, prefix: str, bodies: Sequence[str], tail: str, batch_size: int = 8,
+                     reuse_prefix: bool = True) -> list[float]:
+        """Expected score in [0, 1] read from the next-token distribution, in one forward pass.
+
+        The prompt is continued with " 0."; p0, p1 are the probabilities of "0" and "1" as the first
+        digit, q_d those of each tenths digit after "0.":  score = (p1 + p0 * sum_d q_d d/10) / (p0 + p1).
+        """
+        digit_ids, continuation = self._digit_ids(tail)
+        prefix_len = len(self.start_ids) + len(self.ids(prefix))
+        prompts = [self._prompt_ids(b, continuation, prefix_len) for b in bodies]
+        scores: list[float] = []
+        step = batch_size if reuse_prefix else 1
+        for i in range(0, len(prompts), step):
+            chunk = prompts[i:i + step]
+            if reuse_prefix:
+                prefix_ids, cache = self._batched_cache(prefix, len(chunk))
+                width = max(len(p) for p in chunk)
+                rows = [p + [self.pad_id] * (width - len(p)) for p in chunk]
+                mask = [[1] * (len(prefix_ids) + len(p)) + [0] * (width - len(p)) for p in chunk]
+                logits = self.model(input_ids=torch.tensor(rows), attention_mask=torch.tensor(mask),
+                                    past_key_values=cache, use_cache=True).logits
+                ends = [len(p) for p in chunk]
+            else:
+                full = list(self.start_ids) + self.ids(prefix) + chunk[0]
+                logits = self.model(torch.tensor([full])).logits
+                ends = [len(full)]
+            for row, end in zip(logits.float(), ends):
+                first = torch.softmax(row[end - 3], dim=-1)  # predicts the digit before "."
+                tenths = torch.softmax(row[end - 1][digit_ids], dim=-1)  # the digit after "0."
+                p0, p1 = float(first[digit_ids[0]]), float(first[digit_ids[1]])
+                expected = float((tenths * torch.arange(10)).sum()) / 10
+                scores.append((p1 + p0 * expected) / (p0 + p1) if p0 + p1 > 0 else float("nan"))
+        return scores

@@ -1,0 +1,1 @@
+"""Pure scoring functions, one module per scorer: numbers in, numbers out."""
