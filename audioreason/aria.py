@@ -178,10 +178,14 @@ class AriaScorer:
             raise ValueError(f"m3_mode must be 'generate' or 'logprob', got {c.m3_mode!r}")
         result: dict[str, float] = {}
         todo = list(range(len(texts)))
-        for attempt in range(c.m3_retries + 1):  # greedy first; retries sample, since greedy would repeat
-            seed = None if attempt == 0 else c.seed + attempt
-            replies = lm.generate(M3_PREFIX, [bodies[i] for i in todo], M3_TAIL, max_new_tokens=10,
-                                  sample_seed=seed, **kwargs)
+        for attempt in range(c.m3_retries + 1):
+            if attempt == 0:  # greedy, batched
+                replies = lm.generate(M3_PREFIX, [bodies[i] for i in todo], M3_TAIL, max_new_tokens=10, **kwargs)
+            else:  # greedy would repeat itself: retries sample, one prompt at a time so that the draw
+                # depends on (seed, attempt) only, never on which prompts shared a batch
+                replies = [lm.generate(M3_PREFIX, [bodies[i]], M3_TAIL, max_new_tokens=10,
+                                       sample_seed=c.seed + attempt, batch_size=1,
+                                       reuse_prefix=c.batched)[0] for i in todo]
             failed = []
             for i, reply in zip(todo, replies):
                 m = _NUMBER.search(reply)

@@ -5,3 +5,32 @@ os.environ["HF_HUB_OFFLINE"] = "1"
 os.environ["HF_DATASETS_OFFLINE"] = "1"
 os.environ["TRANSFORMERS_OFFLINE"] = "1"
 os.environ.setdefault("GRADIO_ANALYTICS_ENABLED", "False")
+
+import sys
+from pathlib import Path
+
+import pytest
+
+sys.path.insert(0, str(Path(__file__).parent))
+
+
+@pytest.fixture(scope="session")
+def tiny_backbones(tmp_path_factory):
+    """Role -> folder of a tiny random model (built once per test session, loaded by the real loaders)."""
+    from tiny_models import build_all
+
+    return build_all(tmp_path_factory.mktemp("tiny_models"))
+
+
+@pytest.fixture(scope="session")
+def tiny_backbones_f64(tiny_backbones):
+    """The same tiny models, with the loaded torch backbones in float64 so batched and one-at-a-time
+    paths agree to rounding (float32 reorders sums differently in a batch)."""
+    import torch
+
+    from audioreason.backends import load_backend
+
+    for role in ("clap", "embedder", "lm", "nli"):
+        backend = load_backend(role, tiny_backbones[role])
+        backend.model.to(torch.float64)
+    return tiny_backbones

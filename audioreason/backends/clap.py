@@ -18,8 +18,7 @@ CLAP_RATE = 48000
 
 
 def _unit(x: torch.Tensor) -> np.ndarray:
-    x = torch.nn.functional.normalize(x.float(), dim=-1)
-    return x.numpy().astype(np.float32)
+    return torch.nn.functional.normalize(x.double(), dim=-1).numpy()
 
 
 def audio_key(samples: np.ndarray) -> str:
@@ -64,6 +63,8 @@ class ClapBackend:
                     return_tensors="pt")
             finally:
                 np.random.set_state(state)
+            dtype = next(self.model.parameters()).dtype
+            features = {k: v.to(dtype) if v.is_floating_point() else v for k, v in features.items()}
             rows.append(_unit(self._pooled(self.model.get_audio_features(**features)))[0])
         return np.stack(rows)
 

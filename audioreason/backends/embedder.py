@@ -24,7 +24,7 @@ class SentenceEmbedder:
 
     def _encode(self, texts: list[str], batch_size: int) -> np.ndarray:
         return self.model.encode(texts, batch_size=batch_size, normalize_embeddings=True,
-                                 convert_to_numpy=True, show_progress_bar=False).astype(np.float32)
+                                 convert_to_numpy=True, show_progress_bar=False).astype(np.float64)
 
     def encode(self, texts: list[str], batch_size: int = 32, use_cache: bool = True) -> np.ndarray:
         """(n, d) unit vectors; with ``use_cache`` each distinct text is embedded once per process."""

@@ -64,7 +64,7 @@ class CausalLM:
     def _perplexity(self, logits: torch.Tensor, cue_ids: list[int], target_ids: list[int]) -> float:
         """PPL of the target from the logits over cue + target (row len(cue)-1 predicts the first target token)."""
         first = len(cue_ids) - 1
-        rows = logits[first:first + len(target_ids)].float()
+        rows = logits[first:first + len(target_ids)].double()
         return math.exp(float(torch.nn.functional.cross_entropy(rows, torch.tensor(target_ids))))
 
     @torch.inference_mode()
@@ -145,7 +145,7 @@ class CausalLM:
             ids = list(self.start_ids) + self.ids(prefix)
             cache = DynamicCache()
             with torch.inference_mode():
-                self.model(torch.tensor([ids]), past_key_values=cache, use_cache=True)
+                self.model(torch.tensor([ids]), cache=cache, use_cache=True)
             self._prefix_cache[prefix] = (ids, cache)
         return self._prefix_cache[prefix]
 
@@ -180,7 +180,7 @@ class CausalLM:
                 rows = [prefix_ids + [self.pad_id] * (width - len(p)) + p for p in chunk]
                 mask = [[1] * len(prefix_ids) + [0] * (width - len(p)) + [1] * len(p) for p in chunk]
                 out = self.model.generate(input_ids=torch.tensor(rows), attention_mask=torch.tensor(mask),
-                                          past_key_values=cache, max_new_tokens=max_new_tokens,
+                                          cache=cache, max_new_tokens=max_new_tokens,
                                           pad_token_id=self.pad_id, **sampling)
                 new = out[:, len(rows[0]):]
             else:
@@ -224,13 +224,13 @@ class CausalLM:
                 rows = [p + [self.pad_id] * (width - len(p)) for p in chunk]
                 mask = [[1] * (len(prefix_ids) + len(p)) + [0] * (width - len(p)) for p in chunk]
                 logits = self.model(input_ids=torch.tensor(rows), attention_mask=torch.tensor(mask),
-                                    past_key_values=cache, use_cache=True).logits
+                                    cache=cache, use_cache=True).logits
                 ends = [len(p) for p in chunk]
             else:
                 full = list(self.start_ids) + self.ids(prefix) + chunk[0]
                 logits = self.model(torch.tensor([full])).logits
                 ends = [len(full)]
-            for row, end in zip(logits.float(), ends):
+            for row, end in zip(logits.double(), ends):
                 first = torch.softmax(row[end - 3], dim=-1)  # predicts the digit before "."
                 tenths = torch.softmax(row[end - 1][digit_ids], dim=-1)  # the digit after "0."
                 p0, p1 = float(first[digit_ids[0]]), float(first[digit_ids[1]])

@@ -33,7 +33,7 @@ class NLIModel:
     def _probabilities(self, pairs: list[tuple[str, str]]) -> list[float]:
         batch = self.tokenizer([p for p, _ in pairs], [h for _, h in pairs], padding=True, truncation=True,
                                max_length=self.max_tokens, return_tensors="pt")
-        probs = torch.softmax(self.model(**batch).logits.float(), dim=-1)[:, self.entailment_index]
+        probs = torch.softmax(self.model(**batch).logits.double(), dim=-1)[:, self.entailment_index]
         return probs.tolist()
 
     def entailment(self, pairs: Sequence[tuple[str, str]], batch_size: int = 16, use_cache: bool = True) -> np.ndarray:
