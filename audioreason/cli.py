@@ -15,14 +15,33 @@ def _default_workdir() -> Path:
     return cache / "audioreason" / "demo"
 
 
+def _quiet() -> None:
+    """Model-loading progress bars and library chatter would bury the table."""
+    os.environ.setdefault("TRANSFORMERS_VERBOSITY", "error")
+    os.environ.setdefault("HF_HUB_DISABLE_PROGRESS_BARS", "1")
+    import warnings
+
+    from transformers.utils import logging as hf_logging
+
+    hf_logging.disable_progress_bar()
+    hf_logging.set_verbosity_error()
+    warnings.filterwarnings("ignore", category=FutureWarning)
+
+
 def _demo(args: argparse.Namespace) -> int:
+    _quiet()
     from .demo import format_table, run_demo
 
     result = run_demo(Path(args.workdir))
     print(f"audioreason demo: {result['sample']}\n")
     print(format_table(result["rows"]))
-    print("\nvalue = accuracy for answers/accuracy rows, share of complete parses for the cot row; "
-          "unanswered = outputs from which no choice was extracted.")
+    print("\nvalue = accuracy for answers/accuracy rows, share of complete parses for the cot row, mean "
+          "metric for aria rows (n/a: backbone unavailable, reason in the backbone column); unanswered = "
+          "outputs from which no choice was extracted.")
+    if result["aria"].get("note"):
+        print(f"aria: {result['aria']['note']}.")
+    print("Offline backbones are substitutes for the paper's (ARIA: CLAP, all-mpnet-base-v2, "
+          "Qwen2.5-1.5B-Instruct, roberta-large-mnli, word2vec-300): these numbers are not the paper's.")
     if args.json:
         payload = {**result, "rows": [asdict(r) for r in result["rows"]]}
         Path(args.json).write_text(json.dumps(payload, indent=2, ensure_ascii=False), encoding="utf-8")

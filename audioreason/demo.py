@@ -14,7 +14,9 @@ from pathlib import Path
 from typing import Any, Callable, Optional
 
 from . import answers
+from .aria import AriaScorer
 from .audio import load_audio, synthesize_clip, write_audio
+from .scoring.aria import METRIC_NAMES, METRICS
 from .cot import parse_cot
 
 RULE_BASED = "rule-based (no model)"
@@ -23,7 +25,7 @@ RULE_BASED = "rule-based (no model)"
 @dataclass
 class Row:
     scorer: str
-    value: float  # a rate in [0, 1] or a score; `unit` says how to print it
+    value: Optional[float]  # a rate in [0, 1] or a score (`unit` says how to print it); None: unavailable
     n: int
     backbone: str
     unanswered: Optional[int] = None
@@ -103,11 +105,22 @@ def run_demo(workdir: Path) -> dict[str, Any]:
     for record, p in zip(per_item, parses):
         record["missing_slots"] = list(p.missing)
         record["entities"] = p.entities
+    aria = AriaScorer(backbones="offline").score(
+        texts, [it["answer"] for it in items], [it["choices"] for it in items],
+        audio=[str(p) for p in audio_paths], return_items=True)
+    for metric in METRICS:
+        rows.append(Row(f"aria: {metric} {METRIC_NAMES[metric]}", aria[metric], len(items),
+                        aria["backbones"][metric], unit="score"))
+    rows.append(Row(f"aria: ARIA (mean of {'+'.join(aria['aria_metrics'])})", aria["aria"], len(items),
+                    "the metrics above", unit="score"))
+    for record, item in zip(per_item, aria["items"]):
+        record["aria"] = {k: v for k, v in item.items() if k.startswith("M") or k == "aria"}
     return {
         "sample": f"{len(items)} MMAR items (real metadata, synthesized audio of "
                   f"{min(durations):.1f}-{max(durations):.1f} s), model 'fixture-cot-model'",
         "rows": rows,
         "per_item": per_item,
+        "aria": {k: v for k, v in aria.items() if k != "items"},
     }
 
 
@@ -116,7 +129,10 @@ def format_table(rows: list[Row]) -> str:
     header = ("scorer", "value", "unanswered", "n", "backbone")
     body = []
     for r in rows:
-        value = f"{100 * r.value:.1f}%" if r.unit == "%" else f"{r.value:.4f}"
+        if r.value is None:
+            value = "n/a"
+        else:
+            value = f"{100 * r.value:.1f}%" if r.unit == "%" else f"{r.value:.4f}"
         unanswered = "-" if r.unanswered is None else f"{r.unanswered} ({100 * r.unanswered / r.n:.1f}%)"
         body.append((r.scorer, value, unanswered, str(r.n), r.backbone))
     widths = [max(len(line[i]) for line in [header, *body]) for i in range(len(header))]

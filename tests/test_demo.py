@@ -1,4 +1,6 @@
 import json
+
+import pytest
 import subprocess
 import sys
 
@@ -28,6 +30,15 @@ def test_demo_numbers(tmp_path):
         assert rows[name].unanswered == unanswered, name
     assert round(rows["accuracy: official MMAR scorer"].value * 12) == 6
     assert round(rows["cot: all four slots + entities"].value * 12) == 9
+    aria = {name.split()[1]: row for name, row in rows.items() if name.startswith("aria: M")}
+    assert aria["M1"].value is None and "CLAP" in aria["M1"].backbone
+    assert aria["M5"].value is None and "NLI" in aria["M5"].backbone
+    if result["aria"]["aria_metrics"]:  # the packaged weights are installed (install.sh)
+        for m in ("M2", "M3", "M4", "M6"):
+            assert 0 <= aria[m].value <= 1
+        assert "SmolLM2" in aria["M4"].backbone and "GloVe" in aria["M6"].backbone
+        mean = sum(aria[m].value for m in ("M2", "M3", "M4", "M6")) / 4
+        assert rows["aria: ARIA (mean of M2+M3+M4+M6)"].value == pytest.approx(mean)
     assert len(list((tmp_path / "audio").glob("*.wav"))) == 12
 
 
