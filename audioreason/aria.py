@@ -53,6 +53,8 @@ Score: 0.7
 M3_BODY = "Step: {text}"
 M3_TAIL = "\nScore:"
 _NUMBER = re.compile(r"(?<![\d.])(\d+(?:\.\d+)?|\.\d+)")
+# The first number is final once a character other than a digit or "." follows it: generation may stop.
+_NUMBER_DONE = re.compile(r"^[^\d.]*(?:\d+(?:\.\d+)?|\.\d+)[^\d.]")
 
 # M4: the contexts P; P,A; P,A,R are written as labelled lines, then the gold answer after the cue.
 M4_SEGMENTS = {"perception": "Perception: {}\n", "analysis": "Analysis: {}\n", "reasoning": "Reasoning: {}\n"}
@@ -180,7 +182,8 @@ class AriaScorer:
         todo = list(range(len(texts)))
         for attempt in range(c.m3_retries + 1):
             if attempt == 0:  # greedy, batched
-                replies = lm.generate(M3_PREFIX, [bodies[i] for i in todo], M3_TAIL, max_new_tokens=10, **kwargs)
+                replies = lm.generate(M3_PREFIX, [bodies[i] for i in todo], M3_TAIL, max_new_tokens=10,
+                                      stop=_NUMBER_DONE, **kwargs)
             else:  # greedy would repeat itself: retries sample, one prompt at a time so that the draw
                 # depends on (seed, attempt) only, never on which prompts shared a batch
                 replies = [lm.generate(M3_PREFIX, [bodies[i]], M3_TAIL, max_new_tokens=10,

@@ -31,8 +31,12 @@ def build_items(mmar: Path, n: int) -> tuple[list[str], list[str]]:
     outputs, golds = [], []
     for row in rows:
         sentences = [s.strip() for s in re.split(r"(?<=[.!?])\s+", row["thinking"]) if s.strip()]
-        if len(sentences) < 3:
-            continue
+        if len(sentences) < 3:  # a short gold CoT: three runs of words instead of sentences
+            words = row["thinking"].split()
+            if len(words) < 6:
+                continue
+            third = len(words) // 3
+            sentences = [" ".join(words[:third]), " ".join(words[third:2 * third]), " ".join(words[2 * third:])]
         mid = len(sentences) // 2
         outputs.append(f"[PERCEPTION]\nEntities: {', '.join(row['cue'])}\nDescription: {sentences[0]}\n"
                        f"[ANALYSIS]\n{' '.join(sentences[1:mid + 1])}\n[REASONING]\n{' '.join(sentences[mid + 1:])}\n"

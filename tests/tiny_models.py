@@ -80,7 +80,7 @@ def build_sentence_embedder(folder: Path) -> Path:
                            intermediate_size=64, max_position_embeddings=600, pad_token_id=1)
     RobertaModel(config).save_pretrained(encoder)
     transformer = models.Transformer(str(encoder), max_seq_length=384)
-    pooling = models.Pooling(transformer.get_word_embedding_dimension(), pooling_mode="mean")
+    pooling = models.Pooling(transformer.get_embedding_dimension(), pooling_mode="mean")
     SentenceTransformer(modules=[transformer, pooling], device="cpu").save(str(folder / "st"))
     return folder / "st"
 

@@ -11,9 +11,22 @@ from __future__ import annotations
 
 import copy
 import math
+import re
 from typing import Optional, Sequence
 
 import torch
+from transformers import StoppingCriteria
+
+
+class _StopWhen(StoppingCriteria):
+    """Per-row stop once the generated text (after ``start``) matches ``pattern``."""
+
+    def __init__(self, pattern: re.Pattern, tokenizer, start: int):
+        self.pattern, self.tokenizer, self.start = pattern, tokenizer, start
+
+    def __call__(self, input_ids: torch.LongTensor, scores, **kwargs) -> torch.BoolTensor:
+        texts = self.tokenizer.batch_decode(input_ids[:, self.start:], skip_special_tokens=True)
+        return torch.tensor([bool(self.pattern.search(t)) for t in texts], dtype=torch.bool)
 
 
 class CausalLM:
@@ -41,6 +54,13 @@ class CausalLM:
         model = AutoModelForCausalLM.from_pretrained(path, dtype=torch.float32)
         return cls(model, tokenizer, description)
 
+    def _logits_at(self, rows: Sequence[Sequence[int]], **forward) -> list[torch.Tensor]:
+        """Logits only at the given positions of each batch row: the body runs once, and the output
+        head (vocabulary-sized, as costly as several layers) only where a score is read."""
+        hidden = self.model.get_decoder()(**forward).last_hidden_state
+        head = self.model.get_output_embeddings()
+        return [head(hidden[b, list(positions)]) for b, positions in enumerate(rows)]
+
     def ids(self, text: str) -> list[int]:
         return self.tokenizer(text, add_special_tokens=False).input_ids if text else []
 
@@ -61,11 +81,10 @@ class CausalLM:
         truncated = any(len(p) > max_segment_tokens for p in pieces)
         return [p[:max_segment_tokens] for p in pieces], cue_ids, target_ids, truncated
 
-    def _perplexity(self, logits: torch.Tensor, cue_ids: list[int], target_ids: list[int]) -> float:
-        """PPL of the target from the logits over cue + target (row len(cue)-1 predicts the first target token)."""
-        first = len(cue_ids) - 1
-        rows = logits[first:first + len(target_ids)].double()
-        return math.exp(float(torch.nn.functional.cross_entropy(rows, torch.tensor(target_ids))))
+    @staticmethod
+    def _perplexity(rows: torch.Tensor, target_ids: list[int]) -> float:
+        """exp(mean cross-entropy) of the target tokens, from the logit rows that predict them."""
+        return math.exp(float(torch.nn.functional.cross_entropy(rows.double(), torch.tensor(target_ids))))
 
     @torch.inference_mode()
     def cumulative_perplexities(self, requests: Sequence[tuple[Sequence[str], str, str]],
@@ -87,8 +106,9 @@ class CausalLM:
                 context, ppl = list(self.start_ids), []
                 for piece in pieces:
                     context += piece
-                    logits = self.model(torch.tensor([context + cue_ids + target_ids])).logits[0, len(context):]
-                    ppl.append(self._perplexity(logits, cue_ids, target_ids))
+                    logits = self.model(torch.tensor([context + cue_ids + target_ids])).logits[0]
+                    first = len(context) + len(cue_ids) - 1  # the row predicting the first target token
+                    ppl.append(self._perplexity(logits[first:first + len(target_ids)], target_ids))
                 results.append((ppl, truncated))
             return results
         dtype = next(self.model.parameters()).dtype
@@ -106,10 +126,13 @@ class CausalLM:
                 n = len(seq)
                 ids[b, :n], positions[b, :n], allowed[b, :n, :n] = torch.tensor(seq), torch.tensor(pos), allow
             mask = torch.zeros(allowed.shape, dtype=dtype).masked_fill_(~allowed, torch.finfo(dtype).min)
-            logits = self.model(input_ids=ids, attention_mask=mask[:, None], position_ids=positions).logits
-            for b, (j, (_, cue_ids, target_ids, truncated), (_, _, _, starts)) in enumerate(
-                    zip(members, chunk, layouts)):
-                ppl = [self._perplexity(logits[b, s:], cue_ids, target_ids) for s in starts]
+            wanted = [[s + len(item[1]) - 1 + k for s in starts for k in range(len(item[2]))]
+                      for item, (_, _, _, starts) in zip(chunk, layouts)]
+            picked = self._logits_at(wanted, input_ids=ids, attention_mask=mask[:, None], position_ids=positions)
+            for j, (_, cue_ids, target_ids, truncated), rows, (_, _, _, starts) in zip(
+                    members, chunk, picked, layouts):
+                t = len(target_ids)  # rows hold, per copy, the t positions predicting the target
+                ppl = [self._perplexity(rows[k * t:(k + 1) * t], target_ids) for k in range(len(starts))]
                 results[j] = (ppl, truncated)
         return [results[j] for j in range(len(prepared))]
 
@@ -158,20 +181,26 @@ class CausalLM:
 
     @torch.inference_mode()
     def generate(self, prefix: str, bodies: Sequence[str], tail: str, max_new_tokens: int = 10,
-                 sample_seed: Optional[int] = None, batch_size: int = 8, reuse_prefix: bool = True) -> list[str]:
+                 sample_seed: Optional[int] = None, batch_size: int = 8, reuse_prefix: bool = True,
+                 stop: Optional[re.Pattern] = None) -> list[str]:
         """Continuations of prefix + body + tail (body cut so the prompt fits ``max_input_tokens``).
 
-        Greedy unless ``sample_seed`` is given (then sampled at temperature 1 from that seed).
+        Greedy unless ``sample_seed`` is given (then sampled at temperature 1 from that seed). On the
+        batched path a row stops early once its text matches ``stop`` (the caller guarantees that later
+        tokens could not change what it reads from the reply); batches hold prompts of similar length.
         """
         sampling = dict(do_sample=True, temperature=1.0, top_k=0, top_p=1.0) if sample_seed is not None \
             else dict(do_sample=False)
         prefix_len = len(self.start_ids) + len(self.ids(prefix))
         tail_ids = self.ids(tail)
         prompts = [self._prompt_ids(b, tail_ids, prefix_len) for b in bodies]
-        outputs: list[str] = []
+        outputs: dict[int, str] = {}
         step = batch_size if reuse_prefix else 1
-        for i in range(0, len(prompts), step):
-            chunk = prompts[i:i + step]
+        order = sorted(range(len(prompts)), key=lambda j: len(prompts[j])) if reuse_prefix else range(len(prompts))
+        order = list(order)
+        for i in range(0, len(order), step):
+            members = order[i:i + step]
+            chunk = [prompts[j] for j in members]
             if sample_seed is not None:
                 torch.manual_seed(sample_seed + i)
             if reuse_prefix:
@@ -179,9 +208,10 @@ class CausalLM:
                 width = max(len(p) for p in chunk)
                 rows = [prefix_ids + [self.pad_id] * (width - len(p)) + p for p in chunk]
                 mask = [[1] * len(prefix_ids) + [0] * (width - len(p)) + [1] * len(p) for p in chunk]
+                criteria = [_StopWhen(stop, self.tokenizer, len(rows[0]))] if stop is not None else None
                 out = self.model.generate(input_ids=torch.tensor(rows), attention_mask=torch.tensor(mask),
                                           cache=cache, max_new_tokens=max_new_tokens,
-                                          pad_token_id=self.pad_id, **sampling)
+                                          pad_token_id=self.pad_id, stopping_criteria=criteria, **sampling)
                 new = out[:, len(rows[0]):]
             else:
                 full = list(self.start_ids) + self.ids(prefix) + chunk[0]
@@ -189,8 +219,8 @@ class CausalLM:
                                           dtype=torch.long), max_new_tokens=max_new_tokens,
                                           pad_token_id=self.pad_id, **sampling)
                 new = out[:, len(full):]
-            outputs.extend(self.tokenizer.batch_decode(new, skip_special_tokens=True))
-        return outputs
+            outputs.update(zip(members, self.tokenizer.batch_decode(new, skip_special_tokens=True)))
+        return [outputs[j] for j in range(len(prompts))]
 
     def _digit_ids(self, tail: str) -> tuple[list[int], list[int]]:
         digits = [self.ids(str(d)) for d in range(10)]
@@ -214,26 +244,29 @@ class CausalLM:
         digit_ids, continuation = self._digit_ids(tail)
         prefix_len = len(self.start_ids) + len(self.ids(prefix))
         prompts = [self._prompt_ids(b, continuation, prefix_len) for b in bodies]
-        scores: list[float] = []
+        scores: dict[int, float] = {}
         step = batch_size if reuse_prefix else 1
-        for i in range(0, len(prompts), step):
-            chunk = prompts[i:i + step]
+        order = sorted(range(len(prompts)), key=lambda j: len(prompts[j])) if reuse_prefix else list(range(len(prompts)))
+        for i in range(0, len(order), step):
+            members = order[i:i + step]
+            chunk = [prompts[j] for j in members]
             if reuse_prefix:
                 prefix_ids, cache = self._batched_cache(prefix, len(chunk))
                 width = max(len(p) for p in chunk)
                 rows = [p + [self.pad_id] * (width - len(p)) for p in chunk]
                 mask = [[1] * (len(prefix_ids) + len(p)) + [0] * (width - len(p)) for p in chunk]
-                logits = self.model(input_ids=torch.tensor(rows), attention_mask=torch.tensor(mask),
-                                    cache=cache, use_cache=True).logits
-                ends = [len(p) for p in chunk]
+                picked = self._logits_at([[len(p) - 3, len(p) - 1] for p in chunk],
+                                         input_ids=torch.tensor(rows), attention_mask=torch.tensor(mask),
+                                         cache=cache, use_cache=True)
             else:
                 full = list(self.start_ids) + self.ids(prefix) + chunk[0]
-                logits = self.model(torch.tensor([full])).logits
-                ends = [len(full)]
-            for row, end in zip(logits.double(), ends):
-                first = torch.softmax(row[end - 3], dim=-1)  # predicts the digit before "."
-                tenths = torch.softmax(row[end - 1][digit_ids], dim=-1)  # the digit after "0."
+                logits = self.model(torch.tensor([full])).logits[0]
+                picked = [logits[[len(full) - 3, len(full) - 1]]]
+            for j, row in zip(members, picked):
+                row = row.double()
+                first = torch.softmax(row[0], dim=-1)  # predicts the digit before "."
+                tenths = torch.softmax(row[1][digit_ids], dim=-1)  # the digit after "0."
                 p0, p1 = float(first[digit_ids[0]]), float(first[digit_ids[1]])
                 expected = float((tenths * torch.arange(10)).sum()) / 10
-                scores.append((p1 + p0 * expected) / (p0 + p1) if p0 + p1 > 0 else float("nan"))
-        return scores
+                scores[j] = (p1 + p0 * expected) / (p0 + p1) if p0 + p1 > 0 else float("nan")
+        return [scores[j] for j in range(len(prompts))]
