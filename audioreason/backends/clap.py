@@ -52,21 +52,25 @@ class ClapBackend:
         return _unit(self._pooled(self.model.get_text_features(**batch)))
 
     @torch.inference_mode()
-    def _embed_audio(self, clips: list[np.ndarray]) -> np.ndarray:
-        rows = []
-        for clip in clips:  # one at a time: rand_trunc draws its crop from numpy's global generator
+    def _embed_audio(self, clips: list[np.ndarray], batch_size: int = 16) -> np.ndarray:
+        features = []
+        for clip in clips:  # features one clip at a time: rand_trunc draws its crop from numpy's global RNG
             state = np.random.get_state()
             np.random.seed(self.seed)
             try:
-                features = self.processor.feature_extractor(
+                features.append(self.processor.feature_extractor(
                     [clip], sampling_rate=CLAP_RATE, truncation="rand_trunc", padding="repeatpad",
-                    return_tensors="pt")
+                    return_tensors="pt"))
             finally:
                 np.random.set_state(state)
-            dtype = next(self.model.parameters()).dtype
-            features = {k: v.to(dtype) if v.is_floating_point() else v for k, v in features.items()}
-            rows.append(_unit(self._pooled(self.model.get_audio_features(**features)))[0])
-        return np.stack(rows)
+        dtype = next(self.model.parameters()).dtype
+        rows = []
+        for i in range(0, len(features), batch_size):  # the model itself runs in batches
+            chunk = features[i:i + batch_size]
+            batch = {k: torch.cat([f[k] for f in chunk]) for k in chunk[0].keys()}
+            batch = {k: v.to(dtype) if v.is_floating_point() else v for k, v in batch.items()}
+            rows.append(_unit(self._pooled(self.model.get_audio_features(**batch))))
+        return np.concatenate(rows)
 
     def embed_texts(self, texts: Sequence[str], batch_size: int = 64, use_cache: bool = True) -> np.ndarray:
         compute = lambda todo: np.concatenate(  # noqa: E731
