@@ -17,6 +17,7 @@ from . import answers
 from .aria import AriaScorer
 from .audio import load_audio, synthesize_clip, write_audio
 from .scoring.aria import METRIC_NAMES, METRICS
+from .text_prior import demo_rows as text_prior_demo_rows
 from .cot import parse_cot
 
 RULE_BASED = "rule-based (no model)"
@@ -115,6 +116,9 @@ def run_demo(workdir: Path) -> dict[str, Any]:
                     "the metrics above", unit="score"))
     for record, item in zip(per_item, aria["items"]):
         record["aria"] = {k: v for k, v in item.items() if k.startswith("M") or k == "aria"}
+    # text_prior_decomposition needs several models under several audio conditions: its rows come from
+    # a small synthetic correctness table (audioreason.text_prior.demo_records), not from the sample.
+    rows += [Row(r.name, r.value, r.n, r.note, unit=r.unit) for r in text_prior_demo_rows()]
     return {
         "sample": f"{len(items)} MMAR items (real metadata, synthesized audio of "
                   f"{min(durations):.1f}-{max(durations):.1f} s), model 'fixture-cot-model'",

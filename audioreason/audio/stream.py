@@ -1,0 +1,226 @@
+"""Read long recordings (AudioSpan runs up to 2.7 hours) without loading the whole file.
+
+Two entry points:
+
+- ``read_prefix(path, seconds, sampling_rate=None)``: the leading ``seconds`` of a file, the way
+  AudioSpan truncates audio for a model with an input limit (App. C.1: "min(limit, length) as the
+  leading prefix").
+- ``iter_blocks(path, block_seconds, sampling_rate=None)``: consecutive blocks covering the file.
+
+soundfile is tried first here because it seeks to an exact frame and reads blocks of an exact length
+(WAV, FLAC, OGG, MP3 through libsndfile). Formats it cannot open (m4a, aac, opus in mp4...) are read
+through torchcodec's ranged decoding (``get_samples_played_in_range``), which also never decodes the
+whole file; both failure kinds (ImportError, RuntimeError) of torchcodec are caught.
+
+Resampling is streamed through ``soxr.ResampleStream``. Exactness, measured on this stack:
+- at the source rate, the concatenated blocks equal the whole-file decode sample for sample, and a
+  prefix equals the start of the whole-file decode;
+- resampled, the streamed output equals ``soxr.resample`` of the whole (mono-mixed) file (identical
+  samples here; the tests allow 1e-6), because ResampleStream keeps its filter state across blocks
+  and is flushed with ``last=True`` on the final block. A resampled prefix is not "resample the
+  first N seconds": that would ring at its cut end as if the signal stopped there. Instead about
+  0.5 s more is fed and the output is cut, so the prefix equals the start of the whole-file
+  resample. The cost is decoding 0.5 s beyond the prefix.
+Channels are averaged to mono before resampling (as ``load_audio`` does) unless ``mono=False``.
+"""
+from __future__ import annotations
+
+import os
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Iterator, Optional, Union
+
+import numpy as np
+
+from .io import AudioError
+
+PathLike = Union[str, os.PathLike]
+
+
+@dataclass(frozen=True)
+class AudioInfo:
+    """What a file header says: frames at the source rate, rate, channels, duration, reader used."""
+
+    frames: int
+    sampling_rate: int
+    channels: int
+    duration: float
+    reader: str  # "soundfile" or "torchcodec"
+
+
+def _check_path(path: PathLike) -> str:
+    path = str(path)
+    if not Path(path).is_file():
+        raise AudioError(f"audio file not found: {path}")
+    return path
+
+
+def _soundfile_info(path: str) -> AudioInfo:
+    import soundfile as sf
+
+    info = sf.info(path)
+    if info.frames <= 0 or info.samplerate <= 0:
+        # MP3 through older libsndfile can report 0 frames; treat as unreadable here.
+        raise RuntimeError(f"soundfile reports {info.frames} frames at {info.samplerate} Hz")
+    return AudioInfo(int(info.frames), int(info.samplerate), int(info.channels),
+                     info.frames / info.samplerate, "soundfile")
+
+
+def _torchcodec_info(path: str) -> AudioInfo:
+    from torchcodec.decoders import AudioDecoder  # ImportError / RuntimeError when unusable
+
+    meta = AudioDecoder(path).metadata
+    rate = int(meta.sample_rate)
+    duration = float(meta.duration_seconds_from_header or meta.duration_seconds or 0.0)
+    if rate <= 0 or duration <= 0:
+        raise RuntimeError(f"torchcodec reports duration {duration} s at {rate} Hz")
+    return AudioInfo(int(round(duration * rate)), rate, int(meta.num_channels), duration, "torchcodec")
+
+
+def audio_info(path: PathLike) -> AudioInfo:
+    """Header information of an audio file, without decoding it."""
+    path = _check_path(path)
+    errors = []
+    for name, read in (("soundfile", _soundfile_info), ("torchcodec", _torchcodec_info)):
+        try:
+            return read(path)
+        except (ImportError, RuntimeError, OSError, ValueError) as err:
+            errors.append(f"{name}: {type(err).__name__}: {err}")
+    raise AudioError(f"cannot read the header of {path}: " + "; ".join(errors))
+
+
+def _source_blocks_soundfile(path: str, block_frames: int, start_frame: int,
+                             stop_frame: Optional[int]) -> Iterator[np.ndarray]:
+    import soundfile as sf
+
+    with sf.SoundFile(path) as f:
+        stop = f.frames if stop_frame is None else min(stop_frame, f.frames)
+        if start_frame:
+            f.seek(start_frame)
+        position = start_frame
+        while position < stop:
+            block = f.read(min(block_frames, stop - position), dtype="float32", always_2d=True)
+            if len(block) == 0:
+                break
+            position += len(block)
+            yield block
+
+
+def _source_blocks_torchcodec(path: str, rate: int, block_frames: int, start_frame: int,
+                              stop_frame: Optional[int], duration: float) -> Iterator[np.ndarray]:
+    from torchcodec.decoders import AudioDecoder
+
+    decoder = AudioDecoder(path)
+    block_seconds = block_frames / rate
+    start = start_frame / rate
+    stop = duration if stop_frame is None else min(stop_frame / rate, duration)
+    while start < stop - 1e-9:
+        end = min(start + block_seconds, stop)
+        samples = decoder.get_samples_played_in_range(start, end)
+        block = samples.data.numpy().T.astype(np.float32, copy=False)  # (frames, channels)
+        if len(block) == 0:
+            break
+        yield block
+        start = end
+
+
+def _source_blocks(path: str, info: AudioInfo, block_frames: int, start_frame: int,
+                   stop_frame: Optional[int]) -> Iterator[np.ndarray]:
+    if info.reader == "soundfile":
+        return _source_blocks_soundfile(path, block_frames, start_frame, stop_frame)
+    return _source_blocks_torchcodec(path, info.sampling_rate, block_frames, start_frame, stop_frame,
+                                     info.duration)
+
+
+def _check_finite(block: np.ndarray, path: str) -> None:
+    if not np.isfinite(block).all():
+        raise AudioError(f"{path}: {int((~np.isfinite(block)).sum())} NaN or infinite samples")
+
+
+def iter_blocks(path: PathLike, block_seconds: float, sampling_rate: Optional[int] = None, *,
+                mono: bool = True, start: float = 0.0, stop: Optional[float] = None) -> Iterator[np.ndarray]:
+    """Yield consecutive float32 blocks of about ``block_seconds`` each, covering [start, stop) s.
+
+    Blocks are (frames,) when ``mono`` (channels averaged) else (frames, channels). At the source rate
+    every block but the last has exactly ``round(block_seconds * rate)`` frames; resampled blocks
+    vary by a few samples (the resampler's delay), and concatenating them gives the same samples as
+    resampling the whole stretch at once. Only one block (plus the resampler state) is in memory.
+    """
+    if block_seconds <= 0:
+        raise ValueError(f"block_seconds must be positive, got {block_seconds}")
+    if start < 0 or (stop is not None and stop < start):
+        raise ValueError(f"invalid range start={start}, stop={stop}")
+    path = _check_path(path)
+    info = audio_info(path)
+    rate = info.sampling_rate
+    block_frames = max(1, int(round(block_seconds * rate)))
+    start_frame = int(round(start * rate))
+    stop_frame = None if stop is None else int(round(stop * rate))
+    blocks = _source_blocks(path, info, block_frames, start_frame, stop_frame)
+
+    def shaped(block: np.ndarray) -> np.ndarray:
+        return block.mean(axis=1) if mono else block
+
+    if not sampling_rate or sampling_rate == rate:
+        for block in blocks:
+            _check_finite(block, path)
+            yield np.ascontiguousarray(shaped(block), dtype=np.float32)
+        return
+
+    import soxr
+
+    channels = 1 if mono else info.channels
+    resampler = soxr.ResampleStream(rate, sampling_rate, channels, dtype="float32")
+    # Look one block ahead so the last one is flushed with last=True.
+    pending = next(blocks, None)
+    while pending is not None:
+        following = next(blocks, None)
+        _check_finite(pending, path)
+        out = resampler.resample_chunk(np.ascontiguousarray(shaped(pending), dtype=np.float32),
+                                       last=following is None)
+        if len(out):
+            yield out
+        pending = following
+
+
+def read_prefix(path: PathLike, seconds: float, sampling_rate: Optional[int] = None, *,
+                mono: bool = True, block_seconds: float = 60.0) -> tuple[np.ndarray, int]:
+    """The leading ``seconds`` of a file as (samples, rate), read without loading the rest.
+
+    A file shorter than ``seconds`` is returned whole. Resampled, the prefix is
+    ``round(seconds * sampling_rate)`` samples (fewer for a shorter file) and equals the start of the
+    whole-file resample; the resampler is fed until it has produced that many samples plus its
+    filter's right-hand context, so the last samples are not end-of-signal ringing.
+    """
+    if seconds <= 0:
+        raise ValueError(f"seconds must be positive, got {seconds}")
+    path = _check_path(path)
+    info = audio_info(path)
+    rate = info.sampling_rate
+    if not sampling_rate or sampling_rate == rate:
+        frames = min(int(round(seconds * rate)), info.frames) if info.reader == "soundfile" else None
+        parts = list(iter_blocks(path, min(block_seconds, seconds), None, mono=mono, stop=seconds))
+        samples = np.concatenate(parts) if parts else np.zeros((0,) if mono else (0, info.channels), np.float32)
+        if frames is not None:
+            samples = samples[:frames]
+        if len(samples) == 0:
+            raise AudioError(f"{path}: no samples in the first {seconds} s")
+        return samples, rate
+    wanted = int(round(seconds * sampling_rate))
+    # Read a little past the prefix (about 0.5 s of source) so the filter sees the same future samples
+    # as it would in the whole-file resample; stopping at the prefix would flush with last=True early.
+    context = 0.5
+    parts, produced = [], 0
+    for block in iter_blocks(path, min(block_seconds, seconds + context), sampling_rate, mono=mono,
+                             stop=seconds + context):
+        parts.append(block)
+        produced += len(block)
+    samples = np.concatenate(parts) if parts else np.zeros((0,), np.float32)
+    covered_whole_file = seconds + context >= info.duration
+    if produced < wanted and not covered_whole_file:
+        raise AudioError(f"{path}: resampler produced {produced} of {wanted} samples")
+    samples = samples[:wanted]
+    if len(samples) == 0:
+        raise AudioError(f"{path}: no samples in the first {seconds} s")
+    return np.ascontiguousarray(samples), int(sampling_rate)
+

@@ -1,0 +1,152 @@
+"""Text prior and audio reliance ("All That Glitters Is Not Audio", §2), as pure functions.
+
+Numbers and booleans in, numbers and labels out: no extraction, no I/O. The orchestration layer
+(``audioreason.text_prior``) turns model outputs into the per-item outcomes these functions read.
+
+Conventions: accuracies, shares and the text-prior rate are fractions in [0, 1]; the retention rate
+R_N is in percent (×100, as the issue states it). ``None`` marks a value that cannot be computed (an
+empty set, a zero denominator); callers report why.
+"""
+from __future__ import annotations
+
+from typing import Iterable, Mapping, Optional, Sequence
+
+# Item categories of Table 1: the five partition the items of a model with fragment conditions. A model
+# evaluated without any fragment condition keeps its audio-needed items unsplit (FS/XS undefined).
+TS, AH, UN, FS, XS = "TS", "AH", "UN", "FS", "XS"
+AN_UNSPLIT = "AN"  # audio-needed, for a model evaluated without any fragment condition
+CATEGORIES = (TS, FS, XS, AH, UN)
+LABELS = CATEGORIES + (AN_UNSPLIT,)
+
+# How an errored fragment prediction (no output, failed extraction or judge) enters the FS/XS split:
+# "separate" (default): not correct, and the XS items it leaves unverified are counted separately;
+# "sufficient": correct, as the public analysis code counts it.
+ERRORED_FRAGMENT_MODES = ("separate", "sufficient")
+
+
+def accuracy(correct: Sequence[bool]) -> Optional[float]:
+    """Share of True; None for an empty sequence."""
+    return sum(bool(c) for c in correct) / len(correct) if len(correct) else None
+
+
+def text_prior_rate(acc_none: Optional[float], acc_full: Optional[float]) -> Optional[float]:
+    """R_TP = Acc_none / Acc_full (§2.1); None when either is unknown or Acc_full is 0."""
+    if acc_none is None or acc_full is None or acc_full == 0:
+        return None
+    return acc_none / acc_full
+
+
+def pooled_text_prior_rate(acc_none: Sequence[float], acc_full: Sequence[float]) -> Optional[float]:
+    """R_TP across models as the paper's table computes its average row: Σ_m Acc_none / Σ_m Acc_full
+    (a ratio of sums, equal to the ratio of the model-averaged accuracies, not the mean of ratios)."""
+    if len(acc_none) != len(acc_full):
+        raise ValueError(f"pooled_text_prior_rate: {len(acc_none)} None accuracies but {len(acc_full)} Full ones")
+    total_full = sum(acc_full)
+    return sum(acc_none) / total_full if acc_full and total_full > 0 else None
+
+
+def chance_level(n_choices: Sequence[int]) -> Optional[float]:
+    """Expected accuracy of a uniform guess: the mean over items of 1 / (number of choices)."""
+    if any(n < 1 for n in n_choices):
+        raise ValueError(f"chance_level: every item needs at least one choice, got {list(n_choices)}")
+    return sum(1 / n for n in n_choices) / len(n_choices) if len(n_choices) else None
+
+
+def fragment_accuracy(fragment_correct: Sequence[Sequence[bool]]) -> Optional[float]:
+    """Mean over items of the mean over that item's N fragments of c_{q,k} (the numerator of Eq. 1)."""
+    if not fragment_correct:
+        return None
+    per_item = []
+    for k_values in fragment_correct:
+        if not k_values:
+            raise ValueError("fragment_accuracy: an item has no fragment outcomes")
+        per_item.append(sum(bool(c) for c in k_values) / len(k_values))
+    return sum(per_item) / len(per_item)
+
+
+def retention_rate(fragment_correct: Sequence[Sequence[bool]], acc_full: Optional[float]) -> Optional[float]:
+    """R_N (Eq. 1) in percent: 100 · [(1/|Q|) Σ_q (1/N) Σ_k c_{q,k}^{(N)}] / Acc_full.
+
+    ``fragment_correct`` holds, per item, the N fragment outcomes; ``acc_full`` is the Full accuracy
+    over the same items. None when there is no item or Acc_full is 0.
+    """
+    frag = fragment_accuracy(fragment_correct)
+    if frag is None or acc_full is None or acc_full == 0:
+        return None
+    return 100.0 * frag / acc_full
+
+
+def categorize_item(full_correct: bool, none_correct: bool,
+                    fragment_outcomes: Optional[Sequence[Optional[bool]]] = None, *,
+                    missing_fragments: int = 0, errored_fragments: str = "separate") -> tuple[str, Optional[str]]:
+    """(Table 1 category, why it is unverified) of one item for one model.
+
+    ``fragment_outcomes``: one entry per fragment prediction of the item, over every N and k the model
+    was evaluated on: True (correct), False (wrong) or None (errored). Pass None when the model has no
+    fragment condition at all: an audio-needed item is then labelled ``AN`` (not split).
+    ``missing_fragments``: how many of the model's fragment conditions have no row for this item.
+
+    Full ✓ None ✓ → TS; ✗ ✓ → AH; ✗ ✗ → UN; ✓ ✗ → audio-needed, then FS when some fragment is correct,
+    else XS. An errored fragment is correct under ``errored_fragments="sufficient"`` (the public analysis
+    code) and not correct under "separate" (default). The second value is None except for an XS item
+    whose evidence is incomplete: "errored" (some fragment errored; takes precedence) or "missing" (some
+    fragment row absent), since the unseen answer might have been correct.
+    """
+    if errored_fragments not in ERRORED_FRAGMENT_MODES:
+        raise ValueError(f"errored_fragments must be one of {ERRORED_FRAGMENT_MODES}, got {errored_fragments!r}")
+    if missing_fragments < 0:
+        raise ValueError(f"missing_fragments must be >= 0, got {missing_fragments}")
+    if full_correct and none_correct:
+        return TS, None
+    if none_correct:
+        return AH, None
+    if not full_correct:
+        return UN, None
+    if fragment_outcomes is None:
+        return AN_UNSPLIT, None
+    errored = any(o is None for o in fragment_outcomes)
+    if any(o is True for o in fragment_outcomes) or (errored and errored_fragments == "sufficient"):
+        return FS, None
+    # No fragment answered correctly: XS, flagged when an errored or absent answer might have been correct.
+    return XS, ("errored" if errored else "missing" if missing_fragments else None)
+
+
+def count_labels(labels: Iterable[str]) -> dict[str, int]:
+    """Counts of every label (zeros included), plus AN_total = FS + XS + unsplit AN."""
+    counts = {label: 0 for label in LABELS}
+    for label in labels:
+        if label not in counts:
+            raise ValueError(f"unknown item category {label!r}; expected one of {LABELS}")
+        counts[label] += 1
+    counts["AN_total"] = counts[FS] + counts[XS] + counts[AN_UNSPLIT]
+    return counts
+
+
+def global_dependency(fs: int, xs: int) -> Optional[float]:
+    """|XS| / |AN| (Table 4), |AN| = |FS| + |XS|; None without audio-needed items."""
+    return xs / (fs + xs) if fs + xs else None
+
+
+def global_dependency_bounds(fs: int, xs: int, xs_unverified: int) -> Optional[tuple[float, float]]:
+    """The range |XS|/|AN| would take if every unverified XS item turned out FS (low) or stayed XS (high)."""
+    if not 0 <= xs_unverified <= xs:
+        raise ValueError(f"xs_unverified must be between 0 and xs={xs}, got {xs_unverified}")
+    return ((xs - xs_unverified) / (fs + xs), xs / (fs + xs)) if fs + xs else None
+
+
+def stats(values: Sequence[float]) -> dict[str, Optional[float]]:
+    """mean, min, max and n of a list of per-model values (None entries must be filtered out first)."""
+    if any(v is None for v in values):
+        raise ValueError("stats: filter out unavailable (None) values before aggregating")
+    if not values:
+        return {"mean": None, "min": None, "max": None, "n": 0}
+    return {"mean": sum(values) / len(values), "min": min(values), "max": max(values), "n": len(values)}
+
+
+def mean_or_none(values: Sequence[float]) -> Optional[float]:
+    return sum(values) / len(values) if values else None
+
+
+def shares(counts: Mapping[str, int], total: int) -> dict[str, Optional[float]]:
+    """Each count as a fraction of ``total`` (None when total is 0)."""
+    return {k: (v / total if total else None) for k, v in counts.items()}

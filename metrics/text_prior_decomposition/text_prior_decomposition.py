@@ -1,0 +1,120 @@
+"""Text prior and audio reliance ("All That Glitters Is Not Audio"): R_TP, the retention curve R_N and
+the TS / FS / XS / AH / UN item decomposition, for several models at once.
+
+A thin `evaluate` shell: all logic lives in the installed `audioreason` package (evaluate copies this
+file alone into its cache, so it must not import siblings). See README.md (the metric card).
+"""
+import datasets
+import evaluate
+
+from audioreason.text_prior import prediction_column_kind, records_from_columns, score_text_prior
+
+_CITATION = """\
+@article{all_that_glitters,
+  title  = {All That Glitters Is Not Audio: Rethinking Text Priors and Audio Reliance in Audio-Language Evaluation},
+  note   = {Implementation: audioreason}
+}
+"""
+
+_DESCRIPTION = """\
+How much of an audio benchmark score needs the audio. One row per (model, item, condition), where the
+condition is "full" (audio), "none" (no audio input), "tb" (the model's text-only backbone) or
+"frag:N:k" (the k-th of N equal-duration fragments). Returns accuracy per condition, the text-prior rate
+R_TP = Acc_none / Acc_full (per model, and across models as a ratio of sums), TB above chance, the
+retention rate R_N (percent) and its curve over N, the item decomposition TS / FS / XS / AH / UN with
+XS/AN over models, and the per-category Full-None gap and N=2 retention (Table 5).
+"""
+
+_KWARGS_DESCRIPTION = """\
+Args:
+    predictions (list): per row, a correctness (True/False/0/1), a raw model output (str, scored with the
+        hybrid extractor against choices and the reference), or None (an errored prediction). One kind
+        per call (None allowed with either).
+    references (list of str, optional): gold answer texts; needed for raw outputs only.
+    model (list of str): the model of each row.
+    item_id (list of str or int): the item of each row.
+    condition (list of str): "full", "none", "tb" or "frag:N:k" (N >= 2, 0 <= k < N).
+    choices (list of list of str, optional): per row; needed for raw outputs, and gives the TB chance level.
+    category (list of str, optional): per row, the item's task category (Table 5).
+    question (list of str, optional): per row, passed to the judge.
+    judge (callable, optional): judge(text, question, choices) -> choice index or None, for raw outputs
+        the regexes cannot decide.
+    errored_fragments ("separate" | "sufficient"): how an errored fragment prediction enters the FS / XS
+        split. "separate" (default): it is not correct, and an audio-needed item with no correct fragment
+        is XS, counted in XS_unverified when some fragment errored or is missing; "sufficient": it counts
+        as correct (the item is FS), as the public analysis code does.
+    chance (float, optional): TB chance level when choices are not given.
+    return_items (bool): also return the per-item table with each item's category.
+Returns:
+    models, accuracy, text_prior, retention, decomposition, by_category, counts, options, (items).
+Examples:
+    >>> metric = evaluate.load("metrics/text_prior_decomposition")
+    >>> metric.compute(predictions=[True, False, True, True], references=None,
+    ...                model=["m"] * 4, item_id=["q1"] * 4, condition=["full", "none", "frag:2:0", "frag:2:1"])
+"""
+
+_RAW = datasets.Features({"predictions": datasets.Value("string"), "references": datasets.Value("string")})
+_CORRECTNESS = datasets.Features({"predictions": datasets.Value("bool"), "references": datasets.Value("string")})
+
+
+@evaluate.utils.file_utils.add_start_docstrings(_DESCRIPTION, _KWARGS_DESCRIPTION)
+class TextPriorDecomposition(evaluate.Metric):
+    def _info(self):
+        return evaluate.MetricInfo(
+            description=_DESCRIPTION,
+            citation=_CITATION,
+            inputs_description=_KWARGS_DESCRIPTION,
+            features=[_RAW, _CORRECTNESS],
+        )
+
+    # evaluate stores predictions in one typed Arrow column and picks its type from the first row, which
+    # would silently turn True into "True" (or a string into True): the column's kind chooses the type.
+    def _kind_to_features(self, predictions):
+        kind = prediction_column_kind(predictions)
+        chosen = self.selected_feature_format
+        if chosen is not None and kind != "error":
+            chosen_kind = "raw" if chosen["predictions"].dtype == "string" else "correctness"
+            if kind != chosen_kind:
+                raise ValueError(f"this batch holds {kind} predictions but earlier batches held {chosen_kind} ones")
+        return _CORRECTNESS if kind == "correctness" else _RAW
+
+    def _infer_feature_from_batch(self, batch):
+        return self._kind_to_features(batch["predictions"])
+
+    def _infer_feature_from_example(self, example):
+        return self._kind_to_features([example["predictions"]])
+
+    # Arrow's string column refuses a leading None, so a missing reference travels as "" and comes back None.
+    @staticmethod
+    def _references(predictions, references):
+        if predictions is None:
+            return references
+        if references is None:
+            return [""] * len(predictions)
+        return ["" if r is None else r for r in references]
+
+    def compute(self, *, predictions=None, references=None, **kwargs):
+        """Score every row; ``references`` may be omitted when the predictions are correctness values.
+"""
+        return super().compute(predictions=predictions, references=self._references(predictions, references), **kwargs)
+
+    def add_batch(self, *, predictions=None, references=None, **kwargs):
+        """Add rows; their predictions must be of the kind earlier batches held.
+"""
+        if predictions is not None:
+            self._kind_to_features(predictions)
+        return super().add_batch(predictions=predictions, references=self._references(predictions, references),
+                                 **kwargs)
+
+    def add(self, *, prediction=None, reference=None, **kwargs):
+        """Add one row.
+"""
+        self._kind_to_features([prediction])
+        return super().add(prediction=prediction, reference="" if reference is None else reference, **kwargs)
+
+    def _compute(self, predictions, references, model=None, item_id=None, condition=None, choices=None,
+                 category=None, question=None, **options):
+        references = [r if r else None for r in references]
+        records = records_from_columns(predictions, references, model=model, item_id=item_id, condition=condition,
+                                       choices=choices, category=category, question=question)
+        return score_text_prior(records, **options)

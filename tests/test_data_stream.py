@@ -1,0 +1,117 @@
+"""Long-file reading: blocks and prefixes equal the whole-file decode, without loading the whole file."""
+import tracemalloc
+
+import numpy as np
+import pytest
+import soundfile as sf
+import soxr
+
+from audioreason.audio import AudioError, audio_info, iter_blocks, load_audio, read_prefix
+
+
+@pytest.fixture(scope="module")
+def stereo_wav(tmp_path_factory):
+    """7 s of 22.05 kHz stereo PCM16, with an odd number of frames."""
+    rng = np.random.default_rng(0)
+    frames = 22050 * 7 + 123
+    t = np.arange(frames) / 22050
+    left = 0.4 * np.sin(2 * np.pi * 440 * t) + 0.05 * rng.standard_normal(frames)
+    right = 0.3 * np.sin(2 * np.pi * 660 * t) + 0.05 * rng.standard_normal(frames)
+    path = tmp_path_factory.mktemp("stream") / "stereo.wav"
+    sf.write(str(path), np.stack([left, right], axis=1).astype(np.float32), 22050, subtype="PCM_16")
+    return path
+
+
+def whole(path, mono=True):
+    data, rate = sf.read(str(path), dtype="float32", always_2d=True)
+    return (data.mean(axis=1).astype(np.float32) if mono else data), rate
+
+
+def test_info_reads_the_header(stereo_wav):
+    info = audio_info(stereo_wav)
+    assert (info.frames, info.sampling_rate, info.channels) == (22050 * 7 + 123, 22050, 2)
+    assert info.duration == pytest.approx(7 + 123 / 22050)
+
+
+def test_blocks_concatenate_to_the_whole_file_exactly(stereo_wav):
+    mono, rate = whole(stereo_wav)
+    blocks = list(iter_blocks(stereo_wav, 1.3))
+    assert all(len(b) == round(1.3 * rate) for b in blocks[:-1])
+    np.testing.assert_array_equal(np.concatenate(blocks), mono)
+    # ...and equal what load_audio (torchcodec, else soundfile) decodes
+    np.testing.assert_array_equal(np.concatenate(blocks), load_audio(stereo_wav)[0])
+    stereo, _ = whole(stereo_wav, mono=False)
+    np.testing.assert_array_equal(np.concatenate(list(iter_blocks(stereo_wav, 2.0, mono=False))), stereo)
+
+
+def test_resampled_blocks_equal_whole_file_resampling(stereo_wav):
+    mono, rate = whole(stereo_wav)
+    expected = soxr.resample(mono, rate, 16000)
+    streamed = np.concatenate(list(iter_blocks(stereo_wav, 0.7, 16000)))
+    assert len(streamed) == len(expected)
+    np.testing.assert_allclose(streamed, expected, atol=1e-6)
+    np.testing.assert_allclose(streamed, load_audio(stereo_wav, 16000)[0], atol=1e-6)
+
+
+def test_prefix_is_the_start_of_the_full_decode(stereo_wav):
+    mono, rate = whole(stereo_wav)
+    prefix, r = read_prefix(stereo_wav, 2.5)
+    assert r == rate and len(prefix) == round(2.5 * rate)
+    np.testing.assert_array_equal(prefix, mono[: len(prefix)])
+    # Resampled: the start of the whole-file resample, not a resample that rings at the cut.
+    full16 = soxr.resample(mono, rate, 16000)
+    prefix16, r16 = read_prefix(stereo_wav, 2.5, 16000)
+    assert r16 == 16000 and len(prefix16) == 40000
+    np.testing.assert_allclose(prefix16, full16[:40000], atol=1e-6)
+    naive = soxr.resample(mono[: round(2.5 * rate)], rate, 16000)
+    assert np.abs(naive[-50:] - full16[39950:40000]).max() > 1e-4  # what the context avoids
+
+
+def test_prefix_longer_than_the_file_is_the_whole_file(stereo_wav):
+    mono, rate = whole(stereo_wav)
+    prefix, _ = read_prefix(stereo_wav, 3600)
+    np.testing.assert_array_equal(prefix, mono)
+    prefix16, _ = read_prefix(stereo_wav, 3600, 16000)
+    np.testing.assert_allclose(prefix16, soxr.resample(mono, rate, 16000), atol=1e-6)
+
+
+def test_block_range(stereo_wav):
+    mono, rate = whole(stereo_wav)
+    part = np.concatenate(list(iter_blocks(stereo_wav, 1.0, start=2.0, stop=4.5)))
+    np.testing.assert_array_equal(part, mono[2 * rate: int(4.5 * rate)])
+
+
+def test_prefix_of_a_long_file_reads_only_the_prefix(tmp_path):
+    # 10 minutes of 16 kHz mono: the whole decode would be 38 MB of float32.
+    path = tmp_path / "long.wav"
+    rate, minutes = 16000, 10
+    with sf.SoundFile(str(path), "w", rate, 1, subtype="PCM_16") as f:
+        chunk = (0.1 * np.sin(2 * np.pi * 300 * np.arange(rate * 60) / rate)).astype(np.float32)
+        for _ in range(minutes):
+            f.write(chunk)
+    full_bytes = rate * 60 * minutes * 4
+    tracemalloc.start()
+    prefix, _ = read_prefix(path, 10.0)
+    blocks = sum(len(b) for b in iter_blocks(path, 30.0))
+    _, peak = tracemalloc.get_traced_memory()
+    tracemalloc.stop()
+    assert len(prefix) == 10 * rate and blocks == rate * 60 * minutes
+    # A 30 s block and its mono copy are about 4 MB; the whole file would be 38 MB.
+    assert peak < full_bytes / 4, f"peak {peak} bytes for a {full_bytes}-byte file"
+
+
+def test_bad_input(tmp_path):
+    with pytest.raises(AudioError, match="not found"):
+        read_prefix(tmp_path / "nope.wav", 1.0)
+    with pytest.raises(AudioError, match="not found"):
+        list(iter_blocks(tmp_path / "nope.wav", 1.0))
+    garbage = tmp_path / "garbage.wav"
+    garbage.write_bytes(b"not audio at all" * 10)
+    with pytest.raises(AudioError, match="cannot read the header"):
+        audio_info(garbage)
+    good = tmp_path / "ok.wav"
+    sf.write(str(good), np.zeros(1600, np.float32), 16000)
+    with pytest.raises(ValueError):
+        list(iter_blocks(good, 0))
+    with pytest.raises(ValueError):
+        read_prefix(good, -1)

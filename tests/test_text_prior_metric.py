@@ -1,0 +1,122 @@
+"""The text_prior_decomposition evaluate module and its Space widget, through their real entry points."""
+import importlib.util
+import os
+from pathlib import Path
+
+import numpy as np
+import pytest
+import soundfile as sf
+
+from audioreason.text_prior import demo_records, score_text_prior
+
+ROOT = Path(__file__).resolve().parents[1]
+MODULE = str(ROOT / "metrics" / "text_prior_decomposition")
+CHOICES = ["Dog barking", "Rain", "Piano", "Wind"]
+
+
+@pytest.fixture(scope="module")
+def metric():
+    import evaluate
+
+    return evaluate.load(MODULE)
+
+
+def _columns(records):
+    keys = {"model": "model", "item_id": "item_id", "condition": "condition", "choices": "choices",
+            "category": "category"}
+    return {"predictions": [r["prediction"] for r in records],
+            **{arg: [r.get(key) for r in records] for arg, key in keys.items()}}
+
+
+def test_correctness_columns_match_the_core(metric):
+    records = [r for r in demo_records() if not isinstance(r["prediction"], str)]
+    got = metric.compute(**_columns(records), errored_fragments="sufficient", return_items=True)
+    want = score_text_prior([{k: v for k, v in r.items() if k != "reference"} for r in records],
+                            errored_fragments="sufficient", return_items=True)
+    assert got == want
+
+
+def test_raw_outputs_match_the_core(metric):
+    records = demo_records()
+    raw = [dict(r, prediction="(A) Dog barking" if r["prediction"] else "Rain, I think")
+           if isinstance(r["prediction"], bool) else r for r in records]
+    got = metric.compute(references=[r["reference"] for r in raw], **_columns(raw))
+    assert got == score_text_prior(raw)
+    # model-a Full: 5 "(A) ...", the demo's "[ANSWER] (A) Dog barking" and "The answer is B.", 1 "Rain, I think"
+    assert got["accuracy"]["per_model"]["model-a"]["full"]["methods"] == {"letter_regex": 7, "content": 1}
+
+
+def test_leading_errored_prediction_keeps_the_column_boolean(metric):
+    # evaluate would type the column from its first row (None -> string) and turn True into "True"
+    got = metric.compute(predictions=[None, True, 1, 0], model=["m"] * 4, item_id=["q1", "q2", "q1", "q2"],
+                         condition=["full", "full", "none", "none"])
+    full = got["accuracy"]["per_model"]["m"]["full"]
+    assert (full["accuracy"], full["errors"], full["methods"]) == (0.5, 1, {"no_prediction": 1, "given": 1})
+
+
+def test_add_batch_then_compute(metric):
+    # evaluate's add_batch takes only predictions and references; the row columns go to compute()
+    metric.add_batch(predictions=[True, False])
+    metric.add_batch(predictions=[True, None])
+    got = metric.compute(model=["m"] * 4, item_id=["q"] * 4, condition=["full", "none", "frag:2:0", "frag:2:1"])
+    assert got["decomposition"]["per_model"]["m"]["counts"]["FS"] == 1
+    metric.add_batch(predictions=[True])
+    with pytest.raises(ValueError, match="earlier batches held correctness"):
+        metric.add_batch(predictions=["(A) Dog barking"], references=["Dog barking"])
+    metric.compute(model=["m"], item_id=["q"], condition=["full"])  # drain the stored batch
+
+
+@pytest.mark.parametrize("kwargs, message", [
+    (dict(predictions=[True, "(A)"]), "prediction 1 is a raw value but prediction 0 is a correctness value"),
+    (dict(predictions=[True, 3]), "prediction 1: .*got int 3"),
+    (dict(predictions=[True], condition=["frag:2:5"]), r"row 0 \(model 'm', item 'q0'\): .*k=5 out of range"),
+    (dict(predictions=[True, True], item_id=["q", "q"], condition=["tb", "tb"]), "row 1 .* duplicates row 0"),
+    (dict(predictions=[True, True], model=["m"]), "'model' has 1 values but there are 2 predictions"),
+    (dict(predictions=[True], model=None), "'model' is required"),
+    (dict(predictions=["(A) Dog"], references=["Dog"]), "needs the item's choices"),
+    (dict(predictions=[True], errored_fragments="insufficient"), "errored_fragments must be one of"),
+])
+def test_bad_input(metric, kwargs, message):
+    n = len(kwargs["predictions"])
+    full = {"model": ["m"] * n, "item_id": [f"q{i}" for i in range(n)], "condition": ["full"] * n, **kwargs}
+    with pytest.raises(ValueError, match=message):
+        metric.compute(**full)
+
+
+def test_space_widget_through_gradio_client(tmp_path):
+    pytest.importorskip("gradio")
+    os.environ["GRADIO_ANALYTICS_ENABLED"] = "False"
+    from gradio_client import Client, handle_file
+
+    spec = importlib.util.spec_from_file_location("text_prior_app", Path(MODULE) / "app.py")
+    app = importlib.util.module_from_spec(spec)
+    spec.loader.exec_module(app)
+    demo = app.build_demo()
+    demo.launch(server_name="127.0.0.1", prevent_thread_lock=True, quiet=True)
+    try:
+        client = Client(demo.local_url, verbose=False)
+        text_prior, retention, decomposition, by_category, full = client.predict(
+            app.EXAMPLE, "separate", 0, api_name="/score")
+        want = score_text_prior(demo_records())
+        assert text_prior["data"][0][:4] == ["model-a", 75.0, 37.5, 50.0]
+        assert [row[0] for row in retention["data"]] == [2, 3, 4, 5]
+        assert app.MODES == ["separate", "sufficient"]
+        # model, items, TS FS XS AH UN AN, XS unverified: model-b's q4 (errored fragment) is XS, unverified
+        assert [row[:9] for row in decomposition["data"][:3]] == [["model-a", 8, 2, 3, 1, 1, 1, 0, 0],
+                                                                  ["model-b", 7, 1, 2, 2, 1, 1, 0, 1],
+                                                                  ["model-c", 8, 2, 0, 0, 1, 2, 3, 0]]
+        assert by_category["data"][0][0] == want["by_category"][0]["category"]
+        assert full["text_prior"]["R_TP"] == pytest.approx(want["text_prior"]["R_TP"])
+        decomposition = client.predict(app.EXAMPLE, "sufficient", 0, api_name="/score")[2]
+        assert decomposition["data"][1][:9] == ["model-b", 7, 1, 3, 1, 1, 1, 0, 0]  # the public code: q4 is FS
+        with pytest.raises(Exception, match="line 1 is not valid JSON"):
+            client.predict("not json", "separate", 0, api_name="/score")
+
+        clip = tmp_path / "clip.wav"
+        sf.write(str(clip), np.linspace(-0.5, 0.5, 1601, dtype=np.float32), 16000, subtype="FLOAT")
+        listing, files = client.predict(handle_file(str(clip)), ["2", "5"], 16000, api_name="/fragment")
+        assert [row[0] for row in listing["data"]] == ["frag:2:0", "frag:2:1"] + [f"frag:5:{k}" for k in range(5)]
+        assert [row[1:3] for row in listing["data"]][:2] == [[0, 800], [800, 1601]]
+        assert len(files) == 7
+    finally:
+        demo.close()
