@@ -53,7 +53,9 @@ def test_m1_is_mean_entity_audio_cosine(tiny_backbones_f64, result):
             for e in entities:
                 t = clap.model.get_text_features(**processor.tokenizer([e], return_tensors="pt")).pooler_output[0]
                 cosines.append(float(t / t.norm() @ a))
-        assert item["M1"] == pytest.approx(np.mean(cosines) if cosines else 0.0, abs=1e-9)
+        # The scorer runs the audio tower on a batch of clips, here one clip: HTSAT keeps some float32
+        # intermediates even in a float64 model, so batching moves the cosine by ~1e-8.
+        assert item["M1"] == pytest.approx(np.mean(cosines) if cosines else 0.0, abs=1e-6)
 
 
 def test_m2_is_half_sum_of_step_cosines(tiny_backbones_f64, result):
@@ -175,8 +177,8 @@ def test_batched_equals_one_at_a_time(tiny_backbones_f64, mode):
         for metric in ("M1", "M2", "M3", "M4", "M5", "M6"):
             if math.isnan(a[metric]):
                 assert math.isnan(b[metric])
-            else:
-                assert a[metric] == pytest.approx(b[metric], abs=1e-9), metric
+            else:  # M1: see test_m1_is_mean_entity_audio_cosine (batched audio tower)
+                assert a[metric] == pytest.approx(b[metric], abs=1e-6 if metric == "M1" else 1e-9), metric
     assert fast["counts"] == slow["counts"]
 
 
