@@ -1,8 +1,9 @@
 """The demo: every scorer that exists, run on a bundled sample, printed as one table.
 
 The sample is 12 real MMAR items (metadata copied from MMAR-meta.jsonl, CC BY-NC 4.0) with audio
-synthesized here (MMAR audio is not redistributable), and fixture model outputs in the ARIA four-slot
-format, written by hand to cover clean, markdown, think-block, untagged, partial and empty outputs.
+synthesized here (MMAR audio is not redistributable), loaded through the MMAR dataset builder, and
+fixture model outputs in the ARIA four-slot format, written by hand to cover clean, markdown,
+think-block, untagged, partial and empty outputs.
 Everything runs offline; each row says which backbone produced it.
 """
 from __future__ import annotations
@@ -15,7 +16,9 @@ from typing import Any, Callable, Optional
 
 from . import answers
 from .aria import AriaScorer
-from .audio import load_audio, synthesize_clip, write_audio
+from .audio import load_audio
+from .data import audio_paths
+from .data.mmar import build_demo_dataset
 from .scoring.aria import METRIC_NAMES, METRICS
 from .text_prior import demo_rows as text_prior_demo_rows
 from .cot import parse_cot
@@ -33,10 +36,12 @@ class Row:
     unit: str = "%"
 
 
-def load_demo_sample() -> tuple[list[dict[str, Any]], list[dict[str, Any]]]:
-    """(MMAR items, model outputs aligned with them) from the package's bundled sample."""
+def load_demo_sample(workdir: Path) -> tuple[list[dict[str, Any]], list[dict[str, Any]], list[str]]:
+    """(MMAR items, model outputs aligned with them, audio paths): the 12 items go through the MMAR
+    builder (raw folder with synthesized audio under ``workdir`` -> datasets.Dataset)."""
+    dataset = build_demo_dataset(workdir)
+    items = dataset.remove_columns("audio").to_list()
     folder = resources.files("audioreason") / "resources" / "demo"
-    items = [json.loads(line) for line in (folder / "mmar_sample.jsonl").read_text("utf-8").splitlines() if line]
     outputs = {}
     for line in (folder / "outputs.jsonl").read_text("utf-8").splitlines():
         if line:
@@ -45,20 +50,7 @@ def load_demo_sample() -> tuple[list[dict[str, Any]], list[dict[str, Any]]]:
     missing = [it["id"] for it in items if it["id"] not in outputs]
     if missing:
         raise ValueError(f"demo sample has no model output for items {missing}")
-    return items, [outputs[it["id"]] for it in items]
-
-
-def prepare_audio(items: list[dict[str, Any]], folder: Path, seconds: float = 3.0,
-                  sampling_rate: int = 16000) -> list[Path]:
-    """Write one synthesized WAV per item (by its MMAR modality) and return the paths."""
-    paths = []
-    for item in items:
-        path = folder / f"{item['id']}.wav"
-        if not path.exists():
-            write_audio(path, synthesize_clip(item["modality"], seconds, sampling_rate, seed=item["id"]),
-                        sampling_rate)
-        paths.append(path)
-    return paths
+    return items, [outputs[it["id"]] for it in items], audio_paths(dataset)
 
 
 def _extraction_row(name: str, extract: Callable[[dict, str], answers.ExtractedAnswer],
@@ -77,10 +69,9 @@ def _answer_text(output: str) -> str:
 
 def run_demo(workdir: Path) -> dict[str, Any]:
     """Run every available scorer on the bundled sample; return rows and per-item details."""
-    items, outputs = load_demo_sample()
+    items, outputs, paths = load_demo_sample(Path(workdir))
     texts = [o["output"] for o in outputs]
-    audio_paths = prepare_audio(items, Path(workdir) / "audio")
-    durations = [len(a) / sr for a, sr in (load_audio(p, 16000) for p in audio_paths)]
+    durations = [len(a) / sr for a, sr in (load_audio(p, 16000) for p in paths)]
 
     extractors = {
         "answers: ARIA App. E": lambda it, t: answers.extract_aria(t, it["choices"]),
@@ -108,7 +99,7 @@ def run_demo(workdir: Path) -> dict[str, Any]:
         record["entities"] = p.entities
     aria = AriaScorer(backbones="offline").score(
         texts, [it["answer"] for it in items], [it["choices"] for it in items],
-        audio=[str(p) for p in audio_paths], return_items=True)
+        audio=paths, return_items=True)
     for metric in METRICS:
         rows.append(Row(f"aria: {metric} {METRIC_NAMES[metric]}", aria[metric], len(items),
                         aria["backbones"][metric], unit="score"))

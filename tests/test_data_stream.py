@@ -115,3 +115,28 @@ def test_bad_input(tmp_path):
         list(iter_blocks(good, 0))
     with pytest.raises(ValueError):
         read_prefix(good, -1)
+
+
+def test_formats_soundfile_cannot_open_are_read_in_ranges_by_torchcodec(tmp_path):
+    try:
+        import torch
+        from torchcodec.decoders import AudioDecoder
+        from torchcodec.encoders import AudioEncoder
+
+        signal = (0.3 * np.sin(2 * np.pi * 440 * np.arange(16000 * 5) / 16000)).astype(np.float32)
+        path = tmp_path / "clip.m4a"
+        AudioEncoder(torch.from_numpy(signal[None]), sample_rate=16000).to_file(str(path))
+    except (ImportError, RuntimeError, OSError, ValueError) as err:
+        pytest.skip(f"torchcodec cannot encode AAC here: {err}")
+    with pytest.raises(RuntimeError):
+        sf.info(str(path))  # libsndfile does not read MP4/AAC
+    info = audio_info(path)
+    assert info.reader == "torchcodec" and info.sampling_rate == 16000 and info.duration == pytest.approx(5.0)
+    decoded = AudioDecoder(str(path)).get_all_samples().data.numpy()[0]  # includes the encoder's end padding
+    blocks = np.concatenate(list(iter_blocks(path, 1.3)))
+    assert len(blocks) == info.frames
+    np.testing.assert_array_equal(blocks, decoded[: len(blocks)])
+    prefix, rate = read_prefix(path, 2.0)
+    assert rate == 16000
+    np.testing.assert_array_equal(prefix, decoded[: len(prefix)])
+    assert abs(len(prefix) - 32000) <= 1024  # within one AAC frame of 2 s

@@ -7,8 +7,9 @@ import sys
 from audioreason.demo import load_demo_sample, run_demo
 
 
-def test_demo_sample_is_real_mmar_metadata():
-    items, outputs = load_demo_sample()
+def test_demo_sample_is_real_mmar_metadata(tmp_path):
+    items, outputs, paths = load_demo_sample(tmp_path)
+    assert len(paths) == 12 and all(p.endswith(".wav") for p in paths)
     assert len(items) == len(outputs) == 12
     assert {len(it["choices"]) for it in items} == {2, 3, 4, 5, 6}
     assert all(it["answer"] in it["choices"] and it["rubric"] for it in items)

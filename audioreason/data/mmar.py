@@ -1,0 +1,211 @@
+"""MMAR (Ma et al., NeurIPS 2025 Datasets and Benchmarks): 1,000 audio reasoning MCQs with gold CoT
+and the five-criterion MMAR-Rubrics.
+
+Raw layout (as the MMAR release ships it)::
+
+    <root>/MMAR-meta.jsonl      one JSON object per line (fields below)
+    <root>/audio/<name>.wav     the file each record's ``audio_path`` names ("./audio/<name>.wav"),
+                                relative to <root>; for 46 items <name> is not the id
+
+Record fields: id, audio_path, question, choices (2 to 6 strings), answer (one of the choices),
+modality, category, sub-category, language (null, "en", "zh|en", ...), source, url, timestamp,
+thinking (gold CoT), cue (list of strings), rubric (five {name, scoring_point, note, choices}).
+
+Every field is kept under its MMAR name (``sub-category`` keeps its hyphen, so code written against
+MMAR-meta.jsonl reads dataset items unchanged).
+"""
+from __future__ import annotations
+
+import json
+from importlib import resources
+from pathlib import Path
+from typing import Any, Mapping, Optional, Union
+
+import datasets
+from datasets import List, Value
+
+from ..audio.io import write_audio
+from ..audio.synth import synthesize_clip
+from .common import (BenchmarkBuilder, SourceScan, ValidationReport, as_text, benchmark_features,
+                     category_text, check_choices, record_id, required_text, resolve_audio)
+
+METADATA_FILE = "MMAR-meta.jsonl"
+
+RUBRIC_CRITERION = {
+    "name": Value("string"),
+    "scoring_point": Value("string"),
+    "note": Value("string"),
+    "choices": List(Value("int32")),
+}
+
+FEATURES = benchmark_features({
+    "modality": Value("string"),
+    "category": Value("string"),
+    "sub-category": Value("string"),
+    "language": Value("string"),
+    "source": Value("string"),
+    "url": Value("string"),
+    "timestamp": Value("string"),
+    "thinking": Value("string"),
+    "cue": List(Value("string")),
+    "rubric": List(RUBRIC_CRITERION),
+})
+
+# Optional string fields: absent is stored as None (MMAR's own `language` is null for 320 items).
+_TEXT_FIELDS = ("modality", "sub-category", "language", "source", "url", "timestamp", "thinking")
+
+CITATION = """@inproceedings{ma2025mmar,
+  title     = {{MMAR}: A Challenging Benchmark for Deep Reasoning in Speech, Audio, Music, and Their Mix},
+  author    = {Ma, Ziyang and Ma, Yinghao and Zhu, Yanqiao and Yang, Chen and Chao, Yi-Wen and Xu, Ruiyang
+               and Chen, Wenxi and Chen, Yuanzhe and Chen, Zhuo and Cong, Jian and others},
+  booktitle = {The Thirty-ninth Annual Conference on Neural Information Processing Systems
+               Datasets and Benchmarks Track},
+  year      = {2025}
+}"""
+
+
+def read_metadata(path: Path) -> list[Any]:
+    """The JSON lines of an MMAR metadata file (blank lines skipped; a bad line is an error with its number)."""
+    records = []
+    with open(path, encoding="utf-8") as f:
+        for number, line in enumerate(f, 1):
+            if not line.strip():
+                continue
+            try:
+                records.append(json.loads(line))
+            except json.JSONDecodeError as err:
+                raise ValueError(f"{path}:{number}: not valid JSON ({err.msg})") from err
+    return records
+
+
+def _rubric(item_id: str, value: Any, report: ValidationReport) -> list[dict[str, Any]]:
+    if value is None:
+        report.add("missing_field", item_id, "rubric")
+        return []
+    if not isinstance(value, list):
+        report.add("invalid_value", item_id, f"rubric is a {type(value).__name__}, not a list")
+        return []
+    criteria = []
+    for n, c in enumerate(value):
+        if not isinstance(c, Mapping):
+            report.add("invalid_value", item_id, f"rubric[{n}] is not an object")
+            continue
+        options = c.get("choices")
+        if not isinstance(options, list) or not all(isinstance(o, int) and not isinstance(o, bool) for o in options):
+            report.add("invalid_value", item_id, f"rubric[{n}].choices {options!r} is not a list of integers")
+            options = [o for o in options if isinstance(o, int)] if isinstance(options, list) else []
+        for key in ("name", "scoring_point"):
+            if not c.get(key):
+                report.add("missing_field", item_id, f"rubric[{n}].{key}")
+        criteria.append({"name": as_text(c.get("name")), "scoring_point": as_text(c.get("scoring_point")),
+                         "note": as_text(c.get("note")), "choices": options})
+    return criteria
+
+
+def normalize_record(raw: Any, row: int, root: Path, report: ValidationReport) -> Optional[dict[str, Any]]:
+    """One MMAR record in the common schema (audio = absolute path or None); issues go to ``report``."""
+    if not isinstance(raw, Mapping):
+        report.add("invalid_value", f"row-{row}", f"record is a {type(raw).__name__}, not an object (not built)")
+        report.add("skipped", f"row-{row}", "not an object")
+        return None
+    item_id = record_id(raw, row, report)
+    question = required_text(raw, "question", item_id, report)
+    answer = required_text(raw, "answer", item_id, report)
+    choices, answer_index = check_choices(item_id, raw.get("choices"), answer, report)
+    if not choices:
+        report.add("missing_field", item_id, "choices")
+    audio_path = as_text(raw.get("audio_path"))
+    audio: Optional[str] = None
+    if not audio_path:
+        report.add("missing_field", item_id, "audio_path")
+        report.add("missing_audio", item_id, "no audio_path")
+    else:
+        path = resolve_audio(root, audio_path)
+        if path.is_file():
+            audio = str(path)
+        else:
+            report.add("missing_audio", item_id, str(path))
+    cue = raw.get("cue")
+    if cue is None:
+        cue = []
+    elif not isinstance(cue, list):
+        report.add("invalid_value", item_id, f"cue is a {type(cue).__name__}, not a list (stored as one cue)")
+        cue = [cue]
+    item: dict[str, Any] = {
+        "id": item_id, "audio": audio, "audio_path": audio_path, "question": question,
+        "choices": choices, "answer": answer, "answer_index": answer_index,
+    }
+    for key in _TEXT_FIELDS:
+        item[key] = as_text(raw.get(key))
+    item["category"] = category_text(item_id, raw.get("category"), report)
+    item["cue"] = [as_text(c) for c in cue]
+    item["rubric"] = _rubric(item_id, raw.get("rubric"), report)
+    return {key: item[key] for key in FEATURES}
+
+
+class MMARBuilder(BenchmarkBuilder):
+    """Builds MMAR from its raw folder (``data_dir``) into the common schema, split "test"."""
+
+    BENCHMARK = "mmar"
+    FEATURES = FEATURES
+    DEFAULT_METADATA_FILE = METADATA_FILE
+    DESCRIPTION = ("MMAR: 1,000 multiple-choice audio reasoning questions over speech, sound, music and "
+                   "their mix, with gold chain-of-thought and MMAR-Rubrics criteria.")
+    HOMEPAGE = "https://github.com/ddlBoJack/MMAR"
+    LICENSE = "cc-by-nc-4.0"
+    CITATION = CITATION
+
+    def scan_source(self, root: Path, options: Mapping[str, Any]) -> SourceScan:
+        metadata = root / options["metadata_file"]
+        if not metadata.is_file():
+            raise FileNotFoundError(f"MMAR metadata not found: {metadata} (expected {METADATA_FILE} in the raw "
+                                    "folder, with the audio under ./audio/)")
+        report = ValidationReport("mmar", str(metadata))
+        records = read_metadata(metadata)
+        report.rows = len(records)
+        items = [it for row, raw in enumerate(records)
+                 if (it := normalize_record(raw, row, root, report)) is not None]
+        audio_files = [resolve_audio(root, it["audio_path"]) for it in items if it["audio_path"]]
+        return SourceScan(items, report, [metadata], audio_files)
+
+
+def demo_metadata() -> list[dict[str, Any]]:
+    """The demo's 12 MMAR records (real metadata, CC BY-NC 4.0), bundled with the package."""
+    text = (resources.files("audioreason") / "resources" / "demo" / "mmar_sample.jsonl").read_text("utf-8")
+    return [json.loads(line) for line in text.splitlines() if line.strip()]
+
+
+def write_raw_folder(records: list[Mapping[str, Any]], root: Union[str, Path], *, seconds: float = 3.0,
+                     sampling_rate: int = 16000) -> Path:
+    """Write an MMAR raw folder for ``records``: MMAR-meta.jsonl and one synthesized clip per record.
+
+    The clip is ``synthesize_clip(modality, seconds, sampling_rate, seed=id)`` (MMAR audio is not
+    redistributable), written at the record's audio_path; existing files are kept.
+    """
+    root = Path(root)
+    root.mkdir(parents=True, exist_ok=True)
+    with open(root / METADATA_FILE, "w", encoding="utf-8") as f:
+        for record in records:
+            f.write(json.dumps(record, ensure_ascii=False) + "\n")
+    for record in records:
+        path = resolve_audio(root, record["audio_path"])
+        if not path.exists():
+            write_audio(path, synthesize_clip(record["modality"], seconds, sampling_rate, seed=record["id"]),
+                        sampling_rate)
+    return root
+
+
+def build_demo_dataset(workdir: Union[str, Path], *, seconds: float = 3.0, sampling_rate: int = 16000,
+                       audio_backend: str = "auto") -> datasets.Dataset:
+    """The demo sample through the MMAR builder: 12 real MMAR items with synthesized audio.
+
+    Writes ``<workdir>/MMAR-meta.jsonl`` and ``<workdir>/audio/<id>.wav`` (the same clips the demo
+    synthesized before, so its numbers do not move), builds with the datasets cache under
+    ``<workdir>/datasets_cache``, and returns the "test" split (12 items, demo order). Its
+    validation report is empty (checked by the tests).
+    """
+    workdir = Path(workdir)
+    write_raw_folder(demo_metadata(), workdir, seconds=seconds, sampling_rate=sampling_rate)
+    builder = MMARBuilder(data_dir=str(workdir), cache_dir=str(workdir / "datasets_cache"),
+                          audio_backend=audio_backend)
+    return builder.build()
