@@ -517,7 +517,8 @@ class BenchmarkBuilder(datasets.GeneratorBasedBuilder):
 
     # -- subclass hooks ------------------------------------------------------------------------
     def scan_source(self, root: Path, options: Mapping[str, Any]) -> SourceScan:
-        raise NotImplementedError
+        """Read the raw folder into items and a validation report: each benchmark's builder defines it."""
+        raise NotImplementedError(f"{type(self).__name__} must define scan_source()")  # abstract hook
 
     def select_items(self, items: list[dict[str, Any]]) -> list[dict[str, Any]]:
         """The items of the chosen config (all of them unless a subclass has configs)."""
