@@ -202,20 +202,23 @@ class AriaScorer:
             todo = failed
             if not todo:
                 break
-        counts["m3_unparsed_slots"] += len(todo)
         result.update({texts[i]: math.nan for i in todo})
         return result
 
     def _m3(self, parsed, counts) -> list[float]:
         names = ("perception", "analysis", "reasoning")
         wanted = [getattr(p, n) for p in parsed for n in names if _present(p, n)]
-        if self.config.batched:
+        if self.config.batched:  # each distinct slot text is scored once
             sigma = self._sigmas(sorted(set(wanted)), counts)
             lookup = sigma.__getitem__
         else:
             lookup = lambda t: self._sigmas([t], counts)[t]  # noqa: E731
-        return [F.m3_chain_coverage(*[lookup(getattr(p, n)) if _present(p, n) else None for n in names],
-                                    answer_present=_present(p, "answer")) for p in parsed]
+        values = []
+        for p in parsed:
+            sigmas = [lookup(getattr(p, n)) if _present(p, n) else None for n in names]
+            counts["m3_unparsed_slots"] += sum(s is not None and math.isnan(s) for s in sigmas)
+            values.append(F.m3_chain_coverage(*sigmas, answer_present=_present(p, "answer")))
+        return values
 
     def _m4(self, parsed, references, counts) -> list[float]:
         lm, c = self.backend("lm"), self.config
