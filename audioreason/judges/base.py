@@ -1,0 +1,98 @@
+"""Types shared by every judge backend: sampling parameters, one completion, a failed call, the protocol."""
+from __future__ import annotations
+
+import re
+from dataclasses import dataclass, field
+from typing import Any, Mapping, Optional, Protocol, Sequence, runtime_checkable
+
+# The official MMAR-Rubrics judge settings (../shared/seeds/README.md).
+MMAR_JUDGE_MODEL = "gpt-4o-2024-11-20"
+MMAR_TEMPERATURE = 0.0
+MMAR_SEED = 42
+MMAR_MAX_ATTEMPTS = 20
+
+
+@dataclass(frozen=True)
+class SamplingParams:
+    """Sampling parameters passed through to the judge (and part of the cache key).
+
+    ``seed_per_rater``: rater i is sent seed + i, so repeated draws of one model at temperature > 0 differ
+    (intra-rater runs); off by default, as the official scorer sends seed 42 to all five raters.
+    ``extra``: further request fields passed as they are (``response_format``, ``stop``, provider options).
+    """
+
+    temperature: float = MMAR_TEMPERATURE
+    seed: Optional[int] = MMAR_SEED
+    max_tokens: Optional[int] = None
+    top_p: Optional[float] = None
+    seed_per_rater: bool = False
+    extra: Mapping[str, Any] = field(default_factory=dict)
+
+    def for_rater(self, rater: int) -> dict[str, Any]:
+        """The request parameters rater ``rater`` sends (None values left out)."""
+        seed = self.seed + rater if (self.seed is not None and self.seed_per_rater) else self.seed
+        params = {"temperature": self.temperature, "seed": seed, "max_tokens": self.max_tokens,
+                  "top_p": self.top_p}
+        params = {k: v for k, v in params.items() if v is not None}
+        params.update(self.extra)
+        return params
+
+
+@dataclass
+class Completion:
+    """One reply from a judge, with what it cost to get it."""
+
+    text: Optional[str]
+    finish_reason: Optional[str] = None
+    prompt_tokens: int = 0
+    completion_tokens: int = 0
+    attempts: int = 1  # requests sent for this reply (1 + transport retries)
+    call_errors: dict[str, int] = field(default_factory=dict)  # e.g. {"rate_limited": 1, "timeout": 2}
+    waited_s: float = 0.0  # time spent backing off
+
+
+class JudgeCallError(Exception):
+    """A call that produced no reply: retries exhausted or an error that retrying cannot fix.
+    Its message is already scrubbed of credentials."""
+
+    def __init__(self, message: str, *, kind: str, attempts: int = 1,
+                 call_errors: Optional[dict[str, int]] = None, waited_s: float = 0.0, retryable: bool = False):
+        super().__init__(message)
+        self.kind = kind
+        self.attempts = attempts
+        self.call_errors = dict(call_errors or {})
+        self.waited_s = waited_s
+        self.retryable = retryable
+
+
+@runtime_checkable
+class Judge(Protocol):
+    """What the runner needs from a judge backend."""
+
+    name: str  # identifies the model in cache keys and results (never a URL or a key)
+
+    async def complete(self, messages: Sequence[Mapping[str, Any]], params: Mapping[str, Any]) -> Completion:
+        ...
+
+    async def aclose(self) -> None:
+        ...
+
+
+_KEEP_PREFIX_PATTERNS = (
+    re.compile(r"(?i)(bearer\s+)[^\s\"',;)]+"),
+    re.compile(r"(?i)((?:api[-_ ]?key|token|secret|authorization|password)(?: provided)?[\"']?\s*[:=]\s*[\"']?)"
+               r"[^\s\"',;)]+"),
+)
+_KEY_SHAPED = re.compile(r"\b(?:sk-|sk_|pk-|rk-|sess-|AIza)[A-Za-z0-9_\-\*\.]{6,}")
+
+
+def scrub(text: Any, secrets: Sequence[Optional[str]] = ()) -> str:
+    """``text`` with the given secrets and anything shaped like a credential replaced by [REDACTED].
+    Providers quote keys, whole or masked, in error messages ("Incorrect API key provided: sk-...")."""
+    out = str(text)
+    for secret in secrets:
+        if secret and len(secret) >= 4:
+            out = out.replace(secret, "[REDACTED]")
+    for pattern in _KEEP_PREFIX_PATTERNS:
+        out = pattern.sub(lambda m: m.group(1) + "[REDACTED]", out)
+    return _KEY_SHAPED.sub("[REDACTED]", out)

@@ -1,0 +1,293 @@
+"""A judge behind any OpenAI-compatible chat-completions server (OpenAI, Gemini's OpenAI endpoint, vLLM,
+TGI, llama.cpp server, ``transformers serve``), on the ``openai`` package's async client.
+
+Flow control, all in this module (the ``openai`` client's own retries are switched off):
+  * an adaptive concurrency limit (AIMD): at most ``concurrency`` requests in flight; a 429 or a timeout
+    halves the limit, each success adds 1/limit (about +1 per round of replies), never above
+    ``concurrency`` or below 1. With a fixed server latency, requests in flight set the request rate;
+  * a 429's ``Retry-After`` (seconds or an HTTP date; also ``retry-after-ms``) pauses *every* request to
+    that server until it has passed, not only the one that got it;
+  * bounded retries (``max_attempts`` requests per reply, default 20 as in the MMAR scorer) with
+    exponential backoff and full jitter for 429, 408/409, 5xx, timeouts, connection errors and broken
+    bodies; other 4xx (bad request, auth, not found) fail at once, since repeating cannot fix them;
+  * a hard per-request timeout (``timeout_s``), counted and retried.
+
+The API key is read from an environment variable (``api_key_env``) when the client is first used; it is
+never stored on this object, and every error message passes through ``scrub`` before it is raised,
+logged or recorded.
+"""
+from __future__ import annotations
+
+import asyncio
+import email.utils
+import logging
+import os
+import random
+import time
+from collections import deque
+from typing import Any, Mapping, Optional, Sequence
+
+from .base import MMAR_MAX_ATTEMPTS, Completion, JudgeCallError, scrub
+
+log = logging.getLogger("audioreason.judges")
+
+# Failure kinds counted per call (Completion.call_errors / JudgeCallError.call_errors).
+RATE_LIMITED, TIMEOUT, SERVER_ERROR, CONNECTION_ERROR, BAD_RESPONSE, CLIENT_ERROR = (
+    "rate_limited", "timeout", "server_error", "connection_error", "bad_response", "client_error")
+_RETRYABLE_STATUS = {408, 409, 429}
+
+
+class AdaptiveLimiter:
+    """AIMD limit on requests in flight, plus a shared pause after a Retry-After. Waiters are served in
+    arrival order and a release wakes only the waiters it has slots for (thousands of queued requests
+    cost nothing per release). Single event loop, no threads (``OpenAICompatibleJudge`` makes one per loop)."""
+
+    def __init__(self, max_concurrency: int, min_concurrency: int = 1):
+        if max_concurrency < 1:
+            raise ValueError("concurrency must be at least 1")
+        self.max_concurrency = max_concurrency
+        self.min_concurrency = max(1, min(min_concurrency, max_concurrency))
+        self.limit = float(max_concurrency)
+        self.lowest_limit = self.limit
+        self.in_flight = 0
+        self.pause_until = 0.0  # loop time
+        self._waiters: deque[asyncio.Future] = deque()
+
+    async def acquire(self) -> float:
+        """Wait for a slot and for any pause to pass; returns the seconds spent waiting on a pause."""
+        if self.in_flight < int(self.limit) and not self._waiters:
+            self.in_flight += 1
+        else:
+            slot = asyncio.get_running_loop().create_future()
+            self._waiters.append(slot)
+            try:
+                await slot  # the releaser counted us in before waking us
+            except asyncio.CancelledError:
+                if slot.done() and not slot.cancelled():
+                    self.release()  # woken and cancelled at once: hand the slot on
+                else:
+                    self._waiters.remove(slot)
+                raise
+        loop = asyncio.get_running_loop()
+        started = loop.time()
+        while (delay := self.pause_until - loop.time()) > 0:  # re-read: another 429 may extend the pause
+            await asyncio.sleep(delay)
+        return loop.time() - started
+
+    def release(self, overloaded: bool = False, success: bool = False, retry_after_s: Optional[float] = None) -> None:
+        self.in_flight -= 1
+        if overloaded:
+            self.limit = max(float(self.min_concurrency), self.limit / 2)
+            self.lowest_limit = min(self.lowest_limit, self.limit)
+        elif success:
+            self.limit = min(float(self.max_concurrency), self.limit + 1.0 / self.limit)
+        if retry_after_s:
+            self.pause_until = max(self.pause_until, asyncio.get_running_loop().time() + retry_after_s)
+        while self._waiters and self.in_flight < int(self.limit):
+            slot = self._waiters.popleft()
+            if not slot.done():
+                self.in_flight += 1
+                slot.set_result(None)
+
+
+def parse_retry_after(headers: Optional[Mapping[str, str]]) -> Optional[float]:
+    """Seconds to wait from ``retry-after-ms`` or ``Retry-After`` (delta seconds or an HTTP date)."""
+    if not headers:
+        return None
+    value = headers.get("retry-after-ms")
+    if value is not None:
+        try:
+            return max(0.0, float(value) / 1000.0)
+        except ValueError:
+            pass
+    value = headers.get("retry-after")
+    if value is None:
+        return None
+    try:
+        return max(0.0, float(value))
+    except ValueError:
+        try:
+            when = email.utils.parsedate_to_datetime(value)
+        except (TypeError, ValueError):
+            return None
+        return max(0.0, when.timestamp() - time.time())
+
+
+class OpenAICompatibleJudge:
+    """A judge model behind an OpenAI-compatible ``/chat/completions`` endpoint.
+
+    ``name`` (default: ``model``) identifies the judge in cache keys and results; set it when one model
+    name means different weights on different servers (e.g. "default" on two vLLM servers).
+    Without the API key variable set, a ``base_url`` server gets the placeholder key "EMPTY" (vLLM, TGI
+    and llama.cpp need none); OpenAI itself (no ``base_url``) raises a clear error.
+    """
+
+    def __init__(self, model: str, *, base_url: Optional[str] = None, api_key_env: Optional[str] = "OPENAI_API_KEY",
+                 name: Optional[str] = None, concurrency: int = 8, timeout_s: float = 60.0,
+                 max_attempts: int = MMAR_MAX_ATTEMPTS, backoff_base_s: float = 1.0, backoff_max_s: float = 60.0,
+                 max_retry_after_s: float = 300.0, default_headers: Optional[Mapping[str, str]] = None,
+                 rng: Optional[random.Random] = None):
+        if max_attempts < 1:
+            raise ValueError("max_attempts must be at least 1")
+        self.model = model
+        self.name = name or model
+        self.base_url = base_url
+        self.api_key_env = api_key_env
+        self.concurrency = concurrency
+        self.timeout_s = timeout_s
+        self.max_attempts = max_attempts
+        self.backoff_base_s = backoff_base_s
+        self.backoff_max_s = backoff_max_s
+        self.max_retry_after_s = max_retry_after_s
+        self.default_headers = dict(default_headers or {})
+        self._rng = rng or random.Random()
+        self._per_loop: dict[int, tuple[Any, Any, AdaptiveLimiter]] = {}  # id(loop) -> (loop, client, limiter)
+        # The limiter of the latest event loop, kept after the run for reports (limit, lowest_limit).
+        self.limiter: Optional[AdaptiveLimiter] = None
+
+    def __repr__(self) -> str:
+        return (f"OpenAICompatibleJudge(model={self.model!r}, base_url={self.base_url!r}, "
+                f"api_key_env={self.api_key_env!r}, concurrency={self.concurrency})")
+
+    # ------------------------------------------------------------------ per-loop resources
+    def _api_key(self) -> str:
+        key = os.environ.get(self.api_key_env) if self.api_key_env else None
+        if key:
+            return key
+        if self.base_url is None:
+            raise JudgeCallError(f"no API key: set the environment variable {self.api_key_env or 'OPENAI_API_KEY'}",
+                                 kind=CLIENT_ERROR, attempts=0)
+        return "EMPTY"
+
+    def _secrets(self) -> list[Optional[str]]:
+        return [os.environ.get(self.api_key_env) if self.api_key_env else None]
+
+    def _resources(self) -> tuple[Any, AdaptiveLimiter]:
+        """The AsyncOpenAI client and limiter of the running loop (both hold loop-bound state)."""
+        loop = asyncio.get_running_loop()
+        entry = self._per_loop.get(id(loop))
+        if entry is None or entry[0] is not loop:
+            from openai import AsyncOpenAI
+
+            client = AsyncOpenAI(api_key=self._api_key(), base_url=self.base_url, max_retries=0,
+                                 timeout=self.timeout_s, default_headers=self.default_headers or None)
+            entry = (loop, client, AdaptiveLimiter(self.concurrency))
+            self._per_loop[id(loop)] = entry
+            self.limiter = entry[2]
+        return entry[1], entry[2]
+
+    async def aclose(self) -> None:
+        """Close the current loop's HTTP client (the runner calls this at the end of a run)."""
+        loop = asyncio.get_running_loop()
+        entry = self._per_loop.pop(id(loop), None)
+        if entry is not None:
+            await entry[1].close()
+
+    # ------------------------------------------------------------------ one reply
+    def _backoff(self, attempt: int) -> float:
+        """Full jitter: uniform in [0, min(max, base * 2^(attempt-1))]."""
+        return self._rng.uniform(0.0, min(self.backoff_max_s, self.backoff_base_s * 2 ** (attempt - 1)))
+
+    async def complete(self, messages: Sequence[Mapping[str, Any]], params: Mapping[str, Any]) -> Completion:
+        import openai
+
+        client, limiter = self._resources()
+        # The typed ``chat.completions.create`` re-walks every message through its type hints (~3 ms of CPU
+        # per call); the client's documented custom-request path sends the same JSON with the same auth,
+        # connection pool and error types.
+        body = {"model": self.model, "messages": [dict(m) for m in messages], **params}
+        errors: dict[str, int] = {}
+        waited, last_error = 0.0, ""
+        for attempt in range(1, self.max_attempts + 1):
+            waited += await limiter.acquire()
+            kind, retry_after, overloaded = None, None, False
+            try:
+                response = await asyncio.wait_for(
+                    client.post("/chat/completions", body=body, cast_to=_raw_response_type(),
+                                options={"timeout": self.timeout_s}),
+                    timeout=self.timeout_s)
+                completion = self._read(response)
+            except (asyncio.TimeoutError, openai.APITimeoutError):
+                kind, overloaded, last_error = TIMEOUT, True, f"no reply within {self.timeout_s:g} s"
+            except openai.APIStatusError as err:
+                status = err.status_code
+                last_error = f"HTTP {status}: {err.message}"
+                if status == 429:
+                    kind, overloaded = RATE_LIMITED, True
+                    retry_after = parse_retry_after(err.response.headers)
+                elif status >= 500:
+                    kind = SERVER_ERROR
+                    overloaded = status == 503
+                    retry_after = parse_retry_after(err.response.headers) if status == 503 else None
+                elif status in _RETRYABLE_STATUS:
+                    kind = SERVER_ERROR
+                else:
+                    errors[CLIENT_ERROR] = errors.get(CLIENT_ERROR, 0) + 1
+                    limiter.release()
+                    raise self._error(f"{last_error} (not retried)", CLIENT_ERROR, attempt, errors, waited) from None
+            except openai.APIConnectionError as err:
+                kind, last_error = CONNECTION_ERROR, f"connection error: {err}"
+            except (openai.APIResponseValidationError, ValueError, _BadResponse) as err:  # JSONDecodeError too
+                kind, last_error = BAD_RESPONSE, f"unusable response body: {err}"
+            except BaseException:
+                limiter.release()
+                raise
+            if kind is None:
+                limiter.release(success=True)
+                completion.attempts, completion.call_errors, completion.waited_s = attempt, errors, waited
+                return completion
+            if retry_after is not None:
+                retry_after = min(retry_after, self.max_retry_after_s)
+            limiter.release(overloaded=overloaded, retry_after_s=retry_after)
+            errors[kind] = errors.get(kind, 0) + 1
+            if attempt == self.max_attempts:
+                break
+            # Honour Retry-After (every request waits for it in acquire()); otherwise back off with jitter.
+            delay = self._backoff(attempt) if retry_after is None else 0.0
+            log.info("judge %s: %s (attempt %d of %d); retrying in %.2f s%s", self.name,
+                     scrub(last_error, self._secrets()), attempt, self.max_attempts, delay,
+                     f" after Retry-After {retry_after:g} s" if retry_after is not None else "")
+            if delay:
+                await asyncio.sleep(delay)
+                waited += delay
+        raise self._error(f"gave up after {self.max_attempts} attempts; last error: {last_error}",
+                          max(errors, key=errors.get) if errors else SERVER_ERROR, self.max_attempts, errors,
+                          waited, retryable=True)
+
+    def _error(self, message: str, kind: str, attempts: int, errors: dict[str, int], waited: float,
+               retryable: bool = False) -> JudgeCallError:
+        text = scrub(message, self._secrets())
+        log.warning("judge %s: call failed: %s", self.name, text)
+        return JudgeCallError(text, kind=kind, attempts=attempts, call_errors=errors, waited_s=waited,
+                              retryable=retryable)
+
+    @staticmethod
+    def _read(response: Any) -> Completion:
+        data = response.json()
+        choices = data.get("choices") if isinstance(data, dict) else None
+        if not choices or not isinstance(choices[0], dict):
+            raise _BadResponse("no choices in the response")
+        message = choices[0].get("message") or {}
+        usage = data.get("usage") or {}
+        content = message.get("content")
+        if isinstance(content, list):  # content parts (some servers): keep the text parts
+            content = "".join(part.get("text", "") for part in content if isinstance(part, dict))
+        return Completion(text=content, finish_reason=choices[0].get("finish_reason"),
+                          prompt_tokens=int(usage.get("prompt_tokens") or 0),
+                          completion_tokens=int(usage.get("completion_tokens") or 0))
+
+
+class _BadResponse(Exception):
+    """A 200 response without a usable completion in it."""
+
+
+def _raw_response_type() -> type:
+    """The HTTP response class the ``openai`` client hands back untouched (httpx2 in openai 3.x, httpx before)."""
+    try:
+        import httpx2
+
+        return httpx2.Response
+    except ImportError:
+        import httpx
+
+        return httpx.Response

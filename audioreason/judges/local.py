@@ -1,0 +1,143 @@
+"""A judge that runs a transformers causal LM in this process (offline use, tests).
+
+The model is resolved and loaded through the backbone registry (``audioreason.backends``), so a spec is a
+local folder, a Hugging Face id in the local cache, or ``packaged:SmolLM2-135M-Instruct``; it is loaded
+once per process and shared with the ARIA scorer's LM role. Messages go through the tokenizer's chat
+template. Requests that arrive together are generated together: greedy requests (temperature 0) with
+the same token budget are left-padded into one batch; sampled requests run one at a time, each seeded
+from its ``seed`` so a draw is reproducible. Generation runs in a worker thread, one batch at a time.
+
+Batched greedy decoding can differ from one-at-a-time decoding by float rounding in rare near-ties.
+A prompt longer than ``max_input_tokens`` is a failed call, never silently cut.
+"""
+from __future__ import annotations
+
+import asyncio
+from dataclasses import dataclass
+from typing import Any, Mapping, Optional, Sequence
+
+from .base import Completion, JudgeCallError
+
+DEFAULT_LOCAL_JUDGE = "packaged:SmolLM2-135M-Instruct"
+
+
+@dataclass
+class _Pending:
+    ids: list[int]
+    params: Mapping[str, Any]
+    future: asyncio.Future
+
+
+class LocalJudge:
+    """A transformers causal LM as a judge. ``name`` defaults to the description of its weights."""
+
+    def __init__(self, model: str = DEFAULT_LOCAL_JUDGE, *, name: Optional[str] = None,
+                 max_new_tokens: int = 512, max_input_tokens: int = 4096, batch_size: int = 4,
+                 allow_download: bool = False, backend: Any = None):
+        """``backend``: an already loaded ``audioreason.backends.lm.CausalLM`` (skips the registry)."""
+        if backend is None:
+            from ..backends import load_backend
+
+            backend = load_backend("lm", model, allow_download=allow_download)
+        self.backend = backend
+        self.model, self.tokenizer = backend.model, backend.tokenizer
+        self.name = name or backend.description
+        self.max_new_tokens = max_new_tokens
+        self.max_input_tokens = max_input_tokens
+        self.batch_size = max(1, batch_size)
+        if getattr(self.tokenizer, "chat_template", None) is None:
+            raise ValueError(f"{self.name} has no chat template; a chat judge needs an instruct model")
+        self._pending: list[_Pending] = []
+        self._locks: dict[int, asyncio.Lock] = {}  # per event loop
+
+    def __repr__(self) -> str:
+        return f"LocalJudge({self.name!r}, max_new_tokens={self.max_new_tokens}, batch_size={self.batch_size})"
+
+    def encode(self, messages: Sequence[Mapping[str, Any]]) -> list[int]:
+        encoded = self.tokenizer.apply_chat_template([dict(m) for m in messages], add_generation_prompt=True,
+                                                     tokenize=True)
+        if hasattr(encoded, "keys") and "input_ids" in encoded:  # a BatchEncoding in newer transformers
+            encoded = encoded["input_ids"]
+        return list(encoded)
+
+    async def aclose(self) -> None:  # the model stays loaded for the process (registry cache)
+        self._locks.pop(id(asyncio.get_running_loop()), None)
+
+    async def complete(self, messages: Sequence[Mapping[str, Any]], params: Mapping[str, Any]) -> Completion:
+        ids = self.encode(messages)
+        if len(ids) > self.max_input_tokens:
+            raise JudgeCallError(f"prompt of {len(ids)} tokens exceeds max_input_tokens={self.max_input_tokens}",
+                                 kind="client_error")
+        loop = asyncio.get_running_loop()
+        pending = _Pending(ids, dict(params), loop.create_future())
+        self._pending.append(pending)
+        await asyncio.sleep(0)  # let requests issued together queue up before a batch is taken
+        lock = self._locks.setdefault(id(loop), asyncio.Lock())
+        async with lock:
+            while not pending.future.done():  # each holder serves the queue head until its own is done
+                batch = self._take_batch()
+                try:
+                    outputs = await asyncio.to_thread(self._generate, batch)
+                except Exception as err:  # an OOM or a model error fails these calls, not the run
+                    for p in batch:
+                        if not p.future.done():
+                            p.future.set_exception(JudgeCallError(f"local generation failed: "
+                                                                  f"{type(err).__name__}: {err}",
+                                                                  kind="local_error"))
+                    continue
+                for p, completion in zip(batch, outputs):
+                    if not p.future.done():
+                        p.future.set_result(completion)
+        return await pending.future
+
+    def _take_batch(self) -> list[_Pending]:
+        # Drop requests nobody waits for any more (cancelled, or left by an interrupted run on another loop).
+        loop = asyncio.get_running_loop()
+        self._pending = [p for p in self._pending if not p.future.done() and p.future.get_loop() is loop]
+        head = self._pending[0]
+        if not self._greedy(head.params):
+            self._pending.pop(0)
+            return [head]
+        budget = self._budget(head.params)
+        batch = [p for p in self._pending if self._greedy(p.params) and self._budget(p.params) == budget]
+        batch = batch[:self.batch_size]
+        taken = {id(p) for p in batch}
+        self._pending = [p for p in self._pending if id(p) not in taken]
+        return batch
+
+    @staticmethod
+    def _greedy(params: Mapping[str, Any]) -> bool:
+        return float(params.get("temperature", 0.0) or 0.0) == 0.0
+
+    def _budget(self, params: Mapping[str, Any]) -> int:
+        return int(params.get("max_tokens") or params.get("max_completion_tokens") or self.max_new_tokens)
+
+    def _generate(self, batch: list[_Pending]) -> list[Completion]:
+        import torch
+
+        params = batch[0].params
+        budget = self._budget(params)
+        pad = self.backend.pad_id
+        width = max(len(p.ids) for p in batch)
+        rows = [[pad] * (width - len(p.ids)) + p.ids for p in batch]  # left padding: generation continues right
+        mask = [[0] * (width - len(p.ids)) + [1] * len(p.ids) for p in batch]
+        sampling: dict[str, Any] = {"do_sample": False}
+        if not self._greedy(params):
+            sampling = {"do_sample": True, "temperature": float(params["temperature"]),
+                        "top_p": float(params.get("top_p") or 1.0), "top_k": 0}
+            if params.get("seed") is not None:
+                torch.manual_seed(int(params["seed"]))
+        with torch.inference_mode():
+            out = self.model.generate(input_ids=torch.tensor(rows), attention_mask=torch.tensor(mask),
+                                      max_new_tokens=budget, pad_token_id=pad, **sampling)
+        eos = self.tokenizer.eos_token_id
+        eos_ids = set(eos if isinstance(eos, list) else [eos]) if eos is not None else set()
+        completions = []
+        for p, row in zip(batch, out[:, width:].tolist()):
+            stopped = next((i for i, t in enumerate(row) if t in eos_ids), None)
+            new = row if stopped is None else row[:stopped]
+            completions.append(Completion(
+                text=self.tokenizer.decode(new, skip_special_tokens=True),
+                finish_reason="stop" if stopped is not None else "length",
+                prompt_tokens=len(p.ids), completion_tokens=len(new) + (stopped is not None)))
+        return completions

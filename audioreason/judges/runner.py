@@ -1,0 +1,259 @@
+"""Run judgement requests through one judge: cache look-up, the call, validation, re-asks, accounting.
+
+A scorer sends ``JudgeRequest``s (item id, rater index, chat messages, verdict schema) and gets one
+``JudgeResult`` per request, in order: a validated verdict, or a recorded failure with every raw reply.
+A failed call or an invalid verdict never raises; ``JudgeStats`` counts them beside the score.
+"""
+from __future__ import annotations
+
+import asyncio
+import logging
+import time
+from dataclasses import asdict, dataclass, field, fields
+from pathlib import Path
+from typing import Any, Mapping, Optional, Sequence, Union
+
+from .base import Completion, Judge, JudgeCallError, SamplingParams, scrub
+from .cache import VerdictCache, cache_key
+from .verdicts import ReplySchema, Verdict, parse_verdict, reask_messages
+
+log = logging.getLogger("audioreason.judges")
+
+OK, INVALID, CALL_FAILED = "ok", "invalid", "call_failed"
+DEFAULT_MAX_REASKS = 2
+
+
+@dataclass(frozen=True)
+class JudgeRequest:
+    """One judgement: ``messages`` as sent (system prompt, then the user turn holding the submission)."""
+
+    item_id: str
+    messages: Sequence[Mapping[str, Any]]
+    schema: ReplySchema  # VerdictSchema (criteria or one score) or JsonReplySchema
+    rater: int = 0
+
+
+@dataclass
+class JudgeResult:
+    """The outcome of one request.
+
+    status: "ok" (``verdict`` set), "invalid" (the judge replied, but no reply validated after
+    ``max_reasks`` re-asks) or "call_failed" (no reply: retries exhausted, or an error retrying cannot
+    fix). ``raw_reply`` is the last reply (the one the verdict came from, when ok); ``replies`` and
+    ``validation_errors`` hold every reply and why each invalid one was rejected. ``error`` says why a
+    failure failed. ``calls`` counts requests sent (re-asks and transport retries included).
+    """
+
+    item_id: str
+    rater: int
+    judge: str
+    key: str
+    status: str
+    verdict: Optional[Verdict] = None
+    raw_reply: Optional[str] = None
+    error: Optional[str] = None
+    replies: list[str] = field(default_factory=list)
+    validation_errors: list[str] = field(default_factory=list)
+    calls: int = 0
+    retries: int = 0
+    reasks: int = 0
+    call_errors: dict[str, int] = field(default_factory=dict)
+    prompt_tokens: int = 0
+    completion_tokens: int = 0
+    waited_s: float = 0.0
+    elapsed_s: float = 0.0
+    cached: bool = False
+
+    @property
+    def ok(self) -> bool:
+        return self.status == OK
+
+    @property
+    def score(self) -> Optional[float]:
+        """The verdict's normalized score (total / max total); None for a failure or an unscored reply."""
+        return self.verdict.normalized if self.verdict is not None else None
+
+    def to_dict(self) -> dict[str, Any]:
+        d = {f.name: getattr(self, f.name) for f in fields(self)}
+        d["verdict"] = self.verdict.to_dict() if self.verdict is not None else None
+        d["call_errors"] = dict(self.call_errors)
+        return d
+
+    @classmethod
+    def from_dict(cls, data: Mapping[str, Any]) -> "JudgeResult":
+        data = dict(data)
+        if data.get("verdict") is not None:
+            data["verdict"] = Verdict.from_dict(data["verdict"])
+        known = {f.name for f in fields(cls)}
+        return cls(**{k: v for k, v in data.items() if k in known})
+
+
+@dataclass
+class JudgeStats:
+    """Counts over the requests a runner has answered (this process). Tokens are those paid in this run;
+    cached results cost nothing and are counted in ``cache_hits`` only."""
+
+    requests: int = 0
+    ok: int = 0
+    invalid: int = 0
+    call_failed: int = 0
+    cache_hits: int = 0
+    calls: int = 0
+    retries: int = 0
+    reasks: int = 0
+    rate_limited: int = 0
+    timeouts: int = 0
+    server_errors: int = 0
+    connection_errors: int = 0
+    bad_responses: int = 0
+    client_errors: int = 0
+    other_errors: int = 0
+    prompt_tokens: int = 0
+    completion_tokens: int = 0
+    waited_s: float = 0.0
+
+    _ERROR_FIELDS = {"rate_limited": "rate_limited", "timeout": "timeouts", "server_error": "server_errors",
+                     "connection_error": "connection_errors", "bad_response": "bad_responses",
+                     "client_error": "client_errors"}
+
+    def add(self, result: JudgeResult) -> None:
+        self.requests += 1
+        setattr(self, result.status, getattr(self, result.status) + 1)
+        if result.cached:
+            self.cache_hits += 1
+            return
+        self.calls += result.calls
+        self.retries += result.retries
+        self.reasks += result.reasks
+        for kind, n in result.call_errors.items():
+            name = self._ERROR_FIELDS.get(kind, "other_errors")
+            setattr(self, name, getattr(self, name) + n)
+        self.prompt_tokens += result.prompt_tokens
+        self.completion_tokens += result.completion_tokens
+        self.waited_s += result.waited_s
+
+    def merge(self, other: "JudgeStats") -> "JudgeStats":
+        return JudgeStats(**{f.name: getattr(self, f.name) + getattr(other, f.name) for f in fields(self)})
+
+    def to_dict(self) -> dict[str, Any]:
+        return asdict(self)
+
+
+class JudgeRunner:
+    """Judges requests with one judge model.
+
+    sampling: sent with every request (rater i gets ``sampling.for_rater(i)``).
+    cache: a ``VerdictCache`` or a path to one; None disables caching.
+    max_reasks: follow-up turns after an invalid reply (each shows the reply and the validation error).
+    retry_invalid_cached: judge again requests whose stored outcome is an invalid verdict.
+    """
+
+    def __init__(self, judge: Judge, *, sampling: SamplingParams = SamplingParams(),
+                 cache: Union[VerdictCache, str, Path, None] = None, max_reasks: int = DEFAULT_MAX_REASKS,
+                 retry_invalid_cached: bool = False):
+        if max_reasks < 0:
+            raise ValueError("max_reasks must be >= 0")
+        self.judge = judge
+        self.sampling = sampling
+        self.cache = VerdictCache(cache) if isinstance(cache, (str, Path)) else cache
+        self.max_reasks = max_reasks
+        self.retry_invalid_cached = retry_invalid_cached
+        self.stats = JudgeStats()
+
+    def key(self, request: JudgeRequest) -> str:
+        return cache_key(self.judge.name, request.messages, self.sampling.for_rater(request.rater),
+                         request.rater, request.schema.to_dict())
+
+    # ------------------------------------------------------------------ batch entry points
+    def run(self, requests: Sequence[JudgeRequest]) -> list[JudgeResult]:
+        """Synchronous ``arun`` (not from inside a running event loop: await ``arun`` there)."""
+        async def main() -> list[JudgeResult]:
+            try:
+                return await self.arun(requests)
+            finally:
+                await self.judge.aclose()
+
+        return asyncio.run(main())
+
+    async def arun(self, requests: Sequence[JudgeRequest]) -> list[JudgeResult]:
+        """Results in request order. Cached requests are answered without a call; identical requests in
+        one batch are judged once."""
+        keys = [self.key(r) for r in requests]
+        stored = self.cache.get_many(keys) if self.cache is not None else {}
+        results: list[Optional[JudgeResult]] = [None] * len(requests)
+        todo: dict[str, list[int]] = {}
+        for i, (request, key) in enumerate(zip(requests, keys)):
+            record = stored.get(key)
+            if record is not None and (record["status"] == OK or not self.retry_invalid_cached):
+                result = JudgeResult.from_dict(record)
+                result.item_id, result.rater, result.cached = request.item_id, request.rater, True
+                results[i] = result
+                self.stats.add(result)
+            else:
+                todo.setdefault(key, []).append(i)
+
+        async def judge_key(key: str, indices: list[int]) -> None:
+            first = requests[indices[0]]
+            result = await self._judge_one(first, key)
+            for n, i in enumerate(indices):
+                copy = result if n == 0 else JudgeResult.from_dict(result.to_dict())
+                if n:  # a duplicate in the batch: same outcome, paid once
+                    copy.item_id, copy.rater, copy.cached = requests[i].item_id, requests[i].rater, True
+                results[i] = copy
+                self.stats.add(copy)
+
+        await asyncio.gather(*(judge_key(k, idx) for k, idx in todo.items()))
+        return [r for r in results if r is not None]
+
+    # ------------------------------------------------------------------ one request
+    async def _judge_one(self, request: JudgeRequest, key: str) -> JudgeResult:
+        started = time.monotonic()
+        params = self.sampling.for_rater(request.rater)
+        result = JudgeResult(item_id=request.item_id, rater=request.rater, judge=self.judge.name, key=key,
+                             status=CALL_FAILED)
+        messages = [dict(m) for m in request.messages]
+        for turn in range(self.max_reasks + 1):
+            try:
+                completion = await self.judge.complete(messages, params)
+            except JudgeCallError as err:
+                self._account(result, err.attempts, err.call_errors, err.waited_s)
+                result.status, result.error = CALL_FAILED, str(err)
+                break
+            except Exception as err:  # a backend bug must not kill the batch; record it, scrubbed
+                result.calls += 1
+                result.status = CALL_FAILED
+                result.error = scrub(f"{type(err).__name__}: {err}", getattr(self.judge, "_secrets", list)())
+                log.exception("judge %s: unexpected error", self.judge.name)
+                break
+            self._account(result, completion.attempts, completion.call_errors, completion.waited_s,
+                          completion)
+            reply = completion.text if completion.text is not None else ""
+            result.replies.append(reply)
+            result.raw_reply = reply
+            outcome = parse_verdict(reply, request.schema)
+            if outcome.ok:
+                result.status, result.verdict, result.error = OK, outcome.verdict, None
+                break
+            result.validation_errors.append(outcome.error or "invalid")
+            result.status, result.error = INVALID, outcome.error
+            if turn < self.max_reasks:
+                result.reasks += 1
+                messages = reask_messages(request.messages, reply, outcome.error or "invalid", request.schema,
+                                          truncated=completion.finish_reason == "length")
+        result.elapsed_s = time.monotonic() - started
+        if self.cache is not None and result.status in (OK, INVALID):
+            # Committed now: a run killed after this line keeps this judgement.
+            self.cache.put(key, self.judge.name, request.rater, result.status, result.to_dict())
+        return result
+
+    @staticmethod
+    def _account(result: JudgeResult, attempts: int, call_errors: Mapping[str, int], waited_s: float,
+                 completion: Optional[Completion] = None) -> None:
+        result.calls += attempts
+        result.retries += max(0, attempts - 1)
+        for kind, n in call_errors.items():
+            result.call_errors[kind] = result.call_errors.get(kind, 0) + n
+        result.waited_s += waited_s
+        if completion is not None:
+            result.prompt_tokens += completion.prompt_tokens
+            result.completion_tokens += completion.completion_tokens

@@ -1,0 +1,235 @@
+"""A scripted OpenAI-compatible chat-completions server, run as a separate process by the judge tests and
+the judge benchmark. Nothing in the library depends on it: the scripted replies live only here.
+
+    python tests/judge_server.py --script script.json --log requests.jsonl --ready port.txt [--port 0]
+
+The script is a JSON object:
+
+    {"delay_s": 0.0,                       # every reply waits this long (the benchmark's "model time")
+     "capacity": null,                     # at most this many requests served at once (others queue)
+     "scenarios": {"NAME": [step, step, ...], ...}}
+
+The scenario is the request's ``model``. Requests are grouped into conversations by the model and the
+first two messages (so a re-ask continues its conversation and another item starts a new one); the n-th
+request of a conversation gets step n (the last step repeats). A step is one of
+
+    {"reply": "text", "usage": [prompt_tokens, completion_tokens], "finish_reason": "stop"}
+    {"status": 429, "headers": {"Retry-After": "1"}, "body": {...}}      # any HTTP error
+    {"hang_s": 3.0, "then": step}                                          # answer late (or never)
+    {"raw_body": "not json", "status": 200}                                # a broken HTTP body
+    {"echo_auth": true, "status": 401}                                     # an error quoting the key
+    {"reply_from_marker": true}                                            # reply with the text after
+                                                                           # "REPLY:" in the last user message
+    {"by_seed": {"42": step, "43": step}, "default": step}                 # choose by the request's seed
+
+Every request is appended to the log as one JSON line: time, scenario, conversation step, messages,
+sampling parameters, header names, and whether an Authorization header came; never its value.
+"""
+from __future__ import annotations
+
+import argparse
+import hashlib
+import json
+import os
+import subprocess
+import sys
+import threading
+import time
+from contextlib import contextmanager
+from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
+from pathlib import Path
+from typing import Any, Iterator, Optional
+
+HANG_LIMIT_S = 30.0  # no scripted hang may outlive a test
+
+
+class _State:
+    def __init__(self, script: dict[str, Any], log_path: Path):
+        self.script = script
+        self.scenarios: dict[str, list[dict]] = script.get("scenarios", {})
+        self.delay_s = float(script.get("delay_s", 0.0))
+        capacity = script.get("capacity")
+        self.capacity = threading.BoundedSemaphore(int(capacity)) if capacity else None
+        self.counters: dict[str, int] = {}
+        self.lock = threading.Lock()
+        self.log = open(log_path, "a", encoding="utf-8", buffering=1)
+
+    def next_step(self, scenario: str, messages: list[dict]) -> tuple[int, dict]:
+        root = json.dumps([scenario, messages[:2]], sort_keys=True)
+        conversation = hashlib.sha256(root.encode()).hexdigest()
+        steps = self.scenarios.get(scenario) or self.scenarios.get("*") or [
+            {"status": 404, "body": {"error": {"message": f"no scenario {scenario!r}"}}}]
+        with self.lock:
+            n = self.counters.get(conversation, 0)
+            self.counters[conversation] = n + 1
+        return n, steps[min(n, len(steps) - 1)]
+
+    def write_log(self, entry: dict) -> None:
+        line = json.dumps(entry, ensure_ascii=False)
+        with self.lock:
+            self.log.write(line + "\n")
+
+
+def _reply_body(text: str, model: str, usage: Optional[list[int]], finish_reason: str) -> dict:
+    prompt_tokens, completion_tokens = usage if usage else (10, max(1, len(text) // 4))
+    return {"id": "chatcmpl-scripted", "object": "chat.completion", "created": int(time.time()), "model": model,
+            "choices": [{"index": 0, "finish_reason": finish_reason,
+                         "message": {"role": "assistant", "content": text}}],
+            "usage": {"prompt_tokens": prompt_tokens, "completion_tokens": completion_tokens,
+                      "total_tokens": prompt_tokens + completion_tokens}}
+
+
+class _Handler(BaseHTTPRequestHandler):
+    protocol_version = "HTTP/1.1"  # keep-alive: the client reuses connections
+    disable_nagle_algorithm = True  # headers and body go out in two writes; Nagle would hold the body ~40 ms
+    state: _State
+
+    def log_message(self, format: str, *args: Any) -> None:  # the JSONL log is the record; keep stderr quiet
+        pass
+
+    def _send(self, status: int, body: Any, headers: Optional[dict] = None) -> None:
+        data = body.encode() if isinstance(body, str) else json.dumps(body).encode()
+        self.send_response(status)
+        self.send_header("Content-Type", "application/json")
+        self.send_header("Content-Length", str(len(data)))
+        for name, value in (headers or {}).items():
+            self.send_header(name, str(value))
+        self.end_headers()
+        try:
+            self.wfile.write(data)
+        except (BrokenPipeError, ConnectionResetError):  # the client gave up (a timeout test)
+            pass
+
+    def do_GET(self) -> None:  # /health for start-up checks
+        self._send(200, {"ok": True})
+
+    def do_POST(self) -> None:
+        length = int(self.headers.get("Content-Length", "0"))
+        try:
+            request = json.loads(self.rfile.read(length) or b"{}")
+        except json.JSONDecodeError:
+            self._send(400, {"error": {"message": "request body is not JSON"}})
+            return
+        state = self.state
+        model = str(request.get("model", ""))
+        messages = request.get("messages") or []
+        n, step = state.next_step(model, messages)
+        state.write_log({
+            "t": time.time(), "path": self.path, "scenario": model, "step": n, "messages": messages,
+            "params": {k: v for k, v in request.items() if k not in ("messages", "model")},
+            "header_names": sorted(h.lower() for h in self.headers.keys()),
+            "authorization_sent": self.headers.get("Authorization") is not None,
+        })
+        while "by_seed" in step:  # repeated draws of one model differ only by their seed
+            step = step["by_seed"].get(str(request.get("seed"))) or step.get("default") or {"status": 400}
+        if state.capacity is not None:
+            with state.capacity:
+                self._serve(step, model, messages)
+        else:
+            self._serve(step, model, messages)
+
+    def _serve(self, step: dict, model: str, messages: list[dict]) -> None:
+        if self.state.delay_s:
+            time.sleep(self.state.delay_s)
+        while "hang_s" in step:
+            time.sleep(min(float(step["hang_s"]), HANG_LIMIT_S))
+            step = step.get("then") or {"status": 504, "body": {"error": {"message": "hung"}}}
+        if step.get("echo_auth"):
+            # Like a provider's 401 that quotes (part of) the key: the client must scrub it.
+            auth = self.headers.get("Authorization", "")
+            self._send(step.get("status", 401), {"error": {
+                "message": f"Incorrect API key provided: {auth.removeprefix('Bearer ')} (header {auth})",
+                "type": "invalid_request_error", "code": "invalid_api_key"}})
+            return
+        if "raw_body" in step:
+            self._send(step.get("status", 200), step["raw_body"], step.get("headers"))
+            return
+        if "reply" in step or step.get("reply_from_marker"):
+            text = step.get("reply", "")
+            if step.get("reply_from_marker"):
+                last_user = next((m.get("content", "") for m in reversed(messages) if m.get("role") == "user"), "")
+                text = str(last_user).split("REPLY:", 1)[-1].strip()
+            self._send(200, _reply_body(text, model, step.get("usage"), step.get("finish_reason", "stop")),
+                       step.get("headers"))
+            return
+        self._send(int(step.get("status", 500)), step.get("body", {"error": {"message": "scripted error"}}),
+                   step.get("headers"))
+
+
+class _Server(ThreadingHTTPServer):
+    daemon_threads = True
+    request_queue_size = 256  # the listen backlog; the default 5 refuses a burst of 32 new connections
+
+
+def serve(script_path: Path, log_path: Path, ready_path: Path, port: int = 0) -> None:
+    script = json.loads(Path(script_path).read_text(encoding="utf-8"))
+    _Handler.state = _State(script, Path(log_path))
+    server = _Server(("127.0.0.1", port), _Handler)
+    tmp = Path(str(ready_path) + ".tmp")
+    tmp.write_text(str(server.server_address[1]), encoding="utf-8")
+    tmp.rename(ready_path)  # the port appears atomically
+    server.serve_forever(poll_interval=0.1)
+
+
+# ---------------------------------------------------------------------------------------- test helpers
+class ServerHandle:
+    def __init__(self, process: subprocess.Popen, port: int, log_path: Path):
+        self.process, self.port, self.log_path = process, port, log_path
+
+    @property
+    def base_url(self) -> str:
+        return f"http://127.0.0.1:{self.port}/v1"
+
+    def requests(self) -> list[dict]:
+        if not self.log_path.exists():
+            return []
+        return [json.loads(line) for line in self.log_path.read_text(encoding="utf-8").splitlines() if line]
+
+    def log_text(self) -> str:
+        return self.log_path.read_text(encoding="utf-8") if self.log_path.exists() else ""
+
+
+@contextmanager
+def running_server(script: dict, folder: Path, start_timeout_s: float = 15.0) -> Iterator[ServerHandle]:
+    """Start the server as a child process on a free 127.0.0.1 port; stop it on exit."""
+    folder = Path(folder)
+    folder.mkdir(parents=True, exist_ok=True)
+    script_path, log_path, ready = folder / "script.json", folder / "requests.jsonl", folder / "port.txt"
+    script_path.write_text(json.dumps(script), encoding="utf-8")
+    for stale in (log_path, ready):
+        stale.unlink(missing_ok=True)
+    process = subprocess.Popen([sys.executable, str(Path(__file__).resolve()), "--script", str(script_path),
+                                "--log", str(log_path), "--ready", str(ready)],
+                               stdout=subprocess.DEVNULL, stderr=subprocess.PIPE, env=dict(os.environ))
+    try:
+        deadline = time.monotonic() + start_timeout_s
+        while not ready.exists():
+            if process.poll() is not None:
+                raise RuntimeError(f"judge server exited: {process.stderr.read().decode(errors='replace')}")
+            if time.monotonic() > deadline:
+                raise RuntimeError("judge server did not start in time")
+            time.sleep(0.02)
+        yield ServerHandle(process, int(ready.read_text(encoding="utf-8")), log_path)
+    finally:
+        process.terminate()
+        try:
+            process.wait(timeout=5)
+        except subprocess.TimeoutExpired:
+            process.kill()
+            process.wait(timeout=5)
+        if process.stderr:
+            process.stderr.close()
+
+
+def main() -> None:
+    parser = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
+    parser.add_argument("--script", required=True, type=Path)
+    parser.add_argument("--log", required=True, type=Path)
+    parser.add_argument("--ready", required=True, type=Path, help="file that receives the bound port")
+    parser.add_argument("--port", type=int, default=0)
+    args = parser.parse_args()
+    serve(args.script, args.log, args.ready, args.port)
+
+
+if __name__ == "__main__":
+    main()
