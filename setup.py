@@ -22,6 +22,7 @@ RUNTIME = [
     "soxr==1.1.0",
     "openai==3.57.0",
     "lemminflect==0.2.3",  # M6 lemmatizer; ships its own data (no NLTK/WordNet download)
+    "krippendorff==0.9.0",  # MMAR-Rubrics reliability (Krippendorff's alpha)
 ]
 
 EXTRAS = {

@@ -107,6 +107,7 @@ def run_demo(workdir: Path) -> dict[str, Any]:
                     "the metrics above", unit="score"))
     for record, item in zip(per_item, aria["items"]):
         record["aria"] = {k: v for k, v in item.items() if k.startswith("M") or k == "aria"}
+    rows += _mmar_rubrics_rows(items, texts)
     # text_prior_decomposition needs several models under several audio conditions: its rows come from
     # a small synthetic correctness table (audioreason.text_prior.demo_records), not from the sample.
     rows += [Row(r.name, r.value, r.n, r.note, unit=r.unit) for r in text_prior_demo_rows()]
@@ -117,6 +118,26 @@ def run_demo(workdir: Path) -> dict[str, Any]:
         "per_item": per_item,
         "aria": {k: v for k, v in aria.items() if k != "items"},
     }
+
+
+def _mmar_rubrics_rows(items: list[dict], texts: list[str]) -> list[Row]:
+    """MMAR-Rubrics with the only judge that runs offline here: SmolLM2-135M in process. Demo setting:
+    1 rater, no re-asks, short replies (the official protocol is 5 raters of gpt-4o). At 135M the judge
+    rarely writes valid JSON, so most judged items fail, and the table says how many."""
+    from .backends import BackendUnavailable
+    from .judges import LocalJudge, SamplingParams
+    from .mmar_rubrics import MMARRubricsScorer
+
+    try:
+        judge = LocalJudge("packaged:SmolLM2-135M-Instruct", max_new_tokens=64, batch_size=4)
+    except BackendUnavailable as err:
+        return [Row("mmar_rubrics: Rubrics", None, len(items), f"unavailable: {err}", unit="score")]
+    scorer = MMARRubricsScorer(judge, raters=1, max_reasks=0,
+                               sampling=SamplingParams(temperature=0.0, seed=42, max_tokens=64))
+    result = scorer.score(items, texts, [_answer_text(t) for t in texts])
+    backbone = f"judge {judge.name}, 1 rater (demo); judged {result['n_judged']}, failed {result['n_failed']}"
+    return [Row("mmar_rubrics: Accuracy (official gate)", result["accuracy"] / 100, result["n"], RULE_BASED),
+            Row("mmar_rubrics: Rubrics (x100)", result["rubrics"], result["n"], backbone, unit="score")]
 
 
 def format_table(rows: list[Row]) -> str:

@@ -41,6 +41,10 @@ def test_demo_numbers(tmp_path):
         mean = sum(aria[m].value for m in ("M2", "M3", "M4", "M6")) / 4
         assert rows["aria: ARIA (mean of M2+M3+M4+M6)"].value == pytest.approx(mean)
     assert len(list((tmp_path / "audio").glob("*.wav"))) == 12
+    # The MMAR gate is the official string match: it agrees with the official scorer row.
+    assert rows["mmar_rubrics: Accuracy (official gate)"].value == rows["accuracy: official MMAR scorer"].value
+    rubrics = rows["mmar_rubrics: Rubrics (x100)"]
+    assert "judged" in rubrics.backbone or rubrics.backbone.startswith("unavailable")
 
 
 def test_cli_demo_prints_table_and_writes_json(tmp_path):

@@ -1,0 +1,154 @@
+"""MMAR-Rubrics formulas (``../shared/seeds/002_*.txt`` §3.2 and the official scorer's behaviour): numbers in,
+numbers out. No judge, no I/O.
+
+* rater score of one instance = sum(criterion scores) / sum(each criterion's maximum option)
+  (binary criteria: satisfied / k);
+* instance score = the average of its raters with the highest and the lowest dropped (5 raters: the middle
+  3), via ``audioreason.judges.aggregate(values, "trimmed_mean", trim=1)``; with fewer valid raters it
+  drops one from each end only while at least one value remains (4: middle 2, 3: median, 2 or 1: mean);
+* a wrong answer (the gate) scores 0 and is never judged;
+* Total Score (``rubrics``) = 100 x mean instance score, Accuracy = 100 x correct / total, overall and per
+  modality, category and sub-category.
+
+Items whose judging failed (no valid rater, or fewer than ``min_valid_raters``):
+  * ``compat=True`` (the official scorer): dropped from every denominator, Accuracy included;
+  * ``compat=False`` (default): kept in Accuracy (they are correct answers: only correct answers are
+    judged), left out of the Rubrics mean, and counted (``n_failed``, ``failed_ids``).
+"""
+from __future__ import annotations
+
+from dataclasses import asdict, dataclass, field
+from typing import Any, Iterable, Mapping, Optional, Sequence
+
+from audioreason.judges import aggregate
+
+JUDGED, GATED, FAILED = "judged", "gated", "failed"
+GROUP_KEYS = ("modality", "category", "sub-category")
+
+
+def rater_score(scores: Sequence[float], max_scores: Sequence[float]) -> float:
+    """sum(scores) / sum(max option of each criterion)."""
+    if len(scores) != len(max_scores):
+        raise ValueError(f"{len(scores)} scores for {len(max_scores)} criteria")
+    denominator = float(sum(max_scores))
+    if denominator <= 0:
+        raise ValueError("the criteria's maximum scores sum to 0")
+    return float(sum(scores)) / denominator
+
+
+def instance_score(rater_scores: Sequence[Optional[float]], trim: int = 1) -> Optional[float]:
+    """Drop-highest-and-lowest average over the valid raters (None marks a failed rater); None if none."""
+    return aggregate(list(rater_scores), "trimmed_mean", trim=trim).value
+
+
+@dataclass
+class ItemScore:
+    """One item's outcome. ``score`` is 0.0 for a gated item, None for a failed one."""
+
+    id: str
+    correct: bool
+    status: str  # "judged" | "gated" | "failed"
+    score: Optional[float] = None
+    rater_scores: list[Optional[float]] = field(default_factory=list)
+    n_valid_raters: int = 0
+    groups: dict[str, Any] = field(default_factory=dict)  # modality, category, sub-category
+
+    def to_dict(self) -> dict[str, Any]:
+        return asdict(self)
+
+
+def _pct(num: float, den: int) -> Optional[float]:
+    return 100.0 * num / den if den else None
+
+
+def summarize(items: Sequence[ItemScore], compat: bool = False) -> dict[str, Any]:
+    """Rubrics and Accuracy (x100) and counts over ``items``. See the module docstring for failed items."""
+    counted = [it for it in items if not (compat and it.status == FAILED)]
+    scored = [it for it in counted if it.status != FAILED]
+    failed = [it for it in items if it.status == FAILED]
+    n_judged = sum(it.status == JUDGED for it in items)
+    n_partial = sum(it.status == JUDGED and it.n_valid_raters < len(it.rater_scores) for it in items)
+    return {
+        "rubrics": _pct(sum(float(it.score or 0.0) for it in scored), len(scored)),
+        "accuracy": _pct(sum(bool(it.correct) for it in counted), len(counted)),
+        "n": len(counted),
+        "n_rubrics": len(scored),
+        "n_correct": sum(bool(it.correct) for it in counted),
+        "n_judged": n_judged,
+        "n_gated": sum(it.status == GATED for it in items),
+        "n_failed": len(failed),
+        "n_partial": n_partial,
+        "n_dropped": len(failed) if compat else 0,
+    }
+
+
+def summarize_groups(items: Sequence[ItemScore], compat: bool = False,
+                     keys: Iterable[str] = GROUP_KEYS) -> dict[str, dict[str, dict[str, Any]]]:
+    """``{key: {group value: summarize(items of that group)}}`` for each grouping key (groups sorted)."""
+    tables: dict[str, dict[str, dict[str, Any]]] = {}
+    for key in keys:
+        buckets: dict[str, list[ItemScore]] = {}
+        for it in items:
+            buckets.setdefault(str(it.groups.get(key)), []).append(it)
+        tables[key] = {name: summarize(buckets[name], compat) for name in sorted(buckets)}
+    return tables
+
+
+def score_table(items: Sequence[ItemScore], compat: bool = False) -> dict[str, Any]:
+    """Overall summary, per-group tables and the ids of failed items."""
+    out = summarize(items, compat)
+    out["failed_ids"] = [it.id for it in items if it.status == FAILED]
+    out["partial_ids"] = [it.id for it in items
+                          if it.status == JUDGED and it.n_valid_raters < len(it.rater_scores)]
+    out.update(summarize_groups(items, compat))
+    return out
+
+
+def preference_agreement(chosen: Sequence[Optional[float]], rejected: Sequence[Optional[float]],
+                         tol: float = 1e-9) -> dict[str, int]:
+    """Table 1's human alignment: per pair of a human-preferred (C) and a rejected (R) reasoning path, the
+    judge's scores of each; counts of C>R (agrees), C<R (disagrees), C=R (|C-R| <= tol). Pairs with a
+    missing score are counted in ``skipped``."""
+    if len(chosen) != len(rejected):
+        raise ValueError(f"{len(chosen)} chosen scores for {len(rejected)} rejected ones")
+    out = {"C>R": 0, "C<R": 0, "C=R": 0, "skipped": 0}
+    for c, r in zip(chosen, rejected):
+        if c is None or r is None:
+            out["skipped"] += 1
+        elif abs(float(c) - float(r)) <= tol:
+            out["C=R"] += 1
+        else:
+            out["C>R" if c > r else "C<R"] += 1
+    return out
+
+
+def krippendorff_alpha(ratings: Mapping[str, Sequence[Optional[float]]], level: str = "interval") -> Optional[float]:
+    """Krippendorff's alpha (Table 1's reliability) with the maintained ``krippendorff`` package.
+
+    ``ratings``: one sequence per rater (a judge model for inter-rater reliability, a repeated run of one
+    judge for intra-rater reliability), aligned over the same reasoning paths; None marks a missing score
+    (a failed call), which alpha handles as missing data. None when fewer than two raters or no unit has
+    two scores. ``level``: "interval" (default, instance scores are fractions), "ordinal", "nominal" or
+    "ratio".
+    """
+    import krippendorff
+    import numpy as np
+
+    rows = list(ratings.values())
+    if len({len(r) for r in rows}) > 1:
+        raise ValueError(f"raters scored different numbers of paths: { {k: len(v) for k, v in ratings.items()} }")
+    if len(rows) < 2:
+        return None
+    data = np.array([[np.nan if v is None else float(v) for v in row] for row in rows], dtype=float)
+    if not ((~np.isnan(data)).sum(axis=0) >= 2).any():
+        return None
+    return float(krippendorff.alpha(reliability_data=data, level_of_measurement=level))
+
+
+def groups_of(item: Mapping[str, Any]) -> dict[str, Any]:
+    return {k: item.get(k) for k in GROUP_KEYS}
+
+
+__all__ = ["FAILED", "GATED", "GROUP_KEYS", "ItemScore", "JUDGED", "groups_of", "instance_score",
+           "krippendorff_alpha", "preference_agreement", "rater_score",
+           "score_table", "summarize", "summarize_groups"]

@@ -1,0 +1,89 @@
+"""MMAR-Rubrics: answer-gated, instance-level rubric scoring of audio reasoning by an LLM judge.
+
+A thin `evaluate` shell: all logic lives in the installed `audioreason` package (evaluate copies this
+file alone into its cache, so it must not import siblings). See README.md (the metric card).
+"""
+import json
+
+import datasets
+import evaluate
+
+from audioreason.mmar_rubrics import MMARRubricsScorer
+
+_CITATION = """\
+@inproceedings{mmar_rubrics,
+  title  = {Interspeech 2026 Audio Reasoning Challenge: MMAR-Rubrics},
+  note   = {Implementation: audioreason}
+}
+"""
+
+_DESCRIPTION = """\
+MMAR-Rubrics scores a model's reasoning on MMAR items against instance-level rubrics (5 binary criteria
+written from the gold chain of thought). An answer that fails the official MMAR string match scores 0 and
+is not judged; a correct one is judged 5 times by an LLM judge, each rater's score is satisfied / k, and
+the item's score is the mean of the middle 3. Rubrics (Total Score) and Accuracy are x100, overall and per
+modality, category and sub-category. compat=True reproduces the official scorer exactly.
+"""
+
+_KWARGS_DESCRIPTION = """\
+Args:
+    predictions (list of str): the predicted reasoning of each item.
+    references (list of str): the MMAR item id of each prediction.
+    answers (list of str): the predicted answer of each item (the text the gate checks).
+    items (list of dict or str): the MMAR records (question, choices, answer, thinking, rubric, modality,
+        category, sub-category), or the path of a JSONL file of them (MMAR-meta.jsonl).
+    judge (audioreason.judges.Judge, optional): the judge; default an OpenAI-compatible client for
+        `model` at `base_url` (key from `api_key_env`, default OPENAI_API_KEY).
+    model (str): default "gpt-4o-2024-11-20". base_url, api_key_env, concurrency, timeout_s, max_attempts:
+        passed to OpenAICompatibleJudge.
+    compat (bool): reproduce the official scorer (failed items dropped from every denominator).
+    raters (int), cache (path), max_reasks (int), min_valid_raters (int), protocol ("instance" | "system"),
+    sampling (SamplingParams), ensemble (JudgeEnsemble): see MMARRubricsScorer.
+    return_items (bool): also return per-item verdicts with justifications.
+Returns:
+    rubrics, accuracy, n, n_rubrics, n_correct, n_judged, n_gated, n_failed, n_partial, n_dropped,
+    failed_ids, partial_ids, modality / category / sub-category tables, judge_stats, judges, compat, items.
+Examples:
+    >>> mmar = evaluate.load("metrics/mmar_rubrics")
+    >>> mmar.compute(predictions=reasonings, references=ids, answers=answers, items="MMAR-meta.jsonl",
+    ...              compat=True)
+"""
+
+_JUDGE_OPTIONS = ("base_url", "api_key_env", "concurrency", "timeout_s", "max_attempts")
+
+
+def _load_items(items):
+    if isinstance(items, str):
+        with open(items, encoding="utf-8") as f:
+            return [json.loads(line) for line in f if line.strip()]
+    return list(items)
+
+
+@evaluate.utils.file_utils.add_start_docstrings(_DESCRIPTION, _KWARGS_DESCRIPTION)
+class MmarRubrics(evaluate.Metric):
+    def _info(self):
+        return evaluate.MetricInfo(
+            description=_DESCRIPTION,
+            citation=_CITATION,
+            inputs_description=_KWARGS_DESCRIPTION,
+            features=datasets.Features({"predictions": datasets.Value("string"),
+                                        "references": datasets.Value("string")}),
+        )
+
+    def _compute(self, predictions, references, answers=None, items=None, judge=None, model=None,
+                 return_items=False, **options):
+        if answers is None or items is None:
+            raise ValueError("mmar_rubrics needs answers=[...] (predicted answers) and items=[...] or a "
+                             "JSONL path (the MMAR records the references name)")
+        by_id = {str(it["id"]): it for it in _load_items(items)}
+        missing = [r for r in references if str(r) not in by_id]
+        if missing:
+            raise ValueError(f"{len(missing)} references are not item ids in items, e.g. {missing[:3]}")
+        judge_options = {k: options.pop(k) for k in _JUDGE_OPTIONS if k in options}
+        if judge is None and options.get("ensemble") is None:
+            from audioreason.judges import MMAR_JUDGE_MODEL, OpenAICompatibleJudge
+
+            judge = OpenAICompatibleJudge(model or MMAR_JUDGE_MODEL, **judge_options)
+        scorer = MMARRubricsScorer(judge, **options)
+        return scorer.score([by_id[str(r)] for r in references], predictions, answers,
+                            return_items=return_items)

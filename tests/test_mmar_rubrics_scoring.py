@@ -1,0 +1,177 @@
+"""MMAR-Rubrics formulas (audioreason.scoring.mmar_rubrics) against hand-computed values on real MMAR items
+(tests/fixtures/mmar_subset.jsonl: 18 records copied from MMAR-meta.jsonl, with their rubrics)."""
+import json
+from pathlib import Path
+
+import pytest
+
+from audioreason.answers import official_string_match
+from audioreason.judges import aggregate
+from audioreason.scoring.mmar_rubrics import (FAILED, GATED, JUDGED, ItemScore, groups_of, instance_score,
+                                              rater_score, score_table, summarize)
+
+FIXTURE = Path(__file__).parent / "fixtures" / "mmar_subset.jsonl"
+ITEMS = [json.loads(line) for line in FIXTURE.read_text(encoding="utf-8").splitlines() if line.strip()]
+
+
+def test_fixture_items_are_real_mmar_records_with_five_binary_criteria():
+    assert len(ITEMS) == 18
+    for item in ITEMS:
+        assert len(item["rubric"]) == 5 and item["thinking"]
+        assert all(c["choices"] == [0, 1] for c in item["rubric"])
+
+
+def test_rater_score_is_satisfied_over_sum_of_max_options():
+    maxima = [max(c["choices"]) for c in ITEMS[0]["rubric"]]
+    assert rater_score([1, 0, 1, 1, 0], maxima) == pytest.approx(3 / 5)
+    assert rater_score([0, 0, 0, 0, 0], maxima) == 0.0
+    assert rater_score([2, 1], [2, 3]) == pytest.approx(3 / 5)  # non-binary options: sum / sum of maxima
+    with pytest.raises(ValueError):
+        rater_score([1, 1], maxima)
+
+
+def test_instance_score_drops_highest_and_lowest_of_five():
+    # raters satisfied 5, 4, 3, 1, 0 of 5 criteria: drop 1.0 and 0.0, average 0.8, 0.6, 0.2
+    assert instance_score([1.0, 0.8, 0.6, 0.2, 0.0]) == pytest.approx((0.8 + 0.6 + 0.2) / 3)
+    assert instance_score([0.6, 0.6, 0.6, 0.6, 0.6]) == pytest.approx(0.6)
+    assert instance_score([0.2, 1.0, 1.0, 1.0, 1.0]) == pytest.approx(1.0)
+    # the judge layer's aggregation is exactly this (middle 3 of 5)
+    agg = aggregate([0.4, 1.0, 0.0, 0.8, 0.6], "trimmed_mean", trim=1)
+    assert agg.value == pytest.approx((0.4 + 0.8 + 0.6) / 3) and agg.n_used == 3 and agg.trimmed == 1
+
+
+def test_instance_score_with_failed_raters():
+    assert instance_score([1.0, None, 0.6, 0.2, 0.4]) == pytest.approx((0.6 + 0.4) / 2)  # 4 valid: middle 2
+    assert instance_score([1.0, None, 0.6, None, 0.2]) == pytest.approx(0.6)  # 3 valid: the median
+    assert instance_score([None, None, 0.6, None, 0.2]) == pytest.approx(0.4)  # 2 valid: the mean
+    assert instance_score([None] * 5) is None  # none valid: no score, never 0
+
+
+def test_gate_on_real_items():
+    item = ITEMS[0]
+    wrong = next(c for c in item["choices"] if c != item["answer"])
+    letter = "ABCDEF"[item["choices"].index(item["answer"])]
+    assert official_string_match(item["answer"], item["answer"], item["choices"])
+    assert official_string_match(item["answer"], f"The answer is {item['answer'].lower()}.", item["choices"])
+    assert not official_string_match(item["answer"], wrong, item["choices"])
+    assert not official_string_match(item["answer"], letter, item["choices"])  # a bare letter is wrong
+
+
+def _items(statuses):
+    """ItemScore rows over the first len(statuses) real items: (status, score)."""
+    rows = []
+    for item, (status, score) in zip(ITEMS, statuses):
+        rows.append(ItemScore(item["id"], status != GATED, status, score,
+                              [score] * 5 if status == JUDGED else ([None] * 5 if status == FAILED else []),
+                              5 if status == JUDGED else 0, groups_of(item)))
+    return rows
+
+
+# items 0-5: judged 0.6, gated, judged 1.0, failed, judged 0.2, gated
+STATUSES = [(JUDGED, 0.6), (GATED, 0.0), (JUDGED, 1.0), (FAILED, None), (JUDGED, 0.2), (GATED, 0.0)]
+
+
+def test_compat_drops_failed_items_from_every_denominator():
+    s = summarize(_items(STATUSES), compat=True)
+    assert s["n"] == 5 and s["n_rubrics"] == 5 and s["n_dropped"] == 1 and s["n_failed"] == 1
+    assert s["rubrics"] == pytest.approx(100 * (0.6 + 0 + 1.0 + 0.2 + 0) / 5)  # 36.0
+    assert s["accuracy"] == pytest.approx(100 * 3 / 5)  # 60.0
+
+
+def test_default_keeps_failed_items_in_accuracy_and_counts_them():
+    table = score_table(_items(STATUSES), compat=False)
+    assert table["n"] == 6 and table["n_rubrics"] == 5 and table["n_failed"] == 1 and table["n_dropped"] == 0
+    assert table["rubrics"] == pytest.approx(36.0)
+    assert table["accuracy"] == pytest.approx(100 * 4 / 6)
+    assert table["failed_ids"] == [ITEMS[3]["id"]]
+    assert (table["n_judged"], table["n_gated"]) == (3, 2)
+
+
+def test_per_group_tables_by_hand():
+    rows = _items(STATUSES)
+    table = score_table(rows, compat=False)
+    # real groups of items 0-5
+    by_hand = {}
+    for item, (status, score) in zip(ITEMS, STATUSES):
+        g = by_hand.setdefault(item["modality"], {"sum": 0.0, "scored": 0, "correct": 0, "n": 0})
+        g["n"] += 1
+        g["correct"] += status != GATED
+        if status != FAILED:
+            g["sum"] += score
+            g["scored"] += 1
+    assert set(table["modality"]) == set(by_hand)
+    for name, g in by_hand.items():
+        row = table["modality"][name]
+        assert row["n"] == g["n"]
+        assert row["accuracy"] == pytest.approx(100 * g["correct"] / g["n"])
+        assert row["rubrics"] == (pytest.approx(100 * g["sum"] / g["scored"]) if g["scored"] else None)
+    # the literal values for the fixture: items 0 and 1 are mix-music-speech, 2 is music, 3 speech, 4 sound
+    assert [ITEMS[i]["modality"] for i in range(6)] == ["mix-music-speech", "mix-music-speech", "music", "speech",
+                                                       "sound", "mix-sound-speech"]
+    assert table["modality"]["mix-music-speech"]["rubrics"] == pytest.approx(30.0)  # (0.6 + 0) / 2
+    assert table["modality"]["mix-music-speech"]["accuracy"] == pytest.approx(50.0)
+    assert table["modality"]["speech"]["rubrics"] is None and table["modality"]["speech"]["n_failed"] == 1
+    compat = score_table(rows, compat=True)
+    assert compat["modality"]["speech"]["n"] == 0 and compat["modality"]["speech"]["accuracy"] is None
+    # categories: Semantic Layer holds items 0 (0.6) and 3 (failed)
+    assert [ITEMS[i]["category"] for i in (0, 3)] == ["Semantic Layer", "Semantic Layer"]
+    assert table["category"]["Semantic Layer"]["rubrics"] == pytest.approx(60.0)
+    assert table["category"]["Semantic Layer"]["accuracy"] == pytest.approx(100.0)
+    assert compat["category"]["Semantic Layer"]["n"] == 1
+    assert set(table["sub-category"]) == {ITEMS[i]["sub-category"] for i in range(6)}
+
+
+def test_metric_card_holds_the_full_prompts():
+    from audioreason import mmar_rubrics as m
+
+    card = (Path(__file__).resolve().parents[1] / "metrics" / "mmar_rubrics" / "README.md").read_text(encoding="utf-8")
+    assert card.startswith("---\n") and "\ntitle: MMAR-Rubrics\n" in card.split("---")[1]
+    for text in (m.SYSTEM_PROMPT, m.USER_TEMPLATE, m.CRITERION_TEMPLATE, m.SYSTEM_LEVEL_PROMPT, m.RUBRIC_GEN_TEMPLATE,
+                 m.RUBRIC_GEN_REASK, m.RUBRIC_GEN_SYSTEM_PROMPT.format(k=5), m.SYSTEM_LEVEL_TEMPLATE):
+        assert text in card
+
+
+def test_preference_agreement_counts():
+    from audioreason.scoring.mmar_rubrics import preference_agreement
+
+    counts = preference_agreement([0.8, 0.4, 0.6, None, 1.0], [0.2, 0.6, 0.6, 0.4, 0.8])
+    assert counts == {"C>R": 2, "C<R": 1, "C=R": 1, "skipped": 1}
+
+
+REAL = Path(__file__).resolve().parents[2] / "shared" / "data" / "MMAR-meta.jsonl"
+
+
+@pytest.mark.skipif(not REAL.exists(), reason="../shared/data/MMAR-meta.jsonl is not present on this machine")
+def test_every_real_mmar_item_gates_its_gold_answer_and_builds_a_schema():
+    from audioreason.judges import VerdictSchema
+    from audioreason.mmar_rubrics import build_messages
+
+    items = [json.loads(line) for line in REAL.read_text(encoding="utf-8").splitlines() if line.strip()]
+    assert len(items) == 1000
+    for item in items:
+        assert official_string_match(item["answer"], item["answer"], item["choices"])
+        schema = VerdictSchema.from_criteria(item["rubric"])
+        assert schema.k == 5 and schema.max_total == 5
+        text = build_messages(item, "r", item["answer"])[1]["content"]
+        assert all(c["note"] not in text for c in item["rubric"] if c["note"])
+
+
+# Krippendorff (2011), "Computing Krippendorff's Alpha-Reliability", example C: 4 coders x 12 units with
+# missing values; the paper gives alpha = 0.743 (nominal) and 0.849 (interval).
+KRIPPENDORFF_EXAMPLE = {
+    "A": [1, 2, 3, 3, 2, 1, 4, 1, 2, None, None, None],
+    "B": [1, 2, 3, 3, 2, 2, 4, 1, 2, 5, None, 3],
+    "C": [None, 3, 3, 3, 2, 3, 4, 2, 2, 5, 1, None],
+    "D": [1, 2, 3, 3, 2, 4, 4, 1, 2, 5, 1, None],
+}
+
+
+def test_krippendorff_alpha_matches_the_published_example():
+    from audioreason.scoring.mmar_rubrics import krippendorff_alpha
+
+    assert krippendorff_alpha(KRIPPENDORFF_EXAMPLE, "nominal") == pytest.approx(0.743, abs=5e-4)
+    assert krippendorff_alpha(KRIPPENDORFF_EXAMPLE, "interval") == pytest.approx(0.849, abs=5e-4)
+    assert krippendorff_alpha({"A": [1, 0, 1]}) is None  # one rater: undefined
+    assert krippendorff_alpha({"A": [1, None], "B": [None, 0]}) is None  # no unit rated twice
+    with pytest.raises(ValueError, match="different numbers"):
+        krippendorff_alpha({"A": [1, 0], "B": [1]})
