@@ -515,6 +515,22 @@ class BenchmarkBuilder(datasets.GeneratorBasedBuilder):
         self._items = self._apply_policies(self.select_items(self._scanned))
         self.report.built = len(self._items)
 
+    def scan_metadata_file(self, root: Path, options: Mapping[str, Any], read, normalize, title: str,
+                           layout: str) -> SourceScan:
+        """The scan of a benchmark with one metadata file (MMAR, MMAU): read it, normalise each record
+        into the schema (``normalize`` reports problems and returns None for a record it drops), and list
+        the audio files the items name."""
+        metadata = root / options["metadata_file"]
+        if not metadata.is_file():
+            raise FileNotFoundError(f"{title} metadata not found: {metadata} ({layout})")
+        report = ValidationReport(self.BENCHMARK, str(metadata))
+        records = read(metadata)
+        report.rows = len(records)
+        items = [it for row, raw in enumerate(records)
+                 if (it := normalize(raw, row, root, report)) is not None]
+        audio_files = [resolve_audio(root, it["audio_path"]) for it in items if it["audio_path"]]
+        return SourceScan(items, report, [metadata], audio_files)
+
     # -- subclass hooks ------------------------------------------------------------------------
     def scan_source(self, root: Path, options: Mapping[str, Any]) -> SourceScan:
         """Read the raw folder into items and a validation report: each benchmark's builder defines it."""

@@ -156,17 +156,8 @@ class MMARBuilder(BenchmarkBuilder):
     CITATION = CITATION
 
     def scan_source(self, root: Path, options: Mapping[str, Any]) -> SourceScan:
-        metadata = root / options["metadata_file"]
-        if not metadata.is_file():
-            raise FileNotFoundError(f"MMAR metadata not found: {metadata} (expected {METADATA_FILE} in the raw "
-                                    "folder, with the audio under ./audio/)")
-        report = ValidationReport("mmar", str(metadata))
-        records = read_metadata(metadata)
-        report.rows = len(records)
-        items = [it for row, raw in enumerate(records)
-                 if (it := normalize_record(raw, row, root, report)) is not None]
-        audio_files = [resolve_audio(root, it["audio_path"]) for it in items if it["audio_path"]]
-        return SourceScan(items, report, [metadata], audio_files)
+        return self.scan_metadata_file(root, options, read_metadata, normalize_record, "MMAR",
+                                       f"expected {METADATA_FILE} in the raw folder, with the audio under ./audio/")
 
 
 def demo_metadata() -> list[dict[str, Any]]:
