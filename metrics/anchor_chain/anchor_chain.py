@@ -1,0 +1,82 @@
+"""AudioSpan anchor Chain (Eq. 3) and native MCQ Accuracy (Eq. 1).
+
+A thin `evaluate` shell: all logic lives in the installed `audioreason` package (evaluate copies this
+file alone into its cache, so it must not import siblings). See README.md (the metric card).
+"""
+import datasets
+import evaluate
+
+from audioreason.anchor_chain import items_from_columns, score_anchor_chain, score_mcq_accuracy
+
+_CITATION = """\
+@article{audiospan,
+  title  = {AudioSpan: Spanning the Duration and Depth of Audio Comprehension},
+  note   = {Implementation: audioreason}
+}
+"""
+
+_DESCRIPTION = """\
+AudioSpan multiple-choice scores from raw model replies to the C.1 template ("Answer with ONLY the option
+letter"). task="chain" (default): anchor chains of three linked MCQs (perception, understanding,
+reasoning); Chain = 1/3 sum_k prod_{j<=k} 1[a_hat_j = a_j], per-link accuracy P/U/R, the grounding split
+(U and R accuracy on chains whose perception link is correct vs wrong), breakdowns by operation, duration
+tier and language, and the random baseline from the option counts (10.9375% for four options).
+task="accuracy": native MCQ Accuracy with breakdowns by tier, language, cognitive level and dimension.
+"""
+
+_KWARGS_DESCRIPTION = """\
+Args:
+    predictions (list of str): the model's raw reply per question (None counts as unparsed).
+    references (list of str): the gold answer per question, as the choice text or the option letter.
+    choices (list of list of str): the options of each question, in lettered order A, B, C, ...
+    task ("chain" | "accuracy"): anchor Chain (default) or native MCQ Accuracy.
+    parse ("exact" | "tolerant"): "exact" (default): the reply stripped of whitespace must be exactly one
+        upper-case option letter; "tolerant": the core's hybrid extractor ("B.", "(B)", "The answer is B",
+        the choice text). Unparsed replies are counted and scored wrong.
+    chain_id, link_position (lists; task="chain"): the chain of each row and its link, 1 (P), 2 (U),
+        3 (R), each chain's rows in that order.
+    operation, duration_tier, language (lists, optional): breakdown fields (chain: operation, tier,
+        language; accuracy: tier, language).
+    cognitive_level, dimension, item_id (lists, optional; task="accuracy"): breakdown fields and ids.
+    return_items (bool): also return per-chain (chain) or per-item (accuracy) results.
+Returns:
+    chain: chain, random_chain, P, U, R, n, grounding, by_operation, by_duration_tier, by_language,
+    unparsed, unparsed_by_link, n_items, parse, (chains).
+    accuracy: accuracy, random_accuracy, unparsed, n, by_duration_tier, by_language, by_cognitive_level,
+    by_dimension, parse, (items).
+Examples:
+    >>> metric = evaluate.load("metrics/anchor_chain")
+    >>> metric.compute(predictions=["A", "B", "A"], references=["x", "y", "z"],
+    ...                choices=[["x", "y"], ["x", "y"], ["z", "w"]], chain_id=["c1"] * 3, link_position=[1, 2, 3])
+"""
+
+_FEATURES = datasets.Features({"predictions": datasets.Value("string"), "references": datasets.Value("string")})
+_CHAIN_COLUMNS = ("chain_id", "link_position", "operation", "duration_tier", "language")
+_MCQ_COLUMNS = ("duration_tier", "language", "cognitive_level", "dimension")
+
+
+@evaluate.utils.file_utils.add_start_docstrings(_DESCRIPTION, _KWARGS_DESCRIPTION)
+class AnchorChain(evaluate.Metric):
+    def _info(self):
+        return evaluate.MetricInfo(description=_DESCRIPTION, citation=_CITATION,
+                                   inputs_description=_KWARGS_DESCRIPTION, features=_FEATURES)
+
+    # Arrow's string column refuses a leading None: a missing reply travels as "" (unparsed either way).
+    def compute(self, *, predictions=None, references=None, **kwargs):
+        """Score every question; see the module description."""
+        if predictions is not None:
+            predictions = ["" if p is None else p for p in predictions]
+        return super().compute(predictions=predictions, references=references, **kwargs)
+
+    def _compute(self, predictions, references, choices=None, task="chain", parse="exact", return_items=False,
+                 item_id=None, **columns):
+        if task not in ("chain", "accuracy"):
+            raise ValueError(f"task must be 'chain' or 'accuracy', got {task!r}")
+        allowed = _CHAIN_COLUMNS if task == "chain" else _MCQ_COLUMNS
+        unknown = set(columns) - set(allowed)
+        if unknown:
+            raise ValueError(f"unknown argument(s) for task={task!r}: {sorted(unknown)}")
+        items = items_from_columns(references, choices, id=item_id, **columns)
+        if task == "chain":
+            return score_anchor_chain(items, predictions, parse=parse, return_items=return_items)
+        return score_mcq_accuracy(items, predictions, parse=parse, return_items=return_items)
