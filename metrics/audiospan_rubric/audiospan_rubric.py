@@ -1,0 +1,102 @@
+"""AudioSpan Rubric: open-ended answers about long audio graded per criterion (semantic + temporal) by a
+judge ensemble, scored per Eq. 2 / Table 7 of the AudioSpan paper.
+
+A thin `evaluate` shell: all logic lives in the installed `audioreason` package (evaluate copies this
+file alone into its cache, so it must not import siblings). See README.md (the metric card).
+"""
+import json
+
+import datasets
+import evaluate
+
+from audioreason.audiospan_rubric import AudioSpanRubricScorer, score_verdicts
+
+_CITATION = """\
+@misc{audiospan,
+  title = {AudioSpan: Spanning the Duration and Depth of Audio Comprehension},
+  note  = {Implementation: audioreason}
+}
+"""
+
+_DESCRIPTION = """\
+Each AudioSpan open-ended item carries criteria (essential, weight 1 / supporting, weight 0.5, optional
+time_range, localization flag). A judge gives each criterion a semantic verdict (correct 1, partial 0.5,
+wrong 0, none) and a temporal verdict (correct 1, wrong 0, missing, none); essential criteria score tau
+(localization) or sigma, supporting ones 1[sigma>0](sigma+tau)/2 with a missing tau falling back to sigma
+(Table 7). Rubric = importance-weighted mean, x100, averaged over items; semantic% and temporal% (Eq. 4),
+breakdowns by tier, language, cognitive level and dimension, the ten-bin histogram, and with mcq_correct
+the MCQ-vs-OEQ analysis (Rubric+, Rubric-, AUC, four cells).
+"""
+
+_KWARGS_DESCRIPTION = """\
+Args:
+    predictions (list of str): the model's open-ended response to each item.
+    references (list of str): the item id of each prediction when `items` is given, otherwise each item
+        itself as a JSON string (id, question, rubric, duration_tier, language, cognitive_level, dimension,
+        pair_id).
+    items (list of dict or str, optional): the OEQ records, or the path of a JSONL file of them.
+    judge (audioreason.judges.Judge) or ensemble (JudgeEnsemble), or judge_model (str) with base_url,
+        api_key_env, concurrency, timeout_s, max_attempts for an OpenAI-compatible judge.
+    raters (int, 1), aggregation ("mean" | "trimmed_mean" | "majority"), cache (path), max_reasks (int, 2),
+        tolerance_s (float, 5.0), sampling (SamplingParams).
+    verdicts (list, optional): precomputed verdicts, one JSON string (or list) per item holding one entry per
+        rater (the validated reply {"criteria": [...]} or null); no judge is called.
+    mcq_correct (list of bool or dict pair_id -> bool, optional): MCQ outcomes of the twin items.
+    return_items (bool): also return per-item scores and verdicts.
+Returns:
+    rubric, semantic, temporal (percent), by_importance, n, n_scored, n_failed, histogram, by
+    (duration_tier, language, cognitive_level, dimension), temporal_disagreements, mcq_oeq, judge_stats.
+Examples:
+    >>> m = evaluate.load("metrics/audiospan_rubric")
+    >>> m.compute(predictions=responses, references=ids, items="oeq.jsonl", judge_model="gpt-4o",
+    ...           raters=3)
+"""
+
+_JUDGE_OPTIONS = ("base_url", "api_key_env", "concurrency", "timeout_s", "max_attempts")
+
+
+def _load_items(items):
+    if isinstance(items, str):
+        with open(items, encoding="utf-8") as f:
+            return [json.loads(line) for line in f if line.strip()]
+    return list(items)
+
+
+@evaluate.utils.file_utils.add_start_docstrings(_DESCRIPTION, _KWARGS_DESCRIPTION)
+class AudiospanRubric(evaluate.Metric):
+    def _info(self):
+        return evaluate.MetricInfo(
+            description=_DESCRIPTION,
+            citation=_CITATION,
+            inputs_description=_KWARGS_DESCRIPTION,
+            features=datasets.Features({"predictions": datasets.Value("string"),
+                                        "references": datasets.Value("string")}),
+        )
+
+    def _compute(self, predictions, references, items=None, judge=None, judge_model=None, verdicts=None,
+                 mcq_correct=None, return_items=False, **options):
+        if items is not None:
+            by_id = {str(it["id"]): it for it in _load_items(items)}
+            missing = [r for r in references if str(r) not in by_id]
+            if missing:
+                raise ValueError(f"{len(missing)} references are not item ids in items, e.g. {missing[:3]}")
+            chosen = [by_id[str(r)] for r in references]
+        else:
+            try:
+                chosen = [json.loads(r) for r in references]
+            except json.JSONDecodeError as err:
+                raise ValueError("without items=..., each reference must be the item as a JSON string") from err
+        if verdicts is not None:
+            parsed = [json.loads(v) if isinstance(v, str) else v for v in verdicts]
+            keep = {k: options[k] for k in ("aggregation", "tolerance_s") if k in options}
+            return score_verdicts(chosen, parsed, predictions, mcq_correct=mcq_correct,
+                                  return_items=return_items, **keep)
+        judge_options = {k: options.pop(k) for k in _JUDGE_OPTIONS if k in options}
+        if judge is None and options.get("ensemble") is None:
+            if not judge_model:
+                raise ValueError("audiospan_rubric needs judge_model=... (or judge=, ensemble=, verdicts=)")
+            from audioreason.judges import OpenAICompatibleJudge
+
+            judge = OpenAICompatibleJudge(judge_model, **judge_options)
+        scorer = AudioSpanRubricScorer(judge, **options)
+        return scorer.score(chosen, predictions, mcq_correct=mcq_correct, return_items=return_items)
