@@ -20,6 +20,8 @@ from .audio import load_audio
 from .data import audio_paths
 from .data.mmar import build_demo_dataset
 from .scoring.aria import METRIC_NAMES, METRICS
+from .anchor_chain import demo_rows as anchor_chain_demo_rows
+from .audiospan_rubric import demo_rows as audiospan_rubric_demo_rows
 from .text_prior import demo_rows as text_prior_demo_rows
 from .cot import parse_cot
 
@@ -111,6 +113,9 @@ def run_demo(workdir: Path) -> dict[str, Any]:
     # text_prior_decomposition needs several models under several audio conditions: its rows come from
     # a small synthetic correctness table (audioreason.text_prior.demo_records), not from the sample.
     rows += [Row(r.name, r.value, r.n, r.note, unit=r.unit) for r in text_prior_demo_rows()]
+    # AudioSpan's anchor chains and native MCQs need AudioSpan items: a small hand-written sample.
+    rows += [Row(name, value, n, note) for name, value, n, note in anchor_chain_demo_rows()]
+    rows += [Row(name, value, n, note) for name, value, n, note in audiospan_rubric_demo_rows()]
     return {
         "sample": f"{len(items)} MMAR items (real metadata, synthesized audio of "
                   f"{min(durations):.1f}-{max(durations):.1f} s), model 'fixture-cot-model'",

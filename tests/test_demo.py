@@ -43,6 +43,11 @@ def test_demo_numbers(tmp_path):
     assert len(list((tmp_path / "audio").glob("*.wav"))) == 12
     # The MMAR gate is the official string match: it agrees with the official scorer row.
     assert rows["mmar_rubrics: Accuracy (official gate)"].value == rows["accuracy: official MMAR scorer"].value
+    # Hand-computed: chains 1, 2/3, 0, 1/3 (an unparsed "b"); native MCQ 3 of 6.
+    assert rows["anchor_chain: Chain (Eq. 3)"].value == pytest.approx(0.5)
+    assert rows["audiospan: native MCQ Accuracy (Eq. 1)"].value == pytest.approx(0.5)
+    # Hand-computed: (1 + 0.5*(1+0)/2)/1.5 = 5/6 and (0.5 + 0)/1.5 = 1/3.
+    assert rows["audiospan_rubric: Rubric (Eq. 2)"].value == pytest.approx((5 / 6 + 1 / 3) / 2)
     rubrics = rows["mmar_rubrics: Rubrics (x100)"]
     assert "judged" in rubrics.backbone or rubrics.backbone.startswith("unavailable")
 
