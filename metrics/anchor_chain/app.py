@@ -1,0 +1,52 @@
+"""Space widget for the `anchor_chain` metric: paste AudioSpan anchor links or native MCQs with the model's
+replies (JSON Lines) and see the Chain score, per-link accuracy, the grounding split and the breakdowns,
+or native MCQ Accuracy, each beside its random baseline."""
+import json
+import os
+
+import gradio as gr
+
+from audioreason.anchor_chain import demo_items, score_anchor_chain, score_mcq_accuracy
+
+_anchor, _anchor_replies, _native, _native_replies = demo_items()
+EXAMPLE_CHAIN = "\n".join(json.dumps({**item, "reply": reply}) for item, reply in zip(_anchor, _anchor_replies))
+EXAMPLE_MCQ = "\n".join(json.dumps({**item, "reply": reply}) for item, reply in zip(_native, _native_replies))
+
+
+def score(rows_text: str, task: str, parse: str):
+    try:
+        rows = [json.loads(line) for line in rows_text.splitlines() if line.strip()]
+    except json.JSONDecodeError as err:
+        raise gr.Error(f"each line must be one JSON object: {err}")
+    if not rows:
+        raise gr.Error("Paste at least one JSON line.")
+    replies = [row.pop("reply", None) for row in rows]
+    try:
+        if task == "chain":
+            result = score_anchor_chain(rows, replies, parse=parse)
+        else:
+            result = score_mcq_accuracy(rows, replies, parse=parse)
+    except ValueError as err:
+        raise gr.Error(str(err))
+    return json.loads(json.dumps(result, default=str))
+
+
+def build_demo() -> gr.Blocks:
+    with gr.Blocks(title="AudioSpan anchor Chain and MCQ Accuracy") as demo:
+        gr.Markdown("# AudioSpan: anchor Chain and MCQ Accuracy\nOne JSON object per line: the item "
+                    "(chain_id, link_position 1/2/3, choices, answer or answer_index, optional operation, "
+                    "duration_tier, language, cognitive_level, dimension) and the model's `reply`.")
+        with gr.Row():
+            with gr.Column():
+                rows = gr.Textbox(label="Items with replies (JSON Lines)", lines=14, value=EXAMPLE_CHAIN)
+                task = gr.Radio(["chain", "accuracy"], value="chain", label="Score")
+                parse = gr.Radio(["exact", "tolerant"], value="exact", label="Answer parsing")
+                button = gr.Button("Score", variant="primary")
+            result = gr.JSON(label="Result")
+        button.click(score, [rows, task, parse], [result], api_name="score")
+    return demo
+
+
+if __name__ == "__main__":
+    os.environ.setdefault("GRADIO_ANALYTICS_ENABLED", "False")
+    build_demo().launch()

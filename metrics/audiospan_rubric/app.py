@@ -1,0 +1,55 @@
+"""Space widget for the `audiospan_rubric` metric: paste OEQ items, the model's answers and the judge's
+replies (JSON Lines) and see the Rubric, semantic% / temporal%, where the deterministic timestamp check
+disagrees with the judge, and the breakdowns. Scoring only: the judge runs elsewhere (any
+OpenAI-compatible endpoint through `audioreason.audiospan_rubric.AudioSpanRubricScorer`)."""
+import json
+import os
+
+import gradio as gr
+
+from audioreason.audiospan_rubric import score_verdicts, validate_reply
+
+EXAMPLE = "\n".join(json.dumps(row) for row in [
+    {"item": {"id": "oeq1", "duration_tier": "S", "language": "en", "cognitive_level": "P",
+              "dimension": "localization",
+              "rubric": [{"text": "Says the siren starts at about 1:05", "importance": "essential",
+                          "time_range": [60.0, 75.0], "localization": True},
+                         {"text": "Mentions the dog barking after the siren", "importance": "supporting",
+                          "time_range": [70.0, 80.0], "localization": False}]},
+     "response": "The siren starts at 1:05, and then a dog barks at 2:30.",
+     "judge_reply": {"criteria": [{"index": 0, "semantic": "none", "temporal": "correct"},
+                                  {"index": 1, "semantic": "correct", "temporal": "wrong"}]}},
+])
+
+
+def score(rows_text: str):
+    try:
+        rows = [json.loads(line) for line in rows_text.splitlines() if line.strip()]
+    except json.JSONDecodeError as err:
+        raise gr.Error(f"each line must be one JSON object: {err}")
+    if not rows:
+        raise gr.Error("Paste at least one JSON line.")
+    try:
+        items = [row["item"] for row in rows]
+        verdicts = [[validate_reply(row["judge_reply"], row["item"]["rubric"])] for row in rows]
+        result = score_verdicts(items, verdicts, [row.get("response") for row in rows], return_items=True)
+    except (KeyError, ValueError) as err:
+        raise gr.Error(f"{type(err).__name__}: {err}")
+    return json.loads(json.dumps(result, default=str))
+
+
+def build_demo() -> gr.Blocks:
+    with gr.Blocks(title="AudioSpan Rubric") as demo:
+        gr.Markdown("# AudioSpan Rubric\nOne JSON object per line: `item` (with its `rubric` criteria), the "
+                    "model's `response`, and the judge's `judge_reply` ({criteria: [{index, semantic, "
+                    "temporal}]}). Verdicts are validated against the dimension rules before scoring.")
+        with gr.Row():
+            rows = gr.Textbox(label="Items, responses and judge replies (JSON Lines)", lines=14, value=EXAMPLE)
+            result = gr.JSON(label="Result")
+        gr.Button("Score", variant="primary").click(score, [rows], [result], api_name="score")
+    return demo
+
+
+if __name__ == "__main__":
+    os.environ.setdefault("GRADIO_ANALYTICS_ENABLED", "False")
+    build_demo().launch()
