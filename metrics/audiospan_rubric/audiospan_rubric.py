@@ -10,6 +10,7 @@ import datasets
 import evaluate
 
 from audioreason.audiospan_rubric import AudioSpanRubricScorer, score_verdicts
+from audioreason.shells import items_for_references, judge_from_options
 
 _CITATION = """\
 @misc{audiospan,
@@ -52,16 +53,6 @@ Examples:
     ...           raters=3)
 """
 
-_JUDGE_OPTIONS = ("base_url", "api_key_env", "concurrency", "timeout_s", "max_attempts")
-
-
-def _load_items(items):
-    if isinstance(items, str):
-        with open(items, encoding="utf-8") as f:
-            return [json.loads(line) for line in f if line.strip()]
-    return list(items)
-
-
 @evaluate.utils.file_utils.add_start_docstrings(_DESCRIPTION, _KWARGS_DESCRIPTION)
 class AudiospanRubric(evaluate.Metric):
     def _info(self):
@@ -76,11 +67,7 @@ class AudiospanRubric(evaluate.Metric):
     def _compute(self, predictions, references, items=None, judge=None, judge_model=None, verdicts=None,
                  mcq_correct=None, return_items=False, **options):
         if items is not None:
-            by_id = {str(it["id"]): it for it in _load_items(items)}
-            missing = [r for r in references if str(r) not in by_id]
-            if missing:
-                raise ValueError(f"{len(missing)} references are not item ids in items, e.g. {missing[:3]}")
-            chosen = [by_id[str(r)] for r in references]
+            chosen = items_for_references(items, references)
         else:
             try:
                 chosen = [json.loads(r) for r in references]
@@ -91,12 +78,8 @@ class AudiospanRubric(evaluate.Metric):
             keep = {k: options[k] for k in ("aggregation", "tolerance_s") if k in options}
             return score_verdicts(chosen, parsed, predictions, mcq_correct=mcq_correct,
                                   return_items=return_items, **keep)
-        judge_options = {k: options.pop(k) for k in _JUDGE_OPTIONS if k in options}
-        if judge is None and options.get("ensemble") is None:
-            if not judge_model:
-                raise ValueError("audiospan_rubric needs judge_model=... (or judge=, ensemble=, verdicts=)")
-            from audioreason.judges import OpenAICompatibleJudge
-
-            judge = OpenAICompatibleJudge(judge_model, **judge_options)
+        if judge is None and options.get("ensemble") is None and not judge_model:
+            raise ValueError("audiospan_rubric needs judge_model=... (or judge=, ensemble=, verdicts=)")
+        judge = judge_from_options(judge, judge_model, options)
         scorer = AudioSpanRubricScorer(judge, **options)
         return scorer.score(chosen, predictions, mcq_correct=mcq_correct, return_items=return_items)

@@ -3,12 +3,13 @@
 A thin `evaluate` shell: all logic lives in the installed `audioreason` package (evaluate copies this
 file alone into its cache, so it must not import siblings). See README.md (the metric card).
 """
-import json
 
 import datasets
 import evaluate
 
+from audioreason.judges import MMAR_JUDGE_MODEL
 from audioreason.mmar_rubrics import MMARRubricsScorer
+from audioreason.shells import items_for_references, judge_from_options
 
 _CITATION = """\
 @inproceedings{mmar_rubrics,
@@ -49,16 +50,6 @@ Examples:
     ...              compat=True)
 """
 
-_JUDGE_OPTIONS = ("base_url", "api_key_env", "concurrency", "timeout_s", "max_attempts")
-
-
-def _load_items(items):
-    if isinstance(items, str):
-        with open(items, encoding="utf-8") as f:
-            return [json.loads(line) for line in f if line.strip()]
-    return list(items)
-
-
 @evaluate.utils.file_utils.add_start_docstrings(_DESCRIPTION, _KWARGS_DESCRIPTION)
 class MmarRubrics(evaluate.Metric):
     def _info(self):
@@ -75,15 +66,7 @@ class MmarRubrics(evaluate.Metric):
         if answers is None or items is None:
             raise ValueError("mmar_rubrics needs answers=[...] (predicted answers) and items=[...] or a "
                              "JSONL path (the MMAR records the references name)")
-        by_id = {str(it["id"]): it for it in _load_items(items)}
-        missing = [r for r in references if str(r) not in by_id]
-        if missing:
-            raise ValueError(f"{len(missing)} references are not item ids in items, e.g. {missing[:3]}")
-        judge_options = {k: options.pop(k) for k in _JUDGE_OPTIONS if k in options}
-        if judge is None and options.get("ensemble") is None:
-            from audioreason.judges import MMAR_JUDGE_MODEL, OpenAICompatibleJudge
-
-            judge = OpenAICompatibleJudge(model or MMAR_JUDGE_MODEL, **judge_options)
+        chosen = items_for_references(items, references)
+        judge = judge_from_options(judge, model or MMAR_JUDGE_MODEL, options)
         scorer = MMARRubricsScorer(judge, **options)
-        return scorer.score([by_id[str(r)] for r in references], predictions, answers,
-                            return_items=return_items)
+        return scorer.score(chosen, predictions, answers, return_items=return_items)

@@ -1,0 +1,38 @@
+"""Argument handling shared by the thin `evaluate` shells of the judged scorers (one place, not two)."""
+from __future__ import annotations
+
+import json
+from typing import Any, Iterable, MutableMapping, Optional, Sequence, Union
+
+# Client options a metric's compute() forwards to OpenAICompatibleJudge.
+JUDGE_OPTIONS = ("base_url", "api_key_env", "concurrency", "timeout_s", "max_attempts")
+
+
+def load_items(items: Union[str, Iterable[dict]]) -> list[dict]:
+    """Items given as a list of dicts or as the path of a JSON Lines file."""
+    if isinstance(items, str):
+        with open(items, encoding="utf-8") as f:
+            return [json.loads(line) for line in f if line.strip()]
+    return list(items)
+
+
+def items_for_references(items: Union[str, Iterable[dict]], references: Sequence[Any]) -> list[dict]:
+    """The item each reference names by id, in reference order; an error lists ids that are not there."""
+    by_id = {str(it["id"]): it for it in load_items(items)}
+    missing = [r for r in references if str(r) not in by_id]
+    if missing:
+        raise ValueError(f"{len(missing)} references are not item ids in items, e.g. {missing[:3]}")
+    return [by_id[str(r)] for r in references]
+
+
+def judge_from_options(judge: Any, model: Optional[str], options: MutableMapping[str, Any]) -> Any:
+    """The judge passed in, else (when no ensemble is given) an OpenAICompatibleJudge for ``model`` built
+    with the client options, which are taken out of ``options``; None when an ensemble replaces it."""
+    client_options = {k: options.pop(k) for k in JUDGE_OPTIONS if k in options}
+    if judge is not None or options.get("ensemble") is not None:
+        return judge
+    if not model:
+        raise ValueError("a judge model is needed: pass judge=..., ensemble=... or a model name")
+    from .judges import OpenAICompatibleJudge
+
+    return OpenAICompatibleJudge(model, **client_options)
