@@ -241,6 +241,36 @@ def category_text(item_id: str, value: Any, report: ValidationReport) -> Optiona
     return as_text(value)
 
 
+def core_fields(raw: Any, row: int, root: Path, report: ValidationReport,
+                audio_field: str) -> Optional[dict[str, Any]]:
+    """The common-schema fields of one metadata record (id, audio, audio_path, question, choices, answer,
+    answer_index; audio = the absolute path when the file exists, else None), with every problem
+    reported. A record that is not an object is reported and skipped (None)."""
+    if not isinstance(raw, Mapping):
+        report.add("invalid_value", f"row-{row}", f"record is a {type(raw).__name__}, not an object (not built)")
+        report.add("skipped", f"row-{row}", "not an object")
+        return None
+    item_id = record_id(raw, row, report)
+    question = required_text(raw, "question", item_id, report)
+    answer = required_text(raw, "answer", item_id, report)
+    choices, answer_index = check_choices(item_id, raw.get("choices"), answer, report)
+    if not choices:
+        report.add("missing_field", item_id, "choices")
+    audio_path = as_text(raw.get(audio_field))
+    audio: Optional[str] = None
+    if not audio_path:
+        report.add("missing_field", item_id, audio_field)
+        report.add("missing_audio", item_id, f"no {audio_field}")
+    else:
+        path = resolve_audio(root, audio_path)
+        if path.is_file():
+            audio = str(path)
+        else:
+            report.add("missing_audio", item_id, str(path))
+    return {"id": item_id, "audio": audio, "audio_path": audio_path, "question": question,
+            "choices": choices, "answer": answer, "answer_index": answer_index}
+
+
 def record_id(raw: Mapping[str, Any], row: int, report: ValidationReport, key: str = "id") -> str:
     value = raw.get(key)
     if value is None or (isinstance(value, str) and not value.strip()):

@@ -26,8 +26,8 @@ from typing import Any, Mapping, Optional
 
 from datasets import Value
 
-from .common import (BenchmarkBuilder, SourceScan, ValidationReport, as_text, benchmark_features,
-                     category_text, check_choices, record_id, required_text, resolve_audio)
+from .common import (BenchmarkBuilder, SourceScan, ValidationReport, as_text, benchmark_features, category_text,
+                     core_fields)
 
 METADATA_FILE = "mmau-test-mini.json"
 
@@ -72,31 +72,10 @@ def read_metadata(path: Path) -> list[Any]:
 
 def normalize_record(raw: Any, row: int, root: Path, report: ValidationReport) -> Optional[dict[str, Any]]:
     """One MMAU record in the common schema (audio = absolute path or None); issues go to ``report``."""
-    if not isinstance(raw, Mapping):
-        report.add("invalid_value", f"row-{row}", f"record is a {type(raw).__name__}, not an object (not built)")
-        report.add("skipped", f"row-{row}", "not an object")
+    item = core_fields(raw, row, root, report, "audio_id")
+    if item is None:
         return None
-    item_id = record_id(raw, row, report)
-    question = required_text(raw, "question", item_id, report)
-    answer = required_text(raw, "answer", item_id, report)
-    choices, answer_index = check_choices(item_id, raw.get("choices"), answer, report)
-    if not choices:
-        report.add("missing_field", item_id, "choices")
-    audio_path = as_text(raw.get("audio_id"))
-    audio: Optional[str] = None
-    if not audio_path:
-        report.add("missing_field", item_id, "audio_id")
-        report.add("missing_audio", item_id, "no audio_id")
-    else:
-        path = resolve_audio(root, audio_path)
-        if path.is_file():
-            audio = str(path)
-        else:
-            report.add("missing_audio", item_id, str(path))
-    item: dict[str, Any] = {
-        "id": item_id, "audio": audio, "audio_path": audio_path, "question": question,
-        "choices": choices, "answer": answer, "answer_index": answer_index,
-    }
+    item_id = item["id"]
     for key in _TEXT_FIELDS:
         item[key] = as_text(raw.get(key))
     item["category"] = category_text(item_id, raw.get("category"), report)
