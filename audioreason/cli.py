@@ -25,6 +25,9 @@ def _quiet() -> None:
 
     hf_logging.disable_progress_bar()
     hf_logging.set_verbosity_error()
+    import datasets
+
+    datasets.disable_progress_bars()
     warnings.filterwarnings("ignore", category=FutureWarning)
 
 
@@ -36,8 +39,9 @@ def _demo(args: argparse.Namespace) -> int:
     print(f"audioreason demo: {result['sample']}\n")
     print(format_table(result["rows"]))
     print("\nvalue = accuracy for answers/accuracy rows, share of complete parses for the cot row, mean "
-          "metric for aria rows (n/a: backbone unavailable, reason in the backbone column); unanswered = "
-          "outputs from which no choice was extracted.")
+          "metric for aria rows, the named rate or score elsewhere (n/a: unavailable, reason in the last "
+          "column); unanswered = outputs from which no choice was extracted. Rows after mmar_rubrics use the "
+          "small samples their last column names.")
     if result["aria"].get("note"):
         print(f"aria: {result['aria']['note']}.")
     print("Offline backbones are substitutes for the paper's (ARIA: CLAP, all-mpnet-base-v2, "
