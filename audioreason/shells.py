@@ -1,8 +1,9 @@
 """Argument handling shared by the thin `evaluate` shells of the judged scorers (one place, not two)."""
 from __future__ import annotations
 
-import json
 from typing import Any, Iterable, MutableMapping, Optional, Sequence, Union
+
+from .jsonl import read_json_lines
 
 # Client options a metric's compute() forwards to OpenAICompatibleJudge.
 JUDGE_OPTIONS = ("base_url", "api_key_env", "concurrency", "timeout_s", "max_attempts")
@@ -10,10 +11,7 @@ JUDGE_OPTIONS = ("base_url", "api_key_env", "concurrency", "timeout_s", "max_att
 
 def load_items(items: Union[str, Iterable[dict]]) -> list[dict]:
     """Items given as a list of dicts or as the path of a JSON Lines file."""
-    if isinstance(items, str):
-        with open(items, encoding="utf-8") as f:
-            return [json.loads(line) for line in f if line.strip()]
-    return list(items)
+    return read_json_lines(items) if isinstance(items, str) else list(items)
 
 
 def items_for_references(items: Union[str, Iterable[dict]], references: Sequence[Any]) -> list[dict]:

@@ -30,6 +30,7 @@ from dataclasses import dataclass
 from typing import Any, Callable, Hashable, Iterable, Mapping, NamedTuple, Optional, Sequence
 
 from .answers import extract_hybrid, is_gold
+from .jsonl import parse_json_lines
 from .scoring import text_prior as tp
 
 CORRECT, WRONG, ERROR = "correct", "wrong", "error"
@@ -663,15 +664,7 @@ def records_from_jsonl(text: str) -> list[dict[str, Any]]:
         if not isinstance(records, list):
             raise ValueError("a JSON document of records must be a list of objects")
         return records
-    records = []
-    for line_no, line in enumerate(text.splitlines(), start=1):
-        if not line.strip():
-            continue
-        try:
-            records.append(json.loads(line))
-        except json.JSONDecodeError as err:
-            raise ValueError(f"line {line_no} is not valid JSON: {err}") from None
-    return records
+    return parse_json_lines(text)
 
 
 def _pct(value: Optional[float], scale: float = 100.0) -> Optional[float]:

@@ -26,6 +26,7 @@ from datasets import List, Value
 
 from ..audio.io import write_audio
 from ..audio.synth import synthesize_clip
+from ..jsonl import parse_json_lines, read_json_lines
 from .common import (BenchmarkBuilder, SourceScan, ValidationReport, as_text, benchmark_features, category_text,
                      core_fields, resolve_audio)
 
@@ -66,16 +67,7 @@ CITATION = """@inproceedings{ma2025mmar,
 
 def read_metadata(path: Path) -> list[Any]:
     """The JSON lines of an MMAR metadata file (blank lines skipped; a bad line is an error with its number)."""
-    records = []
-    with open(path, encoding="utf-8") as f:
-        for number, line in enumerate(f, 1):
-            if not line.strip():
-                continue
-            try:
-                records.append(json.loads(line))
-            except json.JSONDecodeError as err:
-                raise ValueError(f"{path}:{number}: not valid JSON ({err.msg})") from err
-    return records
+    return read_json_lines(path)
 
 
 def _rubric(item_id: str, value: Any, report: ValidationReport) -> list[dict[str, Any]]:
@@ -142,7 +134,7 @@ class MMARBuilder(BenchmarkBuilder):
 def demo_metadata() -> list[dict[str, Any]]:
     """The demo's 12 MMAR records (real metadata, CC BY-NC 4.0), bundled with the package."""
     text = (resources.files("audioreason") / "resources" / "demo" / "mmar_sample.jsonl").read_text("utf-8")
-    return [json.loads(line) for line in text.splitlines() if line.strip()]
+    return parse_json_lines(text, "mmar_sample.jsonl")
 
 
 def write_raw_folder(records: list[Mapping[str, Any]], root: Union[str, Path], *, seconds: float = 3.0,

@@ -26,6 +26,7 @@ from typing import Any, Mapping, Optional
 
 from datasets import Value
 
+from ..jsonl import parse_json_lines
 from .common import (BenchmarkBuilder, SourceScan, ValidationReport, as_text, benchmark_features, category_text,
                      core_fields)
 
@@ -57,14 +58,7 @@ def read_metadata(path: Path) -> list[Any]:
     try:
         data = json.loads(text)
     except json.JSONDecodeError:
-        records = []
-        for number, line in enumerate(text.splitlines(), 1):
-            if line.strip():
-                try:
-                    records.append(json.loads(line))
-                except json.JSONDecodeError as err:
-                    raise ValueError(f"{path}:{number}: neither a JSON array nor JSON lines ({err.msg})") from err
-        return records
+        return parse_json_lines(text, str(path))  # not a JSON array: JSON lines, tolerated
     if not isinstance(data, list):
         raise ValueError(f"{path}: expected a JSON array of records, got a {type(data).__name__}")
     return data

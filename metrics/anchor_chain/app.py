@@ -7,6 +7,7 @@ import os
 import gradio as gr
 
 from audioreason.anchor_chain import demo_items, score_anchor_chain, score_mcq_accuracy
+from audioreason.jsonl import parse_json_lines
 
 _anchor, _anchor_replies, _native, _native_replies = demo_items()
 EXAMPLE_CHAIN = "\n".join(json.dumps({**item, "reply": reply}) for item, reply in zip(_anchor, _anchor_replies))
@@ -15,8 +16,8 @@ EXAMPLE_MCQ = "\n".join(json.dumps({**item, "reply": reply}) for item, reply in 
 
 def score(rows_text: str, task: str, parse: str):
     try:
-        rows = [json.loads(line) for line in rows_text.splitlines() if line.strip()]
-    except json.JSONDecodeError as err:
+        rows = parse_json_lines(rows_text)
+    except ValueError as err:
         raise gr.Error(f"each line must be one JSON object: {err}")
     if not rows:
         raise gr.Error("Paste at least one JSON line.")

@@ -8,6 +8,7 @@ import os
 import gradio as gr
 
 from audioreason.audiospan_rubric import score_verdicts, validate_reply
+from audioreason.jsonl import parse_json_lines
 
 EXAMPLE = "\n".join(json.dumps(row) for row in [
     {"item": {"id": "oeq1", "duration_tier": "S", "language": "en", "cognitive_level": "P",
@@ -24,8 +25,8 @@ EXAMPLE = "\n".join(json.dumps(row) for row in [
 
 def score(rows_text: str):
     try:
-        rows = [json.loads(line) for line in rows_text.splitlines() if line.strip()]
-    except json.JSONDecodeError as err:
+        rows = parse_json_lines(rows_text)
+    except ValueError as err:
         raise gr.Error(f"each line must be one JSON object: {err}")
     if not rows:
         raise gr.Error("Paste at least one JSON line.")
