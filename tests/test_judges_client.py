@@ -43,6 +43,8 @@ SCRIPT = {"scenarios": {
     "wrong_length": [{"reply": verdict([1, 1], NAMES[:2])}],
     "invalid_forever": [{"reply": "I cannot grade this."}],
     "always_500": [{"status": 500, "body": {"error": {"message": "overloaded"}}}],
+    "always_429": [{"status": 429, "body": {"error": {"message": "slow down"}}}],
+    "always_hang": [{"hang_s": 2.0}],
     "unauthorized": [{"echo_auth": True, "status": 401}],
     "marker": [{"reply_from_marker": True}],
     "honest_despite_injection": [{"reply": GOOD}],
@@ -224,15 +226,51 @@ def test_prompt_injection_stays_in_the_user_turn_and_does_not_move_the_verdict(s
 
 
 def test_exhausted_retries_are_recorded_failures_not_exceptions(server):
-    runner = make_runner(server, "always_500", max_attempts=3)
+    runner = make_runner(server, "always_429", max_attempts=3)
     batch = [JudgeRequest(f"exhausted-{i}", messages(f"exhausted-{i}"), SCHEMA) for i in range(3)]
     results = runner.run(batch)
     assert [r.status for r in results] == ["call_failed"] * 3
     for r in results:
-        assert r.verdict is None and r.calls == 3 and r.call_errors == {"server_error": 3}
-        assert "gave up after 3 attempts" in r.error and "overloaded" in r.error
-    assert len(requests_for(server, "always_500")) == 9
-    assert runner.stats.call_failed == 3 and runner.stats.server_errors == 9 and runner.stats.retries == 6
+        assert r.verdict is None and r.calls == 3 and r.call_errors == {"rate_limited": 3}
+        assert "gave up after 3 attempts" in r.error and "slow down" in r.error
+    assert len([r for r in requests_for(server, "always_429") if "exhausted-" in r["messages"][1]["content"]]) == 9
+    assert runner.stats.call_failed == 3 and runner.stats.rate_limited == 9 and runner.stats.retries == 6
+
+
+def test_a_dead_server_is_asked_three_times_not_twenty(server):
+    """A 5xx is a broken deployment: 3 requests (the openai client's default), where 429s get all 20."""
+    runner = make_runner(server, "always_500")  # max_attempts=20 by default
+    started = time.monotonic()
+    result = judge_one(runner, "dead")
+    assert result.status == "call_failed" and result.calls == 3 and result.call_errors == {"server_error": 3}
+    assert "gave up after 3 server errors" in result.error and "overloaded" in result.error
+    assert time.monotonic() - started < 2.0
+    assert len([r for r in requests_for(server, "always_500") if "[dead]" in r["messages"][1]["content"]]) == 3
+    busy = judge_one(make_runner(server, "always_429", max_attempts=7), "busy")
+    assert busy.calls == 7 and busy.call_errors == {"rate_limited": 7}
+    one = judge_one(make_runner(server, "always_500", server_error_attempts=1), "dead-once")
+    assert one.calls == 1 and one.status == "call_failed"
+
+
+def test_a_time_budget_bounds_retries_of_a_hanging_server(server):
+    from audioreason.judges import TimeBudget
+
+    runner = make_runner(server, "always_hang", timeout_s=0.4, max_attempts=20, backoff_base_s=0.01)
+    budget = TimeBudget(1.0)
+    started = time.monotonic()
+
+    async def main():
+        try:
+            return await runner.ajudge(JudgeRequest("hung", messages("hung"), SCHEMA), budget)
+        finally:
+            await runner.judge.aclose()
+
+    result = asyncio.run(main())
+    elapsed = time.monotonic() - started
+    assert result.status == "call_failed" and "time budget of 1 s ran out" in result.error
+    assert result.call_errors["timeout"] >= 2 and result.call_errors["deadline"] == 1
+    assert elapsed < 1.6  # 20 attempts x 0.4 s would be 8 s
+    assert runner.stats.deadlines == 1 and budget.exhausted
 
 
 def test_invalid_forever_records_raw_replies_and_is_cached(server, tmp_path):

@@ -63,9 +63,9 @@ class Recording:
     def __init__(self, judge):
         self.inner, self.name, self.sent = judge, judge.name, []
 
-    async def complete(self, messages, params):
+    async def complete(self, messages, params, budget=None):
         self.sent.append([dict(m) for m in messages])
-        return await self.inner.complete(messages, params)
+        return await self.inner.complete(messages, params, budget)
 
     async def aclose(self):
         await self.inner.aclose()

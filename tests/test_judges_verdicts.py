@@ -251,3 +251,52 @@ def test_json_reply_schema_uses_the_callers_validator():
     follow = reask_messages([{"role": "user", "content": "Write criteria."}], "[]", error, RUBRIC_SCHEMA)
     assert follow[-1]["content"].endswith("reply with a JSON list of 2 criteria")
     assert RUBRIC_SCHEMA.to_dict() == {"kind": "json", "name": "rubric-k2", "version": "1"}
+
+
+OFFICIAL = VerdictSchema.from_criteria(RUBRIC, reading="mmar_official")
+
+
+@pytest.mark.parametrize("reply, scores, warnings", [
+    # the text from the first "[{" to the last "}]": prose and fences around it are fine
+    ("Sure.\n```json\n" + json.dumps(verdict_list([1, 0, 1])) + "\n```", [1, 0, 1], 0),
+    # JSON true/false are numbers to the official check (Python's bool is an int): 1 and 0
+    (json.dumps(verdict_list([True, False, True])), [1, 0, 1], 0),
+    (json.dumps(verdict_list([1.0, 0.0, 1])), [1.0, 0.0, 1], 0),
+    # matched by position: other names only warn
+    (json.dumps(verdict_list([0, 1, 1], ["a", "b", RUBRIC[2]["name"]])), [0, 1, 1], 2),
+    # reversed order is read by position too (the tolerant reading would reorder by name)
+    (json.dumps(list(reversed(verdict_list([1, 0, 0])))), [0, 0, 1], 2),
+    # an object around the list: the span is the inner list
+    ('{"criteria": ' + json.dumps(verdict_list([0, 1, 0])) + "}", [0, 1, 0], 0),
+])
+def test_official_reading_accepts_what_the_official_scorer_accepts(reply, scores, warnings):
+    outcome = parse_verdict(reply, OFFICIAL)
+    assert outcome.ok, outcome.error
+    assert [s.score for s in outcome.verdict.scores] == scores
+    assert [s.name for s in outcome.verdict.scores] == [c["name"] for c in RUBRIC]
+    assert outcome.verdict.normalized == pytest.approx(sum(scores) / 3)
+    assert len(outcome.warnings) == warnings
+    assert all(type(s.score) is not bool for s in outcome.verdict.scores)
+
+
+@pytest.mark.parametrize("reply, error", [
+    # two lists: the greedy span from the first "[{" to the last "}]" is not one JSON value
+    (json.dumps(verdict_list([1, 1, 1])) + " or maybe " + json.dumps(verdict_list([0, 0, 0])), "invalid JSON"),
+    (json.dumps(verdict_list([1, 1])), "expected 3 criteria, got 2"),
+    (json.dumps(verdict_list([1, 2, 1])), "score 2 is not one of"),
+    (json.dumps(verdict_list([1, "1", 1])), 'score "1" is not one of'),
+    (json.dumps([{"name": "x", "score": 1}, {"score": 1}, {"name": "z", "score": 0}]), 'item 2 must be an object'),
+    ("No JSON here at all.", "invalid JSON"),
+    ('{"name": "x", "score": 1}', "must be a JSON list"),
+    ('[{"name": "a", "score": NaN}, {"name": "b", "score": 1}, {"name": "c", "score": 1}]', "score NaN is not"),
+])
+def test_official_reading_rejects_what_the_official_scorer_rejects(reply, error):
+    outcome = parse_verdict(reply, OFFICIAL)
+    assert not outcome.ok and error in outcome.error
+
+
+def test_official_reading_is_part_of_the_cache_key_and_only_for_criteria():
+    assert OFFICIAL.to_dict()["reading"] == "mmar_official" and OFFICIAL.match_names is False
+    assert "reading" not in SCHEMA.to_dict()  # keys of the tolerant reading did not change
+    with pytest.raises(ValueError, match="reading"):
+        VerdictSchema("score", allowed_scores=(1, 2), reading="mmar_official")

@@ -7,8 +7,9 @@ import pytest
 
 from audioreason.answers import official_string_match
 from audioreason.judges import aggregate
-from audioreason.scoring.mmar_rubrics import (FAILED, GATED, JUDGED, ItemScore, groups_of, instance_score,
-                                              rater_score, score_table, summarize)
+from audioreason.scoring.mmar_rubrics import (FAILED, GATED, JUDGED, ItemScore, StatisticUnavailable, groups_of,
+                                              instance_score, krippendorff_alpha, rater_score, score_table,
+                                              summarize)
 
 FIXTURE = Path(__file__).parent / "fixtures" / "mmar_subset.jsonl"
 ITEMS = [json.loads(line) for line in FIXTURE.read_text(encoding="utf-8").splitlines() if line.strip()]
@@ -171,7 +172,51 @@ def test_krippendorff_alpha_matches_the_published_example():
 
     assert krippendorff_alpha(KRIPPENDORFF_EXAMPLE, "nominal") == pytest.approx(0.743, abs=5e-4)
     assert krippendorff_alpha(KRIPPENDORFF_EXAMPLE, "interval") == pytest.approx(0.849, abs=5e-4)
-    assert krippendorff_alpha({"A": [1, 0, 1]}) is None  # one rater: undefined
-    assert krippendorff_alpha({"A": [1, None], "B": [None, 0]}) is None  # no unit rated twice
+    with pytest.raises(StatisticUnavailable, match="two raters"):
+        krippendorff_alpha({"A": [1, 0, 1]})
+    with pytest.raises(StatisticUnavailable, match="scored by two raters"):
+        krippendorff_alpha({"A": [1, None], "B": [None, 0]})
     with pytest.raises(ValueError, match="different numbers"):
         krippendorff_alpha({"A": [1, 0], "B": [1]})
+
+
+@pytest.mark.parametrize("rows", [
+    [[1.0] * 5, [1.0] * 5],  # an all-pass judge
+    [[0.0] * 5, [0.0] * 5, [0.0] * 5],  # an all-fail judge
+    [[0.6] * 5, [None] * 5],  # one judged item plus one whose raters all failed
+    [[0.4, 0.4, None, 0.4, 0.4], [0.2, None, None, None, None]],  # the only other value is not pairable
+])
+def test_alpha_on_a_single_value_is_unavailable_with_the_reason_not_a_crash(rows):
+    """krippendorff raises "There has to be more than one value in the domain" here; it must not reach
+    the caller, whose scores were computed (and paid for) before the statistic."""
+    from audioreason.scoring.mmar_rubrics import rater_reliability
+
+    out = rater_reliability(rows, 5, ["gpt-4o-2024-11-20"])
+    assert out["alpha"] is None and "one value" in out["unavailable"] and "undefined" in out["unavailable"]
+    assert out["items"] == len(rows) and out["kind"] == "intra-rater (draws of one judge)"
+    with pytest.raises(StatisticUnavailable):
+        krippendorff_alpha({f"r{j}": [row[j] for row in rows] for j in range(5)})
+
+
+def test_reliability_reports_every_undefined_case_and_a_library_failure(monkeypatch):
+    from audioreason.scoring.mmar_rubrics import rater_reliability
+    import krippendorff
+
+    assert rater_reliability([[0.2], [0.4]], 1, ["j"])["unavailable"] == "alpha needs at least two raters"
+    assert rater_reliability([], 5, ["j"])["unavailable"] == "no reasoning path was scored by two raters"
+    both = rater_reliability([[0.2, 0.4], [0.6, 0.6], [1.0, 0.8]], 2, ["a", "b"])
+    assert both["kind"] == "inter-rater (judge models)" and both["unavailable"] is None
+    # interval alpha by hand: pairable values 0.2,0.4 | 0.6,0.6 | 1.0,0.8 (n = 6)
+    # D_o = sum over units of 2*(a-b)^2 / (n_u - 1) / n = (2*0.04 + 0 + 2*0.04) / 6
+    # D_e = sum over all ordered pairs of (a-b)^2 / (n (n-1))
+    values = [0.2, 0.4, 0.6, 0.6, 1.0, 0.8]
+    d_o = (2 * 0.04 + 0 + 2 * 0.04) / 6
+    d_e = sum((a - b) ** 2 for a in values for b in values) / (6 * 5)
+    assert both["alpha"] == pytest.approx(1 - d_o / d_e)
+
+    def broken(**kwargs):
+        raise RuntimeError("library failure")
+
+    monkeypatch.setattr(krippendorff, "alpha", broken)
+    failed = rater_reliability([[0.2, 0.4], [0.6, 0.6]], 2, ["a", "b"])
+    assert failed["alpha"] is None and failed["unavailable"] == "RuntimeError: library failure"

@@ -14,17 +14,21 @@ Modules: ``client`` (OpenAI-compatible HTTP judge), ``local`` (in-process transf
 ``runner`` (requests -> results), ``ensemble`` (raters and aggregations), ``base`` (sampling parameters,
 completions, call errors, credential scrubbing).
 """
-from .base import (MMAR_JUDGE_MODEL, MMAR_MAX_ATTEMPTS, MMAR_SEED, MMAR_TEMPERATURE, Completion, Judge,
-                   JudgeCallError, SamplingParams, scrub)
+from .base import (MMAR_CLIENT_REQUESTS, MMAR_JUDGE_MODEL, MMAR_MAX_ATTEMPTS, MMAR_SEED, MMAR_TEMPERATURE,
+                   MMAR_TIMEOUT_S, TRANSIENT_KINDS, Completion, Judge, JudgeCallError, SamplingParams, TimeBudget,
+                   scrub)
 from .cache import VerdictCache, cache_key
 from .client import AdaptiveLimiter, OpenAICompatibleJudge, parse_retry_after
-from .ensemble import AGGREGATIONS, Aggregate, EnsembleItem, EnsembleResult, JudgeEnsemble, Rater, aggregate
+from .ensemble import (AGGREGATIONS, DEFAULT_ITEM_TIMEOUT_S, Aggregate, EnsembleItem, EnsembleResult, JudgeEnsemble,
+                       Rater, aggregate)
 from .local import LocalJudge
 from .runner import CALL_FAILED, INVALID, OK, JudgeRequest, JudgeResult, JudgeRunner, JudgeStats
 from .verdicts import (Criterion, CriterionScore, JsonReplySchema, ParseOutcome, ReplySchema, Verdict,
-                       VerdictSchema, extract_json_values, parse_verdict, reask_messages, validate_value)
+                       VerdictSchema, extract_json_values, parse_mmar_official, parse_verdict, reask_messages,
+                       validate_value)
 
-__all__ = ["AGGREGATIONS", "AdaptiveLimiter", "Aggregate", "CALL_FAILED", "Completion", "Criterion",
+__all__ = ["AGGREGATIONS", "DEFAULT_ITEM_TIMEOUT_S", "MMAR_CLIENT_REQUESTS", "MMAR_TIMEOUT_S", "TRANSIENT_KINDS",
+           "TimeBudget", "parse_mmar_official", "AdaptiveLimiter", "Aggregate", "CALL_FAILED", "Completion", "Criterion",
            "CriterionScore", "EnsembleItem", "EnsembleResult", "INVALID", "Judge", "JudgeCallError",
            "JsonReplySchema", "JudgeEnsemble", "JudgeRequest", "JudgeResult", "JudgeRunner", "JudgeStats", "LocalJudge",
            "MMAR_JUDGE_MODEL", "MMAR_MAX_ATTEMPTS", "MMAR_SEED", "MMAR_TEMPERATURE", "OK",

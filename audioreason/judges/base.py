@@ -1,15 +1,29 @@
 """Types shared by every judge backend: sampling parameters, one completion, a failed call, the protocol."""
 from __future__ import annotations
 
+import math
 import re
+import time
 from dataclasses import dataclass, field
 from typing import Any, Mapping, Optional, Protocol, Sequence, runtime_checkable
 
-# The official MMAR-Rubrics judge settings (../shared/seeds/README.md).
+# The official MMAR-Rubrics judge settings (the MMAR repository's code/evaluation_rubrics.py, the scorer of
+# "The Interspeech 2026 Audio Reasoning Challenge", arXiv:2602.14224): gpt-4o-2024-11-20 at temperature 0
+# with seed 42, 20 attempts per rater, a 120 s request timeout, and the openai client's own default of
+# 2 retries inside each attempt (3 requests).
 MMAR_JUDGE_MODEL = "gpt-4o-2024-11-20"
 MMAR_TEMPERATURE = 0.0
 MMAR_SEED = 42
 MMAR_MAX_ATTEMPTS = 20
+MMAR_TIMEOUT_S = 120.0
+MMAR_CLIENT_REQUESTS = 3
+
+# Failure kinds counted per call (Completion.call_errors / JudgeCallError.kind).
+RATE_LIMITED, TIMEOUT, SERVER_ERROR, CONNECTION_ERROR, BAD_RESPONSE, CLIENT_ERROR, DEADLINE = (
+    "rate_limited", "timeout", "server_error", "connection_error", "bad_response", "client_error", "deadline")
+# Kinds that a later attempt may cure (a busy or unreachable server), as opposed to a server that answers
+# with an error, a request it rejects, or an exhausted time budget.
+TRANSIENT_KINDS = frozenset({RATE_LIMITED, TIMEOUT, CONNECTION_ERROR})
 
 
 @dataclass(frozen=True)
@@ -65,13 +79,45 @@ class JudgeCallError(Exception):
         self.retryable = retryable
 
 
+class TimeBudget:
+    """Seconds of active judging allowed for one item: every rater, retry, re-ask and back-off of it.
+
+    The clock starts when the item's first request gets a slot from the judge (``start``), not when the item
+    is queued, so a long run does not time out the items waiting their turn. Shared by the item's raters."""
+
+    def __init__(self, seconds: float):
+        if not seconds > 0:
+            raise ValueError("a time budget needs a positive number of seconds")
+        self.seconds = float(seconds)
+        self.started: Optional[float] = None
+
+    def start(self) -> None:
+        if self.started is None:
+            self.started = time.monotonic()
+
+    def remaining(self) -> float:
+        if self.started is None:
+            return math.inf
+        return self.seconds - (time.monotonic() - self.started)
+
+    @property
+    def exhausted(self) -> bool:
+        return self.remaining() <= 0
+
+    def error(self, attempts: int = 0) -> "JudgeCallError":
+        return JudgeCallError(f"the item's time budget of {self.seconds:g} s ran out", kind=DEADLINE,
+                              attempts=attempts, call_errors={DEADLINE: 1})
+
+
 @runtime_checkable
 class Judge(Protocol):
-    """What the runner needs from a judge backend."""
+    """What the runner needs from a judge backend. ``budget`` (may be None): stop retrying, and raise the
+    budget's ``error()``, once it is exhausted; call ``budget.start()`` when a request first gets a slot."""
 
     name: str  # identifies the model in cache keys and results (never a URL or a key)
 
-    async def complete(self, messages: Sequence[Mapping[str, Any]], params: Mapping[str, Any]) -> Completion:
+    async def complete(self, messages: Sequence[Mapping[str, Any]], params: Mapping[str, Any],
+                       budget: Optional[TimeBudget] = None) -> Completion:
         ...
 
     async def aclose(self) -> None:

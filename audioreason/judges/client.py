@@ -8,9 +8,14 @@ Flow control, all in this module (the ``openai`` client's own retries are switch
   * a 429's ``Retry-After`` (seconds or an HTTP date; also ``retry-after-ms``) pauses *every* request to
     that server until it has passed, not only the one that got it;
   * bounded retries (``max_attempts`` requests per reply, default 20 as in the MMAR scorer) with
-    exponential backoff and full jitter for 429, 408/409, 5xx, timeouts, connection errors and broken
-    bodies; other 4xx (bad request, auth, not found) fail at once, since repeating cannot fix them;
-  * a hard per-request timeout (``timeout_s``), counted and retried.
+    exponential backoff and full jitter for 429, 408/409, timeouts, connection errors and broken bodies;
+  * a server that answers 5xx is asked at most ``server_error_attempts`` times (default 3, the openai
+    client's own default of 2 retries, which is what the official MMAR scorer gets): a 5xx is a broken
+    deployment far more often than a busy one, and 20 back-offs on a dead server cost minutes per item;
+  * other 4xx (bad request, auth, not found) fail at once, since repeating cannot fix them;
+  * a hard per-request timeout (``timeout_s``), counted and retried;
+  * an optional ``TimeBudget`` per call (the runner passes the item's): no request starts, and no back-off
+    runs, past it; each request's timeout is cut to what is left of it.
 
 The API key is read from an environment variable (``api_key_env``) when the client is first used; it is
 never stored on this object, and every error message passes through ``scrub`` before it is raised,
@@ -27,13 +32,12 @@ import time
 from collections import deque
 from typing import Any, Mapping, Optional, Sequence
 
-from .base import MMAR_MAX_ATTEMPTS, Completion, JudgeCallError, scrub
+from .base import (BAD_RESPONSE, CLIENT_ERROR, CONNECTION_ERROR, MMAR_MAX_ATTEMPTS, RATE_LIMITED, SERVER_ERROR,
+                   TIMEOUT, Completion, JudgeCallError, TimeBudget, scrub)
 
 log = logging.getLogger("audioreason.judges")
 
-# Failure kinds counted per call (Completion.call_errors / JudgeCallError.call_errors).
-RATE_LIMITED, TIMEOUT, SERVER_ERROR, CONNECTION_ERROR, BAD_RESPONSE, CLIENT_ERROR = (
-    "rate_limited", "timeout", "server_error", "connection_error", "bad_response", "client_error")
+DEFAULT_SERVER_ERROR_ATTEMPTS = 3
 _RETRYABLE_STATUS = {408, 409, 429}
 
 
@@ -124,11 +128,12 @@ class OpenAICompatibleJudge:
 
     def __init__(self, model: str, *, base_url: Optional[str] = None, api_key_env: Optional[str] = "OPENAI_API_KEY",
                  name: Optional[str] = None, concurrency: int = 8, timeout_s: float = 60.0,
-                 max_attempts: int = MMAR_MAX_ATTEMPTS, backoff_base_s: float = 1.0, backoff_max_s: float = 60.0,
+                 max_attempts: int = MMAR_MAX_ATTEMPTS, server_error_attempts: int = DEFAULT_SERVER_ERROR_ATTEMPTS,
+                 backoff_base_s: float = 1.0, backoff_max_s: float = 60.0,
                  max_retry_after_s: float = 300.0, default_headers: Optional[Mapping[str, str]] = None,
                  rng: Optional[random.Random] = None):
-        if max_attempts < 1:
-            raise ValueError("max_attempts must be at least 1")
+        if max_attempts < 1 or server_error_attempts < 1:
+            raise ValueError("max_attempts and server_error_attempts must be at least 1")
         self.model = model
         self.name = name or model
         self.base_url = base_url
@@ -136,6 +141,7 @@ class OpenAICompatibleJudge:
         self.concurrency = concurrency
         self.timeout_s = timeout_s
         self.max_attempts = max_attempts
+        self.server_error_attempts = server_error_attempts
         self.backoff_base_s = backoff_base_s
         self.backoff_max_s = backoff_max_s
         self.max_retry_after_s = max_retry_after_s
@@ -188,7 +194,8 @@ class OpenAICompatibleJudge:
         """Full jitter: uniform in [0, min(max, base * 2^(attempt-1))]."""
         return self._rng.uniform(0.0, min(self.backoff_max_s, self.backoff_base_s * 2 ** (attempt - 1)))
 
-    async def complete(self, messages: Sequence[Mapping[str, Any]], params: Mapping[str, Any]) -> Completion:
+    async def complete(self, messages: Sequence[Mapping[str, Any]], params: Mapping[str, Any],
+                       budget: Optional[TimeBudget] = None) -> Completion:
         import openai
 
         client, limiter = self._resources()
@@ -200,15 +207,22 @@ class OpenAICompatibleJudge:
         waited, last_error = 0.0, ""
         for attempt in range(1, self.max_attempts + 1):
             waited += await limiter.acquire()
+            timeout = self.timeout_s
+            if budget is not None:
+                budget.start()
+                timeout = min(timeout, budget.remaining())
+                if timeout <= 0:
+                    limiter.release()
+                    raise self._out_of_time(budget, attempt - 1, errors, waited)
             kind, retry_after, overloaded = None, None, False
             try:
                 response = await asyncio.wait_for(
                     client.post("/chat/completions", body=body, cast_to=_raw_response_type(),
-                                options={"timeout": self.timeout_s}),
-                    timeout=self.timeout_s)
+                                options={"timeout": timeout}),
+                    timeout=timeout)
                 completion = self._read(response)
             except (asyncio.TimeoutError, openai.APITimeoutError):
-                kind, overloaded, last_error = TIMEOUT, True, f"no reply within {self.timeout_s:g} s"
+                kind, overloaded, last_error = TIMEOUT, True, f"no reply within {timeout:g} s"
             except openai.APIStatusError as err:
                 status = err.status_code
                 last_error = f"HTTP {status}: {err.message}"
@@ -240,10 +254,15 @@ class OpenAICompatibleJudge:
                 retry_after = min(retry_after, self.max_retry_after_s)
             limiter.release(overloaded=overloaded, retry_after_s=retry_after)
             errors[kind] = errors.get(kind, 0) + 1
+            if kind == SERVER_ERROR and errors[kind] >= self.server_error_attempts:
+                raise self._error(f"gave up after {errors[kind]} server errors; last error: {last_error}",
+                                  SERVER_ERROR, attempt, errors, waited)
             if attempt == self.max_attempts:
                 break
             # Honour Retry-After (every request waits for it in acquire()); otherwise back off with jitter.
             delay = self._backoff(attempt) if retry_after is None else 0.0
+            if budget is not None and delay >= budget.remaining():
+                raise self._out_of_time(budget, attempt, errors, waited)
             log.info("judge %s: %s (attempt %d of %d); retrying in %.2f s%s", self.name,
                      scrub(last_error, self._secrets()), attempt, self.max_attempts, delay,
                      f" after Retry-After {retry_after:g} s" if retry_after is not None else "")
@@ -253,6 +272,15 @@ class OpenAICompatibleJudge:
         raise self._error(f"gave up after {self.max_attempts} attempts; last error: {last_error}",
                           max(errors, key=errors.get) if errors else SERVER_ERROR, self.max_attempts, errors,
                           waited, retryable=True)
+
+    def _out_of_time(self, budget: TimeBudget, attempts: int, errors: dict[str, int], waited: float
+                     ) -> JudgeCallError:
+        err = budget.error(attempts)
+        for kind, n in errors.items():
+            err.call_errors[kind] = err.call_errors.get(kind, 0) + n
+        err.waited_s = waited
+        log.warning("judge %s: %s", self.name, err)
+        return err
 
     def _error(self, message: str, kind: str, attempts: int, errors: dict[str, int], waited: float,
                retryable: bool = False) -> JudgeCallError:

@@ -9,6 +9,11 @@ Aggregations, over the raters whose verdict validated (failed raters are exclude
   * "majority": the most frequent value; a tie goes to the *lowest* tied value (a conservative,
     deterministic choice: a criterion split 2-2 is not satisfied) and sets ``Aggregate.tie``.
 No valid rater at all gives ``value=None``, never 0.
+
+Each item is judged on its own: its raters run concurrently, or in rater order with
+``stop_at_first_failure=True`` (the official MMAR-Rubrics scorer: an item whose rater fails for good is
+dropped, so the raters after it are never paid for; ``EnsembleResult.skipped`` counts them). An item's raters
+share one ``TimeBudget`` of ``item_timeout_s`` seconds, counted from its first request's slot.
 """
 from __future__ import annotations
 
@@ -19,9 +24,11 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any, Mapping, Optional, Sequence, Union
 
-from .base import Judge, SamplingParams
+from .base import Judge, SamplingParams, TimeBudget
 from .cache import VerdictCache
 from .runner import DEFAULT_MAX_REASKS, JudgeRequest, JudgeResult, JudgeRunner, JudgeStats
+
+DEFAULT_ITEM_TIMEOUT_S = 900.0
 from .verdicts import ReplySchema
 
 AGGREGATIONS = ("mean", "trimmed_mean", "majority")
@@ -82,13 +89,15 @@ class EnsembleItem:
 
 @dataclass
 class EnsembleResult:
-    """Per item: every rater's result (in rater order), the aggregate of their normalized scores, and one
-    aggregate per criterion (same method) over the raters' criterion scores."""
+    """Per item: every called rater's result (in rater order), the aggregate of their normalized scores, and
+    one aggregate per criterion (same method) over the raters' criterion scores. ``skipped``: raters never
+    called because an earlier one failed (``stop_at_first_failure``)."""
 
     item_id: str
     results: list[JudgeResult]
     score: Aggregate
     criteria: dict[str, Aggregate] = field(default_factory=dict)
+    skipped: int = 0
 
     @property
     def n_valid(self) -> int:
@@ -101,18 +110,26 @@ class EnsembleResult:
     def to_dict(self) -> dict[str, Any]:
         return {"item_id": self.item_id, "score": self.score.to_dict(),
                 "criteria": {k: a.to_dict() for k, a in self.criteria.items()},
-                "results": [r.to_dict() for r in self.results]}
+                "results": [r.to_dict() for r in self.results], "skipped": self.skipped}
 
 
 class JudgeEnsemble:
     """Judges each item with every rater (concurrently, one runner per judge, one shared cache) and
-    aggregates. ``JudgeEnsemble.draws(judge, 5, aggregation="trimmed_mean")`` is the MMAR set-up."""
+    aggregates. ``JudgeEnsemble.draws(judge, 5, aggregation="trimmed_mean")`` is the MMAR set-up.
+
+    item_timeout_s: the time budget of one item (all its raters, retries and back-offs; None: unbounded).
+    stop_at_first_failure: judge an item's raters one after another and stop at the first that fails.
+    max_reasks, on_invalid, retry_invalid_cached: passed to each ``JudgeRunner``.
+    """
 
     def __init__(self, raters: Sequence[Rater], *, aggregation: str = "mean", trim: int = 1,
                  sampling: SamplingParams = SamplingParams(), cache: Union[VerdictCache, str, Path, None] = None,
-                 max_reasks: int = DEFAULT_MAX_REASKS, retry_invalid_cached: bool = False):
+                 max_reasks: int = DEFAULT_MAX_REASKS, on_invalid: str = "reask", retry_invalid_cached: bool = False,
+                 item_timeout_s: Optional[float] = DEFAULT_ITEM_TIMEOUT_S, stop_at_first_failure: bool = False):
         if not raters:
             raise ValueError("an ensemble needs at least one rater")
+        if item_timeout_s is not None and not item_timeout_s > 0:
+            raise ValueError("item_timeout_s must be a positive number of seconds, or None")
         if aggregation not in AGGREGATIONS:
             raise ValueError(f"unknown aggregation {aggregation!r}; choose one of {AGGREGATIONS}")
         seen = [(r.judge.name, r.index) for r in raters]
@@ -120,6 +137,7 @@ class JudgeEnsemble:
             raise ValueError("two raters share a judge and an index: they would share cached verdicts")
         self.raters = list(raters)
         self.aggregation, self.trim = aggregation, trim
+        self.item_timeout_s, self.stop_at_first_failure = item_timeout_s, stop_at_first_failure
         self.cache = VerdictCache(cache) if isinstance(cache, (str, Path)) else cache
         # One runner per (judge, sampling): they share the cache and each judge's concurrency limit.
         self._runners: dict[tuple[int, int], JudgeRunner] = {}
@@ -128,7 +146,7 @@ class JudgeEnsemble:
             slot = (id(r.judge), id(params))
             if slot not in self._runners:
                 self._runners[slot] = JudgeRunner(r.judge, sampling=params, cache=self.cache, max_reasks=max_reasks,
-                                                  retry_invalid_cached=retry_invalid_cached)
+                                                  on_invalid=on_invalid, retry_invalid_cached=retry_invalid_cached)
         self._rater_runner = [self._runners[(id(r.judge), id(r.sampling or sampling))] for r in self.raters]
 
     @classmethod
@@ -168,25 +186,27 @@ class JudgeEnsemble:
         return asyncio.run(main())
 
     async def arun(self, items: Sequence[EnsembleItem]) -> list[EnsembleResult]:
-        per_runner: dict[int, list[tuple[int, int, JudgeRequest]]] = {}
-        for i, item in enumerate(items):
-            for j, (rater, runner) in enumerate(zip(self.raters, self._rater_runner)):
-                per_runner.setdefault(id(runner), []).append(
-                    (i, j, JudgeRequest(item.item_id, item.messages, item.schema, rater.index)))
-        runners = {id(r): r for r in self._rater_runner}
-        outcomes = await asyncio.gather(*(runners[rid].arun([req for _, _, req in entries])
-                                          for rid, entries in per_runner.items()))
-        grid: list[list[Optional[JudgeResult]]] = [[None] * len(self.raters) for _ in items]
-        for (rid, entries), results in zip(per_runner.items(), outcomes):
-            for (i, j, _), result in zip(entries, results):
-                grid[i][j] = result
-        return [self._combine(item, [r for r in row if r is not None]) for item, row in zip(items, grid)]
+        return list(await asyncio.gather(*(self._judge_item(item) for item in items)))
 
-    def _combine(self, item: EnsembleItem, results: list[JudgeResult]) -> EnsembleResult:
+    async def _judge_item(self, item: EnsembleItem) -> EnsembleResult:
+        budget = TimeBudget(self.item_timeout_s) if self.item_timeout_s is not None else None
+        calls = [(runner, JudgeRequest(item.item_id, item.messages, item.schema, rater.index))
+                 for rater, runner in zip(self.raters, self._rater_runner)]
+        if not self.stop_at_first_failure:
+            results = list(await asyncio.gather(*(runner.ajudge(request, budget) for runner, request in calls)))
+            return self._combine(item, results)
+        results = []
+        for runner, request in calls:
+            results.append(await runner.ajudge(request, budget))
+            if not results[-1].ok:
+                break
+        return self._combine(item, results, skipped=len(calls) - len(results))
+
+    def _combine(self, item: EnsembleItem, results: list[JudgeResult], skipped: int = 0) -> EnsembleResult:
         score = aggregate([r.score for r in results], self.aggregation, self.trim)
         criteria: dict[str, Aggregate] = {}
         if item.schema.kind == "criteria":
             for c in item.schema.criteria:
                 criteria[c.name] = aggregate([r.verdict.score_of(c.name) if r.verdict is not None else None
                                               for r in results], self.aggregation, self.trim)
-        return EnsembleResult(item.item_id, results, score, criteria)
+        return EnsembleResult(item.item_id, results, score, criteria, skipped)

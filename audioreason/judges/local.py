@@ -16,7 +16,7 @@ import asyncio
 from dataclasses import dataclass
 from typing import Any, Mapping, Optional, Sequence
 
-from .base import Completion, JudgeCallError
+from .base import Completion, JudgeCallError, TimeBudget
 
 DEFAULT_LOCAL_JUDGE = "packaged:SmolLM2-135M-Instruct"
 
@@ -63,7 +63,13 @@ class LocalJudge:
     async def aclose(self) -> None:  # the model stays loaded for the process (registry cache)
         self._locks.pop(id(asyncio.get_running_loop()), None)
 
-    async def complete(self, messages: Sequence[Mapping[str, Any]], params: Mapping[str, Any]) -> Completion:
+    async def complete(self, messages: Sequence[Mapping[str, Any]], params: Mapping[str, Any],
+                       budget: Optional[TimeBudget] = None) -> Completion:
+        """One reply. A generation in progress is not interrupted: ``budget`` is checked before it starts."""
+        if budget is not None:
+            budget.start()
+            if budget.exhausted:
+                raise budget.error()
         ids = self.encode(messages)
         if len(ids) > self.max_input_tokens:
             raise JudgeCallError(f"prompt of {len(ids)} tokens exceeds max_input_tokens={self.max_input_tokens}",

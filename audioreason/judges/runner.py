@@ -3,6 +3,16 @@
 A scorer sends ``JudgeRequest``s (item id, rater index, chat messages, verdict schema) and gets one
 ``JudgeResult`` per request, in order: a validated verdict, or a recorded failure with every raw reply.
 A failed call or an invalid verdict never raises; ``JudgeStats`` counts them beside the score.
+
+Each request is looked up in the cache just before it is judged, and a request identical to one already in
+flight in this runner waits for that one instead of paying again.
+
+An invalid reply is handled in one of two ways (``on_invalid``):
+  * "reask" (default): a follow-up turn shows the judge its reply and the validation error
+    (``max_reasks`` follow-ups); transport failures are retried inside the judge client;
+  * "resend": the same messages are sent again, as the official MMAR-Rubrics scorer does; the request then
+    has ``max_reasks + 1`` attempts in all, and a call that failed for a transient reason (rate limit,
+    timeout, connection: ``base.TRANSIENT_KINDS``) uses one of them too; any other call failure ends it.
 """
 from __future__ import annotations
 
@@ -13,7 +23,7 @@ from dataclasses import asdict, dataclass, field, fields
 from pathlib import Path
 from typing import Any, Mapping, Optional, Sequence, Union
 
-from .base import Completion, Judge, JudgeCallError, SamplingParams, scrub
+from .base import TRANSIENT_KINDS, Completion, Judge, JudgeCallError, SamplingParams, TimeBudget, scrub
 from .cache import VerdictCache, cache_key
 from .verdicts import ReplySchema, Verdict, parse_verdict, reask_messages
 
@@ -21,6 +31,7 @@ log = logging.getLogger("audioreason.judges")
 
 OK, INVALID, CALL_FAILED = "ok", "invalid", "call_failed"
 DEFAULT_MAX_REASKS = 2
+ON_INVALID = ("reask", "resend")
 
 
 @dataclass(frozen=True)
@@ -41,7 +52,9 @@ class JudgeResult:
     ``max_reasks`` re-asks) or "call_failed" (no reply: retries exhausted, or an error retrying cannot
     fix). ``raw_reply`` is the last reply (the one the verdict came from, when ok); ``replies`` and
     ``validation_errors`` hold every reply and why each invalid one was rejected. ``error`` says why a
-    failure failed. ``calls`` counts requests sent (re-asks and transport retries included).
+    failure failed. ``calls`` counts requests sent (re-asks and transport retries included); ``reasks``
+    counts follow-ups, or resends with ``on_invalid="resend"``. ``warnings``: what the verdict's reading
+    accepted but flagged (a criterion name that differs, in the official MMAR reading).
     """
 
     item_id: str
@@ -63,6 +76,7 @@ class JudgeResult:
     waited_s: float = 0.0
     elapsed_s: float = 0.0
     cached: bool = False
+    warnings: list[str] = field(default_factory=list)
 
     @property
     def ok(self) -> bool:
@@ -107,18 +121,21 @@ class JudgeStats:
     connection_errors: int = 0
     bad_responses: int = 0
     client_errors: int = 0
+    deadlines: int = 0
     other_errors: int = 0
+    warnings: int = 0
     prompt_tokens: int = 0
     completion_tokens: int = 0
     waited_s: float = 0.0
 
     _ERROR_FIELDS = {"rate_limited": "rate_limited", "timeout": "timeouts", "server_error": "server_errors",
                      "connection_error": "connection_errors", "bad_response": "bad_responses",
-                     "client_error": "client_errors"}
+                     "client_error": "client_errors", "deadline": "deadlines"}
 
     def add(self, result: JudgeResult) -> None:
         self.requests += 1
         setattr(self, result.status, getattr(self, result.status) + 1)
+        self.warnings += len(result.warnings)
         if result.cached:
             self.cache_hits += 1
             return
@@ -144,21 +161,26 @@ class JudgeRunner:
 
     sampling: sent with every request (rater i gets ``sampling.for_rater(i)``).
     cache: a ``VerdictCache`` or a path to one; None disables caching.
-    max_reasks: follow-up turns after an invalid reply (each shows the reply and the validation error).
+    max_reasks: follow-up turns (or resends) after an invalid reply.
+    on_invalid: "reask" or "resend" (see the module docstring).
     retry_invalid_cached: judge again requests whose stored outcome is an invalid verdict.
     """
 
     def __init__(self, judge: Judge, *, sampling: SamplingParams = SamplingParams(),
                  cache: Union[VerdictCache, str, Path, None] = None, max_reasks: int = DEFAULT_MAX_REASKS,
-                 retry_invalid_cached: bool = False):
+                 on_invalid: str = "reask", retry_invalid_cached: bool = False):
         if max_reasks < 0:
             raise ValueError("max_reasks must be >= 0")
+        if on_invalid not in ON_INVALID:
+            raise ValueError(f"unknown on_invalid {on_invalid!r}; choose one of {ON_INVALID}")
+        self.on_invalid = on_invalid
         self.judge = judge
         self.sampling = sampling
         self.cache = VerdictCache(cache) if isinstance(cache, (str, Path)) else cache
         self.max_reasks = max_reasks
         self.retry_invalid_cached = retry_invalid_cached
         self.stats = JudgeStats()
+        self._in_flight: dict[str, asyncio.Future] = {}
 
     def key(self, request: JudgeRequest) -> str:
         return cache_key(self.judge.name, request.messages, self.sampling.for_rater(request.rater),
@@ -175,49 +197,68 @@ class JudgeRunner:
 
         return asyncio.run(main())
 
-    async def arun(self, requests: Sequence[JudgeRequest]) -> list[JudgeResult]:
+    async def arun(self, requests: Sequence[JudgeRequest],
+                   budgets: Optional[Sequence[Optional[TimeBudget]]] = None) -> list[JudgeResult]:
         """Results in request order. Cached requests are answered without a call; identical requests in
-        one batch are judged once."""
-        keys = [self.key(r) for r in requests]
-        stored = self.cache.get_many(keys) if self.cache is not None else {}
-        results: list[Optional[JudgeResult]] = [None] * len(requests)
-        todo: dict[str, list[int]] = {}
-        for i, (request, key) in enumerate(zip(requests, keys)):
-            record = stored.get(key)
-            if record is not None and (record["status"] == OK or not self.retry_invalid_cached):
-                result = JudgeResult.from_dict(record)
-                result.item_id, result.rater, result.cached = request.item_id, request.rater, True
-                results[i] = result
-                self.stats.add(result)
-            else:
-                todo.setdefault(key, []).append(i)
+        one batch are judged once. ``budgets``: an optional time budget per request."""
+        budgets = list(budgets) if budgets is not None else [None] * len(requests)
+        return list(await asyncio.gather(*(self.ajudge(r, b) for r, b in zip(requests, budgets))))
 
-        async def judge_key(key: str, indices: list[int]) -> None:
-            first = requests[indices[0]]
-            result = await self._judge_one(first, key)
-            for n, i in enumerate(indices):
-                copy = result if n == 0 else JudgeResult.from_dict(result.to_dict())
-                if n:  # a duplicate in the batch: same outcome, paid once
-                    copy.item_id, copy.rater, copy.cached = requests[i].item_id, requests[i].rater, True
-                results[i] = copy
-                self.stats.add(copy)
+    async def ajudge(self, request: JudgeRequest, budget: Optional[TimeBudget] = None) -> JudgeResult:
+        """One request: the cache, else the judgement in flight for the same key, else a new judgement."""
+        key = self.key(request)
+        record = self.cache.get(key) if self.cache is not None else None
+        if record is not None and (record["status"] == OK or not self.retry_invalid_cached):
+            return self._served(request, JudgeResult.from_dict(record))
+        shared = self._in_flight.get(key)
+        if shared is not None:
+            try:
+                done = await asyncio.shield(shared)
+            except asyncio.CancelledError:
+                if not shared.cancelled():
+                    raise  # this request itself was cancelled
+                done = None  # the judgement we waited for was cancelled with its item: judge it here
+            if done is not None:
+                return self._served(request, JudgeResult.from_dict(done.to_dict()))
+        future = asyncio.get_running_loop().create_future()
+        self._in_flight[key] = future
+        try:
+            result = await self._judge_one(request, key, budget)
+        except BaseException:
+            future.cancel()
+            raise
+        finally:
+            if self._in_flight.get(key) is future:
+                del self._in_flight[key]
+        future.set_result(result)
+        self.stats.add(result)
+        return result
 
-        await asyncio.gather(*(judge_key(k, idx) for k, idx in todo.items()))
-        return [r for r in results if r is not None]
+    def _served(self, request: JudgeRequest, result: JudgeResult) -> JudgeResult:
+        """A stored or shared result, relabelled for this request and counted as a cache hit."""
+        result.item_id, result.rater, result.cached = request.item_id, request.rater, True
+        self.stats.add(result)
+        return result
 
     # ------------------------------------------------------------------ one request
-    async def _judge_one(self, request: JudgeRequest, key: str) -> JudgeResult:
+    async def _judge_one(self, request: JudgeRequest, key: str, budget: Optional[TimeBudget] = None) -> JudgeResult:
         started = time.monotonic()
         params = self.sampling.for_rater(request.rater)
         result = JudgeResult(item_id=request.item_id, rater=request.rater, judge=self.judge.name, key=key,
                              status=CALL_FAILED)
         messages = [dict(m) for m in request.messages]
+        resend = self.on_invalid == "resend"
         for turn in range(self.max_reasks + 1):
+            last = turn == self.max_reasks
             try:
-                completion = await self.judge.complete(messages, params)
+                if budget is not None and budget.exhausted:
+                    raise budget.error()
+                completion = await self.judge.complete(messages, params, budget)
             except JudgeCallError as err:
                 self._account(result, err.attempts, err.call_errors, err.waited_s)
                 result.status, result.error = CALL_FAILED, str(err)
+                if resend and err.kind in TRANSIENT_KINDS and not last:
+                    continue  # the official scorer's loop: a transient failure costs one of the attempts
                 break
             except Exception as err:  # a backend bug must not kill the batch; record it, scrubbed
                 result.calls += 1
@@ -233,13 +274,15 @@ class JudgeRunner:
             outcome = parse_verdict(reply, request.schema)
             if outcome.ok:
                 result.status, result.verdict, result.error = OK, outcome.verdict, None
+                result.warnings = list(outcome.warnings)
                 break
             result.validation_errors.append(outcome.error or "invalid")
             result.status, result.error = INVALID, outcome.error
-            if turn < self.max_reasks:
+            if not last:
                 result.reasks += 1
-                messages = reask_messages(request.messages, reply, outcome.error or "invalid", request.schema,
-                                          truncated=completion.finish_reason == "length")
+                if not resend:
+                    messages = reask_messages(request.messages, reply, outcome.error or "invalid", request.schema,
+                                              truncated=completion.finish_reason == "length")
         result.elapsed_s = time.monotonic() - started
         if self.cache is not None and result.status in (OK, INVALID):
             # Committed now: a run killed after this line keeps this judgement.

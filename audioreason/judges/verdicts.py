@@ -14,16 +14,23 @@ before it, one object where a one-criterion list was asked, a list wrapped in an
 without the enclosing brackets) and strict about *what* it says: counts, names and scores must match the
 schema exactly. A reply holding two different valid verdicts is rejected as ambiguous, so text quoted from
 the judged output (a prompt injection that writes its own JSON) cannot pick the verdict.
+
+``VerdictSchema.from_criteria(..., reading="mmar_official")`` reads a reply as the official MMAR-Rubrics
+scorer does instead (``parse_mmar_official``): the text from the first ``[{`` to the last ``}]`` (or the
+whole reply when there is none) must be one JSON list of exactly k objects with "name" and "score";
+objects are matched to criteria by position, a name that differs is only a warning; a score must be a
+number (JSON ``true``/``false`` count as 1/0, as Python's bool is a number) among the criterion's options.
 """
 from __future__ import annotations
 
 import json
 import math
 import re
-from dataclasses import asdict, dataclass
+from dataclasses import asdict, dataclass, field
 from typing import Any, Callable, Iterable, Mapping, Optional, Sequence, Union
 
 Number = Union[int, float]
+READINGS = ("tolerant", "mmar_official")
 
 NAME_KEY, SCORE_KEY, JUSTIFICATION_KEY = "name", "score", "justification"
 MAX_SCANNED_CHARS = 200_000  # replies are bounded by max_tokens; this bounds the scan of a runaway one
@@ -65,11 +72,14 @@ class VerdictSchema:
     allowed_scores: tuple[Number, ...] = ()
     require_justification: bool = False
     match_names: bool = True  # criteria: names must match (order free); False: match by position
+    reading: str = "tolerant"  # or "mmar_official" (criteria only): see the module docstring
 
     @classmethod
     def from_criteria(cls, criteria: Iterable[Union[Criterion, Mapping[str, Any], tuple]], *,
-                      require_justification: bool = False, match_names: bool = True) -> "VerdictSchema":
-        """Criteria as ``Criterion``, ``(name, allowed)`` or MMAR rubric dicts (``name`` and ``choices``)."""
+                      require_justification: bool = False, match_names: bool = True,
+                      reading: str = "tolerant") -> "VerdictSchema":
+        """Criteria as ``Criterion``, ``(name, allowed)`` or MMAR rubric dicts (``name`` and ``choices``).
+        ``reading="mmar_official"`` matches by position (``match_names`` is then False)."""
         built = []
         for c in criteria:
             if isinstance(c, Criterion):
@@ -81,11 +91,14 @@ class VerdictSchema:
                 built.append(Criterion(str(name), tuple(allowed)))
         if not built:
             raise ValueError("a criteria schema needs at least one criterion")
+        if reading == "mmar_official":
+            match_names = False
         names = [_normalize_name(c.name) for c in built]
         if match_names and len(set(names)) != len(names):
             raise ValueError("criterion names must be distinct when replies are matched by name; "
                              "pass match_names=False to match by position")
-        return cls("criteria", tuple(built), require_justification=require_justification, match_names=match_names)
+        return cls("criteria", tuple(built), require_justification=require_justification, match_names=match_names,
+                   reading=reading)
 
     @classmethod
     def single_score(cls, allowed: Iterable[Number] = (1, 2, 3, 4, 5), *, score_field: str = SCORE_KEY,
@@ -99,6 +112,8 @@ class VerdictSchema:
     def __post_init__(self) -> None:
         if self.kind not in ("criteria", "score"):
             raise ValueError(f"unknown schema kind {self.kind!r}")
+        if self.reading not in READINGS or (self.reading != "tolerant" and self.kind != "criteria"):
+            raise ValueError(f"unknown reading {self.reading!r} for a {self.kind} schema; choose one of {READINGS}")
 
     @property
     def k(self) -> int:
@@ -110,9 +125,12 @@ class VerdictSchema:
 
     def to_dict(self) -> dict[str, Any]:
         """Canonical form (part of the cache key: a changed schema is a different request)."""
-        return {"kind": self.kind, "criteria": [[c.name, list(c.allowed)] for c in self.criteria],
-                "score_field": self.score_field, "allowed_scores": list(self.allowed_scores),
-                "require_justification": self.require_justification, "match_names": self.match_names}
+        d = {"kind": self.kind, "criteria": [[c.name, list(c.allowed)] for c in self.criteria],
+             "score_field": self.score_field, "allowed_scores": list(self.allowed_scores),
+             "require_justification": self.require_justification, "match_names": self.match_names}
+        if self.reading != "tolerant":  # older cache keys stay valid for the tolerant reading
+            d["reading"] = self.reading
+        return d
 
     def format_instructions(self) -> str:
         """The expected reply format in words, used in re-ask messages (scorers may reuse it in prompts)."""
@@ -204,6 +222,7 @@ class ParseOutcome:
     verdict: Optional[Verdict]
     error: Optional[str] = None
     candidates: int = 0  # JSON values found in the reply
+    warnings: list[str] = field(default_factory=list)  # accepted, but worth a look (a criterion name that differs)
 
     @property
     def ok(self) -> bool:
@@ -381,10 +400,42 @@ def validate_value(value: Any, schema: ReplySchema) -> Verdict:
         raise ValueError(str(err)) from None
 
 
+_OFFICIAL_LIST = re.compile(r"\[\s*\{.*\}\s*\]", re.DOTALL)
+
+
+def parse_mmar_official(reply: str, schema: VerdictSchema) -> ParseOutcome:
+    """The official MMAR-Rubrics reading of a reply (see the module docstring). Never raises."""
+    text = str(reply)[:MAX_SCANNED_CHARS]
+    match = _OFFICIAL_LIST.search(text)
+    try:
+        value = json.loads(match.group(0) if match else text)
+    except (json.JSONDecodeError, RecursionError) as err:
+        return ParseOutcome(None, f"invalid JSON: {err}")
+    if not isinstance(value, list):
+        return ParseOutcome(None, "the reply must be a JSON list", 1)
+    if len(value) != schema.k:
+        return ParseOutcome(None, f"expected {schema.k} criteria, got {len(value)}", 1)
+    scores, warnings = [], []
+    for n, (obj, criterion) in enumerate(zip(value, schema.criteria), 1):
+        if not isinstance(obj, dict) or NAME_KEY not in obj or SCORE_KEY not in obj:
+            return ParseOutcome(None, f'item {n} must be an object with "{NAME_KEY}" and "{SCORE_KEY}"', 1)
+        if obj[NAME_KEY] != criterion.name:
+            warnings.append(f"criterion {n}: expected the name {criterion.name!r}, got {obj[NAME_KEY]!r}")
+        score = obj[SCORE_KEY]
+        if not isinstance(score, (int, float)) or score not in criterion.allowed:
+            return ParseOutcome(None, f"criterion {n} ({criterion.name!r}): score {json.dumps(score)} is not one "
+                                      f"of {[_format_number(a) for a in criterion.allowed]}", 1)
+        scores.append(CriterionScore(criterion.name, int(score) if isinstance(score, bool) else score,
+                                     _justification(obj, f"criterion {n}", False)))
+    return ParseOutcome(Verdict(tuple(scores), schema.max_total), None, 1, warnings)
+
+
 def parse_verdict(reply: Optional[str], schema: ReplySchema) -> ParseOutcome:
     """Extract and validate the verdict in a judge's reply. Never raises."""
     if reply is None or not str(reply).strip():
         return ParseOutcome(None, "the reply was empty")
+    if getattr(schema, "reading", "tolerant") == "mmar_official":
+        return parse_mmar_official(str(reply), schema)
     values, decode_error = extract_json_values(str(reply))
     if not values:
         why = f" ({decode_error})" if decode_error else ""
@@ -425,5 +476,6 @@ def reask_messages(messages: Sequence[Mapping[str, Any]], reply: Optional[str], 
 
 
 __all__ = ["Criterion", "CriterionScore", "JsonReplySchema", "ParseOutcome", "REASK_TEMPLATE", "ReplySchema",
-           "Verdict", "VerdictSchema", "extract_json_values", "parse_verdict", "reask_messages", "validate_value"]
+           "Verdict", "VerdictSchema", "extract_json_values", "parse_mmar_official", "parse_verdict", "reask_messages",
+           "validate_value"]
 

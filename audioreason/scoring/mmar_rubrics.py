@@ -1,5 +1,6 @@
-"""MMAR-Rubrics formulas (``../shared/seeds/002_*.txt`` §3.2 and the official scorer's behaviour): numbers in,
-numbers out. No judge, no I/O.
+"""MMAR-Rubrics formulas ("The Interspeech 2026 Audio Reasoning Challenge", arXiv:2602.14224, §3.2, and the
+official scorer's behaviour, MMAR repository ``code/evaluation_rubrics.py``): numbers in, numbers out. No
+judge, no I/O.
 
 * rater score of one instance = sum(criterion scores) / sum(each criterion's maximum option)
   (binary criteria: satisfied / k);
@@ -10,7 +11,7 @@ numbers out. No judge, no I/O.
 * Total Score (``rubrics``) = 100 x mean instance score, Accuracy = 100 x correct / total, overall and per
   modality, category and sub-category.
 
-Items whose judging failed (no valid rater, or fewer than ``min_valid_raters``):
+Items whose judging failed (fewer valid raters than ``min_valid_raters``; in compat any failed rater):
   * ``compat=True`` (the official scorer): dropped from every denominator, Accuracy included;
   * ``compat=False`` (default): kept in Accuracy (they are correct answers: only correct answers are
     judged), left out of the Rubrics mean, and counted (``n_failed``, ``failed_ids``).
@@ -122,14 +123,21 @@ def preference_agreement(chosen: Sequence[Optional[float]], rejected: Sequence[O
     return out
 
 
-def krippendorff_alpha(ratings: Mapping[str, Sequence[Optional[float]]], level: str = "interval") -> Optional[float]:
+class StatisticUnavailable(ValueError):
+    """A statistic that is undefined on these data; the message says why."""
+
+
+def krippendorff_alpha(ratings: Mapping[str, Sequence[Optional[float]]], level: str = "interval") -> float:
     """Krippendorff's alpha (Table 1's reliability) with the maintained ``krippendorff`` package.
 
     ``ratings``: one sequence per rater (a judge model for inter-rater reliability, a repeated run of one
     judge for intra-rater reliability), aligned over the same reasoning paths; None marks a missing score
-    (a failed call), which alpha handles as missing data. None when fewer than two raters or no unit has
-    two scores. ``level``: "interval" (default, instance scores are fractions), "ordinal", "nominal" or
-    "ratio".
+    (a failed call), which alpha handles as missing data. ``level``: "interval" (default, instance scores
+    are fractions), "ordinal", "nominal" or "ratio".
+
+    Raises ``StatisticUnavailable`` where alpha is undefined: fewer than two raters, no path scored by two
+    raters, or a single value in all the pairable scores (alpha = 1 - observed / expected disagreement,
+    and the expected disagreement is then 0: an all-pass or all-fail judge).
     """
     import krippendorff
     import numpy as np
@@ -138,17 +146,41 @@ def krippendorff_alpha(ratings: Mapping[str, Sequence[Optional[float]]], level: 
     if len({len(r) for r in rows}) > 1:
         raise ValueError(f"raters scored different numbers of paths: { {k: len(v) for k, v in ratings.items()} }")
     if len(rows) < 2:
-        return None
+        raise StatisticUnavailable("alpha needs at least two raters")
     data = np.array([[np.nan if v is None else float(v) for v in row] for row in rows], dtype=float)
-    if not ((~np.isnan(data)).sum(axis=0) >= 2).any():
-        return None
+    pairable = (~np.isnan(data)).sum(axis=0) >= 2
+    if not pairable.any():
+        raise StatisticUnavailable("no reasoning path was scored by two raters")
+    values = np.unique(data[:, pairable][~np.isnan(data[:, pairable])])
+    if len(values) < 2:
+        raise StatisticUnavailable(f"every pairable score is {values[0]:g}: with one value there is no expected "
+                                   f"disagreement, so alpha is undefined")
     return float(krippendorff.alpha(reliability_data=data, level_of_measurement=level))
+
+
+def rater_reliability(rater_scores: Sequence[Sequence[Optional[float]]], n_raters: int, judges: Sequence[str],
+                      level: str = "interval") -> dict[str, Any]:
+    """Krippendorff's alpha across a run's raters over the items that have rater scores (one row per item,
+    one column per rater; None: no valid score). ``alpha`` is None, with the reason in ``unavailable``,
+    whenever it cannot be computed; it never raises, so it cannot take the scores down with it.
+    Inter-rater when the raters are different judge models, intra-rater when they are draws of one judge
+    (at temperature 0 with one seed the draws usually agree, and alpha says little)."""
+    rows = [list(r) for r in rater_scores if r]
+    out: dict[str, Any] = {"alpha": None, "unavailable": None, "level": level, "items": len(rows),
+                           "kind": "inter-rater (judge models)" if len(set(judges)) > 1
+                           else "intra-rater (draws of one judge)"}
+    try:
+        columns = {f"rater{r}": [row[r] if r < len(row) else None for row in rows] for r in range(n_raters)}
+        out["alpha"] = krippendorff_alpha(columns, level)
+    except Exception as err:  # undefined (StatisticUnavailable) or a library failure: report, never raise
+        out["unavailable"] = str(err) if isinstance(err, StatisticUnavailable) else f"{type(err).__name__}: {err}"
+    return out
 
 
 def groups_of(item: Mapping[str, Any]) -> dict[str, Any]:
     return {k: item.get(k) for k in GROUP_KEYS}
 
 
-__all__ = ["FAILED", "GATED", "GROUP_KEYS", "ItemScore", "JUDGED", "groups_of", "instance_score",
-           "krippendorff_alpha", "preference_agreement", "rater_score",
+__all__ = ["FAILED", "GATED", "GROUP_KEYS", "ItemScore", "JUDGED", "StatisticUnavailable", "groups_of",
+           "instance_score", "krippendorff_alpha", "preference_agreement", "rater_reliability", "rater_score",
            "score_table", "summarize", "summarize_groups"]
