@@ -1,15 +1,26 @@
-"""MMAR-Rubrics (``../shared/seeds/002_*.txt`` §3.1-3.2): answer-gated, instance-level rubric scoring of a
-model's reasoning by an LLM judge.
+"""MMAR-Rubrics ("The Interspeech 2026 Audio Reasoning Challenge: Evaluating Reasoning Process Quality for
+Audio Reasoning Models and Agents", arXiv:2602.14224, §3.1-3.2): answer-gated, instance-level rubric scoring
+of a model's reasoning by an LLM judge.
 
     from audioreason.mmar_rubrics import MMARRubricsScorer
-    scorer = MMARRubricsScorer(compat=True)                # gpt-4o-2024-11-20, T=0, seed 42, 5 raters
+    scorer = MMARRubricsScorer(compat=True,                # gpt-4o-2024-11-20, T=0, seed 42, 5 raters
+                               official_scorer="MMAR/code/evaluation_rubrics.py")  # the official wording
     result = scorer.score(items, reasonings, answers, return_items=True)
-    result["rubrics"], result["accuracy"], result["modality"]["music"], result["judge_stats"]
+    result["rubrics"], result["accuracy"], result["modality"]["music"], result["judge_stats"], result["prompt"]
 
 Per item: the gate (``official_string_match(gold, predicted answer, choices)``; a wrong answer scores 0 and
-no judge is called), then 5 judge calls with the prompt below and ``VerdictSchema.from_criteria(rubric)``,
-each rater's score = sum(scores) / sum(max option), the item's score = the middle-3 average. Formulas and
-the treatment of failed items are in ``audioreason.scoring.mmar_rubrics``.
+no judge is called), then 5 judge calls with the prompt below (or the official scorer's, read from the
+user's copy of it: ``audioreason.mmar_official``) and ``VerdictSchema.from_criteria(rubric)``, each rater's
+score = sum(scores) / sum(max option), the item's score = the middle-3 average. Formulas and the treatment
+of failed items are in ``audioreason.scoring.mmar_rubrics``.
+
+``compat=True`` reproduces the official scorer's behaviour (MMAR repository ``code/evaluation_rubrics.py``):
+raters run in order and the item is dropped at the first rater that fails for good (the raters after it
+are not called); a reply is read as the official scorer reads it (``reading="mmar_official"``: criteria by
+position, a differing name only warns, JSON true/false count as 1/0); an invalid reply is sent again
+unchanged, within the same 20 attempts as transient failures (rate limit, timeout, connection); the default
+judge client makes 3 requests per attempt, as the official openai client does, so a 5xx ends the rater
+after 3 requests.
 
 ``protocol="system"`` runs the paper's system-level baseline instead: one holistic 1-5 score per
 reasoning path given the gold path (``VerdictSchema.single_score((1, 2, 3, 4, 5))``), no gate, same raters
@@ -18,16 +29,17 @@ and trimming; it reports ``system_score`` (mean on the 1-5 scale).
 from __future__ import annotations
 
 import asyncio
-from typing import Any, Mapping, Optional, Sequence
+from pathlib import Path
+from typing import Any, Mapping, Optional, Sequence, Union
 
 from audioreason.answers import official_string_match
-from audioreason.judges import (MMAR_JUDGE_MODEL, MMAR_MAX_ATTEMPTS, MMAR_SEED, MMAR_TEMPERATURE, EnsembleItem,
-                                Judge, JudgeCallError, JudgeEnsemble, SamplingParams, VerdictSchema,
-                                extract_json_values)
+from audioreason.judges import (DEFAULT_ITEM_TIMEOUT_S, MMAR_CLIENT_REQUESTS, MMAR_JUDGE_MODEL, MMAR_MAX_ATTEMPTS,
+                                MMAR_SEED, MMAR_TEMPERATURE, MMAR_TIMEOUT_S, EnsembleItem, Judge, JudgeCallError,
+                                JudgeEnsemble, SamplingParams, VerdictSchema, extract_json_values)
 from audioreason.judges.runner import DEFAULT_MAX_REASKS
+from audioreason.mmar_official import OfficialPrompt
 from audioreason.scoring.mmar_rubrics import (FAILED, GATED, JUDGED, ItemScore, groups_of, instance_score,
-                                              krippendorff_alpha,
-                                              score_table)
+                                              rater_reliability, score_table)
 
 SYSTEM_PROMPT = (
     "You are an expert grader of reasoning about audio. You are given a multiple-choice question about an "
@@ -80,10 +92,11 @@ def _fmt(value: Any) -> str:
 
 
 def build_submission(reasoning: Optional[str], answer: Optional[str]) -> str:
-    """The submission as the official scorer writes it: the reasoning, then "The answer is {answer}."."""
+    """The submission as the official scorer writes it: the reasoning and "The answer is {answer}." joined by
+    one space, on the reasoning's last line (our wording strips the reasoning's outer whitespace)."""
     reasoning = "" if reasoning is None else str(reasoning).strip()
     tail = f"The answer is {'' if answer is None else str(answer).strip()}."
-    return f"{reasoning}\n{tail}" if reasoning else tail
+    return f"{reasoning} {tail}" if reasoning else tail
 
 
 def format_criteria(rubric: Sequence[Mapping[str, Any]]) -> str:
@@ -108,47 +121,83 @@ def build_messages(item: Mapping[str, Any], reasoning: Optional[str], answer: Op
                                                              **fields)}]
 
 
-def schema_for(item: Mapping[str, Any], protocol: str = "instance") -> VerdictSchema:
+def schema_for(item: Mapping[str, Any], protocol: str = "instance", reading: str = "tolerant") -> VerdictSchema:
     if protocol == "system":
         return VerdictSchema.single_score(SYSTEM_LEVEL_SCORES)
-    return VerdictSchema.from_criteria(item["rubric"])
+    return VerdictSchema.from_criteria(item["rubric"], reading=reading)
+
+
+def default_judge(compat: bool = False, model: str = MMAR_JUDGE_MODEL, **client_options: Any) -> Judge:
+    """An ``OpenAICompatibleJudge`` for ``model``; with ``compat`` it mirrors the official scorer's client
+    (3 requests per attempt, a 5xx ends the attempt, 120 s per request) unless an option says otherwise."""
+    from audioreason.judges import OpenAICompatibleJudge
+
+    if compat:
+        for name, value in (("max_attempts", MMAR_CLIENT_REQUESTS), ("server_error_attempts", MMAR_CLIENT_REQUESTS),
+                            ("timeout_s", MMAR_TIMEOUT_S)):
+            client_options.setdefault(name, value)
+    return OpenAICompatibleJudge(model, **client_options)
 
 
 class MMARRubricsScorer:
     """Scores predicted reasoning + answers on MMAR items.
 
-    judge: a ``Judge`` (``OpenAICompatibleJudge``, ``LocalJudge``, ...); None: an ``OpenAICompatibleJudge``
-        for ``gpt-4o-2024-11-20`` (key from OPENAI_API_KEY). ``ensemble``: a ready ``JudgeEnsemble``
-        instead (several judge models); it should use ``aggregation="trimmed_mean"``.
-    raters: draws per item (5). compat: reproduce the official scorer (T=0, seed 42, 5 raters, failed
-        items dropped from every denominator, up to 20 replies per rater). min_valid_raters: fewer valid
-        raters than this makes the item failed (default 1: any valid rater scores it).
-        With an explicit ``ensemble``, ``compat`` only sets the treatment of failed items (the ensemble keeps
-        its own raters, sampling and re-asks).
+    judge: a ``Judge`` (``OpenAICompatibleJudge``, ``LocalJudge``, ...); None: ``default_judge(compat)`` for
+        ``gpt-4o-2024-11-20`` (key from OPENAI_API_KEY). ``ensemble``: a ready ``JudgeEnsemble`` instead
+        (several judge models); it should use ``aggregation="trimmed_mean"``.
+    raters: draws per item (5). compat: reproduce the official scorer (module docstring). min_valid_raters:
+        fewer valid raters than this makes the item failed (default 1: any valid rater scores it; compat: 5).
+        With an explicit ``ensemble``, ``compat`` only sets the treatment of failed items and the reading of
+        replies (the ensemble keeps its own raters, sampling, re-asks and time budget).
+    official_scorer: the path of the user's copy of the official ``evaluation_rubrics.py``; its prompt is
+        then sent instead of ours (``result["prompt"]`` says which wording was used).
+    item_timeout_s: the time budget of one item, all raters and retries together (None: unbounded).
     """
 
     def __init__(self, judge: Optional[Judge] = None, *, compat: bool = False, raters: int = 5,
                  ensemble: Optional[JudgeEnsemble] = None, sampling: Optional[SamplingParams] = None,
                  cache: Any = None, max_reasks: Optional[int] = None, min_valid_raters: int = 1,
-                 protocol: str = "instance"):
+                 protocol: str = "instance", official_scorer: Union[str, Path, None] = None,
+                 item_timeout_s: Optional[float] = DEFAULT_ITEM_TIMEOUT_S):
         if protocol not in PROTOCOLS:
             raise ValueError(f"unknown protocol {protocol!r}; choose one of {PROTOCOLS}")
         if min_valid_raters < 1:
             raise ValueError("min_valid_raters must be >= 1")
-        self.compat, self.protocol, self.min_valid_raters = compat, protocol, min_valid_raters
+        if official_scorer is not None and protocol == "system":
+            raise ValueError("the official scorer has no system-level prompt: official_scorer needs "
+                             "protocol='instance'")
+        self.official = OfficialPrompt.load(official_scorer) if official_scorer is not None else None
+        self.compat, self.protocol = compat, protocol
+        self.reading = "mmar_official" if compat else "tolerant"
         if compat:
             raters = 5
+            min_valid_raters = 5
             sampling = SamplingParams(temperature=MMAR_TEMPERATURE, seed=MMAR_SEED)
             if max_reasks is None:
                 max_reasks = MMAR_MAX_ATTEMPTS - 1
+        self.min_valid_raters = min_valid_raters
         if ensemble is None:
-            if judge is None:
-                from audioreason.judges import OpenAICompatibleJudge
-                judge = OpenAICompatibleJudge(MMAR_JUDGE_MODEL)
             ensemble = JudgeEnsemble.draws(
-                judge, raters, aggregation="trimmed_mean", trim=1, sampling=sampling or SamplingParams(),
-                cache=cache, max_reasks=DEFAULT_MAX_REASKS if max_reasks is None else max_reasks)
+                judge if judge is not None else default_judge(compat), raters, aggregation="trimmed_mean", trim=1,
+                sampling=sampling or SamplingParams(), cache=cache,
+                max_reasks=DEFAULT_MAX_REASKS if max_reasks is None else max_reasks,
+                on_invalid="resend" if compat else "reask", stop_at_first_failure=compat,
+                item_timeout_s=item_timeout_s)
         self.ensemble = ensemble
+
+    @property
+    def prompt_source(self) -> dict[str, str]:
+        """Which wording the judge is sent: the official file's (path and sha256) or this package's."""
+        if self.official is not None:
+            return self.official.source
+        return {"wording": "audioreason", "note": "our wording of the same content; pass official_scorer= for "
+                                                  "the official scorer's text"}
+
+    def messages(self, item: Mapping[str, Any], reasoning: Optional[str], answer: Optional[str]
+                 ) -> list[dict[str, str]]:
+        if self.official is not None:
+            return self.official.messages(item, reasoning, answer)
+        return build_messages(item, reasoning, answer, self.protocol)
 
     def score(self, items: Sequence[Mapping[str, Any]], reasonings: Sequence[Optional[str]],
               answers: Sequence[Optional[str]], return_items: bool = False) -> dict[str, Any]:
@@ -158,9 +207,8 @@ class MMARRubricsScorer:
         correct = [official_string_match(it["answer"], "" if a is None else str(a), it["choices"])
                    for it, a in zip(items, answers)]
         to_judge = [i for i, ok in enumerate(correct) if ok or system]
-        requests = [EnsembleItem(str(items[i]["id"]), build_messages(items[i], reasonings[i], answers[i],
-                                                                     self.protocol),
-                                 schema_for(items[i], self.protocol)) for i in to_judge]
+        requests = [EnsembleItem(str(items[i]["id"]), self.messages(items[i], reasonings[i], answers[i]),
+                                 schema_for(items[i], self.protocol, self.reading)) for i in to_judge]
         judged = dict(zip(to_judge, self.ensemble.run(requests))) if requests else {}
 
         scores: list[ItemScore] = []
@@ -170,7 +218,7 @@ class MMARRubricsScorer:
             er = judged.get(i)
             entry = ItemScore(str(item["id"]), correct[i], GATED, 0.0, [], 0, groups_of(item))
             if er is not None:
-                entry.rater_scores = [self._raw(r) for r in er.results]
+                entry.rater_scores = [self._raw(r) for r in er.results] + [None] * er.skipped
                 entry.n_valid_raters = er.n_valid
                 value = instance_score(entry.rater_scores)
                 if value is None or er.n_valid < min(self.min_valid_raters, n_raters):
@@ -181,31 +229,17 @@ class MMARRubricsScorer:
             if return_items:
                 details.append(self._detail(entry, er, answers[i]))
 
-        if system:
-            out = self._system_table(scores)
-        else:
-            out = score_table(scores, self.compat)
+        out = self._system_table(scores) if system else score_table(scores, self.compat)
         judges = sorted({r.judge.name for r in self.ensemble.raters})
         out.update({"protocol": self.protocol, "compat": self.compat, "raters": n_raters, "judges": judges,
-                    "judge_stats": self.ensemble.total_stats.to_dict(),
-                    "reliability": self._reliability(scores, n_raters, judges)})
+                    "prompt": self.prompt_source, "judge_stats": self.ensemble.total_stats.to_dict()})
+        # Statistics come after the scores and never take them down: an undefined one says why.
+        out["reliability"] = rater_reliability([s.rater_scores for s in scores], n_raters, judges)
         if return_items:
             out["items"] = [d for d, s in zip(details, scores) if not (self.compat and s.status == FAILED)]
         return out
 
     # ----------------------------------------------------------------------------------------------
-    @staticmethod
-    def _reliability(scores: list[ItemScore], n_raters: int, judges: list[str]) -> dict[str, Any]:
-        """Krippendorff's alpha (interval) across this run's raters over the judged items (Table 1):
-        inter-rater when the raters are different judge models, intra-rater when they are repeated draws
-        of one judge (at temperature 0 with one seed the draws usually agree, and alpha says little)."""
-        rated = [s for s in scores if s.rater_scores]
-        kind = "inter-rater (judge models)" if len(judges) > 1 else "intra-rater (draws of one judge)"
-        alpha = None
-        if n_raters > 1 and len(rated) > 1:
-            alpha = krippendorff_alpha({f"rater{r}": [s.rater_scores[r] for s in rated] for r in range(n_raters)})
-        return {"alpha": alpha, "kind": kind, "level": "interval", "items": len(rated)}
-
     def _raw(self, result: Any) -> Optional[float]:
         """A rater's score: normalized (instance protocol) or the raw 1-5 score (system protocol)."""
         if result.verdict is None:
@@ -229,7 +263,7 @@ class MMARRubricsScorer:
             d["criteria"] = {name: agg.value for name, agg in er.criteria.items()}
             for r in er.results:
                 rater = {"rater": r.rater, "judge": r.judge, "status": r.status, "cached": r.cached,
-                         "reasks": r.reasks}
+                         "reasks": r.reasks, "warnings": list(r.warnings)}
                 if r.verdict is not None:
                     rater["score"] = r.verdict.normalized
                     rater["verdicts"] = [{"name": s.name, "score": s.score, "justification": s.justification}
@@ -238,6 +272,7 @@ class MMARRubricsScorer:
                     rater["error"] = r.error
                     rater["raw_reply"] = r.raw_reply
                 d["raters"].append(rater)
+            d["raters_skipped"] = er.skipped
         return d
 
 
@@ -358,5 +393,5 @@ def generate_rubrics(items: Sequence[Mapping[str, Any]], judge: Judge, *, k: int
 
 __all__ = ["RUBRIC_GEN_REASK", "RUBRIC_GEN_SYSTEM_PROMPT", "RUBRIC_GEN_TEMPLATE", "generate_rubrics",
            "rubric_messages", "validate_rubric", "CRITERION_TEMPLATE", "MMARRubricsScorer", "PROTOCOLS", "SYSTEM_LEVEL_PROMPT", "SYSTEM_LEVEL_TEMPLATE",
-           "SYSTEM_PROMPT", "USER_TEMPLATE", "build_messages", "build_submission", "format_criteria", "schema_for",
-           "score"]
+           "SYSTEM_PROMPT", "USER_TEMPLATE", "build_messages", "build_submission", "default_judge", "format_criteria",
+           "schema_for", "score"]

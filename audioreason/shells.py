@@ -1,12 +1,12 @@
 """Argument handling shared by the thin `evaluate` shells of the judged scorers (one place, not two)."""
 from __future__ import annotations
 
-from typing import Any, Iterable, MutableMapping, Optional, Sequence, Union
+from typing import Any, Callable, Iterable, MutableMapping, Optional, Sequence, Union
 
 from .jsonl import read_json_lines
 
 # Client options a metric's compute() forwards to OpenAICompatibleJudge.
-JUDGE_OPTIONS = ("base_url", "api_key_env", "concurrency", "timeout_s", "max_attempts")
+JUDGE_OPTIONS = ("base_url", "api_key_env", "concurrency", "timeout_s", "max_attempts", "server_error_attempts")
 
 
 def load_items(items: Union[str, Iterable[dict]]) -> list[dict]:
@@ -23,14 +23,16 @@ def items_for_references(items: Union[str, Iterable[dict]], references: Sequence
     return [by_id[str(r)] for r in references]
 
 
-def judge_from_options(judge: Any, model: Optional[str], options: MutableMapping[str, Any]) -> Any:
-    """The judge passed in, else (when no ensemble is given) an OpenAICompatibleJudge for ``model`` built
-    with the client options, which are taken out of ``options``; None when an ensemble replaces it."""
+def judge_from_options(judge: Any, model: Optional[str], options: MutableMapping[str, Any],
+                       make_judge: Optional[Callable[..., Any]] = None) -> Any:
+    """The judge passed in, else (when no ensemble is given) ``make_judge(model, **client options)``
+    (default: an OpenAICompatibleJudge); the client options are taken out of ``options``. None when an
+    ensemble replaces the judge."""
     client_options = {k: options.pop(k) for k in JUDGE_OPTIONS if k in options}
     if judge is not None or options.get("ensemble") is not None:
         return judge
     if not model:
         raise ValueError("a judge model is needed: pass judge=..., ensemble=... or a model name")
-    from .judges import OpenAICompatibleJudge
-
-    return OpenAICompatibleJudge(model, **client_options)
+    if make_judge is None:
+        from .judges import OpenAICompatibleJudge as make_judge
+    return make_judge(model, **client_options)

@@ -5,8 +5,8 @@ import json
 
 import gradio as gr
 
-from audioreason.judges import MMAR_JUDGE_MODEL, OpenAICompatibleJudge
-from audioreason.mmar_rubrics import MMARRubricsScorer
+from audioreason.judges import MMAR_JUDGE_MODEL
+from audioreason.mmar_rubrics import MMARRubricsScorer, default_judge
 
 GROUPS = ["modality", "category", "sub-category"]
 COLUMNS = ["rubrics", "accuracy", "n", "n_judged", "n_gated", "n_failed"]
@@ -36,8 +36,8 @@ def _round(v):
 
 def score(records_text: str, model: str, base_url: str, api_key_env: str, compat: bool, raters: float):
     rows = _records(records_text)
-    judge = OpenAICompatibleJudge(model or MMAR_JUDGE_MODEL, base_url=base_url or None,
-                                  api_key_env=api_key_env or "OPENAI_API_KEY")
+    judge = default_judge(bool(compat), model or MMAR_JUDGE_MODEL, base_url=base_url or None,
+                          api_key_env=api_key_env or "OPENAI_API_KEY")
     scorer = MMARRubricsScorer(judge, compat=bool(compat), raters=int(raters or 5))
     result = scorer.score(rows, [r["reasoning"] for r in rows], [r["predicted_answer"] for r in rows],
                           return_items=True)

@@ -8,7 +8,7 @@ import datasets
 import evaluate
 
 from audioreason.judges import MMAR_JUDGE_MODEL
-from audioreason.mmar_rubrics import MMARRubricsScorer
+from audioreason.mmar_rubrics import MMARRubricsScorer, default_judge
 from audioreason.shells import items_for_references, judge_from_options
 
 _CITATION = """\
@@ -35,15 +35,20 @@ Args:
         category, sub-category), or the path of a JSONL file of them (MMAR-meta.jsonl).
     judge (audioreason.judges.Judge, optional): the judge; default an OpenAI-compatible client for
         `model` at `base_url` (key from `api_key_env`, default OPENAI_API_KEY).
-    model (str): default "gpt-4o-2024-11-20". base_url, api_key_env, concurrency, timeout_s, max_attempts:
-        passed to OpenAICompatibleJudge.
-    compat (bool): reproduce the official scorer (failed items dropped from every denominator).
+    model (str): default "gpt-4o-2024-11-20". base_url, api_key_env, concurrency, timeout_s, max_attempts,
+        server_error_attempts: passed to OpenAICompatibleJudge (compat: 3 requests per attempt, 120 s).
+    compat (bool): reproduce the official scorer (raters in order, an item dropped at its first failed
+        rater and from every denominator, replies read as the official scorer reads them, invalid replies
+        resent within 20 attempts).
+    official_scorer (str): path of your copy of the official code/evaluation_rubrics.py: its prompt wording
+        is sent (read at run time); result["prompt"] says which wording was used.
     raters (int), cache (path), max_reasks (int), min_valid_raters (int), protocol ("instance" | "system"),
-    sampling (SamplingParams), ensemble (JudgeEnsemble): see MMARRubricsScorer.
+    sampling (SamplingParams), ensemble (JudgeEnsemble), item_timeout_s (float): see MMARRubricsScorer.
     return_items (bool): also return per-item verdicts with justifications.
 Returns:
     rubrics, accuracy, n, n_rubrics, n_correct, n_judged, n_gated, n_failed, n_partial, n_dropped,
-    failed_ids, partial_ids, modality / category / sub-category tables, judge_stats, judges, compat, items.
+    failed_ids, partial_ids, modality / category / sub-category tables, judge_stats, judges, compat, prompt,
+    reliability (alpha, or None with the reason in "unavailable"), items.
 Examples:
     >>> mmar = evaluate.load("metrics/mmar_rubrics")
     >>> mmar.compute(predictions=reasonings, references=ids, answers=answers, items="MMAR-meta.jsonl",
@@ -67,6 +72,8 @@ class MmarRubrics(evaluate.Metric):
             raise ValueError("mmar_rubrics needs answers=[...] (predicted answers) and items=[...] or a "
                              "JSONL path (the MMAR records the references name)")
         chosen = items_for_references(items, references)
-        judge = judge_from_options(judge, model or MMAR_JUDGE_MODEL, options)
+        compat = bool(options.get("compat", False))
+        judge = judge_from_options(judge, model or MMAR_JUDGE_MODEL, options,
+                                   lambda name, **client: default_judge(compat, name, **client))
         scorer = MMARRubricsScorer(judge, **options)
         return scorer.score(chosen, predictions, answers, return_items=return_items)
