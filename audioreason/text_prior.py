@@ -1,5 +1,7 @@
-"""Text prior and audio reliance ("All That Glitters Is Not Audio"): from per-condition predictions to
-the paper's tables.
+"""Text prior and audio reliance ("All That Glitters Is Not Audio: Rethinking Text Priors and Audio
+Reliance in Audio-Language Evaluation", arXiv:2604.24401, §2-§4): from per-condition predictions to the
+paper's tables. Where the paper is silent, options name the conventions of its public analysis code
+(github.com/leonardofhy/all-that-glitters-is-not-audio); the metric card says which option reproduces which.
 
 Input: one record per (model, item, condition). ``condition`` follows this grammar (case-insensitive,
 surrounding spaces ignored)::
@@ -11,11 +13,13 @@ backbone; frag:N:k = the k-th (0-based) of N equal-duration fragments (``audiore
 
 A record's ``prediction`` is either a correctness (True/False/0/1; ``reference`` may be None) or a raw
 model output (str), scored with the core's hybrid extractor (``answers.extract_hybrid``) against the
-record's ``choices`` and gold ``reference``; None means the prediction errored (no output). A raw
-output whose extraction fails (``unanswered``: no letter, no content match and no judge to ask, or an
-empty output; ``judge_error``; ``judge_invalid``) is also an *errored* prediction. Errored predictions
-count as not correct in every accuracy and are reported per condition; for the FS/XS split they follow
-``errored_fragments`` (see ``audioreason.scoring.text_prior.categorize_item``).
+record's ``choices`` and gold ``reference``; None means the run errored (no output: the public code's
+"ERROR: ..." record). A raw output whose extraction fails (``unanswered``: no letter, no content match and
+no judge to ask, or an empty output; ``judge_error``; ``judge_invalid``) is also an *errored* prediction.
+Errored predictions count as not correct in every accuracy and are reported per condition; in the FS/XS
+split they follow ``errored_fragments``: under "separate" every errored fragment is unverified evidence,
+under "sufficient" (the public code) only a run that errored counts, as sufficient, and an unreadable
+output is a wrong answer (``_fragment_evidence``, ``audioreason.scoring.text_prior.categorize_item``).
 
 ``score_text_prior(records)`` returns accuracy per condition, the text-prior rate, the retention curve,
 the item decomposition (Table 1, Table 4), the per-category table (Table 5), counts of missing and

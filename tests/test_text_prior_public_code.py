@@ -4,7 +4,7 @@ errored_fragments="sufficient", and the XS/AN model mean."""
 import pytest
 
 from audioreason.scoring import text_prior as tp
-from audioreason.text_prior import score_text_prior, summary_tables
+from audioreason.text_prior import demo_records, score_text_prior, summary_tables
 
 T, F, E = True, False, None  # correct, wrong, errored run
 
@@ -185,3 +185,10 @@ def test_xs_over_an_mean_can_leave_zero_an_models_out():
 def test_zero_an_option_is_checked():
     with pytest.raises(ValueError, match="zero_an_models must be one of"):
         score_text_prior(_zero_an_records(), zero_an_models="skip")
+
+
+def test_demo_xs_over_an_is_the_same_in_both_zero_an_modes():
+    runs = [score_text_prior(demo_records(), zero_an_models=mode)["decomposition"]["XS_over_AN"]
+            for mode in tp.ZERO_AN_MODES]
+    assert [r["models_with_zero_AN"] for r in runs] == [[], []]
+    assert runs[0]["mean"] == runs[1]["mean"] == pytest.approx((1 / 4 + 2 / 4) / 2)

@@ -1,4 +1,4 @@
-"""Text prior and audio reliance ("All That Glitters Is Not Audio", §2), as pure functions.
+"""Text prior and audio reliance ("All That Glitters Is Not Audio", arXiv:2604.24401, §2), as pure functions.
 
 Numbers and booleans in, numbers and labels out: no extraction, no I/O. The orchestration layer
 (``audioreason.text_prior``) turns model outputs into the per-item outcomes these functions read.
