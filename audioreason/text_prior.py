@@ -1,5 +1,7 @@
-"""Text prior and audio reliance ("All That Glitters Is Not Audio"): from per-condition predictions to
-the paper's tables.
+"""Text prior and audio reliance ("All That Glitters Is Not Audio: Rethinking Text Priors and Audio
+Reliance in Audio-Language Evaluation", arXiv:2604.24401, §2-§4): from per-condition predictions to the
+paper's tables. Where the paper is silent, options name the conventions of its public analysis code
+(github.com/leonardofhy/all-that-glitters-is-not-audio); the metric card says which option reproduces which.
 
 Input: one record per (model, item, condition). ``condition`` follows this grammar (case-insensitive,
 surrounding spaces ignored)::
@@ -11,11 +13,13 @@ backbone; frag:N:k = the k-th (0-based) of N equal-duration fragments (``audiore
 
 A record's ``prediction`` is either a correctness (True/False/0/1; ``reference`` may be None) or a raw
 model output (str), scored with the core's hybrid extractor (``answers.extract_hybrid``) against the
-record's ``choices`` and gold ``reference``; None means the prediction errored (no output). A raw
-output whose extraction fails (``unanswered``: no letter, no content match and no judge to ask, or an
-empty output; ``judge_error``; ``judge_invalid``) is also an *errored* prediction. Errored predictions
-count as not correct in every accuracy and are reported per condition; for the FS/XS split they follow
-``errored_fragments`` (see ``audioreason.scoring.text_prior.categorize_item``).
+record's ``choices`` and gold ``reference``; None means the run errored (no output: the public code's
+"ERROR: ..." record). A raw output whose extraction fails (``unanswered``: no letter, no content match and
+no judge to ask, or an empty output; ``judge_error``; ``judge_invalid``) is also an *errored* prediction.
+Errored predictions count as not correct in every accuracy and are reported per condition; in the FS/XS
+split they follow ``errored_fragments``: under "separate" every errored fragment is unverified evidence,
+under "sufficient" (the public code) only a run that errored counts, as sufficient, and an unreadable
+output is a wrong answer (``_fragment_evidence``, ``audioreason.scoring.text_prior.categorize_item``).
 
 ``score_text_prior(records)`` returns accuracy per condition, the text-prior rate, the retention curve,
 the item decomposition (Table 1, Table 4), the per-category table (Table 5), counts of missing and
@@ -373,11 +377,13 @@ def _condition_key_order(key: str) -> tuple:
 
 def _chance_for(items: Iterable[Hashable], n_choices: Mapping[Hashable, int],
                 chance: Optional[float]) -> tuple[Optional[float], str]:
+    """The TB chance level: ``chance`` when given (the paper's flat 25 % for MMAU and MMAR), else the
+    mean of 1 / (number of choices) over the TB items, when every one has its choices."""
+    if chance is not None:
+        return chance, "option"
     items = list(items)
     if items and all(i in n_choices for i in items):
         return tp.chance_level([n_choices[i] for i in items]), "choices"
-    if chance is not None:
-        return chance, "option"
     known = sum(i in n_choices for i in items)
     return None, f"unknown: choices known for {known} of {len(items)} TB items and no chance= option"
 
@@ -465,6 +471,17 @@ def _retention_section(tables: list[_ModelTable]) -> dict[str, Any]:
     return {"per_model": per_model, "curve": curve, "unit": "percent of Full accuracy"}
 
 
+def _fragment_evidence(outcome: Outcome, errored_fragments: str) -> Optional[bool]:
+    """A fragment outcome as ``categorize_item`` reads it: True, False or None (errored). Under
+    "sufficient" only a run that errored (no prediction) is errored, as in the public analysis code; an
+    output that could not be read or judged is a wrong answer there. Under "separate" both are errored."""
+    if outcome.status != ERROR:
+        return outcome.status == CORRECT
+    if errored_fragments == "sufficient" and outcome.method != "no_prediction":
+        return False
+    return None
+
+
 def _categorize(table: _ModelTable, item: Hashable, errored_fragments: str) -> tuple[str, Optional[str]]:
     """(label, why an XS label is unverified) of one item present in Full and None."""
     full, none = table.items(Condition("full"))[item], table.items(Condition("none"))[item]
@@ -476,12 +493,13 @@ def _categorize(table: _ModelTable, item: Hashable, errored_fragments: str) -> t
             if o is None:
                 missing += 1
             else:
-                outcomes.append(None if o.status == ERROR else o.status == CORRECT)
+                outcomes.append(_fragment_evidence(o, errored_fragments))
     return tp.categorize_item(_is_correct(full), _is_correct(none), outcomes,
                               missing_fragments=missing, errored_fragments=errored_fragments)
 
 
-def _decomposition_section(tables: list[_ModelTable], errored_fragments: str) -> tuple[dict[str, Any], dict]:
+def _decomposition_section(tables: list[_ModelTable], errored_fragments: str,
+                           zero_an_models: str) -> tuple[dict[str, Any], dict]:
     per_model, labels_by_model = {}, {}
     for table in tables:
         full, none = table.items(Condition("full")), table.items(Condition("none"))
@@ -510,13 +528,19 @@ def _decomposition_section(tables: list[_ModelTable], errored_fragments: str) ->
             "missing_full": sum(i not in full for i in none),
             "missing_none": sum(i not in none for i in full),
         }
-    with_xs = [m for m, e in per_model.items() if e["XS_over_AN"] is not None]
+    # XS/AN across models: every model with fragments, one with |AN| = 0 as 0 or left out (zero_an_models)
+    with_fragments = [m for m, e in per_model.items() if e["fragments_evaluated"]]
+    xs_terms = {m: tp.xs_over_an_for_mean(per_model[m]["counts"][tp.FS], per_model[m]["counts"][tp.XS],
+                                          zero_an_models) for m in with_fragments}
+    with_xs = [m for m in with_fragments if xs_terms[m] is not None]
     with_items = [m for m, e in per_model.items() if e["n_items"]]
     mean_shares = {c: tp.mean_or_none([per_model[m]["shares"][c] for m in with_items])
                    for c in tp.LABELS + ("AN_total",)}
     section = {
         "per_model": per_model,
-        "XS_over_AN": {**tp.stats([per_model[m]["XS_over_AN"] for m in with_xs]), "models": with_xs},
+        "XS_over_AN": {**tp.stats([xs_terms[m] for m in with_xs]), "models": with_xs,
+                       "models_with_zero_AN": [m for m in with_fragments if per_model[m]["XS_over_AN"] is None],
+                       "zero_an_models": zero_an_models},
         "AN_share": {**tp.stats([per_model[m]["AN_share"] for m in with_items]), "models": with_items},
         "mean_shares": mean_shares,
         "models_without_fragments": [m for m, e in per_model.items() if not e["fragments_evaluated"]],
@@ -565,21 +589,28 @@ def _category_section(tables: list[_ModelTable], item_category: Mapping[Hashable
 
 
 def score_text_prior(data: Any, *, errored_fragments: str = "separate", chance: Optional[float] = None,
-                     judge: Optional[Callable] = None, return_items: bool = False) -> dict[str, Any]:
+                     zero_an_models: str = "as_zero", judge: Optional[Callable] = None,
+                     return_items: bool = False) -> dict[str, Any]:
     """Every number of the paper's §2 for several models at once.
 
     ``data``: a list of records (dicts with model, item_id, condition, prediction and optionally
     reference, choices, category, question) or the nested form ``{model: {item: {condition: correct}}}``.
-    ``errored_fragments``: "separate" (default: an errored fragment is not correct, and the XS items
-    left unverified by errored or missing fragments are counted as ``XS_unverified``) or "sufficient"
-    (the public analysis code: an errored fragment counts as correct, so the item is FS). ``chance``: TB chance
-    level used when the TB items' choices are not given. ``judge(text, question, choices) -> index``:
-    passed to ``extract_hybrid`` for raw outputs its regexes cannot decide.
+    ``errored_fragments``: "separate" (default: an errored fragment, whether its run errored or its
+    output could not be read, is not correct, and the XS items left unverified by errored or missing
+    fragments are counted as ``XS_unverified``) or "sufficient" (the public analysis code: a fragment whose
+    run errored, i.e. prediction None, counts as correct, so the item is FS; an unreadable output is a wrong
+    answer). ``chance``: the TB chance level; when given it is used for every model, whatever the choices
+    (the paper's MMAU and MMAR "TB − chance" use 0.25); when None, the mean of 1 / (number of choices) over
+    the TB items. ``zero_an_models``: how a model with fragments but no audio-needed item enters the XS/AN
+    model mean: "as_zero" (default, the public analysis code) or "exclude". ``judge(text, question,
+    choices) -> index``: passed to ``extract_hybrid`` for raw outputs its regexes cannot decide.
     """
     if errored_fragments not in tp.ERRORED_FRAGMENT_MODES:
         raise ValueError(f"errored_fragments must be one of {tp.ERRORED_FRAGMENT_MODES}, got {errored_fragments!r}")
     if chance is not None and (isinstance(chance, bool) or not isinstance(chance, (int, float)) or not 0 < chance <= 1):
         raise ValueError(f"chance must be a number in (0, 1], e.g. 0.25 for four choices; got {chance!r}")
+    if zero_an_models not in tp.ZERO_AN_MODES:
+        raise ValueError(f"zero_an_models must be one of {tp.ZERO_AN_MODES}, got {zero_an_models!r}")
     if judge is not None and not callable(judge):
         raise ValueError("judge must be a callable judge(text, question, choices) -> choice index or None")
     if isinstance(data, Mapping):
@@ -597,7 +628,7 @@ def score_text_prior(data: Any, *, errored_fragments: str = "separate", chance: 
     item_category = {r.item_id: r.category for r in records if r.category is not None}
     n_choices = {r.item_id: len(r.choices) for r in records if r.choices is not None}
 
-    decomposition, labels = _decomposition_section(tables, errored_fragments)
+    decomposition, labels = _decomposition_section(tables, errored_fragments, zero_an_models)
     result: dict[str, Any] = {
         "models": [t.name for t in tables],
         "accuracy": _accuracy_section(tables, len(universe)),
@@ -616,7 +647,8 @@ def score_text_prior(data: Any, *, errored_fragments: str = "separate", chance: 
             "absent_conditions": {t.name: [c for c in ("full", "none", "tb") if Condition(c) not in t.by_condition]
                                   + ([] if t.fragment_conditions else ["fragments"]) for t in tables},
         },
-        "options": {"errored_fragments": errored_fragments, "chance": chance, "judge": judge is not None},
+        "options": {"errored_fragments": errored_fragments, "chance": chance, "zero_an_models": zero_an_models,
+                    "judge": judge is not None},
     }
     if return_items:
         result["items"] = _item_rows(tables, labels, item_category, universe)

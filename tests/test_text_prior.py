@@ -199,7 +199,7 @@ def test_decomposition(result):
     assert m3["XS_unverified"] == 0
     assert dec["models_without_fragments"] == ["m3"]
     assert dec["XS_over_AN"] == {"mean": pytest.approx(7 / 12), "min": 0.5, "max": pytest.approx(2 / 3), "n": 2,
-                                 "models": ["m1", "m2"]}
+                                 "models": ["m1", "m2"], "models_with_zero_AN": [], "zero_an_models": "as_zero"}
     assert dec["mean_shares"]["TS"] == pytest.approx((1 / 6 + 1 / 5 + 1 / 6) / 3)
     assert dec["mean_shares"]["XS"] == pytest.approx((2 / 6 + 2 / 5 + 0) / 3)
     assert sum(dec["mean_shares"][c] for c in tp.LABELS) == pytest.approx(1)
@@ -351,8 +351,10 @@ def test_chance_level_sources():
     unknown = score_text_prior(records)["text_prior"]["per_model"]["m"]
     assert unknown["chance"] is None and unknown["chance_source"].startswith("unknown: choices known for 0 of 4")
     with_choices = [dict(r, choices=["x", "y"] if r["item_id"] < 2 else ["x", "y", "z", "w"]) for r in records]
-    entry = score_text_prior(with_choices, chance=0.9)["text_prior"]["per_model"]["m"]
+    entry = score_text_prior(with_choices)["text_prior"]["per_model"]["m"]
     assert entry["chance"] == pytest.approx((0.5 + 0.5 + 0.25 + 0.25) / 4) and entry["chance_source"] == "choices"
+    entry = score_text_prior(with_choices, chance=0.9)["text_prior"]["per_model"]["m"]  # the argument wins
+    assert entry["chance"] == 0.9 and entry["chance_source"] == "option"
 
 
 # ---------------------------------------------------------------------------------------------
@@ -390,12 +392,12 @@ def test_judge_outcomes():
     assert (entry["correct"], entry["errors"]) == (1, 2)  # judge_unanswered is a wrong answer, not an error
 
 
-def test_unanswered_fragment_output_is_an_errored_fragment():
+def test_unanswered_fragment_output_is_errored_by_default_and_wrong_under_sufficient():
     records = [_raw("full", "A"), _raw("none", "B"), _raw("frag:2:0", "Rain"), _raw("frag:2:1", "no idea")]
     dec = score_text_prior(records)["decomposition"]["per_model"]["m"]
     assert dec["counts"]["XS"] == 1 and dec["unverified_reasons"] == {"errored": 1, "missing": 0}
     sufficient = score_text_prior(records, errored_fragments="sufficient")["decomposition"]["per_model"]["m"]
-    assert (sufficient["counts"]["FS"], sufficient["counts"]["XS"], sufficient["XS_unverified"]) == (1, 0, 0)
+    assert (sufficient["counts"]["FS"], sufficient["counts"]["XS"], sufficient["XS_unverified"]) == (0, 1, 0)
 
 
 def test_numpy_correctness_values_and_models_run_at_other_ns():

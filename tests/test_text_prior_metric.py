@@ -1,5 +1,6 @@
 """The text_prior_decomposition evaluate module and its Space widget, through their real entry points."""
 import importlib.util
+import json
 import os
 from pathlib import Path
 
@@ -66,6 +67,24 @@ def test_add_batch_then_compute(metric):
     metric.compute(model=["m"], item_id=["q"], condition=["full"])  # drain the stored batch
 
 
+def test_issue_options_reach_the_core(metric):
+    # q1 is audio-needed for m1 (fragment correct: FS) and TS for m2 (no audio-needed item); TB on two
+    # two-choice items: per-item chance 0.5, or the flat 0.25 given
+    rows = [(m, item, condition, value) for m, item, values in (("m1", "q1", (1, 0, 1, 0)), ("m2", "q1", (1, 1, 0, 0)))
+            for condition, value in zip(("full", "none", "frag:2:0", "frag:2:1"), values)]
+    rows += [(m, f"t{i}", "tb", i == 0) for m in ("m1", "m2") for i in range(2)]
+    columns = {"predictions": [bool(r[3]) for r in rows], "model": [r[0] for r in rows],
+               "item_id": [r[1] for r in rows], "condition": [r[2] for r in rows],
+               "choices": [["x", "y"] if r[2] == "tb" else None for r in rows]}
+    got = metric.compute(**columns, chance=0.25, zero_an_models="exclude")
+    assert got["text_prior"]["tb_minus_chance_mean"] == pytest.approx(0.25)  # TB 0.5 - 0.25
+    assert got["decomposition"]["XS_over_AN"]["models"] == ["m1"]
+    assert got["options"]["zero_an_models"] == "exclude" and got["options"]["chance"] == 0.25
+    default = metric.compute(**columns)
+    assert default["text_prior"]["tb_minus_chance_mean"] == pytest.approx(0.0)  # TB 0.5 - 0.5
+    assert default["decomposition"]["XS_over_AN"]["models"] == ["m1", "m2"]
+
+
 @pytest.mark.parametrize("kwargs, message", [
     (dict(predictions=[True, "(A)"]), "prediction 1 is a raw value but prediction 0 is a correctness value"),
     (dict(predictions=[True, 3]), "prediction 1: .*got int 3"),
@@ -75,6 +94,7 @@ def test_add_batch_then_compute(metric):
     (dict(predictions=[True], model=None), "'model' is required"),
     (dict(predictions=["(A) Dog"], references=["Dog"]), "needs the item's choices"),
     (dict(predictions=[True], errored_fragments="insufficient"), "errored_fragments must be one of"),
+    (dict(predictions=[True], zero_an_models="skip"), "zero_an_models must be one of"),
 ])
 def test_bad_input(metric, kwargs, message):
     n = len(kwargs["predictions"])
@@ -96,7 +116,7 @@ def test_space_widget_through_gradio_client(tmp_path):
     try:
         client = Client(demo.local_url, verbose=False)
         text_prior, retention, decomposition, by_category, full = client.predict(
-            app.EXAMPLE, "separate", 0, api_name="/score")
+            app.EXAMPLE, "separate", 0, "as_zero", api_name="/score")
         want = score_text_prior(demo_records())
         assert text_prior["data"][0][:4] == ["model-a", 75.0, 37.5, 50.0]
         assert [row[0] for row in retention["data"]] == [2, 3, 4, 5]
@@ -107,8 +127,20 @@ def test_space_widget_through_gradio_client(tmp_path):
                                                                   ["model-c", 8, 2, 0, 0, 1, 2, 3, 0]]
         assert by_category["data"][0][0] == want["by_category"][0]["category"]
         assert full["text_prior"]["R_TP"] == pytest.approx(want["text_prior"]["R_TP"])
-        decomposition = client.predict(app.EXAMPLE, "sufficient", 0, api_name="/score")[2]
+        decomposition = client.predict(app.EXAMPLE, "sufficient", 0, "as_zero", api_name="/score")[2]
         assert decomposition["data"][1][:9] == ["model-b", 7, 1, 3, 1, 1, 1, 0, 0]  # the public code: q4 is FS
+        assert app.ZERO_AN == ["as_zero", "exclude"]
+        # m1: q FS (XS/AN 0); m2: q TS, r XS (1); m3: q TS, no audio-needed item; TB on two-choice items
+        rows = [("m1", "q", (1, 0, 1, 0)), ("m2", "q", (1, 1, 0, 0)), ("m2", "r", (1, 0, 0, 0)),
+                ("m3", "q", (1, 1, 0, 0))]
+        lines = [{"model": m, "item_id": i, "condition": c, "prediction": bool(v)}
+                 for m, i, values in rows for c, v in zip(("full", "none", "frag:2:0", "frag:2:1"), values)]
+        lines += [{"model": "m1", "item_id": "t", "condition": "tb", "prediction": True, "choices": ["x", "y"]}]
+        text = "\n".join(json.dumps(line) for line in lines)
+        for chance, zero_an, tb_minus_chance, xs_over_an in ((0, "as_zero", 50.0, 33.33), (0.25, "exclude", 75.0, 50.0)):
+            text_prior, _, decomposition, _, _ = client.predict(text, "separate", chance, zero_an, api_name="/score")
+            assert text_prior["data"][-1][6] == tb_minus_chance  # TB 100 % - chance (50 % or 25 %)
+            assert decomposition["data"][-1][-2] == xs_over_an  # (0 + 1 + 0) / 3 or (0 + 1) / 2
         with pytest.raises(Exception, match="line 1 is not valid JSON"):
             client.predict("not json", "separate", 0, api_name="/score")
 

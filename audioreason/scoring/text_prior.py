@@ -1,4 +1,4 @@
-"""Text prior and audio reliance ("All That Glitters Is Not Audio", §2), as pure functions.
+"""Text prior and audio reliance ("All That Glitters Is Not Audio", arXiv:2604.24401, §2), as pure functions.
 
 Numbers and booleans in, numbers and labels out: no extraction, no I/O. The orchestration layer
 (``audioreason.text_prior``) turns model outputs into the per-item outcomes these functions read.
@@ -18,10 +18,14 @@ AN_UNSPLIT = "AN"  # audio-needed, for a model evaluated without any fragment co
 CATEGORIES = (TS, FS, XS, AH, UN)
 LABELS = CATEGORIES + (AN_UNSPLIT,)
 
-# How an errored fragment prediction (no output, failed extraction or judge) enters the FS/XS split:
+# How an errored fragment prediction enters the FS/XS split (the caller decides what is errored):
 # "separate" (default): not correct, and the XS items it leaves unverified are counted separately;
-# "sufficient": correct, as the public analysis code counts it.
+# "sufficient": correct, as the public analysis code counts a fragment whose run errored.
 ERRORED_FRAGMENT_MODES = ("separate", "sufficient")
+
+# How a model with fragments but no audio-needed item (|AN| = 0, XS/AN undefined) enters the XS/AN model
+# mean: "as_zero" (default): as 0, as the public analysis code averages it; "exclude": left out.
+ZERO_AN_MODES = ("as_zero", "exclude")
 
 
 def accuracy(correct: Sequence[bool]) -> Optional[float]:
@@ -82,8 +86,9 @@ def categorize_item(full_correct: bool, none_correct: bool,
     """(Table 1 category, why it is unverified) of one item for one model.
 
     ``fragment_outcomes``: one entry per fragment prediction of the item, over every N and k the model
-    was evaluated on: True (correct), False (wrong) or None (errored). Pass None when the model has no
-    fragment condition at all: an audio-needed item is then labelled ``AN`` (not split).
+    was evaluated on: True (correct), False (wrong) or None (errored; which predictions count as errored
+    under each mode is the caller's choice, see ``audioreason.text_prior``). Pass None when the model has
+    no fragment condition at all: an audio-needed item is then labelled ``AN`` (not split).
     ``missing_fragments``: how many of the model's fragment conditions have no row for this item.
 
     Full ✓ None ✓ → TS; ✗ ✓ → AH; ✗ ✗ → UN; ✓ ✗ → audio-needed, then FS when some fragment is correct,
@@ -125,6 +130,16 @@ def count_labels(labels: Iterable[str]) -> dict[str, int]:
 def global_dependency(fs: int, xs: int) -> Optional[float]:
     """|XS| / |AN| (Table 4), |AN| = |FS| + |XS|; None without audio-needed items."""
     return xs / (fs + xs) if fs + xs else None
+
+
+def xs_over_an_for_mean(fs: int, xs: int, zero_an: str = "as_zero") -> Optional[float]:
+    """A model's term in the across-model XS/AN (Table 4): |XS| / |AN|; for a model with no audio-needed
+    item, 0 under ``zero_an="as_zero"`` (the public analysis code) or None (left out) under "exclude"."""
+    if zero_an not in ZERO_AN_MODES:
+        raise ValueError(f"zero_an_models must be one of {ZERO_AN_MODES}, got {zero_an!r}")
+    if fs + xs:
+        return global_dependency(fs, xs)
+    return 0.0 if zero_an == "as_zero" else None
 
 
 def global_dependency_bounds(fs: int, xs: int, xs_unverified: int) -> Optional[tuple[float, float]]:

@@ -13,12 +13,13 @@ from audioreason.text_prior import demo_records, records_from_jsonl, score_text_
 
 EXAMPLE = "\n".join(json.dumps(r) for r in demo_records())
 MODES = ["separate", "sufficient"]
+ZERO_AN = ["as_zero", "exclude"]
 
 
-def score(records_text: str, errored_fragments: str, chance: float):
+def score(records_text: str, errored_fragments: str, chance: float, zero_an_models: str = "as_zero"):
     try:
         result = score_text_prior(records_from_jsonl(records_text), errored_fragments=errored_fragments,
-                                  chance=chance or None)
+                                  chance=chance or None, zero_an_models=zero_an_models)
     except ValueError as err:
         raise gr.Error(str(err))
     tables = summary_tables(result)
@@ -56,7 +57,10 @@ def build_demo() -> gr.Blocks:
                 with gr.Column():
                     records = gr.Textbox(label="Records (JSON Lines)", lines=14, value=EXAMPLE)
                     mode = gr.Dropdown(MODES, value="separate", label="Errored fragment predictions")
-                    chance = gr.Number(value=0, label="TB chance level when choices are absent (0: none)")
+                    chance = gr.Number(value=0, label="TB chance level for every item (0: 1 / number of choices; "
+                                                      "the paper's MMAU and MMAR numbers use 0.25)")
+                    zero_an = gr.Dropdown(ZERO_AN, value="as_zero",
+                                          label="XS/AN model mean: a model with no audio-needed item counts")
                     button = gr.Button("Score", variant="primary")
                 with gr.Column():
                     text_prior = gr.Dataframe(label="Text prior (%)")
@@ -64,7 +68,7 @@ def build_demo() -> gr.Blocks:
                     decomposition = gr.Dataframe(label="Item decomposition (counts)")
                     by_category = gr.Dataframe(label="By category (Table 5)")
                     full = gr.JSON(label="Full result")
-            button.click(score, [records, mode, chance], [text_prior, retention, decomposition, by_category, full],
+            button.click(score, [records, mode, chance, zero_an], [text_prior, retention, decomposition, by_category, full],
                          api_name="score")
         with gr.Tab("Fragments"):
             with gr.Row():

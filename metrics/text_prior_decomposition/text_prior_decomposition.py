@@ -10,9 +10,12 @@ import evaluate
 from audioreason.text_prior import prediction_column_kind, records_from_columns, score_text_prior
 
 _CITATION = """\
-@article{all_that_glitters,
-  title  = {All That Glitters Is Not Audio: Rethinking Text Priors and Audio Reliance in Audio-Language Evaluation},
-  note   = {Implementation: audioreason}
+@article{foo2026glitters,
+  title   = {All That Glitters Is Not Audio: Rethinking Text Priors and Audio Reliance in Audio-Language Evaluation},
+  author  = {Foo, Leonardo Haw-Yang and Yang, Chih-Kai and Li, Chen-An and Lu, Ke-Han and Lee, Hung-yi},
+  journal = {arXiv preprint arXiv:2604.24401},
+  year    = {2026},
+  note    = {Public analysis code: github.com/leonardofhy/all-that-glitters-is-not-audio}
 }
 """
 
@@ -40,10 +43,16 @@ Args:
     judge (callable, optional): judge(text, question, choices) -> choice index or None, for raw outputs
         the regexes cannot decide.
     errored_fragments ("separate" | "sufficient"): how an errored fragment prediction enters the FS / XS
-        split. "separate" (default): it is not correct, and an audio-needed item with no correct fragment
-        is XS, counted in XS_unverified when some fragment errored or is missing; "sufficient": it counts
-        as correct (the item is FS), as the public analysis code does.
-    chance (float, optional): TB chance level when choices are not given.
+        split. "separate" (default): an errored fragment (None, or an output that could not be read or
+        judged) is not correct, and an audio-needed item with no correct fragment is XS, counted in
+        XS_unverified when some fragment errored or is missing; "sufficient": a fragment whose run errored
+        (None) counts as correct (the item is FS) and an unreadable output as wrong, as the public
+        analysis code does.
+    chance (float, optional): the TB chance level for every model, whatever the choices (0.25 reproduces
+        the paper's MMAU and MMAR "TB - chance"); default: the mean of 1 / (number of choices) over the
+        TB items.
+    zero_an_models ("as_zero" | "exclude"): how a model with fragments but no audio-needed item enters
+        the XS/AN model mean: as 0 (default, the public analysis code) or left out.
     return_items (bool): also return the per-item table with each item's category.
 Returns:
     models, accuracy, text_prior, retention, decomposition, by_category, counts, options, (items).
