@@ -18,6 +18,7 @@ request of a conversation gets step n (the last step repeats). A step is one of
     {"hang_s": 3.0, "then": step}                                          # answer late (or never)
     {"raw_body": "not json", "status": 200}                                # a broken HTTP body
     {"echo_auth": true, "status": 401}                                     # an error quoting the key
+    {"reply": "...", "echo_auth_reply": true}                             # a 200 reply quoting the key
     {"reply_from_marker": true}                                            # reply with the text after
                                                                            # "REPLY:" in the last user message
     {"by_seed": {"42": step, "43": step}, "default": step}                 # choose by the request's seed
@@ -146,6 +147,8 @@ class _Handler(BaseHTTPRequestHandler):
             return
         if "reply" in step or step.get("reply_from_marker"):
             text = step.get("reply", "")
+            if step.get("echo_auth_reply"):  # a 200 whose text quotes the request's key (a leaky proxy)
+                text = f"{text} (request header: {self.headers.get('Authorization', '')})"
             if step.get("reply_from_marker"):
                 last_user = next((m.get("content", "") for m in reversed(messages) if m.get("role") == "user"), "")
                 text = str(last_user).split("REPLY:", 1)[-1].strip()

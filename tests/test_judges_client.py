@@ -281,11 +281,15 @@ def test_invalid_forever_records_raw_replies_and_is_cached(server, tmp_path):
     assert result.replies == ["I cannot grade this."] * 3 and result.reasks == 2 and result.calls == 3
     assert len(result.validation_errors) == 3
     assert cache.counts() == {"invalid": 1}
-    again = judge_one(runner, "invalid-forever")  # a paid-for outcome: not bought twice
+    kept = make_runner(server, "invalid_forever", cache=cache, max_reasks=2, retry_invalid_cached=False)
+    again = judge_one(kept, "invalid-forever")  # asked to: a paid-for invalid outcome is served
     assert again.cached and again.status == "invalid" and len(requests_for(server, "invalid_forever")) == 3
-    retry = make_runner(server, "invalid_forever", cache=cache, max_reasks=0, retry_invalid_cached=True)
+    # by default an invalid verdict is judged again (a fixed deployment must not inherit a broken one's
+    # replies), and the stored record stays for inspection until a valid verdict replaces it
+    retry = make_runner(server, "invalid_forever", cache=cache, max_reasks=0)
     assert not judge_one(retry, "invalid-forever").cached
     assert len(requests_for(server, "invalid_forever")) == 4
+    assert cache.get(result.key)["replies"] == ["I cannot grade this."] * 3
 
 
 def test_call_failures_are_not_cached(server, tmp_path):

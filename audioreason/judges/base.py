@@ -80,32 +80,37 @@ class JudgeCallError(Exception):
 
 
 class TimeBudget:
-    """Seconds of active judging allowed for one item: every rater, retry, re-ask and back-off of it.
+    """Seconds of active judging allowed for one item (every rater, retry, re-ask and back-off of it) or for
+    a whole run (``what="run"``).
 
-    The clock starts when the item's first request gets a slot from the judge (``start``), not when the item
-    is queued, so a long run does not time out the items waiting their turn. Shared by the item's raters."""
+    An item's clock starts when its first request gets a slot from the judge (``start``), not when it is
+    queued, so a long run does not time out the items waiting their turn. Shared by the item's raters. An
+    item budget with a ``parent`` (the run's) is exhausted when either is."""
 
-    def __init__(self, seconds: float):
+    def __init__(self, seconds: float, parent: Optional["TimeBudget"] = None, what: str = "item"):
         if not seconds > 0:
-            raise ValueError("a time budget needs a positive number of seconds")
+            raise ValueError(f"a time budget needs a positive number of seconds, got {seconds!r}")
         self.seconds = float(seconds)
+        self.parent, self.what = parent, what
         self.started: Optional[float] = None
 
     def start(self) -> None:
         if self.started is None:
             self.started = time.monotonic()
 
+    def _own(self) -> float:
+        return math.inf if self.started is None else self.seconds - (time.monotonic() - self.started)
+
     def remaining(self) -> float:
-        if self.started is None:
-            return math.inf
-        return self.seconds - (time.monotonic() - self.started)
+        return min(self._own(), self.parent.remaining() if self.parent is not None else math.inf)
 
     @property
     def exhausted(self) -> bool:
         return self.remaining() <= 0
 
     def error(self, attempts: int = 0) -> "JudgeCallError":
-        return JudgeCallError(f"the item's time budget of {self.seconds:g} s ran out", kind=DEADLINE,
+        spent = self if self._own() <= 0 or self.parent is None else self.parent
+        return JudgeCallError(f"the {spent.what}'s time budget of {spent.seconds:g} s ran out", kind=DEADLINE,
                               attempts=attempts, call_errors={DEADLINE: 1})
 
 

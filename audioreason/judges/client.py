@@ -2,9 +2,11 @@
 TGI, llama.cpp server, ``transformers serve``), on the ``openai`` package's async client.
 
 Flow control, all in this module (the ``openai`` client's own retries are switched off):
-  * an adaptive concurrency limit (AIMD): at most ``concurrency`` requests in flight; a 429 or a timeout
-    halves the limit, each success adds 1/limit (about +1 per round of replies), never above
-    ``concurrency`` or below 1. With a fixed server latency, requests in flight set the request rate;
+  * an adaptive concurrency limit (AIMD): at most ``concurrency`` requests in flight; a 429 (or a 503)
+    halves the limit, each success adds 1/limit (about +1 per round of replies), and the limit also grows
+    back by 1 every ``recovery_s`` seconds without a new 429, so a server that stops answering cannot leave
+    the run serialised; never above ``concurrency`` or below 1. A timeout does not lower the limit: it says
+    a request hung, not that the rate was too high (the time budgets bound what hanging costs);
   * a 429's ``Retry-After`` (seconds or an HTTP date; also ``retry-after-ms``) pauses *every* request to
     that server until it has passed, not only the one that got it;
   * bounded retries (``max_attempts`` requests per reply, default 20 as in the MMAR scorer) with
@@ -26,9 +28,11 @@ from __future__ import annotations
 import asyncio
 import email.utils
 import logging
+import math
 import os
 import random
 import time
+import urllib.parse
 from collections import deque
 from typing import Any, Mapping, Optional, Sequence
 
@@ -38,6 +42,7 @@ from .base import (BAD_RESPONSE, CLIENT_ERROR, CONNECTION_ERROR, MMAR_MAX_ATTEMP
 log = logging.getLogger("audioreason.judges")
 
 DEFAULT_SERVER_ERROR_ATTEMPTS = 3
+DEFAULT_RECOVERY_S = 5.0
 _RETRYABLE_STATUS = {408, 409, 429}
 
 
@@ -46,19 +51,32 @@ class AdaptiveLimiter:
     arrival order and a release wakes only the waiters it has slots for (thousands of queued requests
     cost nothing per release). Single event loop, no threads (``OpenAICompatibleJudge`` makes one per loop)."""
 
-    def __init__(self, max_concurrency: int, min_concurrency: int = 1):
-        if max_concurrency < 1:
-            raise ValueError("concurrency must be at least 1")
+    def __init__(self, max_concurrency: int, min_concurrency: int = 1, recovery_s: float = DEFAULT_RECOVERY_S):
+        if isinstance(max_concurrency, bool) or not isinstance(max_concurrency, int) or max_concurrency < 1:
+            raise ValueError(f"concurrency must be an integer of at least 1, got {max_concurrency!r}")
         self.max_concurrency = max_concurrency
         self.min_concurrency = max(1, min(min_concurrency, max_concurrency))
         self.limit = float(max_concurrency)
         self.lowest_limit = self.limit
+        self.recovery_s = recovery_s
+        self._last_change = time.monotonic()
         self.in_flight = 0
         self.pause_until = 0.0  # loop time
         self._waiters: deque[asyncio.Future] = deque()
 
+    def _recover(self) -> None:
+        """+1 per ``recovery_s`` since the last change, up to the maximum."""
+        now = time.monotonic()
+        steps = int((now - self._last_change) / self.recovery_s) if self.recovery_s > 0 else 0
+        if steps and self.limit < self.max_concurrency:
+            self.limit = min(float(self.max_concurrency), self.limit + steps)
+            self._last_change = now
+        elif self.limit >= self.max_concurrency:
+            self._last_change = now
+
     async def acquire(self) -> float:
         """Wait for a slot and for any pause to pass; returns the seconds spent waiting on a pause."""
+        self._recover()
         if self.in_flight < int(self.limit) and not self._waiters:
             self.in_flight += 1
         else:
@@ -80,9 +98,11 @@ class AdaptiveLimiter:
 
     def release(self, overloaded: bool = False, success: bool = False, retry_after_s: Optional[float] = None) -> None:
         self.in_flight -= 1
+        self._recover()
         if overloaded:
             self.limit = max(float(self.min_concurrency), self.limit / 2)
             self.lowest_limit = min(self.lowest_limit, self.limit)
+            self._last_change = time.monotonic()
         elif success:
             self.limit = min(float(self.max_concurrency), self.limit + 1.0 / self.limit)
         if retry_after_s:
@@ -132,8 +152,18 @@ class OpenAICompatibleJudge:
                  backoff_base_s: float = 1.0, backoff_max_s: float = 60.0,
                  max_retry_after_s: float = 300.0, default_headers: Optional[Mapping[str, str]] = None,
                  rng: Optional[random.Random] = None):
-        if max_attempts < 1 or server_error_attempts < 1:
-            raise ValueError("max_attempts and server_error_attempts must be at least 1")
+        for option, value in (("concurrency", concurrency), ("max_attempts", max_attempts),
+                              ("server_error_attempts", server_error_attempts)):
+            if isinstance(value, bool) or not isinstance(value, int) or value < 1:
+                raise ValueError(f"{option} must be an integer of at least 1, got {value!r}")
+        for option, value in (("timeout_s", timeout_s), ("backoff_base_s", backoff_base_s),
+                              ("backoff_max_s", backoff_max_s)):
+            if isinstance(value, bool) or not isinstance(value, (int, float)) or not 0 < value < math.inf:
+                raise ValueError(f"{option} must be a positive number of seconds, got {value!r}")
+        if base_url is not None:
+            parts = urllib.parse.urlsplit(str(base_url))
+            if parts.scheme not in ("http", "https") or not parts.hostname:
+                raise ValueError(f"base_url must be an http(s) URL such as http://127.0.0.1:8000/v1, got {base_url!r}")
         self.model = model
         self.name = name or model
         self.base_url = base_url
@@ -221,8 +251,8 @@ class OpenAICompatibleJudge:
                                 options={"timeout": timeout}),
                     timeout=timeout)
                 completion = self._read(response)
-            except (asyncio.TimeoutError, openai.APITimeoutError):
-                kind, overloaded, last_error = TIMEOUT, True, f"no reply within {timeout:g} s"
+            except (asyncio.TimeoutError, openai.APITimeoutError):  # hung, not rate-limited: the limit stays
+                kind, last_error = TIMEOUT, f"no reply within {timeout:g} s"
             except openai.APIStatusError as err:
                 status = err.status_code
                 last_error = f"HTTP {status}: {err.message}"

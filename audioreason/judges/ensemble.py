@@ -13,7 +13,8 @@ No valid rater at all gives ``value=None``, never 0.
 Each item is judged on its own: its raters run concurrently, or in rater order with
 ``stop_at_first_failure=True`` (the official MMAR-Rubrics scorer: an item whose rater fails for good is
 dropped, so the raters after it are never paid for; ``EnsembleResult.skipped`` counts them). An item's raters
-share one ``TimeBudget`` of ``item_timeout_s`` seconds, counted from its first request's slot.
+share one ``TimeBudget`` of ``item_timeout_s`` seconds, counted from its first request's slot; a run may
+also have a budget (``run_timeout_s``, from its start): once spent, what is left fails as "deadline".
 """
 from __future__ import annotations
 
@@ -118,18 +119,22 @@ class JudgeEnsemble:
     aggregates. ``JudgeEnsemble.draws(judge, 5, aggregation="trimmed_mean")`` is the MMAR set-up.
 
     item_timeout_s: the time budget of one item (all its raters, retries and back-offs; None: unbounded).
+    run_timeout_s: the time budget of one ``run`` (None: unbounded).
     stop_at_first_failure: judge an item's raters one after another and stop at the first that fails.
     max_reasks, on_invalid, retry_invalid_cached: passed to each ``JudgeRunner``.
     """
 
     def __init__(self, raters: Sequence[Rater], *, aggregation: str = "mean", trim: int = 1,
                  sampling: SamplingParams = SamplingParams(), cache: Union[VerdictCache, str, Path, None] = None,
-                 max_reasks: int = DEFAULT_MAX_REASKS, on_invalid: str = "reask", retry_invalid_cached: bool = False,
-                 item_timeout_s: Optional[float] = DEFAULT_ITEM_TIMEOUT_S, stop_at_first_failure: bool = False):
+                 max_reasks: int = DEFAULT_MAX_REASKS, on_invalid: str = "reask", retry_invalid_cached: bool = True,
+                 item_timeout_s: Optional[float] = DEFAULT_ITEM_TIMEOUT_S, run_timeout_s: Optional[float] = None,
+                 stop_at_first_failure: bool = False):
         if not raters:
             raise ValueError("an ensemble needs at least one rater")
-        if item_timeout_s is not None and not item_timeout_s > 0:
-            raise ValueError("item_timeout_s must be a positive number of seconds, or None")
+        for name, value in (("item_timeout_s", item_timeout_s), ("run_timeout_s", run_timeout_s)):
+            if value is not None and (isinstance(value, bool) or not isinstance(value, (int, float))
+                                      or not value > 0 or math.isinf(value)):
+                raise ValueError(f"{name} must be a positive number of seconds, or None; got {value!r}")
         if aggregation not in AGGREGATIONS:
             raise ValueError(f"unknown aggregation {aggregation!r}; choose one of {AGGREGATIONS}")
         seen = [(r.judge.name, r.index) for r in raters]
@@ -137,7 +142,8 @@ class JudgeEnsemble:
             raise ValueError("two raters share a judge and an index: they would share cached verdicts")
         self.raters = list(raters)
         self.aggregation, self.trim = aggregation, trim
-        self.item_timeout_s, self.stop_at_first_failure = item_timeout_s, stop_at_first_failure
+        self.item_timeout_s, self.run_timeout_s = item_timeout_s, run_timeout_s
+        self.stop_at_first_failure = stop_at_first_failure
         self.cache = VerdictCache(cache) if isinstance(cache, (str, Path)) else cache
         # One runner per (judge, sampling): they share the cache and each judge's concurrency limit.
         self._runners: dict[tuple[int, int], JudgeRunner] = {}
@@ -186,10 +192,16 @@ class JudgeEnsemble:
         return asyncio.run(main())
 
     async def arun(self, items: Sequence[EnsembleItem]) -> list[EnsembleResult]:
-        return list(await asyncio.gather(*(self._judge_item(item) for item in items)))
+        run_budget = None
+        if self.run_timeout_s is not None:
+            run_budget = TimeBudget(self.run_timeout_s, what="run")
+            run_budget.start()
+        return list(await asyncio.gather(*(self._judge_item(item, run_budget) for item in items)))
 
-    async def _judge_item(self, item: EnsembleItem) -> EnsembleResult:
-        budget = TimeBudget(self.item_timeout_s) if self.item_timeout_s is not None else None
+    async def _judge_item(self, item: EnsembleItem, run_budget: Optional[TimeBudget] = None) -> EnsembleResult:
+        budget = run_budget
+        if self.item_timeout_s is not None:
+            budget = TimeBudget(self.item_timeout_s, parent=run_budget)
         calls = [(runner, JudgeRequest(item.item_id, item.messages, item.schema, rater.index))
                  for rater, runner in zip(self.raters, self._rater_runner)]
         if not self.stop_at_first_failure:

@@ -4,8 +4,10 @@ A scorer sends ``JudgeRequest``s (item id, rater index, chat messages, verdict s
 ``JudgeResult`` per request, in order: a validated verdict, or a recorded failure with every raw reply.
 A failed call or an invalid verdict never raises; ``JudgeStats`` counts them beside the score.
 
-Each request is looked up in the cache just before it is judged, and a request identical to one already in
-flight in this runner waits for that one instead of paying again.
+Each request is looked up in the cache just before it is judged, and claimed there (``VerdictCache.claim``)
+so that processes sharing one cache file share the work; a request identical to one already in flight in
+this runner waits for that one instead of paying again. Replies are scrubbed of the judge's API key (and
+anything shaped like a key) before they are parsed, stored or returned.
 
 An invalid reply is handled in one of two ways (``on_invalid``):
   * "reask" (default): a follow-up turn shows the judge its reply and the validation error
@@ -18,7 +20,10 @@ from __future__ import annotations
 
 import asyncio
 import logging
+import os
+import socket
 import time
+import uuid
 from dataclasses import asdict, dataclass, field, fields
 from pathlib import Path
 from typing import Any, Mapping, Optional, Sequence, Union
@@ -32,6 +37,8 @@ log = logging.getLogger("audioreason.judges")
 OK, INVALID, CALL_FAILED = "ok", "invalid", "call_failed"
 DEFAULT_MAX_REASKS = 2
 ON_INVALID = ("reask", "resend")
+DEFAULT_CLAIM_TTL_S = 900.0
+CLAIM_POLL_S, CLAIM_POLL_MAX_S = 0.05, 2.0
 
 
 @dataclass(frozen=True)
@@ -112,6 +119,7 @@ class JudgeStats:
     invalid: int = 0
     call_failed: int = 0
     cache_hits: int = 0
+    cache_spilled: int = 0  # verdicts written to the cache's side file because the database stayed locked
     calls: int = 0
     retries: int = 0
     reasks: int = 0
@@ -163,12 +171,16 @@ class JudgeRunner:
     cache: a ``VerdictCache`` or a path to one; None disables caching.
     max_reasks: follow-up turns (or resends) after an invalid reply.
     on_invalid: "reask" or "resend" (see the module docstring).
-    retry_invalid_cached: judge again requests whose stored outcome is an invalid verdict.
+    retry_invalid_cached: judge again requests whose stored outcome is an invalid verdict (default: a
+        broken deployment's invalid replies must not stick; the stored record stays for inspection until a
+        valid verdict replaces it). False: serve them from the cache like valid ones.
+    claim_ttl_s: how long this runner's claim on a key keeps other processes waiting for its verdict.
     """
 
     def __init__(self, judge: Judge, *, sampling: SamplingParams = SamplingParams(),
                  cache: Union[VerdictCache, str, Path, None] = None, max_reasks: int = DEFAULT_MAX_REASKS,
-                 on_invalid: str = "reask", retry_invalid_cached: bool = False):
+                 on_invalid: str = "reask", retry_invalid_cached: bool = True,
+                 claim_ttl_s: float = DEFAULT_CLAIM_TTL_S):
         if max_reasks < 0:
             raise ValueError("max_reasks must be >= 0")
         if on_invalid not in ON_INVALID:
@@ -181,6 +193,8 @@ class JudgeRunner:
         self.retry_invalid_cached = retry_invalid_cached
         self.stats = JudgeStats()
         self._in_flight: dict[str, asyncio.Future] = {}
+        self.claim_ttl_s = claim_ttl_s
+        self._owner = f"{socket.gethostname()}:{os.getpid()}:{uuid.uuid4().hex[:12]}"
 
     def key(self, request: JudgeRequest) -> str:
         return cache_key(self.judge.name, request.messages, self.sampling.for_rater(request.rater),
@@ -205,11 +219,9 @@ class JudgeRunner:
         return list(await asyncio.gather(*(self.ajudge(r, b) for r, b in zip(requests, budgets))))
 
     async def ajudge(self, request: JudgeRequest, budget: Optional[TimeBudget] = None) -> JudgeResult:
-        """One request: the cache, else the judgement in flight for the same key, else a new judgement."""
+        """One request: the judgement in flight here for the same key, else the cache (waiting while another
+        process holds the key's claim), else a new judgement."""
         key = self.key(request)
-        record = self.cache.get(key) if self.cache is not None else None
-        if record is not None and (record["status"] == OK or not self.retry_invalid_cached):
-            return self._served(request, JudgeResult.from_dict(record))
         shared = self._in_flight.get(key)
         if shared is not None:
             try:
@@ -221,9 +233,9 @@ class JudgeRunner:
             if done is not None:
                 return self._served(request, JudgeResult.from_dict(done.to_dict()))
         future = asyncio.get_running_loop().create_future()
-        self._in_flight[key] = future
+        self._in_flight[key] = future  # registered before any await: a twin request now waits for this one
         try:
-            result = await self._judge_one(request, key, budget)
+            result = await self._stored_or_judged(request, key, budget)
         except BaseException:
             future.cancel()
             raise
@@ -231,6 +243,31 @@ class JudgeRunner:
             if self._in_flight.get(key) is future:
                 del self._in_flight[key]
         future.set_result(result)
+        return result
+
+    def _usable(self, record: Optional[Mapping[str, Any]]) -> bool:
+        return record is not None and (record["status"] == OK or not self.retry_invalid_cached)
+
+    async def _stored_or_judged(self, request: JudgeRequest, key: str, budget: Optional[TimeBudget]) -> JudgeResult:
+        if self.cache is None:
+            result = await self._judge_one(request, key, budget)
+            self.stats.add(result)
+            return result
+        poll = CLAIM_POLL_S
+        while True:  # cache operations run in a worker thread: a locked database never blocks the loop
+            record = await asyncio.to_thread(self.cache.get, key)
+            if self._usable(record):
+                return self._served(request, JudgeResult.from_dict(record))
+            if await asyncio.to_thread(self.cache.claim, key, self._owner, self.claim_ttl_s):
+                break
+            await asyncio.sleep(poll)  # another process is judging this key: wait for its verdict
+            poll = min(CLAIM_POLL_MAX_S, poll * 2)
+        result: Optional[JudgeResult] = None
+        try:
+            result = await self._judge_one(request, key, budget)
+        finally:
+            if result is None or result.status not in (OK, INVALID):  # failed or cancelled: free the key
+                self.cache.release(key, self._owner)
         self.stats.add(result)
         return result
 
@@ -248,6 +285,7 @@ class JudgeRunner:
                              status=CALL_FAILED)
         messages = [dict(m) for m in request.messages]
         resend = self.on_invalid == "resend"
+        secrets = getattr(self.judge, "_secrets", list)()
         for turn in range(self.max_reasks + 1):
             last = turn == self.max_reasks
             try:
@@ -263,12 +301,13 @@ class JudgeRunner:
             except Exception as err:  # a backend bug must not kill the batch; record it, scrubbed
                 result.calls += 1
                 result.status = CALL_FAILED
-                result.error = scrub(f"{type(err).__name__}: {err}", getattr(self.judge, "_secrets", list)())
+                result.error = scrub(f"{type(err).__name__}: {err}", secrets)
                 log.exception("judge %s: unexpected error", self.judge.name)
                 break
             self._account(result, completion.attempts, completion.call_errors, completion.waited_s,
                           completion)
-            reply = completion.text if completion.text is not None else ""
+            # A reply that quotes the key (a server echoing its request) must not carry it into the cache.
+            reply = scrub(completion.text, secrets) if completion.text is not None else ""
             result.replies.append(reply)
             result.raw_reply = reply
             outcome = parse_verdict(reply, request.schema)
@@ -285,8 +324,10 @@ class JudgeRunner:
                                               truncated=completion.finish_reason == "length")
         result.elapsed_s = time.monotonic() - started
         if self.cache is not None and result.status in (OK, INVALID):
-            # Committed now: a run killed after this line keeps this judgement.
-            self.cache.put(key, self.judge.name, request.rater, result.status, result.to_dict())
+            # Committed now (or spilled to the side file): a run killed after this line keeps this judgement.
+            where = await asyncio.to_thread(self.cache.put, key, self.judge.name, request.rater, result.status,
+                                            result.to_dict())
+            self.stats.cache_spilled += where == "spilled"
         return result
 
     @staticmethod

@@ -1,0 +1,192 @@
+"""The judge layer under faults, against real server processes and real SQLite locks: a hanging server does
+not serialise the run, a run has a time budget, a locked cache loses no verdict and never blocks the event
+loop, a damaged cache file is named, processes sharing a cache share the work, and a reply quoting the API
+key does not carry it into the cache."""
+import asyncio
+import json
+import multiprocessing
+import sqlite3
+import threading
+import time
+
+import pytest
+
+from audioreason.judges import (AdaptiveLimiter, EnsembleItem, JudgeEnsemble, JudgeRequest, JudgeRunner,
+                                OpenAICompatibleJudge, VerdictCache, VerdictSchema)
+from audioreason.judges.cache import CacheError
+from judge_server import running_server
+
+SCHEMA = VerdictSchema.from_criteria([("Cue", (0, 1)), ("Reasoning", (0, 1))])
+GOOD = json.dumps([{"name": "Cue", "score": 1, "justification": "named"},
+                   {"name": "Reasoning", "score": 0, "justification": "missing"}])
+SECRET = "sk-robustness-0123456789abcdefKEY"
+SCRIPT = {"scenarios": {
+    "hang_once": [{"hang_s": 2.0}, {"reply": GOOD}],
+    "hang": [{"hang_s": 2.0}],
+    "fast": [{"reply": GOOD}],
+    "shared": [{"hang_s": 0.2, "then": {"reply": GOOD}}],
+    "leaky": [{"reply": GOOD, "echo_auth_reply": True}],
+}}
+
+
+@pytest.fixture(scope="module")
+def server(tmp_path_factory):
+    with running_server(SCRIPT, tmp_path_factory.mktemp("robust_server")) as handle:
+        yield handle
+
+
+def request(tag, rater=0):
+    return JudgeRequest(tag, [{"role": "system", "content": "Grade."}, {"role": "user", "content": f"item {tag}"}],
+                        SCHEMA, rater)
+
+
+def judge(server, scenario, **kw):
+    kw.setdefault("backoff_base_s", 0.01)
+    kw.setdefault("api_key_env", None)
+    return OpenAICompatibleJudge(scenario, base_url=server.base_url, **kw)
+
+
+def seen(server, scenario):
+    return [r for r in server.requests() if r["scenario"] == scenario]
+
+
+# ------------------------------------------------------------------------------------ concurrency
+def test_timeouts_do_not_serialise_the_run(server):
+    """Each timeout used to halve the limit (8 -> 1) and only successes grew it back."""
+    runner = JudgeRunner(judge(server, "hang_once", concurrency=8, timeout_s=0.3))
+    started = time.monotonic()
+    results = runner.run([request(f"t{i}") for i in range(16)])
+    elapsed = time.monotonic() - started
+    assert all(r.ok and r.call_errors == {"timeout": 1} for r in results)
+    assert runner.judge.limiter.lowest_limit == 8.0  # a hung request says nothing about the rate
+    assert elapsed < 1.5  # two waves of 8 timeouts (0.3 s each) then replies; serialised it took > 5 s
+
+
+def test_a_lowered_limit_grows_back_with_time_as_well_as_successes():
+    async def main():
+        limiter = AdaptiveLimiter(8, recovery_s=0.2)
+        for _ in range(3):
+            await limiter.acquire()
+            limiter.release(overloaded=True)  # three 429s: 8 -> 4 -> 2 -> 1
+        assert limiter.limit == 1.0
+        await asyncio.sleep(0.45)  # no success at all, but two recovery periods without a 429
+        await limiter.acquire()
+        assert limiter.limit == 3.0
+        limiter.release()
+        await asyncio.sleep(1.2)
+        await limiter.acquire()
+        assert limiter.limit == 8.0  # never above the maximum
+        limiter.release()
+
+    asyncio.run(main())
+
+
+def test_a_run_has_a_time_budget(server):
+    ensemble = JudgeEnsemble.draws(judge(server, "hang", concurrency=2, timeout_s=0.5), 2, run_timeout_s=1.0,
+                                   item_timeout_s=None)
+    items = [EnsembleItem(f"r{i}", request(f"r{i}").messages, SCHEMA) for i in range(6)]
+    started = time.monotonic()
+    results = ensemble.run(items)
+    assert time.monotonic() - started < 2.5  # 12 requests x 20 attempts x 0.5 s without it
+    errors = {r.error for res in results for r in res.results}
+    assert errors == {"the run's time budget of 1 s ran out"}
+    assert ensemble.total_stats.deadlines == 12
+    with pytest.raises(ValueError, match="run_timeout_s"):
+        JudgeEnsemble.draws(judge(server, "hang"), 1, run_timeout_s=float("nan"))
+
+
+@pytest.mark.parametrize("kwargs, message", [
+    ({"concurrency": 0}, "concurrency"), ({"timeout_s": 0}, "timeout_s"), ({"timeout_s": float("nan")}, "timeout_s"),
+    ({"max_attempts": 0}, "max_attempts"), ({"base_url": "localhost:8000"}, "base_url"),
+    ({"base_url": "ftp://host/v1"}, "base_url"),
+])
+def test_client_settings_are_checked_up_front(kwargs, message):
+    with pytest.raises(ValueError, match=message):
+        OpenAICompatibleJudge("m", **kwargs)
+
+
+# ------------------------------------------------------------------------------------ the cache
+def hold_write_lock(path, hold_s, ready: threading.Event):
+    conn = sqlite3.connect(str(path), isolation_level=None, check_same_thread=False)
+    conn.execute("BEGIN IMMEDIATE")
+    ready.set()
+    time.sleep(hold_s)
+    conn.execute("COMMIT")
+    conn.close()
+
+
+def test_a_locked_cache_spills_the_verdicts_and_never_blocks_the_loop(server, tmp_path):
+    path = tmp_path / "locked.sqlite"
+    cache = VerdictCache(path, busy_timeout_s=0.2, write_attempts=2)
+    ready = threading.Event()
+    holder = threading.Thread(target=hold_write_lock, args=(path, 4.0, ready))
+    holder.start()
+    ready.wait()
+    runner = JudgeRunner(judge(server, "fast"), cache=cache)
+    ticks = []
+
+    async def ticker():
+        while True:
+            ticks.append(time.monotonic())
+            await asyncio.sleep(0.02)
+
+    async def main():
+        tick = asyncio.create_task(ticker())
+        try:
+            return await runner.arun([request(f"l{i}") for i in range(4)])
+        finally:
+            tick.cancel()
+            await runner.judge.aclose()
+
+    results = asyncio.run(main())
+    holder.join()
+    assert all(r.ok for r in results)
+    gaps = [b - a for a, b in zip(ticks, ticks[1:])]
+    assert max(gaps) < 0.15  # writes waited on the lock in a worker thread, the loop kept running
+    assert runner.stats.cache_spilled == 4 and cache.spill_path.is_file()
+    assert all(cache.get(r.key)["status"] == "ok" for r in results)  # readable from the side file at once
+    cache.close()
+    reopened = VerdictCache(path)  # the lock is gone: the side file moves into the database
+    assert not reopened.spill_path.exists() and reopened.counts() == {"ok": 4}
+    rerun = JudgeRunner(judge(server, "fast"), cache=reopened).run([request(f"l{i}") for i in range(4)])
+    assert all(r.cached for r in rerun) and len(seen(server, "fast")) == 4
+
+
+def test_a_damaged_cache_file_is_named(tmp_path):
+    path = tmp_path / "judge-cache.sqlite"
+    path.write_bytes(b"this is not a database" * 100)
+    with pytest.raises(CacheError, match="judge-cache.sqlite.*not a readable SQLite verdict cache"):
+        VerdictCache(path)
+
+
+def _share(base_url, cache_path, n, out):
+    runner = JudgeRunner(OpenAICompatibleJudge("shared", base_url=base_url, api_key_env=None, concurrency=4,
+                                               backoff_base_s=0.01), cache=cache_path)
+    results = runner.run([request(f"s{i}") for i in range(n)])
+    out.put((sum(r.ok for r in results), runner.stats.calls, runner.stats.cache_hits))
+
+
+def test_processes_sharing_a_cache_share_the_work(server, tmp_path):
+    """Read once at the start, 4 processes paid 4 x n calls for n keys; claimed per key, n."""
+    n, out = 24, multiprocessing.get_context("spawn").Queue()
+    procs = [multiprocessing.get_context("spawn").Process(target=_share,
+                                                          args=(server.base_url, str(tmp_path / "c.sqlite"), n, out))
+             for _ in range(4)]
+    for p in procs:
+        p.start()
+    for p in procs:
+        p.join(60)
+    reports = [out.get(timeout=5) for _ in procs]
+    assert all(ok == n for ok, _, _ in reports)  # every process got every verdict
+    assert len(seen(server, "shared")) == n  # each key paid for once
+    assert sum(calls for _, calls, _ in reports) == n and sum(hits for _, _, hits in reports) == 3 * n
+
+
+def test_a_reply_quoting_the_key_is_scrubbed_before_it_is_stored(server, tmp_path, monkeypatch):
+    monkeypatch.setenv("ROBUST_KEY", SECRET)
+    cache = VerdictCache(tmp_path / "c.sqlite")
+    [result] = JudgeRunner(judge(server, "leaky", api_key_env="ROBUST_KEY"), cache=cache).run([request("leak")])
+    assert result.ok and "[REDACTED]" in result.raw_reply
+    stored = json.dumps(cache.get(result.key))
+    assert SECRET not in result.raw_reply and SECRET not in stored and SECRET not in json.dumps(result.to_dict())
+    assert SECRET not in (tmp_path / "c.sqlite").read_bytes().decode("latin-1")
