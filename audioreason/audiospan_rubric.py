@@ -24,6 +24,7 @@ judge's "missing" against unrelated timestamps ("wrong"). It never changes the s
 from __future__ import annotations
 
 import json
+from fractions import Fraction
 from typing import Any, Mapping, Optional, Sequence
 
 from audioreason.judges import (EnsembleItem, Judge, JsonReplySchema, JudgeEnsemble, SamplingParams,
@@ -216,8 +217,13 @@ def _level(value: Any) -> Any:
     return value
 
 
-def _percent(x: Optional[float]) -> Optional[float]:
-    return None if x is None else 100.0 * x
+def _percent(x: Optional[Fraction]) -> Optional[float]:
+    """The output edge: an exact fraction in [0, 1] as a float percent (rounded once, here)."""
+    return None if x is None else float(100 * x)
+
+
+def _float(x: Optional[Fraction]) -> Optional[float]:
+    return None if x is None else float(x)
 
 
 def score_verdicts(items: Sequence[Mapping[str, Any]], verdicts: Sequence[Sequence[Optional[Mapping]]],
@@ -259,12 +265,13 @@ def score_verdicts(items: Sequence[Mapping[str, Any]], verdicts: Sequence[Sequen
         agg = aggregate(rater_scores, aggregation)
         item_scores.append(agg.value)
         if return_items:
-            details.append({"id": item.get("id"), "rubric": _percent(agg.value), "rater_scores": rater_scores,
+            details.append({"id": item.get("id"), "rubric": _percent(agg.value),
+                            "rater_scores": [_float(r) for r in rater_scores],
                             "n_valid_raters": agg.n_valid, "n_failed_raters": agg.n_failed})
     scored = [s for s in item_scores if s is not None]
     axes = {k: semantic_temporal(v) for k, v in pooled.items()}
     out: dict[str, Any] = {
-        "rubric": _percent(sum(scored) / len(scored)) if scored else None,
+        "rubric": _percent(sum(scored, Fraction(0)) / len(scored)) if scored else None,
         "semantic": _percent(axes["all"]["semantic"]), "temporal": _percent(axes["all"]["temporal"]),
         "by_importance": {k: {"semantic": _percent(axes[k]["semantic"]), "temporal": _percent(axes[k]["temporal"]),
                               "n_semantic": axes[k]["n_semantic"], "n_temporal": axes[k]["n_temporal"],
@@ -290,6 +297,7 @@ def score_verdicts(items: Sequence[Mapping[str, Any]], verdicts: Sequence[Sequen
         matched = [(bool(a), s) for a, s in zip(flags, item_scores) if a is not None and s is not None]
         d3 = mcq_oeq([a for a, _ in matched], [s for _, s in matched])
         d3["rubric_plus"], d3["rubric_minus"] = _percent(d3["rubric_plus"]), _percent(d3["rubric_minus"])
+        d3["p"], d3["auc"] = _float(d3["p"]), _float(d3["auc"])
         out["mcq_oeq"] = d3
     if return_items:
         out["items"] = details

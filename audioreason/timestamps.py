@@ -11,7 +11,10 @@ in the last field are carried too (``1:75`` = 135 s). Hours are never bounded.
 """
 from __future__ import annotations
 
+import math
 import re
+from fractions import Fraction
+from numbers import Rational, Real
 from typing import Any, Optional, Sequence, Tuple, Union
 
 TOLERANCE_S = 5.0
@@ -21,6 +24,20 @@ _NUM = r"\d+(?:\.\d+)?"
 _SECONDS = re.compile(rf"^({_NUM})\s*(?:s|sec|secs|second|seconds)?$", re.IGNORECASE)
 _SPAN_SEP = re.compile(r"\s*(?:-|–|—|~|\bto\b)\s*", re.IGNORECASE)
 _FIND = re.compile(rf"\d+:\d+(?::{_NUM})?(?:\.\d+)?|{_NUM}\s*(?:s|sec|secs|seconds?)\b", re.IGNORECASE)
+
+
+def as_fraction(value: Any) -> Fraction:
+    """A number as an exact fraction. Integers and fractions are taken as they are; a float is read as the
+    shortest decimal that prints as it (``0.2`` -> 1/5, ``1738.053`` -> 1738053/1000), i.e. the number its
+    writer meant, so sums and comparisons made on the result are exact. Raises ValueError for anything
+    else (bools, NaN, infinities, strings)."""
+    if isinstance(value, bool):
+        raise ValueError(f"not a number: {value!r}")
+    if isinstance(value, Rational):
+        return Fraction(value)
+    if isinstance(value, Real) and math.isfinite(value):  # float, numpy floats
+        return Fraction(repr(float(value)))
+    raise ValueError(f"not a finite number: {value!r}")
 
 
 def parse_timestamp(text: Any, *, strict: bool = False) -> Optional[float]:
