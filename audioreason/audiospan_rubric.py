@@ -28,7 +28,7 @@ from fractions import Fraction
 from typing import Any, Mapping, Optional, Sequence
 
 from audioreason.judges import (EnsembleItem, Judge, JsonReplySchema, JudgeEnsemble, SamplingParams,
-                                aggregate)
+                                aggregate, parse_verdict, validate_value)
 from audioreason.judges.runner import DEFAULT_MAX_REASKS
 from audioreason.scoring.audiospan_rubric import (SEMANTIC, TEMPORAL, breakdown, histogram, mcq_oeq,
                                                   rubric_score, semantic_temporal)
@@ -194,6 +194,37 @@ def verdict_schema(item: Mapping[str, Any]) -> JsonReplySchema:
                            version=SCHEMA_VERSION)
 
 
+def checked_verdicts(item: Mapping[str, Any], per_rater: Any) -> list[Optional[dict[str, Any]]]:
+    """One item's precomputed verdicts through the judged path's own validator (``verdict_schema(item)``):
+    ``per_rater`` is a list with one entry per rater, each a reply object {"criteria": [...]}, a bare list
+    of criteria entries, a judge's raw reply text (parsed as a judge reply is), or None for a failed rater.
+    Entries are paired with criteria by their ``index`` and returned in index order. Raises ValueError naming
+    the item (and rater) for a wrong shape, a wrong count, a bad index or label, or a broken dimension rule."""
+    name = f"item {item.get('id')!r}"
+    if not isinstance(per_rater, (list, tuple)):
+        raise ValueError(f"{name}: expected a list with one entry per rater (a reply object, or null for a "
+                         f"failed rater), got {type(per_rater).__name__}")
+    if not per_rater:
+        raise ValueError(f"{name}: no rater entries (give null for a rater whose call failed)")
+    schema = verdict_schema(item)
+    out: list[Optional[dict[str, Any]]] = []
+    for r, value in enumerate(per_rater):
+        if value is None:
+            out.append(None)
+            continue
+        if isinstance(value, str):
+            outcome = parse_verdict(value, schema)
+            if not outcome.ok:
+                raise ValueError(f"{name}, rater {r}: {outcome.error}")
+            out.append(outcome.verdict.data)
+            continue
+        try:
+            out.append(validate_value(value, schema).data)
+        except ValueError as err:
+            raise ValueError(f"{name}, rater {r}: {err}") from None
+    return out
+
+
 def deterministic_check(criterion: Mapping[str, Any], response: str, quoted: Optional[str],
                         tolerance_s: float = TOLERANCE_S) -> Optional[str]:
     """"correct" / "wrong" / "missing" from code, or None when the criterion has no time_range."""
@@ -226,12 +257,13 @@ def _float(x: Optional[Fraction]) -> Optional[float]:
     return None if x is None else float(x)
 
 
-def score_verdicts(items: Sequence[Mapping[str, Any]], verdicts: Sequence[Sequence[Optional[Mapping]]],
+def score_verdicts(items: Sequence[Mapping[str, Any]], verdicts: Sequence[Any],
                    responses: Optional[Sequence[Optional[str]]] = None, *, mcq_correct: Any = None,
                    aggregation: str = AGGREGATION, tolerance_s: float = TOLERANCE_S,
                    return_items: bool = False) -> dict[str, Any]:
-    """The report from verdicts already in hand: ``verdicts[i]`` is one entry per rater, each the validated
-    reply data (``validate_reply``'s output) or None for a failed rater."""
+    """The report from verdicts already in hand: ``verdicts[i]`` is a list with one entry per rater (see
+    ``checked_verdicts``: a reply object, a bare list of entries, a raw reply text, or None for a failed
+    rater). Every entry is validated and put in index order exactly as a judge's reply is."""
     if len(items) != len(verdicts):
         raise ValueError(f"{len(items)} items but {len(verdicts)} verdict lists")
     responses = list(responses) if responses is not None else [None] * len(items)
@@ -242,7 +274,7 @@ def score_verdicts(items: Sequence[Mapping[str, Any]], verdicts: Sequence[Sequen
     for item, per_rater, response in zip(items, verdicts, responses):
         rubric = item["rubric"]
         rater_scores = []
-        for r, data in enumerate(per_rater):
+        for r, data in enumerate(checked_verdicts(item, per_rater)):
             if data is None:
                 rater_scores.append(None)
                 continue
@@ -343,7 +375,7 @@ class AudioSpanRubricScorer:
 
 
 __all__ = ["AGGREGATION", "AudioSpanRubricScorer", "SYSTEM_PROMPT", "USER_TEMPLATE", "allowed_dimensions",
-           "build_messages", "deterministic_check", "format_criteria", "score_verdicts", "validate_reply",
+           "build_messages", "checked_verdicts", "deterministic_check", "format_criteria", "score_verdicts", "validate_reply",
            "verdict_schema"]
 
 

@@ -7,7 +7,7 @@ import os
 
 import gradio as gr
 
-from audioreason.audiospan_rubric import score_verdicts, validate_reply
+from audioreason.audiospan_rubric import score_verdicts
 from audioreason.jsonl import parse_json_lines
 
 EXAMPLE = "\n".join(json.dumps(row) for row in [
@@ -32,7 +32,7 @@ def score(rows_text: str):
         raise gr.Error("Paste at least one JSON line.")
     try:
         items = [row["item"] for row in rows]
-        verdicts = [[validate_reply(row["judge_reply"], row["item"]["rubric"])] for row in rows]
+        verdicts = [[row["judge_reply"]] for row in rows]  # validated by score_verdicts, as a judge's reply
         result = score_verdicts(items, verdicts, [row.get("response") for row in rows], return_items=True)
     except (KeyError, ValueError) as err:
         raise gr.Error(f"{type(err).__name__}: {err}")

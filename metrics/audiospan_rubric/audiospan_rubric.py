@@ -74,7 +74,14 @@ class AudiospanRubric(evaluate.Metric):
             except json.JSONDecodeError as err:
                 raise ValueError("without items=..., each reference must be the item as a JSON string") from err
         if verdicts is not None:
-            parsed = [json.loads(v) if isinstance(v, str) else v for v in verdicts]
+            if len(verdicts) != len(chosen):
+                raise ValueError(f"{len(chosen)} items but {len(verdicts)} verdict lists")
+            parsed = []
+            for it, v in zip(chosen, verdicts):
+                try:
+                    parsed.append(json.loads(v) if isinstance(v, str) else v)
+                except json.JSONDecodeError as err:
+                    raise ValueError(f"item {it.get('id')!r}: verdicts entry is not JSON ({err})") from None
             keep = {k: options[k] for k in ("aggregation", "tolerance_s") if k in options}
             return score_verdicts(chosen, parsed, predictions, mcq_correct=mcq_correct,
                                   return_items=return_items, **keep)
