@@ -122,16 +122,44 @@ def build_messages(item: Mapping[str, Any], response: Optional[str]) -> list[dic
     return [{"role": "system", "content": SYSTEM_PROMPT}, {"role": "user", "content": user}]
 
 
-def allowed_dimensions(criterion: Mapping[str, Any]) -> tuple[frozenset, frozenset]:
-    """(allowed semantic labels, allowed temporal labels) under the dimension-selection rules."""
-    graded_sem = frozenset({"correct", "partial", "wrong"})
-    graded_tem = frozenset({"correct", "wrong", "missing"})
-    none = frozenset({"none"})
+_GRADED_SEM = ("correct", "partial", "wrong")
+_GRADED_TEM = ("correct", "wrong", "missing")
+
+
+def localization_override(criterion: Mapping[str, Any]) -> Optional[bool]:
+    """True when the criterion is marked ``localization: true`` (graded on temporal only, whatever the judge
+    says); None otherwise, leaving the essential criterion's dimension to the judge as C.3 does (a false or
+    absent flag is no override: loaders store an absent flag as false)."""
+    return True if criterion.get("localization") else None
+
+
+def allowed_verdicts(criterion: Mapping[str, Any]) -> frozenset:
+    """The (semantic, temporal) label pairs the dimension-selection rules of C.3 allow for a criterion.
+    essential: exactly one dimension, the judge's choice: (graded, "none") or ("none", graded); only
+    ("none", graded) when marked as localization. supporting: both with a time_range, semantic only
+    without."""
+    importance = criterion["importance"]
+    semantic_only = frozenset((s, "none") for s in _GRADED_SEM)
+    temporal_only = frozenset(("none", t) for t in _GRADED_TEM)
+    if importance == "essential":
+        return temporal_only if localization_override(criterion) else semantic_only | temporal_only
+    if importance == "supporting":
+        if criterion.get("time_range"):
+            return frozenset((s, t) for s in _GRADED_SEM for t in _GRADED_TEM)
+        return semantic_only
+    raise ValueError(f"unknown importance {importance!r}")
+
+
+def _rule(criterion: Mapping[str, Any]) -> str:
     if criterion["importance"] == "essential":
-        return (none, graded_tem) if criterion.get("localization") else (graded_sem, none)
-    if criterion["importance"] == "supporting":
-        return (graded_sem, graded_tem) if criterion.get("time_range") else (graded_sem, none)
-    raise ValueError(f"unknown importance {criterion['importance']!r}")
+        if localization_override(criterion):
+            return ('this essential criterion is marked as a localization criterion: it is graded on temporal '
+                    'only (semantic "none")')
+        return ('an essential criterion is graded on exactly one dimension: temporal only (semantic "none") if '
+                'it asks when something happens, otherwise semantic only (temporal "none")')
+    if criterion.get("time_range"):
+        return "a supporting criterion with a time_range is graded on both semantic and temporal"
+    return 'a supporting criterion without a time_range is graded on semantic only (temporal "none")'
 
 
 def validate_reply(value: Any, rubric: Sequence[Mapping[str, Any]]) -> dict[str, Any]:
@@ -162,18 +190,9 @@ def validate_reply(value: Any, rubric: Sequence[Mapping[str, Any]]) -> dict[str,
             raise ValueError(f"criterion {idx}: semantic {sem!r} is not one of correct, partial, wrong, none")
         if tem not in TEMPORAL:
             raise ValueError(f"criterion {idx}: temporal {tem!r} is not one of correct, wrong, missing, none")
-        ok_sem, ok_tem = allowed_dimensions(rubric[idx])
-        c = rubric[idx]
-        if sem not in ok_sem or tem not in ok_tem:
-            if c["importance"] == "essential":
-                rule = ("an essential localization criterion is graded on temporal only (semantic \"none\")"
-                        if c.get("localization") else
-                        "an essential non-localization criterion is graded on semantic only (temporal \"none\")")
-            elif c.get("time_range"):
-                rule = "a supporting criterion with a time_range is graded on both semantic and temporal"
-            else:
-                rule = "a supporting criterion without a time_range is graded on semantic only (temporal \"none\")"
-            raise ValueError(f"criterion {idx}: semantic {sem!r} / temporal {tem!r} breaks the rule: {rule}")
+        if (sem, tem) not in allowed_verdicts(rubric[idx]):
+            raise ValueError(f"criterion {idx}: semantic {sem!r} / temporal {tem!r} breaks the rule: "
+                             f"{_rule(rubric[idx])}")
         ts = e.get("timestamp")
         out[idx] = {"index": idx, "semantic": sem, "temporal": tem,
                     "timestamp": None if ts in (None, "", "null") else str(ts), "reason": str(e.get("reason", ""))}
@@ -185,7 +204,10 @@ def verdict_schema(item: Mapping[str, Any]) -> JsonReplySchema:
     if not rubric:
         raise ValueError(f"item {item.get('id')!r} has no rubric criteria")
     for c in rubric:
-        allowed_dimensions(c)  # importance check, naming the item on failure below
+        try:
+            allowed_verdicts(c)  # importance check
+        except (KeyError, ValueError) as err:
+            raise ValueError(f"item {item.get('id')!r}: bad criterion {c!r} ({err})") from None
     instructions = (f'one JSON object {{"criteria": [...], "summary": "..."}} with exactly {len(rubric)} entries '
                     '{"index", "semantic", "temporal", "timestamp", "reason"} (indices 0..'
                     f'{len(rubric) - 1}), obeying the dimension-selection rules, and nothing else')
@@ -281,7 +303,7 @@ def score_verdicts(items: Sequence[Mapping[str, Any]], verdicts: Sequence[Any],
             rows = []
             for c, v in zip(rubric, data["criteria"]):
                 row = {"importance": c["importance"], "semantic": v["semantic"], "temporal": v["temporal"],
-                       "localization": bool(c.get("localization"))}
+                       "localization": localization_override(c)}
                 rows.append(row)
                 pooled["all"].append(row)
                 pooled[c["importance"]].append(row)
@@ -374,9 +396,9 @@ class AudioSpanRubricScorer:
         return out
 
 
-__all__ = ["AGGREGATION", "AudioSpanRubricScorer", "SYSTEM_PROMPT", "USER_TEMPLATE", "allowed_dimensions",
-           "build_messages", "checked_verdicts", "deterministic_check", "format_criteria", "score_verdicts", "validate_reply",
-           "verdict_schema"]
+__all__ = ["AGGREGATION", "AudioSpanRubricScorer", "SYSTEM_PROMPT", "USER_TEMPLATE", "allowed_verdicts",
+           "build_messages", "checked_verdicts", "deterministic_check", "format_criteria",
+           "localization_override", "score_verdicts", "validate_reply", "verdict_schema"]
 
 
 # ---------------------------------------------------------------------------------------------

@@ -20,9 +20,9 @@ def test_table7_supporting(cell, expected):
 
 @pytest.mark.parametrize("sem,expected", [("correct", 1.0), ("partial", 0.5), ("wrong", 0.0), ("none", 0.0)])
 def test_essential_semantic(sem, expected):
-    # the temporal verdict is ignored on a non-localization essential criterion
-    assert criterion_score("essential", sem, "none") == expected
-    assert criterion_score("essential", sem, "wrong") == expected
+    # localization=False chooses semantic: the temporal verdict is then ignored
+    assert criterion_score("essential", sem, "none", localization=False) == expected
+    assert criterion_score("essential", sem, "wrong", localization=False) == expected
 
 
 @pytest.mark.parametrize("tem,expected", [("correct", 1.0), ("wrong", 0.0), ("missing", 0.0), ("none", 0.0)])

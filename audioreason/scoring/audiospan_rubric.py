@@ -33,16 +33,21 @@ def _check(value: str, allowed: Mapping, what: str) -> str:
     return value
 
 
-def criterion_score(importance: str, semantic: str, temporal: str, *, localization: bool = False) -> Fraction:
+def criterion_score(importance: str, semantic: str, temporal: str, *,
+                    localization: Optional[bool] = None) -> Fraction:
     """s_c of Eq. 2 / Table 7.
 
-    essential: tau for a localization criterion (missing / none -> 0: the timestamp is the answer),
-    sigma otherwise (none -> 0). supporting: 1[sigma > 0] * (sigma + tau) / 2, with tau missing/none
-    falling back to sigma (no penalty for not citing time)."""
+    essential: graded on one dimension, chosen by the judge (C.3): semantic "none" means it was graded on
+    tau (missing -> 0: the timestamp is the answer), temporal "none" means it was graded on sigma. Any other
+    pair (both graded, or both "none") is refused unless ``localization`` decides: True takes tau, False
+    sigma, whatever the labels. supporting: 1[sigma > 0] * (sigma + tau) / 2, with tau missing/none falling
+    back to sigma (no penalty for not citing time)."""
     _check(semantic, SEMANTIC, "semantic")
     _check(temporal, TEMPORAL, "temporal")
     sigma, tau = SEMANTIC[semantic], TEMPORAL[temporal]
     if importance == "essential":
+        if localization is None:
+            localization = essential_graded_on_time(semantic, temporal)
         value = tau if localization else sigma
         return value if value is not None else Fraction(0)
     if importance != "supporting":
@@ -54,16 +59,25 @@ def criterion_score(importance: str, semantic: str, temporal: str, *, localizati
     return (sigma + tau) / 2
 
 
+def essential_graded_on_time(semantic: str, temporal: str) -> bool:
+    """The judge's choice of dimension for an essential criterion, read from its labels (C.3): True for
+    temporal only (semantic "none"), False for semantic only (temporal "none"). ValueError otherwise."""
+    if (semantic == "none") == (temporal == "none"):
+        raise ValueError(f"an essential criterion is graded on exactly one dimension: semantic {semantic!r} "
+                         f"with temporal {temporal!r} grades {'none' if semantic == 'none' else 'both'}")
+    return semantic == "none"
+
+
 def rubric_score(criteria: Sequence[Mapping[str, Any]]) -> Optional[Fraction]:
-    """Eq. 2: importance-weighted mean of s_c. Each criterion: importance, semantic, temporal, localization.
-    None for an empty list."""
+    """Eq. 2: importance-weighted mean of s_c. Each criterion: importance, semantic, temporal and optionally
+    localization (see ``criterion_score``; absent or None: the judge's choice). None for an empty list."""
     num = den = Fraction(0)
     for c in criteria:
         w = WEIGHTS.get(c["importance"])
         if w is None:
             raise ValueError(f"unknown importance {c['importance']!r}")
         num += w * criterion_score(c["importance"], c["semantic"], c["temporal"],
-                                   localization=bool(c.get("localization", False)))
+                                   localization=c.get("localization"))
         den += w
     return num / den if den else None
 
