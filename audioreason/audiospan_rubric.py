@@ -32,7 +32,7 @@ from audioreason.judges import (EnsembleItem, Judge, JsonReplySchema, JudgeEnsem
 from audioreason.judges.runner import DEFAULT_MAX_REASKS
 from audioreason.scoring.audiospan_rubric import (SEMANTIC, TEMPORAL, breakdown, histogram, mcq_oeq,
                                                   rubric_score, semantic_temporal)
-from audioreason.timestamps import TOLERANCE_S, find_timestamps, temporal_match
+from audioreason.timestamps import SPAN_TOLERANCE_S, TOLERANCE_S, find_timestamps, temporal_match
 
 SYSTEM_PROMPT = """\
 You are an expert evaluator of answers about audio recordings. You receive a question about a recording, a \
@@ -247,20 +247,23 @@ def checked_verdicts(item: Mapping[str, Any], per_rater: Any) -> list[Optional[d
     return out
 
 
-def deterministic_check(criterion: Mapping[str, Any], response: str, quoted: Optional[str],
-                        tolerance_s: float = TOLERANCE_S) -> Optional[str]:
-    """"correct" / "wrong" / "missing" from code, or None when the criterion has no time_range."""
+def deterministic_check(criterion: Mapping[str, Any], response: Optional[str], quoted: Optional[str],
+                        tolerance_s: float = TOLERANCE_S, *,
+                        span_tolerance_s: float = SPAN_TOLERANCE_S) -> Optional[str]:
+    """"correct" / "wrong" / "missing" from code, or None when the criterion has no time_range. The times in
+    the judge's quoted timestamp decide when it holds any (a bare number there is seconds), else every time
+    in the response (any match counts); each is checked by ``temporal_match`` (C.3: a point within
+    ``tolerance_s``, a span by overlap, widened only by ``span_tolerance_s``)."""
     tr = criterion.get("time_range")
     if not tr:
         return None
-    if quoted is not None:
-        hit = temporal_match(quoted, tr, tolerance_s)
-        if hit is not None:
-            return "correct" if hit else "wrong"
-    points = find_timestamps(response or "")
-    if not points:
+    times = find_timestamps(quoted, bare_seconds=True) if quoted is not None else []
+    if not times:
+        times = find_timestamps(response or "")
+    if not times:
         return "missing"
-    return "correct" if any(temporal_match(p, tr, tolerance_s) for p in points) else "wrong"
+    hit = any(temporal_match(t, tr, tolerance_s, span_tolerance_s) for t in times)
+    return "correct" if hit else "wrong"
 
 
 def _level(value: Any) -> Any:
@@ -282,7 +285,7 @@ def _float(x: Optional[Fraction]) -> Optional[float]:
 def score_verdicts(items: Sequence[Mapping[str, Any]], verdicts: Sequence[Any],
                    responses: Optional[Sequence[Optional[str]]] = None, *, mcq_correct: Any = None,
                    aggregation: str = AGGREGATION, tolerance_s: float = TOLERANCE_S,
-                   return_items: bool = False) -> dict[str, Any]:
+                   span_tolerance_s: float = SPAN_TOLERANCE_S, return_items: bool = False) -> dict[str, Any]:
     """The report from verdicts already in hand: ``verdicts[i]`` is a list with one entry per rater (see
     ``checked_verdicts``: a reply object, a bare list of entries, a raw reply text, or None for a failed
     rater). Every entry is validated and put in index order exactly as a judge's reply is."""
@@ -308,7 +311,8 @@ def score_verdicts(items: Sequence[Mapping[str, Any]], verdicts: Sequence[Any],
                 pooled["all"].append(row)
                 pooled[c["importance"]].append(row)
                 if response is not None and v["temporal"] in ("correct", "wrong", "missing"):
-                    code = deterministic_check(c, response, v.get("timestamp"), tolerance_s)
+                    code = deterministic_check(c, response, v.get("timestamp"), tolerance_s,
+                                               span_tolerance_s=span_tolerance_s)
                     # "missing" vs a timestamp that matches nothing is no disagreement: that time likely
                     # belongs to another claim of the response.
                     if code is not None and code != v["temporal"] and (v["temporal"], code) != ("missing", "wrong"):
@@ -332,7 +336,7 @@ def score_verdicts(items: Sequence[Mapping[str, Any]], verdicts: Sequence[Any],
                               "n_temporal_missing": axes[k]["n_temporal_missing"]}
                           for k in ("essential", "supporting")},
         "n": len(items), "n_scored": len(scored), "n_failed": len(items) - len(scored),
-        "aggregation": aggregation,
+        "aggregation": aggregation, "tolerance_s": tolerance_s, "span_tolerance_s": span_tolerance_s,
         "histogram": histogram(scored),
         "temporal_disagreements": disagreements, "n_temporal_disagreements": len(disagreements),
         "by": {},
@@ -365,14 +369,16 @@ class AudioSpanRubricScorer:
 
     def __init__(self, judge: Optional[Judge] = None, *, raters: int = 1, ensemble: Optional[JudgeEnsemble] = None,
                  aggregation: str = AGGREGATION, sampling: Optional[SamplingParams] = None, cache: Any = None,
-                 max_reasks: int = DEFAULT_MAX_REASKS, tolerance_s: float = TOLERANCE_S):
+                 max_reasks: int = DEFAULT_MAX_REASKS, tolerance_s: float = TOLERANCE_S,
+                 span_tolerance_s: float = SPAN_TOLERANCE_S):
         if ensemble is None:
             if judge is None:
                 raise ValueError("give a judge (e.g. OpenAICompatibleJudge(...)) or a JudgeEnsemble")
             ensemble = JudgeEnsemble.draws(judge, raters, aggregation=aggregation,
                                            sampling=sampling or SamplingParams(temperature=0), cache=cache,
                                            max_reasks=max_reasks)
-        self.ensemble, self.aggregation, self.tolerance_s = ensemble, aggregation, tolerance_s
+        self.ensemble, self.aggregation = ensemble, aggregation
+        self.tolerance_s, self.span_tolerance_s = tolerance_s, span_tolerance_s
 
     def score(self, items: Sequence[Mapping[str, Any]], responses: Sequence[Optional[str]], *,
               mcq_correct: Any = None, return_items: bool = False) -> dict[str, Any]:
@@ -384,7 +390,8 @@ class AudioSpanRubricScorer:
         verdicts = [[r.verdict.data if r.ok and r.verdict is not None else None for r in er.results]
                     for er in results]
         out = score_verdicts(items, verdicts, responses, mcq_correct=mcq_correct, aggregation=self.aggregation,
-                             tolerance_s=self.tolerance_s, return_items=return_items)
+                             tolerance_s=self.tolerance_s, span_tolerance_s=self.span_tolerance_s,
+                             return_items=return_items)
         out["raters"] = len(self.ensemble.raters)
         out["judges"] = sorted({r.judge.name for r in self.ensemble.raters})
         out["judge_stats"] = self.ensemble.total_stats.to_dict()

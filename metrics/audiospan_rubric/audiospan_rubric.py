@@ -39,7 +39,9 @@ Args:
     judge (audioreason.judges.Judge) or ensemble (JudgeEnsemble), or judge_model (str) with base_url,
         api_key_env, concurrency, timeout_s, max_attempts for an OpenAI-compatible judge.
     raters (int, 1), aggregation ("mean" | "trimmed_mean" | "majority"), cache (path), max_reasks (int, 2),
-        tolerance_s (float, 5.0), sampling (SamplingParams).
+        tolerance_s (float, 5.0: a time point within this of the reference range is correct),
+        span_tolerance_s (float, 0.0: a span must overlap the range; > 0 also accepts one that close, an option
+        beyond the paper), sampling (SamplingParams). The deterministic check only flags disagreements.
     verdicts (list, optional): precomputed verdicts, one JSON string (or list) per item holding one entry per
         rater (the validated reply {"criteria": [...]} or null); no judge is called.
     mcq_correct (list of bool or dict pair_id -> bool, optional): MCQ outcomes of the twin items.
@@ -82,7 +84,7 @@ class AudiospanRubric(evaluate.Metric):
                     parsed.append(json.loads(v) if isinstance(v, str) else v)
                 except json.JSONDecodeError as err:
                     raise ValueError(f"item {it.get('id')!r}: verdicts entry is not JSON ({err})") from None
-            keep = {k: options[k] for k in ("aggregation", "tolerance_s") if k in options}
+            keep = {k: options[k] for k in ("aggregation", "tolerance_s", "span_tolerance_s") if k in options}
             return score_verdicts(chosen, parsed, predictions, mcq_correct=mcq_correct,
                                   return_items=return_items, **keep)
         if judge is None and options.get("ensemble") is None and not judge_model:
