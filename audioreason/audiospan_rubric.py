@@ -30,8 +30,8 @@ from typing import Any, Mapping, Optional, Sequence
 from audioreason.judges import (EnsembleItem, Judge, JsonReplySchema, JudgeEnsemble, SamplingParams,
                                 aggregate, parse_verdict, validate_value)
 from audioreason.judges.runner import DEFAULT_MAX_REASKS
-from audioreason.scoring.audiospan_rubric import (SEMANTIC, TEMPORAL, breakdown, histogram, mcq_oeq,
-                                                  rubric_score, semantic_temporal)
+from audioreason.scoring.audiospan_rubric import (SEMANTIC, TEMPORAL, breakdown, histogram, mcq_oeq, rubric_score,
+                                                  semantic_temporal, tier_average)
 from audioreason.timestamps import SPAN_TOLERANCE_S, TOLERANCE_S, find_timestamps, temporal_match
 
 SYSTEM_PROMPT = """\
@@ -345,6 +345,9 @@ def score_verdicts(items: Sequence[Mapping[str, Any]], verdicts: Sequence[Any],
         values = [_level(it.get(g)) if g == "cognitive_level" else it.get(g) for it in items]
         table = breakdown(item_scores, values)
         out["by"][g] = {k: dict(v, mean=_percent(v["mean"])) for k, v in table.items()}
+        if g == "duration_tier":
+            avg, missing = tier_average({k: v["mean"] for k, v in table.items()})
+            out["rubric_avg"], out["rubric_avg_missing_tiers"] = _percent(avg), missing
     if mcq_correct is not None:
         if isinstance(mcq_correct, Mapping):  # keyed by pair_id (or id)
             flags = [mcq_correct.get(it.get("pair_id"), mcq_correct.get(it.get("id"))) for it in items]
@@ -352,8 +355,14 @@ def score_verdicts(items: Sequence[Mapping[str, Any]], verdicts: Sequence[Any],
             flags = list(mcq_correct)
             if len(flags) != len(items):
                 raise ValueError(f"{len(items)} items but {len(flags)} MCQ outcomes")
-        matched = [(bool(a), s) for a, s in zip(flags, item_scores) if a is not None and s is not None]
+        # D.3 / Table 10: the matched set holds items scored in both formats that carry an essential criterion.
+        has_essential = [any(c["importance"] == "essential" for c in it["rubric"]) for it in items]
+        matched = [(bool(a), s) for a, s, e in zip(flags, item_scores, has_essential)
+                   if a is not None and s is not None and e]
         d3 = mcq_oeq([a for a, _ in matched], [s for _, s in matched])
+        d3["n_no_essential"] = sum(not e for e in has_essential)
+        d3["n_no_mcq"] = sum(a is None for a, e in zip(flags, has_essential) if e)
+        d3["n_unscored"] = sum(a is not None and s is None for a, s, e in zip(flags, item_scores, has_essential) if e)
         d3["rubric_plus"], d3["rubric_minus"] = _percent(d3["rubric_plus"]), _percent(d3["rubric_minus"])
         d3["p"], d3["auc"] = _float(d3["p"]), _float(d3["auc"])
         out["mcq_oeq"] = d3

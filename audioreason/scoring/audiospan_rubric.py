@@ -25,6 +25,7 @@ TEMPORAL = {"correct": Fraction(1), "wrong": Fraction(0), "missing": None, "none
 WEIGHTS = {"essential": Fraction(1), "supporting": Fraction(1, 2)}
 PASS, FAIL = Fraction(4, 5), Fraction(1, 5)
 N_BINS = 10
+TIERS = ("S", "M", "L")
 
 
 def _check(value: str, allowed: Mapping, what: str) -> str:
@@ -167,3 +168,13 @@ def breakdown(scores: Sequence[Optional[Any]], groups: Sequence[Any]) -> dict[st
         scored = [as_fraction(x) for x in values if x is not None]
         out[g] = {"n": len(values), "n_scored": len(scored), "mean": _mean(scored)}
     return out
+
+
+def tier_average(tier_means: Mapping[str, Optional[Any]]) -> tuple[Optional[Fraction], list[str]]:
+    """Table 3's Avg: the unweighted mean of the S, M and L tier means (each tier weighs 1/3 whatever its
+    size), with the tiers that have no mean. None while any tier is missing: an average over fewer tiers is
+    not Table 3's."""
+    missing = [t for t in TIERS if tier_means.get(t) is None]
+    if missing:
+        return None, missing
+    return sum((as_fraction(tier_means[t]) for t in TIERS), Fraction(0)) / len(TIERS), []
