@@ -1,25 +1,32 @@
-"""AudioSpan open-ended Rubric (``../shared/seeds/001_*.txt`` §3.2 Eq. 2, App. C.2-C.3, D.3-D.4) scored by a
-judge ensemble.
+"""AudioSpan open-ended Rubric (AudioSpan: Spanning the Duration and Depth of Audio Comprehension,
+arXiv:2608.26431: §3.2 Eq. 2, App. C.2-C.3, D.3-D.4, Table 3) scored by a judge ensemble.
 
     from audioreason.audiospan_rubric import AudioSpanRubricScorer
     scorer = AudioSpanRubricScorer(judge, raters=3)                 # any audioreason.judges Judge
     out = scorer.score(oeq_items, responses, mcq_correct=None, return_items=True)
-    out["rubric"], out["semantic"], out["temporal"], out["by"]["duration_tier"], out["histogram"]
+    out["rubric"], out["rubric_avg"], out["semantic"], out["temporal"], out["by"]["duration_tier"]
 
 Per item: one request per rater with ``SYSTEM_PROMPT`` (the C.3 rules, in our words) and the question, the
 criteria (index, text, importance, time_range) and the response; the reply is validated by
-``verdict_schema(item)`` (a ``JsonReplySchema``): one {index, semantic, temporal} per criterion obeying the
-dimension-selection rules; an invalid reply is re-asked (``max_reasks``), a rater still invalid is a failure,
-counted. Ensemble aggregation: each valid rater's verdicts give that rater's Rubric (Eq. 2); the item's Rubric
-is the ``aggregation`` ("mean" by default, or "trimmed_mean" / "majority") of those; semantic% / temporal%
-pool the verdict counts of every valid rater (Eq. 4, so each rater weighs equally). An item with no valid
-rater is failed: left out of every mean and counted in ``n_failed``.
+``verdict_schema(item)`` (a ``JsonReplySchema``): one {index, semantic, temporal} per criterion, paired with
+the criteria by ``index``, obeying the dimension-selection rules (``allowed_verdicts``: an essential criterion
+is graded on exactly one dimension, the judge's choice as in C.3, unless the criterion is marked
+``localization: true``); an invalid reply is re-asked (``max_reasks``), a rater still invalid is a failure,
+counted. Precomputed verdicts (``score_verdicts``) pass through the same validator (``checked_verdicts``).
 
-The deterministic temporal check (``audioreason.timestamps.temporal_match``, +-5 s or span overlap) is run on
-the timestamp the judge quotes for a criterion (the optional ``timestamp`` field) or, failing that, on every
-timestamp found in the response (any match counts); each (rater, criterion) where the judge's temporal
-verdict (correct / wrong / missing) disagrees with it is listed in ``temporal_disagreements``, except a
-judge's "missing" against unrelated timestamps ("wrong"). It never changes the score.
+Ensemble aggregation: each valid rater's verdicts give that rater's Rubric (Eq. 2); the item's Rubric is the
+``aggregation`` ("mean" by default, or "trimmed_mean" / "majority") of those; semantic% / temporal% pool the
+verdict counts of every valid rater (Eq. 4, so each rater weighs equally). An item with no valid rater is
+failed: left out of every mean and counted in ``n_failed``. All of it is exact arithmetic on fractions
+(``audioreason.scoring.audiospan_rubric``); floats appear only in the returned report. ``rubric`` is the mean
+over items, ``rubric_avg`` Table 3's Avg (the unweighted mean of the S/M/L tier means).
+
+The deterministic temporal check (``audioreason.timestamps.temporal_match``: a point within +-5 s of the
+reference range, a span by plain overlap unless ``span_tolerance_s`` widens it) is run on the times the judge
+quotes for a criterion (the optional ``timestamp`` field) or, failing that, on every time found in the
+response (any match counts); each (rater, criterion) where the judge's temporal verdict (correct / wrong /
+missing) disagrees with it is listed in ``temporal_disagreements``, except a judge's "missing" against
+unrelated timestamps ("wrong"). It never changes the score.
 """
 from __future__ import annotations
 

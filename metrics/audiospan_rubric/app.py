@@ -1,7 +1,8 @@
-"""Space widget for the `audiospan_rubric` metric: paste OEQ items, the model's answers and the judge's
-replies (JSON Lines) and see the Rubric, semantic% / temporal%, where the deterministic timestamp check
-disagrees with the judge, and the breakdowns. Scoring only: the judge runs elsewhere (any
-OpenAI-compatible endpoint through `audioreason.audiospan_rubric.AudioSpanRubricScorer`)."""
+"""Space widget for the `audiospan_rubric` metric (AudioSpan, arXiv:2608.26431, §3.2 Eq. 2, App. C.2-C.3):
+paste OEQ items, the model's answers and the judge's replies (JSON Lines) and see the Rubric, semantic% /
+temporal%, where the deterministic timestamp check disagrees with the judge, and the breakdowns. The replies
+are validated exactly as a judge's (index order, count, dimension rules). Scoring only: the judge runs
+elsewhere (any OpenAI-compatible endpoint through `audioreason.audiospan_rubric.AudioSpanRubricScorer`)."""
 import json
 import os
 
