@@ -94,7 +94,7 @@ USER_TEMPLATE = ("Question: {question}\n\n"
                  "Model response (between the markers):\n<<<RESPONSE\n{response}\nRESPONSE>>>\n\n"
                  "Give the verdicts for all {k} criteria as the JSON object only.")
 AGGREGATION = "mean"
-SCHEMA_VERSION = "1"
+SCHEMA_VERSION = "2"  # part of the judge cache key: bump whenever validate_reply changes
 _FULL_LEVEL = {"p": "perception", "u": "understanding", "r": "reasoning"}
 GROUPS = ("duration_tier", "language", "cognitive_level", "dimension")
 

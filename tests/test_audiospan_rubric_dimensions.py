@@ -60,3 +60,9 @@ def test_pure_criterion_score_reads_the_dimension_from_the_verdicts():
     rows = [{"importance": "essential", "semantic": "none", "temporal": "correct"},
             {"importance": "essential", "semantic": "wrong", "temporal": "none"}]
     assert rubric_score(rows) == 0.5
+
+
+def test_changed_rules_change_the_cache_key():
+    # Replies cached under the old rules (essential dimension fixed by the flag) must not be reused.
+    from audioreason.audiospan_rubric import verdict_schema
+    assert verdict_schema({"id": "oeq-1", "rubric": [WHEN]}).version == "2"
