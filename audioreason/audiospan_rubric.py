@@ -1,37 +1,45 @@
-"""AudioSpan open-ended Rubric (``../shared/seeds/001_*.txt`` §3.2 Eq. 2, App. C.2-C.3, D.3-D.4) scored by a
-judge ensemble.
+"""AudioSpan open-ended Rubric (AudioSpan: Spanning the Duration and Depth of Audio Comprehension,
+arXiv:2608.26431: §3.2 Eq. 2, App. C.2-C.3, D.3-D.4, Table 3) scored by a judge ensemble.
 
     from audioreason.audiospan_rubric import AudioSpanRubricScorer
     scorer = AudioSpanRubricScorer(judge, raters=3)                 # any audioreason.judges Judge
     out = scorer.score(oeq_items, responses, mcq_correct=None, return_items=True)
-    out["rubric"], out["semantic"], out["temporal"], out["by"]["duration_tier"], out["histogram"]
+    out["rubric"], out["rubric_avg"], out["semantic"], out["temporal"], out["by"]["duration_tier"]
 
 Per item: one request per rater with ``SYSTEM_PROMPT`` (the C.3 rules, in our words) and the question, the
 criteria (index, text, importance, time_range) and the response; the reply is validated by
-``verdict_schema(item)`` (a ``JsonReplySchema``): one {index, semantic, temporal} per criterion obeying the
-dimension-selection rules; an invalid reply is re-asked (``max_reasks``), a rater still invalid is a failure,
-counted. Ensemble aggregation: each valid rater's verdicts give that rater's Rubric (Eq. 2); the item's Rubric
-is the ``aggregation`` ("mean" by default, or "trimmed_mean" / "majority") of those; semantic% / temporal%
-pool the verdict counts of every valid rater (Eq. 4, so each rater weighs equally). An item with no valid
-rater is failed: left out of every mean and counted in ``n_failed``.
+``verdict_schema(item)`` (a ``JsonReplySchema``): one {index, semantic, temporal} per criterion, paired with
+the criteria by ``index``, obeying the dimension-selection rules (``allowed_verdicts``: an essential criterion
+is graded on exactly one dimension, the judge's choice as in C.3, unless the criterion is marked
+``localization: true``); an invalid reply is re-asked (``max_reasks``), a rater still invalid is a failure,
+counted. Precomputed verdicts (``score_verdicts``) pass through the same validator (``checked_verdicts``).
 
-The deterministic temporal check (``audioreason.timestamps.temporal_match``, +-5 s or span overlap) is run on
-the timestamp the judge quotes for a criterion (the optional ``timestamp`` field) or, failing that, on every
-timestamp found in the response (any match counts); each (rater, criterion) where the judge's temporal
-verdict (correct / wrong / missing) disagrees with it is listed in ``temporal_disagreements``, except a
-judge's "missing" against unrelated timestamps ("wrong"). It never changes the score.
+Ensemble aggregation: each valid rater's verdicts give that rater's Rubric (Eq. 2); the item's Rubric is the
+``aggregation`` ("mean" by default, or "trimmed_mean" / "majority") of those; semantic% / temporal% pool the
+verdict counts of every valid rater (Eq. 4, so each rater weighs equally). An item with no valid rater is
+failed: left out of every mean and counted in ``n_failed``. All of it is exact arithmetic on fractions
+(``audioreason.scoring.audiospan_rubric``); floats appear only in the returned report. ``rubric`` is the mean
+over items, ``rubric_avg`` Table 3's Avg (the unweighted mean of the S/M/L tier means).
+
+The deterministic temporal check (``audioreason.timestamps.temporal_match``: a point within +-5 s of the
+reference range, a span by plain overlap unless ``span_tolerance_s`` widens it) is run on the times the judge
+quotes for a criterion (the optional ``timestamp`` field) or, failing that, on every time found in the
+response (any match counts); each (rater, criterion) where the judge's temporal verdict (correct / wrong /
+missing) disagrees with it is listed in ``temporal_disagreements``, except a judge's "missing" against
+unrelated timestamps ("wrong"). It never changes the score.
 """
 from __future__ import annotations
 
 import json
+from fractions import Fraction
 from typing import Any, Mapping, Optional, Sequence
 
 from audioreason.judges import (EnsembleItem, Judge, JsonReplySchema, JudgeEnsemble, SamplingParams,
-                                aggregate)
+                                aggregate, parse_verdict, validate_value)
 from audioreason.judges.runner import DEFAULT_MAX_REASKS
-from audioreason.scoring.audiospan_rubric import (SEMANTIC, TEMPORAL, breakdown, histogram, mcq_oeq,
-                                                  rubric_score, semantic_temporal)
-from audioreason.timestamps import TOLERANCE_S, find_timestamps, temporal_match
+from audioreason.scoring.audiospan_rubric import (SEMANTIC, TEMPORAL, breakdown, histogram, mcq_oeq, rubric_score,
+                                                  semantic_temporal, tier_average)
+from audioreason.timestamps import SPAN_TOLERANCE_S, TOLERANCE_S, find_timestamps, temporal_match
 
 SYSTEM_PROMPT = """\
 You are an expert evaluator of answers about audio recordings. You receive a question about a recording, a \
@@ -86,7 +94,7 @@ USER_TEMPLATE = ("Question: {question}\n\n"
                  "Model response (between the markers):\n<<<RESPONSE\n{response}\nRESPONSE>>>\n\n"
                  "Give the verdicts for all {k} criteria as the JSON object only.")
 AGGREGATION = "mean"
-SCHEMA_VERSION = "1"
+SCHEMA_VERSION = "2"  # part of the judge cache key: bump whenever validate_reply changes
 _FULL_LEVEL = {"p": "perception", "u": "understanding", "r": "reasoning"}
 GROUPS = ("duration_tier", "language", "cognitive_level", "dimension")
 
@@ -121,16 +129,44 @@ def build_messages(item: Mapping[str, Any], response: Optional[str]) -> list[dic
     return [{"role": "system", "content": SYSTEM_PROMPT}, {"role": "user", "content": user}]
 
 
-def allowed_dimensions(criterion: Mapping[str, Any]) -> tuple[frozenset, frozenset]:
-    """(allowed semantic labels, allowed temporal labels) under the dimension-selection rules."""
-    graded_sem = frozenset({"correct", "partial", "wrong"})
-    graded_tem = frozenset({"correct", "wrong", "missing"})
-    none = frozenset({"none"})
+_GRADED_SEM = ("correct", "partial", "wrong")
+_GRADED_TEM = ("correct", "wrong", "missing")
+
+
+def localization_override(criterion: Mapping[str, Any]) -> Optional[bool]:
+    """True when the criterion is marked ``localization: true`` (graded on temporal only, whatever the judge
+    says); None otherwise, leaving the essential criterion's dimension to the judge as C.3 does (a false or
+    absent flag is no override: loaders store an absent flag as false)."""
+    return True if criterion.get("localization") else None
+
+
+def allowed_verdicts(criterion: Mapping[str, Any]) -> frozenset:
+    """The (semantic, temporal) label pairs the dimension-selection rules of C.3 allow for a criterion.
+    essential: exactly one dimension, the judge's choice: (graded, "none") or ("none", graded); only
+    ("none", graded) when marked as localization. supporting: both with a time_range, semantic only
+    without."""
+    importance = criterion["importance"]
+    semantic_only = frozenset((s, "none") for s in _GRADED_SEM)
+    temporal_only = frozenset(("none", t) for t in _GRADED_TEM)
+    if importance == "essential":
+        return temporal_only if localization_override(criterion) else semantic_only | temporal_only
+    if importance == "supporting":
+        if criterion.get("time_range"):
+            return frozenset((s, t) for s in _GRADED_SEM for t in _GRADED_TEM)
+        return semantic_only
+    raise ValueError(f"unknown importance {importance!r}")
+
+
+def _rule(criterion: Mapping[str, Any]) -> str:
     if criterion["importance"] == "essential":
-        return (none, graded_tem) if criterion.get("localization") else (graded_sem, none)
-    if criterion["importance"] == "supporting":
-        return (graded_sem, graded_tem) if criterion.get("time_range") else (graded_sem, none)
-    raise ValueError(f"unknown importance {criterion['importance']!r}")
+        if localization_override(criterion):
+            return ('this essential criterion is marked as a localization criterion: it is graded on temporal '
+                    'only (semantic "none")')
+        return ('an essential criterion is graded on exactly one dimension: temporal only (semantic "none") if '
+                'it asks when something happens, otherwise semantic only (temporal "none")')
+    if criterion.get("time_range"):
+        return "a supporting criterion with a time_range is graded on both semantic and temporal"
+    return 'a supporting criterion without a time_range is graded on semantic only (temporal "none")'
 
 
 def validate_reply(value: Any, rubric: Sequence[Mapping[str, Any]]) -> dict[str, Any]:
@@ -161,18 +197,9 @@ def validate_reply(value: Any, rubric: Sequence[Mapping[str, Any]]) -> dict[str,
             raise ValueError(f"criterion {idx}: semantic {sem!r} is not one of correct, partial, wrong, none")
         if tem not in TEMPORAL:
             raise ValueError(f"criterion {idx}: temporal {tem!r} is not one of correct, wrong, missing, none")
-        ok_sem, ok_tem = allowed_dimensions(rubric[idx])
-        c = rubric[idx]
-        if sem not in ok_sem or tem not in ok_tem:
-            if c["importance"] == "essential":
-                rule = ("an essential localization criterion is graded on temporal only (semantic \"none\")"
-                        if c.get("localization") else
-                        "an essential non-localization criterion is graded on semantic only (temporal \"none\")")
-            elif c.get("time_range"):
-                rule = "a supporting criterion with a time_range is graded on both semantic and temporal"
-            else:
-                rule = "a supporting criterion without a time_range is graded on semantic only (temporal \"none\")"
-            raise ValueError(f"criterion {idx}: semantic {sem!r} / temporal {tem!r} breaks the rule: {rule}")
+        if (sem, tem) not in allowed_verdicts(rubric[idx]):
+            raise ValueError(f"criterion {idx}: semantic {sem!r} / temporal {tem!r} breaks the rule: "
+                             f"{_rule(rubric[idx])}")
         ts = e.get("timestamp")
         out[idx] = {"index": idx, "semantic": sem, "temporal": tem,
                     "timestamp": None if ts in (None, "", "null") else str(ts), "reason": str(e.get("reason", ""))}
@@ -184,7 +211,10 @@ def verdict_schema(item: Mapping[str, Any]) -> JsonReplySchema:
     if not rubric:
         raise ValueError(f"item {item.get('id')!r} has no rubric criteria")
     for c in rubric:
-        allowed_dimensions(c)  # importance check, naming the item on failure below
+        try:
+            allowed_verdicts(c)  # importance check
+        except (KeyError, ValueError) as err:
+            raise ValueError(f"item {item.get('id')!r}: bad criterion {c!r} ({err})") from None
     instructions = (f'one JSON object {{"criteria": [...], "summary": "..."}} with exactly {len(rubric)} entries '
                     '{"index", "semantic", "temporal", "timestamp", "reason"} (indices 0..'
                     f'{len(rubric) - 1}), obeying the dimension-selection rules, and nothing else')
@@ -193,20 +223,54 @@ def verdict_schema(item: Mapping[str, Any]) -> JsonReplySchema:
                            version=SCHEMA_VERSION)
 
 
-def deterministic_check(criterion: Mapping[str, Any], response: str, quoted: Optional[str],
-                        tolerance_s: float = TOLERANCE_S) -> Optional[str]:
-    """"correct" / "wrong" / "missing" from code, or None when the criterion has no time_range."""
+def checked_verdicts(item: Mapping[str, Any], per_rater: Any) -> list[Optional[dict[str, Any]]]:
+    """One item's precomputed verdicts through the judged path's own validator (``verdict_schema(item)``):
+    ``per_rater`` is a list with one entry per rater, each a reply object {"criteria": [...]}, a bare list
+    of criteria entries, a judge's raw reply text (parsed as a judge reply is), or None for a failed rater.
+    Entries are paired with criteria by their ``index`` and returned in index order. Raises ValueError naming
+    the item (and rater) for a wrong shape, a wrong count, a bad index or label, or a broken dimension rule."""
+    name = f"item {item.get('id')!r}"
+    if not isinstance(per_rater, (list, tuple)):
+        raise ValueError(f"{name}: expected a list with one entry per rater (a reply object, or null for a "
+                         f"failed rater), got {type(per_rater).__name__}")
+    if not per_rater:
+        raise ValueError(f"{name}: no rater entries (give null for a rater whose call failed)")
+    schema = verdict_schema(item)
+    out: list[Optional[dict[str, Any]]] = []
+    for r, value in enumerate(per_rater):
+        if value is None:
+            out.append(None)
+            continue
+        if isinstance(value, str):
+            outcome = parse_verdict(value, schema)
+            if not outcome.ok:
+                raise ValueError(f"{name}, rater {r}: {outcome.error}")
+            out.append(outcome.verdict.data)
+            continue
+        try:
+            out.append(validate_value(value, schema).data)
+        except ValueError as err:
+            raise ValueError(f"{name}, rater {r}: {err}") from None
+    return out
+
+
+def deterministic_check(criterion: Mapping[str, Any], response: Optional[str], quoted: Optional[str],
+                        tolerance_s: float = TOLERANCE_S, *,
+                        span_tolerance_s: float = SPAN_TOLERANCE_S) -> Optional[str]:
+    """"correct" / "wrong" / "missing" from code, or None when the criterion has no time_range. The times in
+    the judge's quoted timestamp decide when it holds any (a bare number there is seconds), else every time
+    in the response (any match counts); each is checked by ``temporal_match`` (C.3: a point within
+    ``tolerance_s``, a span by overlap, widened only by ``span_tolerance_s``)."""
     tr = criterion.get("time_range")
     if not tr:
         return None
-    if quoted is not None:
-        hit = temporal_match(quoted, tr, tolerance_s)
-        if hit is not None:
-            return "correct" if hit else "wrong"
-    points = find_timestamps(response or "")
-    if not points:
+    times = find_timestamps(quoted, bare_seconds=True) if quoted is not None else []
+    if not times:
+        times = find_timestamps(response or "")
+    if not times:
         return "missing"
-    return "correct" if any(temporal_match(p, tr, tolerance_s) for p in points) else "wrong"
+    hit = any(temporal_match(t, tr, tolerance_s, span_tolerance_s) for t in times)
+    return "correct" if hit else "wrong"
 
 
 def _level(value: Any) -> Any:
@@ -216,16 +280,22 @@ def _level(value: Any) -> Any:
     return value
 
 
-def _percent(x: Optional[float]) -> Optional[float]:
-    return None if x is None else 100.0 * x
+def _percent(x: Optional[Fraction]) -> Optional[float]:
+    """The output edge: an exact fraction in [0, 1] as a float percent (rounded once, here)."""
+    return None if x is None else float(100 * x)
 
 
-def score_verdicts(items: Sequence[Mapping[str, Any]], verdicts: Sequence[Sequence[Optional[Mapping]]],
+def _float(x: Optional[Fraction]) -> Optional[float]:
+    return None if x is None else float(x)
+
+
+def score_verdicts(items: Sequence[Mapping[str, Any]], verdicts: Sequence[Any],
                    responses: Optional[Sequence[Optional[str]]] = None, *, mcq_correct: Any = None,
                    aggregation: str = AGGREGATION, tolerance_s: float = TOLERANCE_S,
-                   return_items: bool = False) -> dict[str, Any]:
-    """The report from verdicts already in hand: ``verdicts[i]`` is one entry per rater, each the validated
-    reply data (``validate_reply``'s output) or None for a failed rater."""
+                   span_tolerance_s: float = SPAN_TOLERANCE_S, return_items: bool = False) -> dict[str, Any]:
+    """The report from verdicts already in hand: ``verdicts[i]`` is a list with one entry per rater (see
+    ``checked_verdicts``: a reply object, a bare list of entries, a raw reply text, or None for a failed
+    rater). Every entry is validated and put in index order exactly as a judge's reply is."""
     if len(items) != len(verdicts):
         raise ValueError(f"{len(items)} items but {len(verdicts)} verdict lists")
     responses = list(responses) if responses is not None else [None] * len(items)
@@ -236,19 +306,20 @@ def score_verdicts(items: Sequence[Mapping[str, Any]], verdicts: Sequence[Sequen
     for item, per_rater, response in zip(items, verdicts, responses):
         rubric = item["rubric"]
         rater_scores = []
-        for r, data in enumerate(per_rater):
+        for r, data in enumerate(checked_verdicts(item, per_rater)):
             if data is None:
                 rater_scores.append(None)
                 continue
             rows = []
             for c, v in zip(rubric, data["criteria"]):
                 row = {"importance": c["importance"], "semantic": v["semantic"], "temporal": v["temporal"],
-                       "localization": bool(c.get("localization"))}
+                       "localization": localization_override(c)}
                 rows.append(row)
                 pooled["all"].append(row)
                 pooled[c["importance"]].append(row)
                 if response is not None and v["temporal"] in ("correct", "wrong", "missing"):
-                    code = deterministic_check(c, response, v.get("timestamp"), tolerance_s)
+                    code = deterministic_check(c, response, v.get("timestamp"), tolerance_s,
+                                               span_tolerance_s=span_tolerance_s)
                     # "missing" vs a timestamp that matches nothing is no disagreement: that time likely
                     # belongs to another claim of the response.
                     if code is not None and code != v["temporal"] and (v["temporal"], code) != ("missing", "wrong"):
@@ -259,19 +330,20 @@ def score_verdicts(items: Sequence[Mapping[str, Any]], verdicts: Sequence[Sequen
         agg = aggregate(rater_scores, aggregation)
         item_scores.append(agg.value)
         if return_items:
-            details.append({"id": item.get("id"), "rubric": _percent(agg.value), "rater_scores": rater_scores,
+            details.append({"id": item.get("id"), "rubric": _percent(agg.value),
+                            "rater_scores": [_float(r) for r in rater_scores],
                             "n_valid_raters": agg.n_valid, "n_failed_raters": agg.n_failed})
     scored = [s for s in item_scores if s is not None]
     axes = {k: semantic_temporal(v) for k, v in pooled.items()}
     out: dict[str, Any] = {
-        "rubric": _percent(sum(scored) / len(scored)) if scored else None,
+        "rubric": _percent(sum(scored, Fraction(0)) / len(scored)) if scored else None,
         "semantic": _percent(axes["all"]["semantic"]), "temporal": _percent(axes["all"]["temporal"]),
         "by_importance": {k: {"semantic": _percent(axes[k]["semantic"]), "temporal": _percent(axes[k]["temporal"]),
                               "n_semantic": axes[k]["n_semantic"], "n_temporal": axes[k]["n_temporal"],
                               "n_temporal_missing": axes[k]["n_temporal_missing"]}
                           for k in ("essential", "supporting")},
         "n": len(items), "n_scored": len(scored), "n_failed": len(items) - len(scored),
-        "aggregation": aggregation,
+        "aggregation": aggregation, "tolerance_s": tolerance_s, "span_tolerance_s": span_tolerance_s,
         "histogram": histogram(scored),
         "temporal_disagreements": disagreements, "n_temporal_disagreements": len(disagreements),
         "by": {},
@@ -280,6 +352,9 @@ def score_verdicts(items: Sequence[Mapping[str, Any]], verdicts: Sequence[Sequen
         values = [_level(it.get(g)) if g == "cognitive_level" else it.get(g) for it in items]
         table = breakdown(item_scores, values)
         out["by"][g] = {k: dict(v, mean=_percent(v["mean"])) for k, v in table.items()}
+        if g == "duration_tier":
+            avg, missing = tier_average({k: v["mean"] for k, v in table.items()})
+            out["rubric_avg"], out["rubric_avg_missing_tiers"] = _percent(avg), missing
     if mcq_correct is not None:
         if isinstance(mcq_correct, Mapping):  # keyed by pair_id (or id)
             flags = [mcq_correct.get(it.get("pair_id"), mcq_correct.get(it.get("id"))) for it in items]
@@ -287,9 +362,16 @@ def score_verdicts(items: Sequence[Mapping[str, Any]], verdicts: Sequence[Sequen
             flags = list(mcq_correct)
             if len(flags) != len(items):
                 raise ValueError(f"{len(items)} items but {len(flags)} MCQ outcomes")
-        matched = [(bool(a), s) for a, s in zip(flags, item_scores) if a is not None and s is not None]
+        # D.3 / Table 10: the matched set holds items scored in both formats that carry an essential criterion.
+        has_essential = [any(c["importance"] == "essential" for c in it["rubric"]) for it in items]
+        matched = [(bool(a), s) for a, s, e in zip(flags, item_scores, has_essential)
+                   if a is not None and s is not None and e]
         d3 = mcq_oeq([a for a, _ in matched], [s for _, s in matched])
+        d3["n_no_essential"] = sum(not e for e in has_essential)
+        d3["n_no_mcq"] = sum(a is None for a, e in zip(flags, has_essential) if e)
+        d3["n_unscored"] = sum(a is not None and s is None for a, s, e in zip(flags, item_scores, has_essential) if e)
         d3["rubric_plus"], d3["rubric_minus"] = _percent(d3["rubric_plus"]), _percent(d3["rubric_minus"])
+        d3["p"], d3["auc"] = _float(d3["p"]), _float(d3["auc"])
         out["mcq_oeq"] = d3
     if return_items:
         out["items"] = details
@@ -303,14 +385,16 @@ class AudioSpanRubricScorer:
 
     def __init__(self, judge: Optional[Judge] = None, *, raters: int = 1, ensemble: Optional[JudgeEnsemble] = None,
                  aggregation: str = AGGREGATION, sampling: Optional[SamplingParams] = None, cache: Any = None,
-                 max_reasks: int = DEFAULT_MAX_REASKS, tolerance_s: float = TOLERANCE_S):
+                 max_reasks: int = DEFAULT_MAX_REASKS, tolerance_s: float = TOLERANCE_S,
+                 span_tolerance_s: float = SPAN_TOLERANCE_S):
         if ensemble is None:
             if judge is None:
                 raise ValueError("give a judge (e.g. OpenAICompatibleJudge(...)) or a JudgeEnsemble")
             ensemble = JudgeEnsemble.draws(judge, raters, aggregation=aggregation,
                                            sampling=sampling or SamplingParams(temperature=0), cache=cache,
                                            max_reasks=max_reasks)
-        self.ensemble, self.aggregation, self.tolerance_s = ensemble, aggregation, tolerance_s
+        self.ensemble, self.aggregation = ensemble, aggregation
+        self.tolerance_s, self.span_tolerance_s = tolerance_s, span_tolerance_s
 
     def score(self, items: Sequence[Mapping[str, Any]], responses: Sequence[Optional[str]], *,
               mcq_correct: Any = None, return_items: bool = False) -> dict[str, Any]:
@@ -322,7 +406,8 @@ class AudioSpanRubricScorer:
         verdicts = [[r.verdict.data if r.ok and r.verdict is not None else None for r in er.results]
                     for er in results]
         out = score_verdicts(items, verdicts, responses, mcq_correct=mcq_correct, aggregation=self.aggregation,
-                             tolerance_s=self.tolerance_s, return_items=return_items)
+                             tolerance_s=self.tolerance_s, span_tolerance_s=self.span_tolerance_s,
+                             return_items=return_items)
         out["raters"] = len(self.ensemble.raters)
         out["judges"] = sorted({r.judge.name for r in self.ensemble.raters})
         out["judge_stats"] = self.ensemble.total_stats.to_dict()
@@ -334,9 +419,9 @@ class AudioSpanRubricScorer:
         return out
 
 
-__all__ = ["AGGREGATION", "AudioSpanRubricScorer", "SYSTEM_PROMPT", "USER_TEMPLATE", "allowed_dimensions",
-           "build_messages", "deterministic_check", "format_criteria", "score_verdicts", "validate_reply",
-           "verdict_schema"]
+__all__ = ["AGGREGATION", "AudioSpanRubricScorer", "SYSTEM_PROMPT", "USER_TEMPLATE", "allowed_verdicts",
+           "build_messages", "checked_verdicts", "deterministic_check", "format_criteria",
+           "localization_override", "score_verdicts", "validate_reply", "verdict_schema"]
 
 
 # ---------------------------------------------------------------------------------------------

@@ -190,3 +190,14 @@ def test_deterministic_check_and_missing_rule():
     assert [(d["criterion"], d["judge"], d["check"]) for d in out["temporal_disagreements"]] == [
         (0, "missing", "correct")]
     assert out["rubric"] == pytest.approx(100 * (0 + 1 + 0.5 + 0.5) / 3)
+
+
+@pytest.mark.parametrize("path", ["metrics/audiospan_rubric/README.md", "metrics/audiospan_rubric/audiospan_rubric.py",
+                                  "metrics/audiospan_rubric/app.py", "metrics/anchor_chain/README.md",
+                                  "audioreason/audiospan_rubric.py", "audioreason/scoring/audiospan_rubric.py",
+                                  "audioreason/timestamps.py"])
+def test_sources_cite_the_paper_not_developer_paths(path):
+    # A user has the repository only: cite the paper by title, arXiv id and section.
+    text = (ROOT / path).read_text(encoding="utf-8")
+    assert "shared/" not in text
+    assert "arXiv:2608.26431" in text

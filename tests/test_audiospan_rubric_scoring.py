@@ -20,9 +20,9 @@ def test_table7_supporting(cell, expected):
 
 @pytest.mark.parametrize("sem,expected", [("correct", 1.0), ("partial", 0.5), ("wrong", 0.0), ("none", 0.0)])
 def test_essential_semantic(sem, expected):
-    # the temporal verdict is ignored on a non-localization essential criterion
-    assert criterion_score("essential", sem, "none") == expected
-    assert criterion_score("essential", sem, "wrong") == expected
+    # localization=False chooses semantic: the temporal verdict is then ignored
+    assert criterion_score("essential", sem, "none", localization=False) == expected
+    assert criterion_score("essential", sem, "wrong", localization=False) == expected
 
 
 @pytest.mark.parametrize("tem,expected", [("correct", 1.0), ("wrong", 0.0), ("missing", 0.0), ("none", 0.0)])
@@ -138,8 +138,9 @@ def test_tolerance_and_overlap():
     assert temporal_match("12:24", ref) is False     # 744
     assert temporal_match("13:05", ref) is True      # 785 = end + 5
     assert temporal_match("13:06", ref) is False
-    assert temporal_match("11:00-12:26", ref) is True  # span overlap after tolerance
-    assert temporal_match("11:00-12:20", ref) is False
+    assert temporal_match("11:00-12:26", ref) is False  # a span must overlap (C.3): no tolerance
+    assert temporal_match("11:00-12:26", ref, span_tolerance_s=5) is True
+    assert temporal_match("11:00-12:20", ref, span_tolerance_s=5) is False
     assert temporal_match("64:00", [3838, 3839]) is True
     assert temporal_match("garbage", ref) is None
     assert temporal_match("12:30", None) is None

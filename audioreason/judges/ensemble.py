@@ -22,6 +22,7 @@ import asyncio
 import math
 from collections import Counter
 from dataclasses import dataclass, field
+from fractions import Fraction
 from pathlib import Path
 from typing import Any, Mapping, Optional, Sequence, Union
 
@@ -56,7 +57,9 @@ def aggregate(values: Sequence[Optional[float]], method: str = "mean", trim: int
         raise ValueError(f"unknown aggregation {method!r}; choose one of {AGGREGATIONS}")
     if trim < 0:
         raise ValueError("trim must be >= 0")
-    valid = [float(v) for v in values if v is not None and not (isinstance(v, float) and math.isnan(v))]
+    # Exact fractions stay exact (audiospan_rubric averages them); everything else is read as a float.
+    valid = [v if isinstance(v, Fraction) else float(v)
+             for v in values if v is not None and not (isinstance(v, float) and math.isnan(v))]
     failed = len(values) - len(valid)
     if not valid:
         return Aggregate(None, method, 0, failed, 0)

@@ -1,13 +1,14 @@
-"""Space widget for the `audiospan_rubric` metric: paste OEQ items, the model's answers and the judge's
-replies (JSON Lines) and see the Rubric, semantic% / temporal%, where the deterministic timestamp check
-disagrees with the judge, and the breakdowns. Scoring only: the judge runs elsewhere (any
-OpenAI-compatible endpoint through `audioreason.audiospan_rubric.AudioSpanRubricScorer`)."""
+"""Space widget for the `audiospan_rubric` metric (AudioSpan, arXiv:2608.26431, §3.2 Eq. 2, App. C.2-C.3):
+paste OEQ items, the model's answers and the judge's replies (JSON Lines) and see the Rubric, semantic% /
+temporal%, where the deterministic timestamp check disagrees with the judge, and the breakdowns. The replies
+are validated exactly as a judge's (index order, count, dimension rules). Scoring only: the judge runs
+elsewhere (any OpenAI-compatible endpoint through `audioreason.audiospan_rubric.AudioSpanRubricScorer`)."""
 import json
 import os
 
 import gradio as gr
 
-from audioreason.audiospan_rubric import score_verdicts, validate_reply
+from audioreason.audiospan_rubric import score_verdicts
 from audioreason.jsonl import parse_json_lines
 
 EXAMPLE = "\n".join(json.dumps(row) for row in [
@@ -32,7 +33,7 @@ def score(rows_text: str):
         raise gr.Error("Paste at least one JSON line.")
     try:
         items = [row["item"] for row in rows]
-        verdicts = [[validate_reply(row["judge_reply"], row["item"]["rubric"])] for row in rows]
+        verdicts = [[row["judge_reply"]] for row in rows]  # validated by score_verdicts, as a judge's reply
         result = score_verdicts(items, verdicts, [row.get("response") for row in rows], return_items=True)
     except (KeyError, ValueError) as err:
         raise gr.Error(f"{type(err).__name__}: {err}")

@@ -1,5 +1,6 @@
 """AudioSpan Rubric: open-ended answers about long audio graded per criterion (semantic + temporal) by a
-judge ensemble, scored per Eq. 2 / Table 7 of the AudioSpan paper.
+judge ensemble, scored per Eq. 2 / Table 7 of AudioSpan: Spanning the Duration and Depth of Audio
+Comprehension (arXiv:2608.26431).
 
 A thin `evaluate` shell: all logic lives in the installed `audioreason` package (evaluate copies this
 file alone into its cache, so it must not import siblings). See README.md (the metric card).
@@ -14,19 +15,23 @@ from audioreason.shells import items_for_references, judge_from_options
 
 _CITATION = """\
 @misc{audiospan,
-  title = {AudioSpan: Spanning the Duration and Depth of Audio Comprehension},
-  note  = {Implementation: audioreason}
+  title  = {AudioSpan: Spanning the Duration and Depth of Audio Comprehension},
+  eprint = {2608.26431},
+  archivePrefix = {arXiv},
+  note   = {Implementation: audioreason}
 }
 """
 
 _DESCRIPTION = """\
-Each AudioSpan open-ended item carries criteria (essential, weight 1 / supporting, weight 0.5, optional
-time_range, localization flag). A judge gives each criterion a semantic verdict (correct 1, partial 0.5,
-wrong 0, none) and a temporal verdict (correct 1, wrong 0, missing, none); essential criteria score tau
-(localization) or sigma, supporting ones 1[sigma>0](sigma+tau)/2 with a missing tau falling back to sigma
-(Table 7). Rubric = importance-weighted mean, x100, averaged over items; semantic% and temporal% (Eq. 4),
-breakdowns by tier, language, cognitive level and dimension, the ten-bin histogram, and with mcq_correct
-the MCQ-vs-OEQ analysis (Rubric+, Rubric-, AUC, four cells).
+Each AudioSpan open-ended item carries criteria (essential, weight 1 / supporting, weight 1/2, optional
+time_range). A judge gives each criterion a semantic verdict (correct 1, partial 1/2, wrong 0, none) and a
+temporal verdict (correct 1, wrong 0, missing, none). An essential criterion is graded on one dimension, the
+judge's choice (App. C.3: semantic "none" = graded on tau), or tau when the criterion is marked
+localization: true; a supporting one scores 1[sigma>0](sigma+tau)/2 with a missing tau falling back to sigma
+(Table 7). Rubric = importance-weighted mean (Eq. 2), in exact fractions, x100: the mean over items and
+Table 3's Avg (unweighted mean of the S/M/L tiers); semantic% and temporal% (Eq. 4), breakdowns by tier,
+language, cognitive level and dimension, the ten-bin histogram, and with mcq_correct the MCQ-vs-OEQ analysis
+of D.3 on items with an essential criterion (Rubric+, Rubric-, AUC with ties 1/2, four cells).
 """
 
 _KWARGS_DESCRIPTION = """\
@@ -39,14 +44,20 @@ Args:
     judge (audioreason.judges.Judge) or ensemble (JudgeEnsemble), or judge_model (str) with base_url,
         api_key_env, concurrency, timeout_s, max_attempts for an OpenAI-compatible judge.
     raters (int, 1), aggregation ("mean" | "trimmed_mean" | "majority"), cache (path), max_reasks (int, 2),
-        tolerance_s (float, 5.0), sampling (SamplingParams).
+        tolerance_s (float, 5.0: a time point within this of the reference range is correct),
+        span_tolerance_s (float, 0.0: a span must overlap the range; > 0 also accepts one that close, an option
+        beyond the paper), sampling (SamplingParams). The deterministic check only flags disagreements.
     verdicts (list, optional): precomputed verdicts, one JSON string (or list) per item holding one entry per
-        rater (the validated reply {"criteria": [...]} or null); no judge is called.
+        rater: a judge reply {"criteria": [...]}, a bare list of criteria entries, the raw reply text, or null
+        for a failed rater. Validated and put in index order exactly as a judge's reply; a bad shape raises
+        ValueError naming the item and rater. No judge is called.
     mcq_correct (list of bool or dict pair_id -> bool, optional): MCQ outcomes of the twin items.
     return_items (bool): also return per-item scores and verdicts.
 Returns:
-    rubric, semantic, temporal (percent), by_importance, n, n_scored, n_failed, histogram, by
-    (duration_tier, language, cognitive_level, dimension), temporal_disagreements, mcq_oeq, judge_stats.
+    rubric (mean over items), rubric_avg (Table 3 Avg over S/M/L; None while a tier is missing, listed in
+    rubric_avg_missing_tiers), semantic, temporal (percent), by_importance, n, n_scored, n_failed, histogram,
+    by (duration_tier, language, cognitive_level, dimension), temporal_disagreements, mcq_oeq (with
+    n_no_essential, n_no_mcq, n_unscored), judge_stats.
 Examples:
     >>> m = evaluate.load("metrics/audiospan_rubric")
     >>> m.compute(predictions=responses, references=ids, items="oeq.jsonl", judge_model="gpt-4o",
@@ -74,8 +85,15 @@ class AudiospanRubric(evaluate.Metric):
             except json.JSONDecodeError as err:
                 raise ValueError("without items=..., each reference must be the item as a JSON string") from err
         if verdicts is not None:
-            parsed = [json.loads(v) if isinstance(v, str) else v for v in verdicts]
-            keep = {k: options[k] for k in ("aggregation", "tolerance_s") if k in options}
+            if len(verdicts) != len(chosen):
+                raise ValueError(f"{len(chosen)} items but {len(verdicts)} verdict lists")
+            parsed = []
+            for it, v in zip(chosen, verdicts):
+                try:
+                    parsed.append(json.loads(v) if isinstance(v, str) else v)
+                except json.JSONDecodeError as err:
+                    raise ValueError(f"item {it.get('id')!r}: verdicts entry is not JSON ({err})") from None
+            keep = {k: options[k] for k in ("aggregation", "tolerance_s", "span_tolerance_s") if k in options}
             return score_verdicts(chosen, parsed, predictions, mcq_correct=mcq_correct,
                                   return_items=return_items, **keep)
         if judge is None and options.get("ensemble") is None and not judge_model:
