@@ -13,11 +13,13 @@ the criteria by ``index``, obeying the dimension-selection rules (``allowed_verd
 is graded on exactly one dimension, the judge's choice as in C.3, unless the criterion is marked
 ``localization: true``); an invalid reply is re-asked (``max_reasks``), a rater still invalid is a failure,
 counted. Precomputed verdicts (``score_verdicts``) pass through the same validator (``checked_verdicts``).
+The response is fenced by markers it cannot contain (``audioreason.judges.fence``).
 
 Ensemble aggregation: each valid rater's verdicts give that rater's Rubric (Eq. 2); the item's Rubric is the
 ``aggregation`` ("mean" by default, or "trimmed_mean" / "majority") of those; semantic% / temporal% pool the
 verdict counts of every valid rater (Eq. 4, so each rater weighs equally). An item with no valid rater is
-failed: left out of every mean and counted in ``n_failed``. All of it is exact arithmetic on fractions
+failed and counted in ``n_failed``: it counts at 0 in ``rubric``, ``rubric_avg`` and the breakdowns' ``mean``
+(a failure can only lower a headline), with ``rubric_judged_only`` / ``rubric_upper`` beside them. All of it is exact arithmetic on fractions
 (``audioreason.scoring.audiospan_rubric``); floats appear only in the returned report. ``rubric`` is the mean
 over items, ``rubric_avg`` Table 3's Avg (the unweighted mean of the S/M/L tier means).
 
@@ -36,6 +38,7 @@ from typing import Any, Mapping, Optional, Sequence
 
 from audioreason.judges import (EnsembleItem, Judge, JsonReplySchema, JudgeEnsemble, SamplingParams,
                                 aggregate, parse_verdict, validate_value)
+from audioreason.judges.fence import fence
 from audioreason.judges.runner import DEFAULT_MAX_REASKS
 from audioreason.scoring.audiospan_rubric import (SEMANTIC, TEMPORAL, breakdown, histogram, mcq_oeq, rubric_score,
                                                   semantic_temporal, tier_average)
@@ -91,7 +94,7 @@ with exactly one entry per criterion, indices as numbered."""
 
 USER_TEMPLATE = ("Question: {question}\n\n"
                  "Evaluation criteria:\n{criteria}\n\n"
-                 "Model response (between the markers):\n<<<RESPONSE\n{response}\nRESPONSE>>>\n\n"
+                 "Model response (everything between {opening} and {closing}):\n{fenced_response}\n\n"
                  "Give the verdicts for all {k} criteria as the JSON object only.")
 AGGREGATION = "mean"
 SCHEMA_VERSION = "2"  # part of the judge cache key: bump whenever validate_reply changes
@@ -124,8 +127,9 @@ def format_criteria(rubric: Sequence[Mapping[str, Any]]) -> str:
 def build_messages(item: Mapping[str, Any], response: Optional[str]) -> list[dict[str, str]]:
     """System prompt + one user turn (question, criteria, response). The reference answer is not sent (C.3)."""
     rubric = item["rubric"]
-    user = USER_TEMPLATE.format(question=item["question"], criteria=format_criteria(rubric),
-                                response="" if response is None else str(response).strip(), k=len(rubric))
+    opening, closing, fenced = fence("" if response is None else str(response).strip(), "RESPONSE")
+    user = USER_TEMPLATE.format(question=item["question"], criteria=format_criteria(rubric), opening=opening,
+                                closing=closing, fenced_response=fenced, k=len(rubric))
     return [{"role": "system", "content": SYSTEM_PROMPT}, {"role": "user", "content": user}]
 
 
@@ -334,15 +338,20 @@ def score_verdicts(items: Sequence[Mapping[str, Any]], verdicts: Sequence[Any],
                             "rater_scores": [_float(r) for r in rater_scores],
                             "n_valid_raters": agg.n_valid, "n_failed_raters": agg.n_failed})
     scored = [s for s in item_scores if s is not None]
+    total, n_failed = sum(scored, Fraction(0)), len(items) - len(scored)
     axes = {k: semantic_temporal(v) for k, v in pooled.items()}
     out: dict[str, Any] = {
-        "rubric": _percent(sum(scored, Fraction(0)) / len(scored)) if scored else None,
+        # A failed item counts at 0 in the headline (a failure can only lower it); the judged-only mean and
+        # the upper bound (failed items at full marks) stand beside it.
+        "rubric": _percent(total / len(items)) if items else None,
+        "rubric_judged_only": _percent(total / len(scored)) if scored else None,
+        "rubric_upper": _percent((total + n_failed) / len(items)) if items else None,
         "semantic": _percent(axes["all"]["semantic"]), "temporal": _percent(axes["all"]["temporal"]),
         "by_importance": {k: {"semantic": _percent(axes[k]["semantic"]), "temporal": _percent(axes[k]["temporal"]),
                               "n_semantic": axes[k]["n_semantic"], "n_temporal": axes[k]["n_temporal"],
                               "n_temporal_missing": axes[k]["n_temporal_missing"]}
                           for k in ("essential", "supporting")},
-        "n": len(items), "n_scored": len(scored), "n_failed": len(items) - len(scored),
+        "n": len(items), "n_scored": len(scored), "n_failed": n_failed,
         "aggregation": aggregation, "tolerance_s": tolerance_s, "span_tolerance_s": span_tolerance_s,
         "histogram": histogram(scored),
         "temporal_disagreements": disagreements, "n_temporal_disagreements": len(disagreements),
@@ -351,10 +360,16 @@ def score_verdicts(items: Sequence[Mapping[str, Any]], verdicts: Sequence[Any],
     for g in GROUPS:
         values = [_level(it.get(g)) if g == "cognitive_level" else it.get(g) for it in items]
         table = breakdown(item_scores, values)
-        out["by"][g] = {k: dict(v, mean=_percent(v["mean"])) for k, v in table.items()}
+        out["by"][g] = {k: dict(v, mean=_percent(v["mean"]), mean_judged_only=_percent(v["mean_judged_only"]))
+                        for k, v in table.items()}
         if g == "duration_tier":
             avg, missing = tier_average({k: v["mean"] for k, v in table.items()})
             out["rubric_avg"], out["rubric_avg_missing_tiers"] = _percent(avg), missing
+            judged_avg, _ = tier_average({k: v["mean_judged_only"] for k, v in table.items()})
+            out["rubric_avg_judged_only"] = _percent(judged_avg)
+    out["warnings"] = ([f"{n_failed} item(s) failed judging: the Rubric headline {out['rubric']:.2f} counts them "
+                        f"at 0; with them at full marks it would be {out['rubric_upper']:.2f}"]
+                       if n_failed else [])
     if mcq_correct is not None:
         if isinstance(mcq_correct, Mapping):  # keyed by pair_id (or id)
             flags = [mcq_correct.get(it.get("pair_id"), mcq_correct.get(it.get("id"))) for it in items]
@@ -381,18 +396,19 @@ def score_verdicts(items: Sequence[Mapping[str, Any]], verdicts: Sequence[Any],
 class AudioSpanRubricScorer:
     """Judges OEQ responses and scores them. ``judge``: any ``Judge``; ``raters`` draws of it (an ensemble of
     one model); or ``ensemble``: a ready ``JudgeEnsemble`` (several models). ``aggregation`` of the raters'
-    Rubric scores per item: "mean" (default), "trimmed_mean" or "majority"."""
+    Rubric scores per item: "mean" (default), "trimmed_mean" or "majority". ``retry_invalid_cached``: judge
+    again the requests whose cached outcome is an invalid reply (default True)."""
 
     def __init__(self, judge: Optional[Judge] = None, *, raters: int = 1, ensemble: Optional[JudgeEnsemble] = None,
                  aggregation: str = AGGREGATION, sampling: Optional[SamplingParams] = None, cache: Any = None,
                  max_reasks: int = DEFAULT_MAX_REASKS, tolerance_s: float = TOLERANCE_S,
-                 span_tolerance_s: float = SPAN_TOLERANCE_S):
+                 span_tolerance_s: float = SPAN_TOLERANCE_S, retry_invalid_cached: bool = True):
         if ensemble is None:
             if judge is None:
                 raise ValueError("give a judge (e.g. OpenAICompatibleJudge(...)) or a JudgeEnsemble")
             ensemble = JudgeEnsemble.draws(judge, raters, aggregation=aggregation,
                                            sampling=sampling or SamplingParams(temperature=0), cache=cache,
-                                           max_reasks=max_reasks)
+                                           max_reasks=max_reasks, retry_invalid_cached=retry_invalid_cached)
         self.ensemble, self.aggregation = ensemble, aggregation
         self.tolerance_s, self.span_tolerance_s = tolerance_s, span_tolerance_s
 

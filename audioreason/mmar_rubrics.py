@@ -36,6 +36,7 @@ from audioreason.answers import official_string_match
 from audioreason.judges import (DEFAULT_ITEM_TIMEOUT_S, MMAR_CLIENT_REQUESTS, MMAR_JUDGE_MODEL, MMAR_MAX_ATTEMPTS,
                                 MMAR_SEED, MMAR_TEMPERATURE, MMAR_TIMEOUT_S, EnsembleItem, Judge, JudgeCallError,
                                 JudgeEnsemble, SamplingParams, VerdictSchema, extract_json_values)
+from audioreason.judges.fence import fence
 from audioreason.judges.runner import DEFAULT_MAX_REASKS
 from audioreason.mmar_official import OfficialPrompt
 from audioreason.scoring.mmar_rubrics import (FAILED, GATED, JUDGED, ItemScore, groups_of, instance_score,
@@ -58,8 +59,8 @@ USER_TEMPLATE = (
     "Correct answer: {answer}\n\n"
     "Reference reasoning (for reference):\n{thinking}\n\n"
     "Scoring criteria:\n{criteria}\n\n"
-    "Submission to grade (between the markers):\n"
-    "<<<SUBMISSION\n{submission}\nSUBMISSION>>>\n\n"
+    "Submission to grade (everything between {opening} and {closing}):\n"
+    "{fenced_submission}\n\n"
     "Score the submission on each of the {k} criteria above. Reply with the JSON list only.")
 
 CRITERION_TEMPLATE = "{n}. Name: {name}\n   Scoring rule: {rule}\n   Score options: {options}"
@@ -79,8 +80,8 @@ SYSTEM_LEVEL_TEMPLATE = (
     "Question: {question}\n"
     "Correct answer: {answer}\n\n"
     "Reference reasoning path:\n{thinking}\n\n"
-    "Submission to grade (between the markers):\n"
-    "<<<SUBMISSION\n{submission}\nSUBMISSION>>>\n\n"
+    "Submission to grade (everything between {opening} and {closing}):\n"
+    "{fenced_submission}\n\n"
     "Rate the submission from 1 to 5. Reply with the JSON object only.")
 
 SYSTEM_LEVEL_SCORES = (1, 2, 3, 4, 5)
@@ -110,8 +111,9 @@ def format_criteria(rubric: Sequence[Mapping[str, Any]]) -> str:
 def build_messages(item: Mapping[str, Any], reasoning: Optional[str], answer: Optional[str],
                    protocol: str = "instance") -> list[dict[str, str]]:
     """System prompt + one user turn. The item's ``cue`` and each criterion's ``note`` are not sent."""
+    opening, closing, fenced_submission = fence(build_submission(reasoning, answer), "SUBMISSION")
     fields = {"question": item["question"], "answer": item["answer"], "thinking": item.get("thinking") or "",
-              "submission": build_submission(reasoning, answer)}
+              "opening": opening, "closing": closing, "fenced_submission": fenced_submission}
     if protocol == "system":
         return [{"role": "system", "content": SYSTEM_LEVEL_PROMPT},
                 {"role": "user", "content": SYSTEM_LEVEL_TEMPLATE.format(**fields)}]
@@ -151,14 +153,18 @@ class MMARRubricsScorer:
         replies (the ensemble keeps its own raters, sampling, re-asks and time budget).
     official_scorer: the path of the user's copy of the official ``evaluation_rubrics.py``; its prompt is
         then sent instead of ours (``result["prompt"]`` says which wording was used).
-    item_timeout_s: the time budget of one item, all raters and retries together (None: unbounded).
+    item_timeout_s: the time budget of one item, all raters and retries together (None: unbounded);
+        run_timeout_s: of the whole run (None: unbounded).
+    retry_invalid_cached: judge again the requests whose cached outcome is an invalid reply (default True:
+        a fixed deployment must not inherit a broken one's replies); False serves them from the cache.
     """
 
     def __init__(self, judge: Optional[Judge] = None, *, compat: bool = False, raters: int = 5,
                  ensemble: Optional[JudgeEnsemble] = None, sampling: Optional[SamplingParams] = None,
                  cache: Any = None, max_reasks: Optional[int] = None, min_valid_raters: int = 1,
                  protocol: str = "instance", official_scorer: Union[str, Path, None] = None,
-                 item_timeout_s: Optional[float] = DEFAULT_ITEM_TIMEOUT_S):
+                 item_timeout_s: Optional[float] = DEFAULT_ITEM_TIMEOUT_S, run_timeout_s: Optional[float] = None,
+                 retry_invalid_cached: bool = True):
         if protocol not in PROTOCOLS:
             raise ValueError(f"unknown protocol {protocol!r}; choose one of {PROTOCOLS}")
         if min_valid_raters < 1:
@@ -182,7 +188,7 @@ class MMARRubricsScorer:
                 sampling=sampling or SamplingParams(), cache=cache,
                 max_reasks=DEFAULT_MAX_REASKS if max_reasks is None else max_reasks,
                 on_invalid="resend" if compat else "reask", stop_at_first_failure=compat,
-                item_timeout_s=item_timeout_s)
+                item_timeout_s=item_timeout_s, run_timeout_s=run_timeout_s, retry_invalid_cached=retry_invalid_cached)
         self.ensemble = ensemble
 
     @property
@@ -233,6 +239,7 @@ class MMARRubricsScorer:
         judges = sorted({r.judge.name for r in self.ensemble.raters})
         out.update({"protocol": self.protocol, "compat": self.compat, "raters": n_raters, "judges": judges,
                     "prompt": self.prompt_source, "judge_stats": self.ensemble.total_stats.to_dict()})
+        out["warnings"] = self._warnings(out)
         # Statistics come after the scores and never take them down: an undefined one says why.
         out["reliability"] = rater_reliability([s.rater_scores for s in scores], n_raters, judges)
         if return_items:
@@ -240,6 +247,17 @@ class MMARRubricsScorer:
         return out
 
     # ----------------------------------------------------------------------------------------------
+    @staticmethod
+    def _warnings(out: Mapping[str, Any]) -> list[str]:
+        if out.get("rubrics") is None or out.get("rubrics_upper") == out.get("rubrics"):
+            return []
+        judged_only = out.get("rubrics_judged_only")
+        return [f"{out['n_failed']} correctly answered item(s) failed judging: the Rubrics headline "
+                f"{out['rubrics']:.2f} counts them at 0; with them at full marks it would be "
+                f"{out['rubrics_upper']:.2f}; the mean over the judged items alone is "
+                + (f"{judged_only:.2f}" if judged_only is not None else "undefined (none was judged)")
+                + " (failed_ids lists them; a rerun judges them again)"]
+
     def _raw(self, result: Any) -> Optional[float]:
         """A rater's score: normalized (instance protocol) or the raw 1-5 score (system protocol)."""
         if result.verdict is None:

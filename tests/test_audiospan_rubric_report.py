@@ -29,8 +29,13 @@ def test_table3_avg_is_the_unweighted_mean_of_the_tiers():
 
 def test_table3_avg_needs_all_three_tiers():
     out = score_verdicts([item(0, "S"), item(1, "M"), item(2, "L")], [one("correct"), one("wrong"), [None]])
-    assert out["rubric_avg"] is None and out["rubric_avg_missing_tiers"] == ["L"]
-    assert out["rubric"] == 50.0 and out["n_failed"] == 1
+    # the failed L item counts at 0 in the headline numbers, and is left out of the judged-only ones
+    assert out["rubric"] == pytest.approx(100 / 3) and out["rubric_avg"] == pytest.approx(100 / 3)
+    assert out["rubric_judged_only"] == 50.0 and out["rubric_upper"] == pytest.approx(200 / 3)
+    assert out["rubric_avg_judged_only"] is None and out["rubric_avg_missing_tiers"] == []
+    assert out["n_failed"] == 1 and out["by"]["duration_tier"]["L"]["mean_judged_only"] is None
+    none_judged = score_verdicts([item(0, "S"), item(1, "M")], [one("correct"), one("wrong")])
+    assert none_judged["rubric_avg"] is None and none_judged["rubric_avg_missing_tiers"] == ["L"]
 
 
 def test_d3_matched_set_keeps_items_with_an_essential_criterion():

@@ -107,7 +107,8 @@ def test_histogram_edges():
 
 def test_breakdown():
     b = breakdown([1.0, 0.0, None, 0.5], ["S", "S", "L", "L"])
-    assert b == {"L": {"n": 2, "n_scored": 1, "mean": 0.5}, "S": {"n": 2, "n_scored": 2, "mean": 0.5}}
+    assert b == {"L": {"n": 2, "n_scored": 1, "n_failed": 1, "mean": 0.25, "mean_judged_only": 0.5},
+                 "S": {"n": 2, "n_scored": 2, "n_failed": 0, "mean": 0.5, "mean_judged_only": 0.5}}
 
 
 @pytest.mark.parametrize("text,expected", [

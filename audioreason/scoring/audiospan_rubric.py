@@ -159,14 +159,17 @@ def histogram(scores: Iterable[Any], bins: int = N_BINS) -> list[int]:
 
 
 def breakdown(scores: Sequence[Optional[Any]], groups: Sequence[Any]) -> dict[str, dict[str, Any]]:
-    """Mean score (exact) per group value; None scores are skipped and counted (n - n_scored)."""
+    """Mean score (exact) per group value. A None score (an item whose judging failed) counts as 0 in
+    ``mean``, so a failure can only lower it, and is left out of ``mean_judged_only``; ``n_failed`` counts
+    them. Groups without items do not appear; ``mean_judged_only`` is None for a group whose items all failed."""
     acc: dict[str, list] = defaultdict(list)
     for s, g in zip(scores, groups):
         acc[str(g)].append(s)
     out = {}
     for g, values in sorted(acc.items()):
         scored = [as_fraction(x) for x in values if x is not None]
-        out[g] = {"n": len(values), "n_scored": len(scored), "mean": _mean(scored)}
+        out[g] = {"n": len(values), "n_scored": len(scored), "n_failed": len(values) - len(scored),
+                  "mean": sum(scored, Fraction(0)) / len(values), "mean_judged_only": _mean(scored)}
     return out
 
 

@@ -14,10 +14,16 @@ judge, no I/O.
 Items whose judging failed (fewer valid raters than ``min_valid_raters``; in compat any failed rater):
   * ``compat=True`` (the official scorer): dropped from every denominator, Accuracy included;
   * ``compat=False`` (default): kept in Accuracy (they are correct answers: only correct answers are
-    judged), left out of the Rubrics mean, and counted (``n_failed``, ``failed_ids``).
+    judged) and counted (``n_failed``, ``failed_ids``); the headline ``rubrics`` counts them at the lowest
+    score, 0, so a failure (a broken judge, a submission that makes the judge fail) can only lower it.
+    Beside it: ``rubrics_judged_only`` (failed items left out) and ``rubrics_upper`` (failed items at full
+    marks); the true score lies between the headline and the upper bound.
+
+Sums are ``math.fsum``: the correctly rounded total, whatever the order of the items.
 """
 from __future__ import annotations
 
+import math
 from dataclasses import asdict, dataclass, field
 from typing import Any, Iterable, Mapping, Optional, Sequence
 
@@ -69,11 +75,15 @@ def summarize(items: Sequence[ItemScore], compat: bool = False) -> dict[str, Any
     failed = [it for it in items if it.status == FAILED]
     n_judged = sum(it.status == JUDGED for it in items)
     n_partial = sum(it.status == JUDGED and it.n_valid_raters < len(it.rater_scores) for it in items)
+    total = math.fsum(float(it.score or 0.0) for it in scored)
+    n_failed_counted = len(counted) - len(scored)
     return {
-        "rubrics": _pct(sum(float(it.score or 0.0) for it in scored), len(scored)),
+        "rubrics": _pct(total, len(counted)),
+        "rubrics_judged_only": _pct(total, len(scored)),
+        "rubrics_upper": _pct(total + n_failed_counted, len(counted)),
         "accuracy": _pct(sum(bool(it.correct) for it in counted), len(counted)),
         "n": len(counted),
-        "n_rubrics": len(scored),
+        "n_rubrics": len(counted),
         "n_correct": sum(bool(it.correct) for it in counted),
         "n_judged": n_judged,
         "n_gated": sum(it.status == GATED for it in items),
