@@ -31,7 +31,25 @@ def _quiet() -> None:
     warnings.filterwarnings("ignore", category=FutureWarning)
 
 
+class UsageError(Exception):
+    """A command-line argument that cannot work; printed as one line, exit status 2."""
+
+
+def _check_demo_paths(args: argparse.Namespace) -> None:
+    """Refuse, before any work, a workdir that is a file and a --json target whose folder is missing."""
+    workdir = Path(args.workdir).expanduser()
+    if workdir.exists() and not workdir.is_dir():
+        raise UsageError(f"--workdir {str(workdir)!r} is a file; give a folder (it is created if missing)")
+    if args.json:
+        target = Path(args.json).expanduser()
+        if target.is_dir():
+            raise UsageError(f"--json {str(target)!r} is a folder; give a file path")
+        if not target.parent.is_dir():
+            raise UsageError(f"--json {str(target)!r}: the folder {str(target.parent)!r} does not exist")
+
+
 def _demo(args: argparse.Namespace) -> int:
+    _check_demo_paths(args)
     _quiet()
     from .demo import format_table, run_demo
 
@@ -56,12 +74,18 @@ def _demo(args: argparse.Namespace) -> int:
 def _prompt(args: argparse.Namespace) -> int:
     from .cot import build_cot_prompt
 
-    print(build_cot_prompt(args.question, args.choices))
+    try:
+        print(build_cot_prompt(args.question, args.choices))
+    except ValueError as err:
+        raise UsageError(str(err)) from None
     return 0
 
 
 def main(argv: Optional[Sequence[str]] = None) -> int:
+    from . import __version__
+
     parser = argparse.ArgumentParser(prog="audioreason", description=__doc__)
+    parser.add_argument("--version", action="version", version=f"audioreason {__version__}")
     sub = parser.add_subparsers(dest="command", required=True)
     demo = sub.add_parser("demo", help="run every scorer on the bundled sample and print a table")
     demo.add_argument("--workdir", default=str(_default_workdir()),
@@ -73,7 +97,10 @@ def main(argv: Optional[Sequence[str]] = None) -> int:
     prompt.add_argument("choices", nargs="+")
     prompt.set_defaults(run=_prompt)
     args = parser.parse_args(argv)
-    return args.run(args)
+    try:
+        return args.run(args)
+    except UsageError as err:
+        parser.exit(2, f"audioreason {args.command}: error: {err}\n")
 
 
 if __name__ == "__main__":
