@@ -29,6 +29,7 @@ and trimming; it reports ``system_score`` (mean on the 1-5 scale).
 from __future__ import annotations
 
 import asyncio
+import math
 from pathlib import Path
 from typing import Any, Mapping, Optional, Sequence, Union
 
@@ -141,6 +142,38 @@ def default_judge(compat: bool = False, model: str = MMAR_JUDGE_MODEL, **client_
     return OpenAICompatibleJudge(model, **client_options)
 
 
+def check_items(items: Sequence[Mapping[str, Any]], protocol: str = "instance") -> None:
+    """Refuse, before any judge call, items the scorer cannot use: one ValueError naming the item (id and
+    position) and the field. Ids must be distinct (they key the cache and the per-item rows)."""
+    seen: dict[str, int] = {}
+    for n, item in enumerate(items):
+        where = f"item {n}" + (f" ({item.get('id')!r})" if isinstance(item, Mapping) and "id" in item else "")
+        if not isinstance(item, Mapping):
+            raise ValueError(f"{where}: expected an MMAR record (a dict), got {type(item).__name__}")
+        for key in ("id", "question", "answer", "choices") + (("rubric",) if protocol == "instance" else ()):
+            if item.get(key) is None:
+                raise ValueError(f"{where}: the field {key!r} is missing")
+        if str(item["id"]) in seen:
+            raise ValueError(f"{where}: the id is also item {seen[str(item['id'])]}'s; ids must be distinct")
+        seen[str(item["id"])] = n
+        if not isinstance(item["choices"], (list, tuple)) or not all(isinstance(c, str) for c in item["choices"]):
+            raise ValueError(f"{where}: 'choices' must be a list of strings")
+        if protocol != "instance":
+            continue
+        rubric = item["rubric"]
+        if not isinstance(rubric, (list, tuple)) or not rubric:
+            raise ValueError(f"{where}: 'rubric' must be a non-empty list of criteria")
+        for k, c in enumerate(rubric):
+            if not isinstance(c, Mapping) or not isinstance(c.get("name"), str) or not c["name"].strip():
+                raise ValueError(f"{where}: rubric criterion {k} needs a non-empty 'name'")
+            options = c.get("choices", (0, 1))
+            if (not isinstance(options, (list, tuple)) or not options
+                    or not all(isinstance(o, (int, float)) and not isinstance(o, bool) and math.isfinite(o)
+                               for o in options)):
+                raise ValueError(f"{where}: rubric criterion {k} ({c['name']!r}): 'choices' must be a non-empty "
+                                 f"list of finite numbers, got {options!r}")
+
+
 class MMARRubricsScorer:
     """Scores predicted reasoning + answers on MMAR items.
 
@@ -209,6 +242,7 @@ class MMARRubricsScorer:
               answers: Sequence[Optional[str]], return_items: bool = False) -> dict[str, Any]:
         if not (len(items) == len(reasonings) == len(answers)):
             raise ValueError(f"{len(items)} items, {len(reasonings)} reasonings, {len(answers)} answers")
+        check_items(items, self.protocol)
         system = self.protocol == "system"
         correct = [official_string_match(it["answer"], "" if a is None else str(a), it["choices"])
                    for it, a in zip(items, answers)]
@@ -411,5 +445,6 @@ def generate_rubrics(items: Sequence[Mapping[str, Any]], judge: Judge, *, k: int
 
 __all__ = ["RUBRIC_GEN_REASK", "RUBRIC_GEN_SYSTEM_PROMPT", "RUBRIC_GEN_TEMPLATE", "generate_rubrics",
            "rubric_messages", "validate_rubric", "CRITERION_TEMPLATE", "MMARRubricsScorer", "PROTOCOLS", "SYSTEM_LEVEL_PROMPT", "SYSTEM_LEVEL_TEMPLATE",
-           "SYSTEM_PROMPT", "USER_TEMPLATE", "build_messages", "build_submission", "default_judge", "format_criteria",
+           "SYSTEM_PROMPT", "USER_TEMPLATE", "build_messages", "build_submission", "check_items", "default_judge",
+           "format_criteria",
            "schema_for", "score"]

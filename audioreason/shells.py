@@ -3,6 +3,8 @@ from __future__ import annotations
 
 from typing import Any, Callable, Iterable, MutableMapping, Optional, Sequence, Union
 
+import evaluate
+
 from .jsonl import read_json_lines
 
 # Client options a metric's compute() forwards to OpenAICompatibleJudge.
@@ -16,7 +18,13 @@ def load_items(items: Union[str, Iterable[dict]]) -> list[dict]:
 
 def items_for_references(items: Union[str, Iterable[dict]], references: Sequence[Any]) -> list[dict]:
     """The item each reference names by id, in reference order; an error lists ids that are not there."""
-    by_id = {str(it["id"]): it for it in load_items(items)}
+    by_id: dict[str, dict] = {}
+    for n, it in enumerate(load_items(items)):
+        if not isinstance(it, dict) or "id" not in it:
+            raise ValueError(f"items[{n}] has no 'id'")
+        if str(it["id"]) in by_id:
+            raise ValueError(f"items[{n}]: the id {it['id']!r} appears twice in items; ids must be distinct")
+        by_id[str(it["id"])] = it
     missing = [r for r in references if str(r) not in by_id]
     if missing:
         raise ValueError(f"{len(missing)} references are not item ids in items, e.g. {missing[:3]}")
@@ -36,3 +44,15 @@ def judge_from_options(judge: Any, model: Optional[str], options: MutableMapping
     if make_judge is None:
         from .judges import OpenAICompatibleJudge as make_judge
     return make_judge(model, **client_options)
+
+
+
+class ShellMetric(evaluate.Metric):
+    """``evaluate.Metric`` with one fix for the shells: evaluate checks the *first* value of each column for
+    its type and rejects a None there (a missing model output), although a None anywhere else is stored as
+    null and reaches ``_compute``, where the scorers count it. A None passes that check wherever it is."""
+
+    def _enforce_nested_string_type(self, schema, obj):
+        if obj is None:
+            return None
+        return super()._enforce_nested_string_type(schema, obj)

@@ -227,3 +227,57 @@ def test_reliability_reports_every_undefined_case_and_a_library_failure(monkeypa
     monkeypatch.setattr(krippendorff, "alpha", broken)
     failed = rater_reliability([[0.2, 0.4], [0.6, 0.6]], 2, ["a", "b"])
     assert failed["alpha"] is None and failed["unavailable"] == "RuntimeError: library failure"
+
+
+class NeverCalled:
+    """A judge that must not be called (the gate or the input check stops everything before it)."""
+    name = "never"
+
+    async def complete(self, messages, params, budget=None):
+        raise AssertionError("no call may be made here")
+
+    async def aclose(self):
+        pass
+
+
+@pytest.mark.parametrize("change, message", [
+    (lambda it: it.pop("rubric"), "item 0 ('{id}'): the field 'rubric' is missing"),
+    (lambda it: it.pop("choices"), "the field 'choices' is missing"),
+    (lambda it: it.pop("answer"), "the field 'answer' is missing"),
+    (lambda it: it.update(rubric=[]), "'rubric' must be a non-empty list"),
+    (lambda it: it["rubric"][1].update(choices=[0, float("nan")]), "rubric criterion 1 .*finite numbers"),
+    (lambda it: it["rubric"][0].update(choices=[0, float("inf")]), "rubric criterion 0 .*finite numbers"),
+    (lambda it: it["rubric"][2].pop("name"), "rubric criterion 2 needs a non-empty 'name'"),
+    (lambda it: it.update(choices="A or B"), "'choices' must be a list of strings"),
+])
+def test_bad_items_are_refused_before_any_call_naming_item_and_field(change, message):
+    import copy
+    import re
+
+    from audioreason.mmar_rubrics import MMARRubricsScorer
+
+    item = copy.deepcopy(ITEMS[0])
+    change(item)
+    with pytest.raises(ValueError, match=re.escape(message.format(id=ITEMS[0]["id"])) if "{id}" in message
+                       else message):
+        MMARRubricsScorer(NeverCalled()).score([item, ITEMS[1]], ["r", "r"], [ITEMS[0]["answer"], "x"])
+
+
+def test_duplicate_ids_are_refused_in_the_scorer_and_the_metric():
+    from audioreason.mmar_rubrics import check_items
+    from audioreason.shells import items_for_references
+
+    with pytest.raises(ValueError, match="also item 0's; ids must be distinct"):
+        check_items([ITEMS[0], ITEMS[1], ITEMS[0]])
+    with pytest.raises(ValueError, match="appears twice in items"):
+        items_for_references([ITEMS[0], dict(ITEMS[1], id=ITEMS[0]["id"])], [ITEMS[0]["id"]])
+
+
+def test_a_none_first_prediction_reaches_the_scorer_through_evaluate():
+    """evaluate checked the first value's type and refused a None there (anywhere else it is counted)."""
+    import evaluate
+
+    metric = evaluate.load(str(Path(__file__).resolve().parents[1] / "metrics" / "mmar_rubrics"))
+    out = metric.compute(predictions=[None, "reasoning"], references=[ITEMS[0]["id"], ITEMS[1]["id"]],
+                         answers=[None, "not an answer"], items=ITEMS[:2], judge=NeverCalled())
+    assert out["n"] == 2 and out["n_gated"] == 2 and out["accuracy"] == 0.0

@@ -9,6 +9,7 @@ import evaluate
 
 from audioreason.judges import MMAR_JUDGE_MODEL
 from audioreason.mmar_rubrics import MMARRubricsScorer, default_judge
+from audioreason import shells
 from audioreason.shells import items_for_references, judge_from_options
 
 _CITATION = """\
@@ -56,7 +57,7 @@ Examples:
 """
 
 @evaluate.utils.file_utils.add_start_docstrings(_DESCRIPTION, _KWARGS_DESCRIPTION)
-class MmarRubrics(evaluate.Metric):
+class MmarRubrics(shells.ShellMetric):  # not imported by name: evaluate takes the first Metric class it sees
     def _info(self):
         return evaluate.MetricInfo(
             description=_DESCRIPTION,
