@@ -11,7 +11,7 @@ from datasets import load_dataset
 
 from audioreason.data import AudioSpanBuilder, audio_paths, export_benchmark
 from audioreason.data.audiospan import FEATURES, FIELD_ALIASES, parse_span, parse_time
-from audioreason.data.common import read_card_yaml
+from audioreason.data.hub_load import read_card_yaml
 from fixtures.audiospan_synth import EDITS, write_audiospan_folder
 from fixtures.data_helpers import assert_same_items, soundfile_samples
 
@@ -232,3 +232,4 @@ def test_time_parsing():
     with pytest.raises(ValueError, match="ends before"):
         parse_span([5, 1])
     assert EDITS["en-talk-001"]["operation"] == "addition"
+
