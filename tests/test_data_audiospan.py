@@ -233,3 +233,14 @@ def test_time_parsing():
         parse_span([5, 1])
     assert EDITS["en-talk-001"]["operation"] == "addition"
 
+
+def test_a_recording_shorter_than_its_header_is_reported_unreadable(raw, tmp_path, cache):
+    folder = tmp_path / "cut"
+    shutil.copytree(raw, folder)
+    original = folder / "audio/original/en-talk-001.wav"
+    data = original.read_bytes()
+    original.write_bytes(data[:len(data) // 2])  # an interrupted copy: the header still promises every frame
+    report = AudioSpanBuilder(data_dir=str(folder), cache_dir=cache).report
+    unreadable = report.of_kind("unreadable_audio")
+    assert len(unreadable) == 6 and {i.item_id.split("/native/")[0] for i in unreadable} == {"en-talk-001"}
+    assert all("en-talk-001.wav: truncated WAV: its header promises" in i.detail for i in unreadable)

@@ -1,9 +1,10 @@
 """Equal-duration fragments: hand-computed bounds, exact reconstruction from real files, streaming
-(block size and resampling do not change a sample), short clips reported, bad input."""
+(block size and resampling do not change a sample), short clips reported, bad input, damaged files."""
 import numpy as np
 import pytest
 import soundfile as sf
 import soxr
+from fixtures import damaged_audio as damaged
 
 from audioreason.audio import AudioError, load_audio, synthesize_clip
 from audioreason.audio import fragments as fr
@@ -169,3 +170,18 @@ def test_sample_count_mismatch_aborts_and_cleans_up(tmp_path, monkeypatch):
     with pytest.raises(AudioError, match="expected 1005 output samples from 1000 frames, got 1000"):
         fragment_audio(path, tmp_path / "out", sampling_rate=None)
     assert list((tmp_path / "out").iterdir()) == []
+
+
+@pytest.mark.parametrize("maker, message", [
+    (damaged.short_wav, r"short\.wav: truncated WAV: its header promises 48000 frames \(3\.000 s\), the file holds 23989"),
+    (damaged.flac_cut_mid_frame, r"cut_mid_frame\.flac: cannot read frames \d+ to \d+ of 48000 \(LibsndfileError"),
+    (damaged.flac_cut_at_frame_boundary, r"cut_at_frame\.flac: cannot read frames \d+ to \d+ of 48000 \(LibsndfileError"),
+])
+@pytest.mark.parametrize("rate", [None, 8000])
+def test_damaged_files_are_clear_errors_and_leave_no_fragment(tmp_path, maker, message, rate):
+    path = maker(tmp_path)
+    out = tmp_path / "out"
+    with pytest.raises(AudioError, match=message):
+        fragment_audio(path, out, sampling_rate=rate, block_frames=1000)
+    assert not out.exists() or list(out.iterdir()) == []
+
