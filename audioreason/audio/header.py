@@ -92,19 +92,19 @@ def _wav(f: BinaryIO, size: int) -> Optional[Promise]:
 
 def read_promise(source: Union[str, os.PathLike, bytes, bytearray]) -> Optional[Promise]:
     """The length a WAV or FLAC header promises (a path or the file's bytes); None for other formats."""
-    if isinstance(source, (bytes, bytearray)):
-        f, size = io.BytesIO(source), len(source)
-    else:
-        f, size = open(source, "rb"), os.path.getsize(source)
-    with f:
-        try:
+    try:
+        if isinstance(source, (bytes, bytearray)):
+            f, size = io.BytesIO(source), len(source)
+        else:
+            f, size = open(source, "rb"), os.path.getsize(source)
+        with f:
             promise = _wav(f, size)
             if promise is None:
                 f.seek(0)
                 promise = _flac(f)
             return promise
-        except (struct.error, OSError):
-            return None  # a header too broken to read: the decoders say what is wrong with it
+    except (struct.error, OSError):
+        return None  # unreadable, or a header too broken to parse: the decoders say what is wrong
 
 
 def check_held(promise: Optional[Promise], what: str) -> None:

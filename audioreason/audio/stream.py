@@ -22,6 +22,10 @@ Resampling is streamed through ``soxr.ResampleStream``. Exactness, measured on t
   0.5 s more is fed and the output is cut, so the prefix equals the start of the whole-file
   resample. The cost is decoding 0.5 s beyond the prefix.
 Channels are averaged to mono before resampling (as ``load_audio`` does) unless ``mono=False``.
+
+Damaged files are ``AudioError``s, never a raw libsndfile error or a silently short result: a WAV that
+holds fewer frames than its header promises is refused before reading (``header.py``); a FLAC cut short
+fails when the stream reaches the cut (a prefix that ends before it is read as usual).
 """
 from __future__ import annotations
 
