@@ -178,10 +178,13 @@ def test_sample_count_mismatch_aborts_and_cleans_up(tmp_path, monkeypatch):
     assert list((tmp_path / "out").iterdir()) == []
 
 
+CUT_READ = r": cannot read frames \d+ to \d+ of 48000 \(LibsndfileError"
+
+
 @pytest.mark.parametrize("maker, message", [
     (damaged.short_wav, r"short\.wav: truncated WAV: its header promises 48000 frames \(3\.000 s\), the file holds 23989"),
-    (damaged.flac_cut_mid_frame, r"cut_mid_frame\.flac: cannot read frames \d+ to \d+ of 48000 \(LibsndfileError"),
-    (damaged.flac_cut_at_frame_boundary, r"cut_at_frame\.flac: cannot read frames \d+ to \d+ of 48000 \(LibsndfileError"),
+    (damaged.flac_cut_mid_frame, r"cut_mid_frame\.flac" + CUT_READ),
+    (damaged.flac_cut_at_frame_boundary, r"cut_at_frame\.flac" + CUT_READ),
 ])
 @pytest.mark.parametrize("rate", [None, 8000])
 def test_damaged_files_are_clear_errors_and_leave_no_fragment(tmp_path, maker, message, rate):

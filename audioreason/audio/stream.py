@@ -240,4 +240,3 @@ def read_prefix(path: PathLike, seconds: float, sampling_rate: Optional[int] = N
     if len(samples) == 0:
         raise AudioError(f"{path}: no samples in the first {seconds} s")
     return np.ascontiguousarray(samples), int(sampling_rate)
-

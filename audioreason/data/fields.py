@@ -7,6 +7,7 @@ from typing import Any, Mapping, Optional
 
 from .validation import ValidationReport
 
+
 def as_text(value: Any) -> Optional[str]:
     """None stays None; strings are kept as-is; numbers become their string form."""
     if value is None:

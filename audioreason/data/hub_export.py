@@ -20,6 +20,7 @@ from .hub_load import AUDIOFOLDER_METADATA, CARD_FILENAME
 if TYPE_CHECKING:
     from .builder import BenchmarkBuilder
 
+
 @dataclass
 class HubConfig:
     """One entry of the card's YAML ``configs:`` plus its ``dataset_info`` (features, split sizes)."""

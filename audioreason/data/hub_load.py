@@ -41,6 +41,7 @@ def is_hub_folder(folder: Union[str, os.PathLike]) -> bool:
 
 
 def pick_config(card: Mapping[str, Any], config: Optional[str], folder: Path) -> dict[str, Any]:
+    """The card's ``configs`` entry named ``config``; without a name, the default one (or the only one)."""
     entries = card.get("configs") or []
     names = [e.get("config_name") for e in entries]
     if config is None:
@@ -55,6 +56,7 @@ def pick_config(card: Mapping[str, Any], config: Optional[str], folder: Path) ->
 
 
 def split_patterns(entry: Mapping[str, Any], split: str) -> list[str]:
+    """The ``data_files`` patterns of ``split`` in a configs entry (a bare string or list means "train")."""
     data_files = entry.get("data_files")
     if isinstance(data_files, str):
         return [data_files] if split == "train" else []
