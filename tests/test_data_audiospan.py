@@ -11,7 +11,7 @@ from datasets import load_dataset
 
 from audioreason.data import AudioSpanBuilder, audio_paths, export_benchmark
 from audioreason.data.audiospan import FEATURES, FIELD_ALIASES, parse_span, parse_time
-from audioreason.data.common import read_card_yaml
+from audioreason.data.hub_load import read_card_yaml
 from fixtures.audiospan_synth import EDITS, write_audiospan_folder
 from fixtures.data_helpers import assert_same_items, soundfile_samples
 
@@ -232,3 +232,15 @@ def test_time_parsing():
     with pytest.raises(ValueError, match="ends before"):
         parse_span([5, 1])
     assert EDITS["en-talk-001"]["operation"] == "addition"
+
+
+def test_a_recording_shorter_than_its_header_is_reported_unreadable(raw, tmp_path, cache):
+    folder = tmp_path / "cut"
+    shutil.copytree(raw, folder)
+    original = folder / "audio/original/en-talk-001.wav"
+    data = original.read_bytes()
+    original.write_bytes(data[:len(data) // 2])  # an interrupted copy: the header still promises every frame
+    report = AudioSpanBuilder(data_dir=str(folder), cache_dir=cache).report
+    unreadable = report.of_kind("unreadable_audio")
+    assert len(unreadable) == 6 and {i.item_id.split("/native/")[0] for i in unreadable} == {"en-talk-001"}
+    assert all("en-talk-001.wav: truncated WAV: its header promises" in i.detail for i in unreadable)

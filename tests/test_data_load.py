@@ -10,7 +10,7 @@ from datasets import Audio, load_dataset
 
 from audioreason.data import (BenchmarkNotFoundError, decode_audio, export_benchmark, load_benchmark,
                               resolve_audio_backend, torchcodec_status)
-from audioreason.data.common import read_card_yaml
+from audioreason.data.hub_load import read_card_yaml
 from fixtures.audiospan_synth import write_audiospan_folder
 from fixtures.data_helpers import assert_same_items, mmar_records, write_mmar_raw, write_mmau_raw
 

@@ -5,6 +5,7 @@ import numpy as np
 import pytest
 import soundfile as sf
 import soxr
+from fixtures import damaged_audio as damaged
 
 from audioreason.audio import AudioError, audio_info, iter_blocks, load_audio, read_prefix
 
@@ -140,3 +141,44 @@ def test_formats_soundfile_cannot_open_are_read_in_ranges_by_torchcodec(tmp_path
     assert rate == 16000
     np.testing.assert_array_equal(prefix, decoded[: len(prefix)])
     assert abs(len(prefix) - 32000) <= 1024  # within one AAC frame of 2 s
+
+
+# --- damaged files: a clear AudioError, never a raw libsndfile error or a silently short stream ------
+def test_a_wav_shorter_than_its_header_is_a_clear_error(tmp_path):
+    short = damaged.short_wav(tmp_path, channels=2)
+    # 192,044 bytes cut to 96,022: 95,978 data bytes after the 44-byte header hold 23,994 stereo frames of 4 bytes
+    message = r"short\.wav: truncated WAV: its header promises 48000 frames \(3\.000 s\), the file holds 23994"
+    with pytest.raises(AudioError, match=message):
+        audio_info(short)
+    with pytest.raises(AudioError, match=message):
+        list(iter_blocks(short, 0.5))
+    with pytest.raises(AudioError, match=message):
+        read_prefix(short, 0.2)  # even a prefix the file holds: the file is not what it says
+
+
+@pytest.mark.parametrize("maker", [damaged.flac_cut_mid_frame, damaged.flac_cut_at_frame_boundary])
+def test_a_cut_flac_is_a_clear_error_once_the_stream_reaches_the_cut(tmp_path, maker):
+    path = maker(tmp_path)
+    assert audio_info(path).frames == damaged.FRAMES  # the header cannot tell: only reading can
+    name = path.name.replace(".", r"\.")
+    with pytest.raises(AudioError, match=rf"{name}: cannot read frames \d+ to \d+ of 48000 \(LibsndfileError: "):
+        list(iter_blocks(path, 0.25))
+    with pytest.raises(AudioError, match=rf"{name}: cannot read frames"):
+        read_prefix(path, 2.9, 8000)
+    if maker is damaged.flac_cut_at_frame_boundary:  # the first 8,192 frames are intact and readable
+        prefix, rate = read_prefix(path, 0.25)
+        np.testing.assert_array_equal(prefix, whole(tmp_path / f"whole-{path.name}")[0][:4000])
+
+
+def test_a_stream_that_ends_before_its_header_says_is_a_clear_error(tmp_path, monkeypatch):
+    # A reader that returns nothing before the promised end (as libsndfile does on some cut files).
+    path = tmp_path / "a.wav"
+    sf.write(str(path), damaged.noise(8000), 16000, subtype="PCM_16")
+    real_read = sf.SoundFile.read
+
+    def read_stopping_at_5000(self, frames=-1, *args, **kwargs):
+        return real_read(self, max(0, min(frames, 5000 - self.tell())), *args, **kwargs)
+
+    monkeypatch.setattr(sf.SoundFile, "read", read_stopping_at_5000)
+    with pytest.raises(AudioError, match=r"a\.wav: the stream ended at frame 5000 of 8000"):
+        list(iter_blocks(path, 0.1))

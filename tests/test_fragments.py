@@ -1,13 +1,20 @@
 """Equal-duration fragments: hand-computed bounds, exact reconstruction from real files, streaming
-(block size and resampling do not change a sample), short clips reported, bad input."""
+(block size and resampling do not change a sample), short clips reported, bad input, damaged files, and
+the benchmark's memory measurement."""
+import importlib.util
+from pathlib import Path
+
 import numpy as np
 import pytest
 import soundfile as sf
 import soxr
+from fixtures import damaged_audio as damaged
 
 from audioreason.audio import AudioError, load_audio, synthesize_clip
 from audioreason.audio import fragments as fr
 from audioreason.audio.fragments import fragment_audio, fragment_bounds, resampled_length, split_samples
+
+BENCHMARKS = Path(__file__).resolve().parents[1] / "benchmarks"
 
 
 def _concat(result, n):
@@ -169,3 +176,41 @@ def test_sample_count_mismatch_aborts_and_cleans_up(tmp_path, monkeypatch):
     with pytest.raises(AudioError, match="expected 1005 output samples from 1000 frames, got 1000"):
         fragment_audio(path, tmp_path / "out", sampling_rate=None)
     assert list((tmp_path / "out").iterdir()) == []
+
+
+CUT_READ = r": cannot read frames \d+ to \d+ of 48000 \(LibsndfileError"
+
+
+@pytest.mark.parametrize("maker, message", [
+    (damaged.short_wav, r"short\.wav: truncated WAV: its header promises 48000 frames \(3\.000 s\), the file holds 23989"),
+    (damaged.flac_cut_mid_frame, r"cut_mid_frame\.flac" + CUT_READ),
+    (damaged.flac_cut_at_frame_boundary, r"cut_at_frame\.flac" + CUT_READ),
+])
+@pytest.mark.parametrize("rate", [None, 8000])
+def test_damaged_files_are_clear_errors_and_leave_no_fragment(tmp_path, maker, message, rate):
+    path = maker(tmp_path)
+    out = tmp_path / "out"
+    with pytest.raises(AudioError, match=message):
+        fragment_audio(path, out, sampling_rate=rate, block_frames=1000)
+    assert not out.exists() or list(out.iterdir()) == []
+
+
+def test_the_benchmark_reports_its_workers_own_peak_memory(tmp_path):
+    """benchmarks/fragments.py: the worker's peak RSS is its own, not the parent's (ru_maxrss of a process
+    started by fork+exec begins at its parent's peak)."""
+    spec = importlib.util.spec_from_file_location("fragments_benchmark", BENCHMARKS / "fragments.py")
+    bench = importlib.util.module_from_spec(spec)
+    spec.loader.exec_module(bench)
+    source = tmp_path / "in.wav"
+    assert bench.write_long_wav(source, 30, 16000) == 480000
+    ballast = np.ones(600 * 2**20 // 8)  # 600 MB touched by this process, the worker's parent
+    parent_peak, measure = bench.peak_rss_mb()
+    stats = bench.run_worker(source, tmp_path / "out", 16000, "FLOAT")
+    del ballast
+    assert measure == "VmHWM" and parent_peak > 600
+    assert (stats["fragments"], stats["skipped"], stats["total_samples"]) == (14, 0, 480000)
+    assert stats["peak_rss_measure"] == "VmHWM"
+    # numpy, soundfile, soxr and a few 262,144-frame blocks: tens of MB, nowhere near the parent's 600
+    assert 10 < stats["peak_rss_mb"] < 200
+    # every N covers all 480,000 float32 samples once; 14 files with an 80-byte header (RIFF, fmt, fact, PEAK, data)
+    assert stats["bytes_written"] == 4 * 480000 * 4 + 14 * 80

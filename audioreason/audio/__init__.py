@@ -1,9 +1,11 @@
-"""Audio input: decoding with a soundfile fallback, resampling, long-file streaming, fragments, and
-synthesized test signals."""
+"""Audio input: the one decoder (torchcodec with a soundfile fallback, held to what each file's header
+promises), resampling, long-file streaming, fragments, and synthesized test signals."""
+from .errors import AudioError
 from .fragments import FragmentResult, fragment_audio, fragment_bounds, split_samples
-from .io import AudioError, load_audio, write_audio
+from .io import AUDIO_BACKENDS, load_audio, resolve_audio_backend, torchcodec_status, write_audio
 from .stream import AudioInfo, audio_info, iter_blocks, read_prefix  # long files: prefix and blocks
 from .synth import synthesize_clip
 
-__all__ = ["AudioError", "AudioInfo", "FragmentResult", "audio_info", "fragment_audio", "fragment_bounds",
-           "iter_blocks", "load_audio", "read_prefix", "split_samples", "synthesize_clip", "write_audio"]
+__all__ = ["AUDIO_BACKENDS", "AudioError", "AudioInfo", "FragmentResult", "audio_info", "fragment_audio",
+           "fragment_bounds", "iter_blocks", "load_audio", "read_prefix", "resolve_audio_backend",
+           "split_samples", "synthesize_clip", "torchcodec_status", "write_audio"]

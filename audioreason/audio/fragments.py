@@ -14,18 +14,23 @@ by default: at the source rate, concatenating the N fragments gives back the mon
 ``subtype="PCM_16"`` halves the size; samples are then clipped to [-1, 1] and the clipped ones counted.
 
 Input formats are those libsndfile streams (WAV, FLAC, OGG/Vorbis/Opus, MP3, AIFF...); other
-containers (m4a, mp4) raise ``AudioError``: convert them to FLAC first.
+containers (m4a, mp4) raise ``AudioError``: convert them to FLAC first. A damaged file is an
+``AudioError`` before anything is kept: a WAV that holds fewer frames than its header promises (checked
+before reading, ``header.py``), a FLAC cut short (found when the stream reaches the cut), a stream that
+yields fewer samples than the header promises; fragments written before the error are removed.
 """
 from __future__ import annotations
 
 import os
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import Any, Optional, Sequence, Union
+from typing import Any, Iterator, Optional, Sequence, Union
 
 import numpy as np
 
-from .io import AudioError
+from .errors import AudioError
+from .header import check_held, read_promise
+from .stream import soundfile_blocks
 
 PAPER_NS = (2, 3, 4, 5)
 PAPER_RATE = 16000
@@ -193,7 +198,7 @@ def fragment_audio(source: Union[str, os.PathLike], out_dir: Union[str, os.PathL
     existing file of that name is replaced). ``subtype``: "FLOAT" (default, lossless) or a PCM subtype
     such as "PCM_16". Returns the fragments written, the fragments skipped (no sample) with the
     reason, and the number of clipped samples (PCM only). Raises ``AudioError`` for a missing,
-    unreadable or non-finite file; files written before an error are removed.
+    unreadable, truncated or non-finite file; files written before an error are removed.
     """
     import soundfile as sf
 
@@ -209,37 +214,37 @@ def fragment_audio(source: Union[str, os.PathLike], out_dir: Union[str, os.PathL
     subtype = subtype.upper()
     if not sf.check_format("WAV", subtype):
         raise ValueError(f"subtype {subtype!r} cannot be written to WAV; use 'FLOAT' or 'PCM_16'")
+    check_held(read_promise(path), str(path))
     try:
-        handle = sf.SoundFile(str(path))
-    except (RuntimeError, OSError, sf.LibsndfileError) as err:
+        info = sf.info(str(path))
+    except (RuntimeError, OSError) as err:  # soundfile.LibsndfileError is a RuntimeError
         raise AudioError(f"cannot stream {path} with soundfile ({err}); formats such as m4a/mp4 need "
                          "converting first, e.g. `ffmpeg -i in.m4a out.flac`") from None
     out_dir = Path(out_dir)
     out_dir.mkdir(parents=True, exist_ok=True)
-    with handle:
-        source_rate, channels, frames = int(handle.samplerate), int(handle.channels), int(handle.frames)
-        rate = int(sampling_rate or source_rate)
-        total = resampled_length(frames, source_rate, rate)
-        result = FragmentResult(str(path), source_rate, rate, channels, total, subtype)
-        writers = [_Writer(n, total, out_dir, stem or path.stem, rate, subtype) for n in ns]
+    source_rate, channels, frames = int(info.samplerate), int(info.channels), int(info.frames)
+    rate = int(sampling_rate or source_rate)
+    total = resampled_length(frames, source_rate, rate)
+    result = FragmentResult(str(path), source_rate, rate, channels, total, subtype)
+    writers = [_Writer(n, total, out_dir, stem or path.stem, rate, subtype) for n in ns]
+    for w in writers:
+        for k, (a, b) in enumerate(w.bounds):
+            if b <= a:
+                reason = (f"no sample: the clip has {total} samples at {rate} Hz, fewer than N={w.n}, so each "
+                          "fragment but the last is floor(L/N) = 0 samples long" if total else
+                          "no sample: the clip is empty")
+                result.skipped.append(SkippedFragment(w.n, k, a, b, reason))
+    try:
+        written = _stream(soundfile_blocks(str(path), block_frames), source_rate, rate, writers, path)
+        if written != total:
+            raise AudioError(f"{path}: expected {total} output samples from {frames} frames, got {written} "
+                             "(the file's frame count is wrong or the file is truncated)")
+    except BaseException:
         for w in writers:
-            for k, (a, b) in enumerate(w.bounds):
-                if b <= a:
-                    reason = (f"no sample: the clip has {total} samples at {rate} Hz, fewer than N={w.n}, so each "
-                              "fragment but the last is floor(L/N) = 0 samples long" if total else
-                              "no sample: the clip is empty")
-                    result.skipped.append(SkippedFragment(w.n, k, a, b, reason))
-        try:
-            written = _stream(handle, frames, source_rate, rate, block_frames, writers, path)
-            if written != total:
-                raise AudioError(f"{path}: expected {total} output samples from {frames} frames, got {written} "
-                                 "(the file's frame count is wrong or the file is truncated)")
-        except BaseException:
-            for w in writers:
-                w.close()
-                for p in w.paths:
-                    p.unlink(missing_ok=True)
-            raise
+            w.close()
+            for p in w.paths:
+                p.unlink(missing_ok=True)
+        raise
     for w in writers:
         w.close()
         result.clipped_samples += w.clipped
@@ -248,29 +253,28 @@ def fragment_audio(source: Union[str, os.PathLike], out_dir: Union[str, os.PathL
     return result
 
 
-def _stream(handle: Any, frames: int, source_rate: int, rate: int, block_frames: int,
-            writers: list[_Writer], path: Path) -> int:
-    """Read ``handle`` block by block, downmix, resample, hand each block to every writer."""
+def _stream(blocks: Iterator[np.ndarray], source_rate: int, rate: int, writers: list[_Writer], path: Path) -> int:
+    """Downmix and resample each (frames, channels) block, hand it to every writer; the output samples."""
     resampler = None
     if rate != source_rate:
         import soxr
 
         resampler = soxr.ResampleStream(source_rate, rate, 1, dtype="float32")
     read = written = 0
-    while True:
-        block = handle.read(block_frames, dtype="float32", always_2d=True)
-        got = len(block)
-        if got and not np.isfinite(block).all():
+    # Look one block ahead so that the resampler is flushed (last=True) with the final block.
+    block = next(blocks, None)
+    while block is not None:
+        following = next(blocks, None)
+        if not np.isfinite(block).all():
             bad = int(np.argmax(~np.isfinite(block).all(axis=1)))
             raise AudioError(f"{path}: NaN or infinite sample at frame {read + bad}")
-        read += got
+        read += len(block)
         mono = block[:, 0] if block.shape[1] == 1 else block.mean(axis=1)
-        last = got < block_frames or read >= frames
         if resampler is not None:
-            mono = resampler.resample_chunk(np.ascontiguousarray(mono, dtype=np.float32), last=last)
+            mono = resampler.resample_chunk(np.ascontiguousarray(mono, dtype=np.float32), last=following is None)
         if len(mono):
             for w in writers:
                 w.write(mono, written)
             written += len(mono)
-        if last:
-            return written
+        block = following
+    return written

@@ -22,17 +22,24 @@ Resampling is streamed through ``soxr.ResampleStream``. Exactness, measured on t
   0.5 s more is fed and the output is cut, so the prefix equals the start of the whole-file
   resample. The cost is decoding 0.5 s beyond the prefix.
 Channels are averaged to mono before resampling (as ``load_audio`` does) unless ``mono=False``.
+
+Damaged files are ``AudioError``s, never a raw libsndfile error or a silently short result: a WAV that
+holds fewer frames than its header promises is refused before reading (``header.py``); a FLAC cut short
+fails when the stream reaches the cut (a prefix that ends before it is read as usual).
 """
 from __future__ import annotations
 
 import os
 from dataclasses import dataclass
+from functools import partial
 from pathlib import Path
 from typing import Iterator, Optional, Union
 
 import numpy as np
 
-from .io import AudioError
+from .errors import AudioError
+from .header import check_held, read_promise
+from .io import first_that_reads
 
 PathLike = Union[str, os.PathLike]
 
@@ -78,30 +85,40 @@ def _torchcodec_info(path: str) -> AudioInfo:
 
 
 def audio_info(path: PathLike) -> AudioInfo:
-    """Header information of an audio file, without decoding it."""
+    """Header information of an audio file, without decoding it. A WAV that holds fewer frames than its
+    header promises is an ``AudioError`` (both readers would report the shorter length without a word); a
+    cut FLAC shows only when its frames are read."""
     path = _check_path(path)
-    errors = []
-    for name, read in (("soundfile", _soundfile_info), ("torchcodec", _torchcodec_info)):
-        try:
-            return read(path)
-        except (ImportError, RuntimeError, OSError, ValueError) as err:
-            errors.append(f"{name}: {type(err).__name__}: {err}")
-    raise AudioError(f"cannot read the header of {path}: " + "; ".join(errors))
+    check_held(read_promise(path), path)
+    return first_that_reads([("soundfile", partial(_soundfile_info, path)),
+                             ("torchcodec", partial(_torchcodec_info, path))], f"cannot read the header of {path}")
 
 
-def _source_blocks_soundfile(path: str, block_frames: int, start_frame: int,
-                             stop_frame: Optional[int]) -> Iterator[np.ndarray]:
+def soundfile_blocks(path: str, block_frames: int, start_frame: int = 0,
+                     stop_frame: Optional[int] = None) -> Iterator[np.ndarray]:
+    """(frames, channels) float32 blocks of ``block_frames`` (the last shorter) from ``start_frame`` to
+    ``stop_frame`` (default: the end the header gives), read with soundfile.
+
+    A read that fails (libsndfile on a cut FLAC: "flac decoder lost sync", "Internal psf_fseek() failed")
+    or a stream that ends before the promised frame is an ``AudioError`` naming the frames it could not read.
+    """
     import soundfile as sf
 
     with sf.SoundFile(path) as f:
         stop = f.frames if stop_frame is None else min(stop_frame, f.frames)
-        if start_frame:
-            f.seek(start_frame)
         position = start_frame
         while position < stop:
-            block = f.read(min(block_frames, stop - position), dtype="float32", always_2d=True)
+            wanted = min(block_frames, stop - position)
+            try:
+                if position == start_frame:
+                    f.seek(start_frame)
+                block = f.read(wanted, dtype="float32", always_2d=True)
+            except RuntimeError as err:  # soundfile.LibsndfileError
+                raise AudioError(f"{path}: cannot read frames {position} to {position + wanted} of {f.frames} "
+                                 f"({type(err).__name__}: {err}); the file is truncated or damaged") from None
             if len(block) == 0:
-                break
+                raise AudioError(f"{path}: the stream ended at frame {position} of {f.frames} its header promises; "
+                                 "the file is truncated or damaged")
             position += len(block)
             yield block
 
@@ -127,7 +144,7 @@ def _source_blocks_torchcodec(path: str, rate: int, block_frames: int, start_fra
 def _source_blocks(path: str, info: AudioInfo, block_frames: int, start_frame: int,
                    stop_frame: Optional[int]) -> Iterator[np.ndarray]:
     if info.reader == "soundfile":
-        return _source_blocks_soundfile(path, block_frames, start_frame, stop_frame)
+        return soundfile_blocks(path, block_frames, start_frame, stop_frame)
     return _source_blocks_torchcodec(path, info.sampling_rate, block_frames, start_frame, stop_frame,
                                      info.duration)
 
@@ -223,4 +240,3 @@ def read_prefix(path: PathLike, seconds: float, sampling_rate: Optional[int] = N
     if len(samples) == 0:
         raise AudioError(f"{path}: no samples in the first {seconds} s")
     return np.ascontiguousarray(samples), int(sampling_rate)
-

@@ -61,11 +61,13 @@ from typing import Any, Mapping, Optional
 import datasets
 from datasets import Audio, List, Value
 
-from ..audio.io import AudioError
+from ..audio.errors import AudioError
 from ..audio.stream import audio_info
-from .common import (TEST_SPLIT, BenchmarkBuilder, BenchmarkConfig, HubConfig, SourceScan, ValidationReport,
-                     as_text, benchmark_features, check_choices, prepare_out_dir, write_audiofolder_group,
-                     write_card)
+from .builder import BenchmarkBuilder, BenchmarkConfig, SourceScan
+from .features import TEST_SPLIT, benchmark_features
+from .fields import as_text, check_choices
+from .hub_export import HubConfig, prepare_out_dir, write_audiofolder_group, write_card
+from .validation import ValidationReport
 
 NATIVE_FILE = "metadata/native.jsonl"
 ANCHOR_FILE = "metadata/anchor.jsonl"

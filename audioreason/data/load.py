@@ -27,9 +27,12 @@ from datasets import Audio
 
 from .audiospan import ANCHOR_FILE, NATIVE_FILE, AudioSpanBuilder
 from .audiospan import export_hub_folder as _export_audiospan
-from .common import (MISSING_AUDIO_POLICIES, REPEATED_ID_POLICIES, TEST_SPLIT, BenchmarkBuilder,
-                     ValidationReport, _pick_config, _split_patterns, default_card, export_parquet_folder,
-                     is_hub_folder, load_hub_folder, push_folder, read_card_yaml, resolve_audio_backend)
+from ..audio.io import resolve_audio_backend
+from .builder import MISSING_AUDIO_POLICIES, REPEATED_ID_POLICIES, BenchmarkBuilder
+from .features import TEST_SPLIT
+from .hub_export import default_card, export_parquet_folder, push_folder
+from .hub_load import is_hub_folder, load_hub_folder, pick_config, read_card_yaml, split_patterns
+from .validation import ValidationReport
 from .mmar import METADATA_FILE as MMAR_METADATA
 from .mmar import MMARBuilder
 from .mmau_test_mini import METADATA_FILE as MMAU_METADATA
@@ -126,9 +129,9 @@ def _load_hub_id(name: str, hub_id: str, config: Optional[str], split: str, back
         from huggingface_hub import hf_hub_download, snapshot_download
 
         readme = Path(hf_hub_download(hub_id, "README.md", repo_type="dataset"))
-        entry = _pick_config(read_card_yaml(readme.parent), config, readme.parent)
+        entry = pick_config(read_card_yaml(readme.parent), config, readme.parent)
         folder = snapshot_download(hub_id, repo_type="dataset",
-                                   allow_patterns=["README.md", *_split_patterns(entry, split)])
+                                   allow_patterns=["README.md", *split_patterns(entry, split)])
         return load_hub_folder(folder, entry["config_name"], split, audio_backend="soundfile", cache_dir=cache_dir)
     except (ConnectionError, OSError) as err:
         if isinstance(err, BenchmarkNotFoundError):

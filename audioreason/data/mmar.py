@@ -27,8 +27,10 @@ from datasets import List, Value
 from ..audio.io import write_audio
 from ..audio.synth import synthesize_clip
 from ..jsonl import parse_json_lines, read_json_lines
-from .common import (BenchmarkBuilder, SourceScan, ValidationReport, as_text, benchmark_features, category_text,
-                     core_fields, resolve_audio)
+from .builder import BenchmarkBuilder, SourceScan
+from .features import benchmark_features
+from .fields import as_text, category_text, core_fields, resolve_audio
+from .validation import ValidationReport
 
 METADATA_FILE = "MMAR-meta.jsonl"
 

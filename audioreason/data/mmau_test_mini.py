@@ -27,8 +27,10 @@ from typing import Any, Mapping, Optional
 from datasets import Value
 
 from ..jsonl import parse_json_lines
-from .common import (BenchmarkBuilder, SourceScan, ValidationReport, as_text, benchmark_features, category_text,
-                     core_fields)
+from .builder import BenchmarkBuilder, SourceScan
+from .features import benchmark_features
+from .fields import as_text, category_text, core_fields
+from .validation import ValidationReport
 
 METADATA_FILE = "mmau-test-mini.json"
 
