@@ -66,12 +66,6 @@ OUTSIDE = re.compile(r"(?:\.\.|/work)/(?=shared\b)"
                      r"|\bshared/(?=(?:data|seeds|hooks|DESIGN\.md|ENVIRONMENT\.md|WEIGHTS\.md)\b)")
 # Files other engineers are rewriting in parallel (issue 10, "The project stands alone"): they remove their
 # own mentions. This set must be empty once their branches are merged.
-CLEANED_IN_OTHER_BRANCHES = {
-    "audioreason/mmar_rubrics.py", "audioreason/scoring/mmar_rubrics.py", "audioreason/judges/base.py",
-    "audioreason/audiospan_rubric.py", "metrics/mmar_rubrics/README.md", "metrics/aria/README.md",
-    "metrics/audiospan_rubric/README.md", "metrics/anchor_chain/README.md",
-    "metrics/text_prior_decomposition/README.md", "tests/test_mmar_rubrics_local.py", "tests/test_judges_local.py",
-}
 SKIPPED_DIRS = {"__pycache__", "build", "dist", "demo_output"}
 
 
@@ -98,8 +92,6 @@ def test_no_file_points_outside_the_repository():
     found = []
     for path in repository_files():
         relative = path.relative_to(ROOT).as_posix()
-        if relative in CLEANED_IN_OTHER_BRANCHES:
-            continue
         text = path.read_bytes().decode("utf-8", errors="replace")
         found += [f"{relative}:{n}: {line.strip()}" for n, line in enumerate(text.splitlines(), 1)
                   if OUTSIDE.search(line)]
