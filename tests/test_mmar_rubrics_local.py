@@ -48,4 +48,6 @@ def test_real_local_judge_end_to_end(smollm2):
     else:  # the usual outcome at this size: recorded, not scored, counted
         assert rater["status"] == "invalid" and rater["error"] and rater["raw_reply"] is not None
         assert stats["reasks"] == 0 and result["failed_ids"] == [correct["id"]]
-        assert result["accuracy"] == 50.0 and result["rubrics"] == 0.0 and result["n_rubrics"] == 1
+        # the failed item counts at 0 in the headline, at full marks in the upper bound
+        assert result["accuracy"] == 50.0 and result["rubrics"] == 0.0 and result["n_rubrics"] == 2
+        assert result["rubrics_upper"] == 50.0 and result["rubrics_judged_only"] == 0.0
