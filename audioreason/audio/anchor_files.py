@@ -308,7 +308,10 @@ def apply_manifest(manifest: Union[Mapping[str, Any], PathLike], *, source: Opti
             for index, (start, end) in enumerate(spans):
                 for block in _blocks(fin, cursor, start, info.dtype, block_frames):
                     fout.write(block)
-                edited, record = edit_span(m, index, _read(fin, start, end, info), rate, clip_samples)
+                try:
+                    edited, record = edit_span(m, index, _read(fin, start, end, info), rate, clip_samples)
+                except ValueError as err:
+                    raise ManifestError(f"positions[{index}]: {err}") from None
                 native, hits = _to_native(edited, info)
                 fout.write(native)
                 clipped += hits

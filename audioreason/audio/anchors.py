@@ -13,8 +13,8 @@ never seen here, so the caller copies it untouched.
   B.3: "laid over the existing audio at a controlled signal-to-noise ratio, roughly 6-10 dB".
 - **Deletion**: ``silence_span`` (the span faded to zero over ``fade_s`` at each edge) or ``smear_span``
   (B.3: "a low-pass filter near 300 Hz mixed with a modulated noise bed"): a zero-phase Butterworth
-  low-pass (scipy ``sosfiltfilt``, order 4 run forward and back: -6 dB at the cut-off, about -90 dB at
-  600 Hz) plus Gaussian noise at ``noise_db`` relative to the span's own RMS, its amplitude modulated by
+  low-pass (scipy ``sosfiltfilt``, order 4 run forward and back: -6 dB at the cut-off, -48 dB at 600 Hz,
+  -84 dB at 1 kHz) plus Gaussian noise at ``noise_db`` relative to the span's own RMS, its amplitude modulated by
   a raised cosine at ``mod_hz`` (a syllable-like 4 Hz) with depth ``mod_depth``; edges cross-faded over
   ``fade_s``. The span keeps its place and length.
 - **Modification**: ``change_loudness`` (gain ``gain_db``, B.3's ±8-12 dB, reached through ``ramp_s``
@@ -26,8 +26,8 @@ never seen here, so the caller copies it untouched.
 Libraries (and why): pedalboard (Rubber Band) for the time-stretch, the one maintained pitch-preserving
 stretcher on PyPI here; scipy's Butterworth for the low-pass, because pedalboard's ``LowpassFilter`` is
 first order (measured on white noise at 16 kHz: -3 dB at 300 Hz but only -11 dB at 1 kHz and -17 dB at
-2 kHz, so speech stays intelligible) and its ``LadderFilter`` LPF24 keeps -28 dB at 600 Hz, against
--90 dB here; pyloudnorm for BS.1770 loudness; gains and fades are one multiplication each.
+2 kHz, so speech stays intelligible) and its ``LadderFilter`` LPF24 gives -28 dB at 600 Hz and -44 dB at
+1 kHz, against -48 and -84 dB here; pyloudnorm for BS.1770 loudness; gains and fades are one multiplication each.
 """
 from __future__ import annotations
 
