@@ -105,6 +105,24 @@ def _parse_at(text: str) -> list:
         raise UsageError(f"--at {text!r}: {err}") from None
 
 
+def _rules(pairs: Optional[Sequence[str]]):
+    """PlacementRules from --rule NAME=VALUE options."""
+    from dataclasses import fields, replace
+
+    from .audio.placement import PlacementRules
+
+    rules, known = PlacementRules(), {f.name: f.type for f in fields(PlacementRules)}
+    for pair in pairs or []:
+        name, _, value = pair.partition("=")
+        if name not in known or not value:
+            raise UsageError(f"--rule {pair!r}: give NAME=VALUE with NAME one of {sorted(known)}")
+        try:
+            rules = replace(rules, **{name: int(value) if name == "attempts" else float(value)})
+        except ValueError:
+            raise UsageError(f"--rule {pair!r}: {value!r} is not a number") from None
+    return rules
+
+
 def _relative(path: str, folder: Path) -> str:
     return os.path.relpath(Path(path).resolve(), folder.resolve())
 
@@ -112,7 +130,7 @@ def _relative(path: str, folder: Path) -> str:
 def _anchor_make(args: argparse.Namespace) -> int:
     from .audio.anchor_files import apply_manifest, file_info
     from .audio.anchor_manifest import new_manifest, write_manifest
-    from .audio.placement import PlacementRules, Segment, place_windows, silero_speech
+    from .audio.placement import Segment, place_windows, silero_speech
 
     op = args.operation
     fields = {"recording_id": args.recording_id, "seed": args.seed, "parameters": {}}
@@ -144,7 +162,7 @@ def _anchor_make(args: argparse.Namespace) -> int:
 
                 length = len(load_audio(args.clip, sampling_rate=info.sampling_rate)[0]) / info.sampling_rate
             windows = place_windows(info.frames / info.sampling_rate, args.count, silero_speech(args.source),
-                                    seed=args.seed, segments=segments, length=length, rules=PlacementRules())
+                                    seed=args.seed, segments=segments, length=length, rules=_rules(args.rule))
             positions = [[w.start, w.end] for w in windows]
             fields["segments"] = [w.segment for w in windows]
         plan = new_manifest(op, positions, paper_ranges=not args.no_paper_ranges, **fields)
@@ -251,6 +269,8 @@ def _add_anchor_commands(sub) -> None:
     make.add_argument("--at", action="append", help="a position START or START-END (repeat); default: placement")
     make.add_argument("--count", type=int, default=3, help="positions placed when --at is absent (default 3)")
     make.add_argument("--segments", help="JSON list of {id, start, end} segments for placement")
+    make.add_argument("--rule", action="append", help="a placement rule NAME=VALUE (repeat): min_seconds, "
+                      "max_seconds, max_fraction, edge_seconds, edge_fraction, min_speech, attempts")
     make.add_argument("--seed", type=int, default=0)
     make.add_argument("--recording-id")
     make.add_argument("--manifest", help="where the manifest goes (default: OUTPUT with .json)")

@@ -135,6 +135,18 @@ def _is_single_span(value: Any) -> bool:
     return loader_rule(value)
 
 
+def _seconds(name: str, value: Any) -> float:
+    """Seconds from a number or a time string ("12.5", "02:00", "01:04:00"), read as the loader reads them."""
+    from ..data.audiospan import parse_time
+
+    if isinstance(value, str):
+        try:
+            return parse_time(value)
+        except ValueError as err:
+            raise ManifestError(f"{name}: {err}") from None
+    return _number(name, value)
+
+
 def parse_span(value: Any) -> Any:
     from ..data.audiospan import parse_span as loader_parse
 
@@ -167,10 +179,10 @@ def _position(n: int, raw: Any) -> dict[str, Any]:
         out = dict(raw)
         for key in ("original_start", "original_end", "start", "end"):
             if out.get(key) is not None:
-                out[key] = _number(f"{where}.{key}", out[key])
+                out[key] = _seconds(f"{where}.{key}", out[key])
         return out
     if isinstance(raw, (list, tuple)) and len(raw) == 2 and raw[1] is None:  # addition plan: [start, None]
-        return {"original_start": _number(f"{where}[0]", raw[0]), "original_end": None}
+        return {"original_start": _seconds(f"{where}[0]", raw[0]), "original_end": None}
     try:
         span = parse_span(raw)
     except ValueError as err:
@@ -252,10 +264,13 @@ def _check_operation_fields(m: Mapping[str, Any]) -> None:
         raise ManifestError(f"{op} needs {', '.join(missing)}")
     if op == "modification" and m["attribute"] == "speed" and not m["speed_factor"] > 0:
         raise ManifestError(f"speed_factor must be positive, got {m['speed_factor']}")
-    foreign = [k for o, keys in OPERATION_KEYS.items() if o != op for k in keys
-               if m.get(k) is not None and not (o == "addition" and k == "event_category")]
+    own = {"addition": ("event_category", "snr_db"), "deletion": ("deletion_mode",),
+           "modification": ("attribute", "gain_db" if m.get("attribute") == "loudness" else "speed_factor")}[op]
+    foreign = [k for k in ("event_category", "snr_db", "deletion_mode", "attribute", "gain_db", "speed_factor")
+               if k not in own and m.get(k) is not None]
     if foreign:
-        raise ManifestError(f"{op} manifest gives {', '.join(foreign)}, which belong to another operation")
+        raise ManifestError(f"{op} manifest gives {', '.join(foreign)}, which belong to another operation or "
+                            "attribute")
 
 
 def manifest_json(manifest: Mapping[str, Any]) -> str:

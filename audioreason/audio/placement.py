@@ -126,9 +126,13 @@ _MODEL = None
 def _silero():
     global _MODEL
     if _MODEL is None:
+        import warnings
+
         from silero_vad import load_silero_vad
 
-        _MODEL = load_silero_vad()
+        with warnings.catch_warnings():  # its loader uses deprecated importlib and torch.jit calls
+            warnings.simplefilter("ignore", DeprecationWarning)
+            _MODEL = load_silero_vad()
     return _MODEL
 
 
