@@ -229,10 +229,12 @@ def _positions(manifest: Mapping[str, Any], spans: list[tuple[int, int]], rate: 
 # ---------------------------------------------------------------------------------------------
 
 def _clip_samples(clip_path: str, rate: int) -> np.ndarray:
-    from .io import load_audio
+    """The event clip, mono, at ``rate`` (streamed soxr resampling when its rate differs; soundfile first,
+    so no torch is loaded for a WAV or FLAC clip)."""
+    from .stream import iter_blocks
 
-    samples, _ = load_audio(clip_path, sampling_rate=rate)  # soxr when the clip's rate differs
-    return samples.astype(np.float64)
+    blocks = list(iter_blocks(clip_path, 60.0, rate))
+    return np.concatenate(blocks).astype(np.float64) if blocks else np.zeros(0)
 
 
 def edit_span(manifest: Mapping[str, Any], index: int, local: np.ndarray, rate: int,

@@ -32,7 +32,7 @@ first order (measured on white noise at 16 kHz: -3 dB at 300 Hz but only -11 dB 
 from __future__ import annotations
 
 import math
-from typing import Optional
+from typing import Any, Optional
 
 import numpy as np
 
@@ -44,6 +44,16 @@ LOWPASS_ORDER = 4       # run forward and backward (sosfiltfilt): order 8 in mag
 NOISE_DB = -6.0         # noise bed RMS relative to the span's RMS
 MOD_HZ = 4.0
 MOD_DEPTH = 0.8
+
+
+def optional(module: str) -> Any:
+    """Import a module of the ``anchors`` extra, or say how to install it."""
+    import importlib
+
+    try:
+        return importlib.import_module(module)
+    except ImportError as err:
+        raise ImportError(f"{module} is needed for anchored audio: pip install 'audioreason[anchors]' ({err})") from err
 
 
 def as_frames(x: np.ndarray) -> np.ndarray:
@@ -89,8 +99,7 @@ def level_db(x: np.ndarray, rate: int, measure: str = "rms") -> float:
         power = float(np.mean(np.mean(x, axis=1) ** 2))
         return 10 * math.log10(power) if power > 0 else -math.inf
     if measure == "lufs":
-        import pyloudnorm
-
+        pyloudnorm = optional("pyloudnorm")
         if len(x) < int(0.4 * rate):
             raise ValueError(f"BS.1770 loudness needs at least 0.4 s, got {len(x) / rate:.3f} s")
         return float(pyloudnorm.Meter(rate).integrated_loudness(x))
@@ -171,8 +180,7 @@ def change_loudness(span: np.ndarray, rate: int, gain_db: float, *, ramp_s: floa
 def change_speed(span: np.ndarray, rate: int, speed_factor: float, *, fade_s: float = FADE_S) -> np.ndarray:
     """Modification of playback speed: pitch-preserving time-stretch to ``round(frames / speed_factor)``
     frames (Rubber Band through pedalboard, its high-quality defaults)."""
-    import pedalboard
-
+    pedalboard = optional("pedalboard")
     span = as_frames(span)
     if not speed_factor > 0:
         raise ValueError(f"speed_factor must be positive, got {speed_factor}")

@@ -128,11 +128,11 @@ def _silero():
     if _MODEL is None:
         import warnings
 
-        from silero_vad import load_silero_vad
+        from .anchors import optional
 
         with warnings.catch_warnings():  # its loader uses deprecated importlib and torch.jit calls
             warnings.simplefilter("ignore", DeprecationWarning)
-            _MODEL = load_silero_vad()
+            _MODEL = optional("silero_vad").load_silero_vad()
     return _MODEL
 
 
