@@ -35,6 +35,7 @@ speed               speed: original frames / edited frames                      
 from __future__ import annotations
 
 import hashlib
+import json
 import math
 import os
 from dataclasses import dataclass
@@ -350,6 +351,59 @@ def anchor_recording(source: PathLike, output: PathLike, operation: str, positio
     return apply_manifest(plan, source=source, output=output, clip=clip)
 
 
+def anchor_from_manifests(root: PathLike, manifests: list[Mapping[str, Any]], *, original_dir: str = "audio/original",
+                          anchored_dir: str = "audio/anchored",
+                          extensions: tuple[str, ...] = (".wav", ".flac")) -> dict[str, tuple[str, dict[str, Any]]]:
+    """Anchor the originals of a raw AudioSpan folder from their manifests (the loader's build-time path).
+
+    For each manifest (one per recording, read through ``read_manifest``, so released names work), with
+    ``recording_id``: when ``<root>/<anchored_dir>/<recording_id><ext>`` exists and no cache note of ours
+    sits beside it, it is a pre-made copy and is left alone ("pre-made"); otherwise the manifest is applied
+    to ``<root>/<original_dir>/<recording_id><ext>`` (the first of ``extensions``) and written to
+    ``<anchored_dir>/<recording_id>.wav`` with its completed manifest beside it as
+    ``<recording_id>.anchor.json``. That note is the cache: a later build whose manifest is unchanged
+    reuses the file ("cached"); a changed manifest anchors again ("made"). Clip paths are read from
+    ``root``. A manifest whose output sha256 the result does not match, or that does not apply, raises a
+    ManifestError naming the recording. Returns {recording_id: (status, completed manifest or the plan)}.
+    """
+    root = Path(root)
+    out: dict[str, tuple[str, dict[str, Any]]] = {}
+    for raw in manifests:
+        plan = read_manifest(raw)
+        rid = plan.get("recording_id")
+        if not rid:
+            raise ManifestError("a manifest without recording_id cannot be matched to its original")
+        folder = root / anchored_dir
+        target, note = folder / f"{rid}.wav", folder / f"{rid}.anchor.json"
+        premade = [folder / f"{rid}{ext}" for ext in extensions if (folder / f"{rid}{ext}").is_file()]
+        key = json.dumps(json.loads(json.dumps(raw, default=str)), sort_keys=True)
+        if premade and not note.is_file():
+            out[rid] = ("pre-made", plan)
+            continue
+        if note.is_file() and target.is_file():
+            cached = json.loads(note.read_text(encoding="utf-8"))
+            if cached.get("plan") == key and cached["manifest"]["output"]["sha256"] == file_sha256(target):
+                out[rid] = ("cached", cached["manifest"])
+                continue
+        originals = [root / original_dir / f"{rid}{ext}" for ext in extensions
+                     if (root / original_dir / f"{rid}{ext}").is_file()]
+        if not originals:
+            raise ManifestError(f"recording {rid!r}: no original in {original_dir} to anchor from")
+        try:
+            done = apply_manifest(plan, source=originals[0], output=target, base_dir=root)
+        except (ManifestError, AudioError) as err:
+            raise ManifestError(f"recording {rid!r}: {err}") from None
+        expected = (plan["output"] or {}).get("sha256")
+        if expected and expected != done["output"]["sha256"]:
+            raise ManifestError(f"recording {rid!r}: the anchored file's sha256 {done['output']['sha256']} is not "
+                                f"the manifest's {expected} (library versions: {done['tool']['libraries']})")
+        done["source"]["path"] = str(originals[0].relative_to(root))
+        done["output"]["path"] = str(target.relative_to(root))
+        note.write_text(json.dumps({"plan": key, "manifest": done}, indent=2), encoding="utf-8")
+        out[rid] = ("made", done)
+    return out
+
+
 # ---------------------------------------------------------------------------------------------
 # Verify
 # ---------------------------------------------------------------------------------------------
@@ -471,5 +525,5 @@ def verify_anchored(manifest: Union[Mapping[str, Any], PathLike], *, anchored: O
             "sha256_match": sha_match, "notes": notes}
 
 
-__all__ = ["BLOCK_FRAMES", "TOLERANCES", "anchor_recording", "apply_manifest", "edit_span",
+__all__ = ["BLOCK_FRAMES", "TOLERANCES", "anchor_from_manifests", "anchor_recording", "apply_manifest", "edit_span",
            "file_info", "file_sha256", "measure_position", "original_spans", "verify_anchored"]

@@ -18,6 +18,8 @@ Raw layout::
 
 ``<ext>`` is the first of .wav .flac .mp3 .ogg .opus .m4a .aac .webm that exists; a record may name
 its file instead (``audio_file``, relative to <root>; ``anchored_audio_file`` on a recording).
+With ``anchor_from_manifests=True`` a recording of edits.jsonl without a pre-made anchored copy is anchored
+at build time from its original (``audioreason.audio.anchor_files.anchor_from_manifests``, cached).
 
 Item fields (native and anchor), with the values accepted (normalized as shown):
     id, recording_id, question                         required strings
@@ -569,6 +571,9 @@ class AudioSpanConfig(BenchmarkConfig):
     FIELD_ALIASES for one build (it enters the cache key)."""
 
     field_aliases: Optional[dict[str, dict[str, str]]] = None
+    # Anchor the originals from metadata/edits.jsonl at build time where no pre-made anchored copy exists
+    # (audioreason.audio.anchor_files.anchor_from_manifests; cached beside the copies it writes).
+    anchor_from_manifests: bool = False
 
 
 def _config(name: str, description: str) -> AudioSpanConfig:
@@ -589,7 +594,7 @@ class AudioSpanBuilder(BenchmarkBuilder):
         _config("anchor", "anchor MCQ chains over the anchored recordings (Chain)"),
     ]
     DEFAULT_CONFIG_NAME = "all"
-    SCAN_OPTIONS = ("metadata_file", "field_aliases")
+    SCAN_OPTIONS = ("metadata_file", "field_aliases", "anchor_from_manifests")
     DESCRIPTION = ("AudioSpan: 3,240 questions over 360 long recordings (10 min to 2.7 h, English and Chinese) "
                    "at three cognitive levels: native MCQ and rubric-graded OEQ, and anchor MCQ chains over "
                    "an anchored copy of each recording.")
@@ -626,6 +631,13 @@ class AudioSpanBuilder(BenchmarkBuilder):
         reader = _Reader(root, self.aliases(options.get("field_aliases")), report)
         recordings = reader.recordings(root / RECORDINGS_FILE)
         edits = reader.edits(root / EDITS_FILE)
+        if options.get("anchor_from_manifests") and (root / EDITS_FILE).is_file():
+            from ..audio.anchor_files import anchor_from_manifests
+
+            for rid, (status, manifest) in anchor_from_manifests(root, _read_jsonl(root / EDITS_FILE)).items():
+                if status != "pre-made":  # rows carry the completed manifest: positions in the anchored timeline
+                    edits[rid] = reader.manifest(f"edits:{rid}", manifest)
+                    report.add("inferred_value", f"recording:{rid}", f"anchored audio {status} from its edit manifest")
         metadata_files = [p for p in (native_path, anchor_path, root / RECORDINGS_FILE, root / EDITS_FILE)
                           if p.is_file()]
         items: list[dict[str, Any]] = []
