@@ -18,8 +18,6 @@ Raw layout::
 
 ``<ext>`` is the first of .wav .flac .mp3 .ogg .opus .m4a .aac .webm that exists; a record may name
 its file instead (``audio_file``, relative to <root>; ``anchored_audio_file`` on a recording).
-With ``anchor_from_manifests=True`` a recording of edits.jsonl without a pre-made anchored copy is anchored
-at build time from its original (``audioreason.audio.anchor_files.anchor_from_manifests``, cached).
 
 Item fields (native and anchor), with the values accepted (normalized as shown):
     id, recording_id, question                         required strings
@@ -41,7 +39,10 @@ Item fields (native and anchor), with the values accepted (normalized as shown):
     edit_manifest   anchor: inline, or from edits.jsonl / recordings.jsonl by recording_id:
                     {operation, positions [[start, end], ...] (1-3 spans), event_category, snr_db
                     (addition), deletion_mode silence|noise (deletion), attribute loudness|speed,
-                    gain_db, speed_factor (modification), any other key kept in ``extra``}
+                    gain_db, speed_factor (modification), any other key kept in ``extra``}; with
+                    ``anchor_from_manifests=True`` a recording of edits.jsonl without a pre-made anchored
+                    copy is anchored at build time from its original and this manifest (cached; see
+                    ``audioreason.audio.anchor_files.anchor_from_manifests``)
     language (en|zh), duration_tier (S|M|L), duration_seconds, genre, topic
                     on the item or its recording (item wins; disagreement is reported)
 
