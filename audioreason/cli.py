@@ -1,4 +1,5 @@
-"""Command line: `audioreason demo` (the README's main job) and `audioreason prompt`."""
+"""Command line: `audioreason demo` (the README's main job), `audioreason prompt` and `audioreason anchor`
+(make, apply, verify and question: AudioSpan anchored audio from manifests)."""
 from __future__ import annotations
 
 import argparse
@@ -81,6 +82,220 @@ def _prompt(args: argparse.Namespace) -> int:
     return 0
 
 
+# ---------------------------------------------------------------------------------------------
+# anchor: AudioSpan anchored audio (audioreason.audio.anchor_files)
+# ---------------------------------------------------------------------------------------------
+
+def _anchor_errors():
+    from .audio.errors import AudioError
+    from .audio.placement import PlacementError
+
+    return (AudioError, PlacementError, ValueError)  # ManifestError is a ValueError
+
+
+def _parse_at(text: str) -> list:
+    """--at START or START-END (seconds, MM:SS or HH:MM:SS)."""
+    from .data.audiospan import parse_span, parse_time
+
+    try:
+        if "-" in text.strip()[1:]:
+            return list(parse_span(text))
+        return [parse_time(text), None]
+    except ValueError as err:
+        raise UsageError(f"--at {text!r}: {err}") from None
+
+
+def _rules(pairs: Optional[Sequence[str]]):
+    """PlacementRules from --rule NAME=VALUE options."""
+    from dataclasses import fields, replace
+
+    from .audio.placement import PlacementRules
+
+    rules, known = PlacementRules(), {f.name: f.type for f in fields(PlacementRules)}
+    for pair in pairs or []:
+        name, _, value = pair.partition("=")
+        if name not in known or not value:
+            raise UsageError(f"--rule {pair!r}: give NAME=VALUE with NAME one of {sorted(known)}")
+        try:
+            rules = replace(rules, **{name: int(value) if name == "attempts" else float(value)})
+        except ValueError:
+            raise UsageError(f"--rule {pair!r}: {value!r} is not a number") from None
+    return rules
+
+
+def _relative(path: str, folder: Path) -> str:
+    return os.path.relpath(Path(path).resolve(), folder.resolve())
+
+
+def _anchor_make(args: argparse.Namespace) -> int:
+    from .audio.anchor_files import apply_manifest, file_info
+    from .audio.anchor_manifest import new_manifest, write_manifest
+    from .audio.placement import Segment, place_windows, silero_speech
+
+    op = args.operation
+    fields = {"recording_id": args.recording_id, "seed": args.seed, "parameters": {}}
+    if op == "addition":
+        if not args.clip or not args.category:
+            raise UsageError("addition needs --clip FILE and --category NAME")
+        fields.update(event_category=args.category, snr_db=args.snr_db)
+        fields["parameters"]["snr_measure"] = args.measure
+    elif op == "deletion":
+        fields["deletion_mode"] = args.mode
+    elif (args.gain_db is None) == (args.speed is None):
+        raise UsageError("modification needs exactly one of --gain-db DB and --speed FACTOR")
+    elif args.gain_db is not None:
+        fields.update(attribute="loudness", gain_db=args.gain_db)
+    else:
+        fields.update(attribute="speed", speed_factor=args.speed)
+    try:
+        info = file_info(args.source)
+        segments = None
+        if args.at:
+            positions = [_parse_at(a) for a in args.at]
+        else:
+            if args.segments:
+                segments = [Segment(str(s["id"]), float(s["start"]), float(s["end"]))
+                            for s in json.loads(Path(args.segments).read_text(encoding="utf-8"))]
+            length = None
+            if op == "addition":
+                from .audio.io import load_audio
+
+                length = len(load_audio(args.clip, sampling_rate=info.sampling_rate)[0]) / info.sampling_rate
+            windows = place_windows(info.frames / info.sampling_rate, args.count, silero_speech(args.source),
+                                    seed=args.seed, segments=segments, length=length, rules=_rules(args.rule))
+            positions = [[w.start, w.end] for w in windows]
+            fields["segments"] = [w.segment for w in windows]
+        plan = new_manifest(op, positions, paper_ranges=not args.no_paper_ranges, **fields)
+        manifest_path = Path(args.manifest or Path(args.output).with_suffix(".json"))
+        done = apply_manifest(plan, source=args.source, output=args.output, clip=args.clip)
+    except _anchor_errors() as err:
+        raise UsageError(str(err)) from None
+    folder = manifest_path.parent
+    folder.mkdir(parents=True, exist_ok=True)
+    done["source"]["path"] = _relative(args.source, folder)
+    done["output"]["path"] = _relative(args.output, folder)
+    if done["event_clip"]:
+        done["event_clip"]["path"] = _relative(args.clip, folder)
+    write_manifest(done, manifest_path)
+    print(f"anchored {args.output} ({op}, {len(done['positions'])} positions); manifest {manifest_path}")
+    for p in done["positions"]:
+        print(f"  {p['original_start']:.3f}-{p['original_end']:.3f} s -> {p['start']:.3f}-{p['end']:.3f} s "
+              f"(segment {p['segment']})")
+    _warn_clipped(done)
+    return 0
+
+
+def _warn_clipped(manifest: dict) -> None:
+    if manifest["output"]["clipped_samples"]:
+        print(f"warning: {manifest['output']['clipped_samples']} samples of the edited spans hit full scale and "
+              "were clipped (recorded in the manifest; verify will show the measured change)", file=sys.stderr)
+
+
+def _anchor_apply(args: argparse.Namespace) -> int:
+    from .audio.anchor_files import apply_manifest
+    from .audio.anchor_manifest import read_manifest, write_manifest
+
+    try:
+        recorded = read_manifest(args.manifest)
+        done = apply_manifest(args.manifest, source=args.source, output=args.output, clip=args.clip)
+    except _anchor_errors() as err:
+        raise UsageError(str(err)) from None
+    if args.write_manifest:
+        write_manifest(done, args.write_manifest)
+    expected = (recorded["output"] or {}).get("sha256")
+    _warn_clipped(done)
+    if not expected:
+        print(f"wrote {done['output']['path']} (sha256 {done['output']['sha256']}); the manifest gave no checksum")
+        return 0
+    if expected == done["output"]["sha256"]:
+        print(f"reproduced {done['output']['path']} bit for bit (sha256 {expected})")
+        return 0
+    old = (recorded["tool"] or {}).get("libraries", {})
+    changed = {k: (old.get(k), v) for k, v in done["tool"]["libraries"].items() if old.get(k) != v}
+    print(f"NOT reproduced: sha256 {done['output']['sha256']} differs from the manifest's {expected}; library "
+          f"versions that differ (manifest, here): {changed or 'none'}", file=sys.stderr)
+    return 1
+
+
+def _anchor_verify(args: argparse.Namespace) -> int:
+    from .audio.anchor_files import verify_anchored
+
+    try:
+        report = verify_anchored(args.manifest, anchored=args.anchored, source=args.source, clip=args.clip)
+    except _anchor_errors() as err:
+        raise UsageError(str(err)) from None
+    rows = [("position", "quantity", "expected", "measured", "tolerance", "ok")]
+    for c in report["checks"] + report["positions"]:
+        rows.append((str(c["position"] or "file"), c["quantity"], str(c["expected"]), str(c["measured"]),
+                     c["tolerance"], "ok" if c["ok"] else "FAIL"))
+    widths = [max(len(r[i]) for r in rows) for i in range(6)]
+    for r in rows:
+        print("  ".join(v.ljust(w) for v, w in zip(r, widths)).rstrip())
+    match = report["sha256_match"]
+    print(f"sha256 {'matches' if match else 'differs from' if match is False else 'not in'} the manifest")
+    for note in report["notes"]:
+        print(f"note: {note}")
+    if args.json:
+        Path(args.json).write_text(json.dumps(report, indent=2), encoding="utf-8")
+    print("verified" if report["ok"] else "VERIFY FAILED")
+    return 0 if report["ok"] else 1
+
+
+def _anchor_question(args: argparse.Namespace) -> int:
+    from .audio.anchor_questions import perception_item
+
+    try:
+        item = perception_item(args.manifest, seed=args.seed, occurrence=args.occurrence, chain_id=args.chain_id)
+    except _anchor_errors() as err:
+        raise UsageError(str(err)) from None
+    print(json.dumps(item, ensure_ascii=False))
+    return 0
+
+
+def _add_anchor_commands(sub) -> None:
+    anchor = sub.add_parser("anchor", help="AudioSpan anchored audio: make, apply, verify a manifest; its P question")
+    commands = anchor.add_subparsers(dest="anchor_command", required=True)
+    make = commands.add_parser("make", help="place and apply one operation, writing the audio and its manifest")
+    make.add_argument("source")
+    make.add_argument("output", help="the anchored file (.wav or .flac)")
+    make.add_argument("--operation", required=True, choices=("addition", "deletion", "modification"))
+    make.add_argument("--clip", help="addition: the event clip")
+    make.add_argument("--category", help="addition: the event's category")
+    make.add_argument("--snr-db", type=float, default=8.0, help="addition: SNR in dB (default %(default)s)")
+    make.add_argument("--measure", choices=("rms", "lufs"), default="rms", help="addition: SNR level measure")
+    make.add_argument("--mode", choices=("silence", "noise"), default="silence", help="deletion mode")
+    make.add_argument("--gain-db", type=float, help="modification: loudness change in dB")
+    make.add_argument("--speed", type=float, help="modification: playback speed (>1 faster, <1 slower)")
+    make.add_argument("--at", action="append", help="a position START or START-END (repeat); default: placement")
+    make.add_argument("--count", type=int, default=3, help="positions placed when --at is absent (default 3)")
+    make.add_argument("--segments", help="JSON list of {id, start, end} segments for placement")
+    make.add_argument("--rule", action="append", help="a placement rule NAME=VALUE (repeat): min_seconds, "
+                      "max_seconds, max_fraction, edge_seconds, edge_fraction, min_speech, attempts")
+    make.add_argument("--seed", type=int, default=0)
+    make.add_argument("--recording-id")
+    make.add_argument("--manifest", help="where the manifest goes (default: OUTPUT with .json)")
+    make.add_argument("--no-paper-ranges", action="store_true", help="allow values outside App. B.3's ranges")
+    make.set_defaults(run=_anchor_make)
+    apply = commands.add_parser("apply", help="re-create an anchored file from its manifest and the original")
+    apply.add_argument("manifest")
+    for name in ("--source", "--clip", "--output"):
+        apply.add_argument(name, help=f"override the manifest's {name[2:]} path")
+    apply.add_argument("--write-manifest", help="also write the completed manifest here")
+    apply.set_defaults(run=_anchor_apply)
+    verify = commands.add_parser("verify", help="check an anchored file against its manifest, per position")
+    verify.add_argument("manifest")
+    for name in ("--anchored", "--source", "--clip"):
+        verify.add_argument(name, help="override the manifest's path")
+    verify.add_argument("--json", help="also write the report as JSON")
+    verify.set_defaults(run=_anchor_verify)
+    question = commands.add_parser("question", help="print the chain's perception item (JSON) from a manifest")
+    question.add_argument("manifest")
+    question.add_argument("--seed", type=int, default=0)
+    question.add_argument("--occurrence", type=int)
+    question.add_argument("--chain-id")
+    question.set_defaults(run=_anchor_question)
+
+
 def main(argv: Optional[Sequence[str]] = None) -> int:
     from . import __version__
 
@@ -96,11 +311,13 @@ def main(argv: Optional[Sequence[str]] = None) -> int:
     prompt.add_argument("question")
     prompt.add_argument("choices", nargs="+")
     prompt.set_defaults(run=_prompt)
+    _add_anchor_commands(sub)
     args = parser.parse_args(argv)
     try:
         return args.run(args)
     except UsageError as err:
-        parser.exit(2, f"audioreason {args.command}: error: {err}\n")
+        command = " ".join(filter(None, [args.command, getattr(args, "anchor_command", None)]))
+        parser.exit(2, f"audioreason {command}: error: {err}\n")
 
 
 if __name__ == "__main__":

@@ -39,7 +39,10 @@ Item fields (native and anchor), with the values accepted (normalized as shown):
     edit_manifest   anchor: inline, or from edits.jsonl / recordings.jsonl by recording_id:
                     {operation, positions [[start, end], ...] (1-3 spans), event_category, snr_db
                     (addition), deletion_mode silence|noise (deletion), attribute loudness|speed,
-                    gain_db, speed_factor (modification), any other key kept in ``extra``}
+                    gain_db, speed_factor (modification), any other key kept in ``extra``}; with
+                    ``anchor_from_manifests=True`` a recording of edits.jsonl without a pre-made anchored
+                    copy is anchored at build time from its original and this manifest (cached; see
+                    ``audioreason.audio.anchor_files.anchor_from_manifests``)
     language (en|zh), duration_tier (S|M|L), duration_seconds, genre, topic
                     on the item or its recording (item wins; disagreement is reported)
 
@@ -569,6 +572,9 @@ class AudioSpanConfig(BenchmarkConfig):
     FIELD_ALIASES for one build (it enters the cache key)."""
 
     field_aliases: Optional[dict[str, dict[str, str]]] = None
+    # Anchor the originals from metadata/edits.jsonl at build time where no pre-made anchored copy exists
+    # (audioreason.audio.anchor_files.anchor_from_manifests; cached beside the copies it writes).
+    anchor_from_manifests: bool = False
 
 
 def _config(name: str, description: str) -> AudioSpanConfig:
@@ -589,7 +595,7 @@ class AudioSpanBuilder(BenchmarkBuilder):
         _config("anchor", "anchor MCQ chains over the anchored recordings (Chain)"),
     ]
     DEFAULT_CONFIG_NAME = "all"
-    SCAN_OPTIONS = ("metadata_file", "field_aliases")
+    SCAN_OPTIONS = ("metadata_file", "field_aliases", "anchor_from_manifests")
     DESCRIPTION = ("AudioSpan: 3,240 questions over 360 long recordings (10 min to 2.7 h, English and Chinese) "
                    "at three cognitive levels: native MCQ and rubric-graded OEQ, and anchor MCQ chains over "
                    "an anchored copy of each recording.")
@@ -626,6 +632,13 @@ class AudioSpanBuilder(BenchmarkBuilder):
         reader = _Reader(root, self.aliases(options.get("field_aliases")), report)
         recordings = reader.recordings(root / RECORDINGS_FILE)
         edits = reader.edits(root / EDITS_FILE)
+        if options.get("anchor_from_manifests") and (root / EDITS_FILE).is_file():
+            from ..audio.anchor_files import anchor_from_manifests
+
+            for rid, (status, manifest) in anchor_from_manifests(root, _read_jsonl(root / EDITS_FILE)).items():
+                if status != "pre-made":  # rows carry the completed manifest: positions in the anchored timeline
+                    edits[rid] = reader.manifest(f"edits:{rid}", manifest)
+                    report.add("inferred_value", f"recording:{rid}", f"anchored audio {status} from its edit manifest")
         metadata_files = [p for p in (native_path, anchor_path, root / RECORDINGS_FILE, root / EDITS_FILE)
                           if p.is_file()]
         items: list[dict[str, Any]] = []
