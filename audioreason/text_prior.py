@@ -105,8 +105,9 @@ class Outcome:
     choice: Optional[str] = None  # the extracted choice text, for raw outputs
 
 
-def _correctness(value: Any) -> Optional[bool]:
-    """True/False for a correctness value (bool, 0/1), None when ``value`` is not one."""
+def as_correctness(value: Any) -> Optional[bool]:
+    """True/False for a correctness value (a bool, a numpy bool, 0 or 1), None when ``value`` is not one
+    (NaN, 2, "yes", None...). Shared by the scorers that take right/wrong flags."""
     if isinstance(value, bool):
         return value
     type_name = type(value).__name__
@@ -127,7 +128,7 @@ def prediction_kind(value: Any) -> str:
         return "error"
     if isinstance(value, str):
         return "raw"
-    if _correctness(value) is not None:
+    if as_correctness(value) is not None:
         return "correctness"
     raise ValueError(f"a prediction must be True/False/0/1 (correctness), a raw output string, or None "
                      f"(errored), got {type(value).__name__} {value!r}")
@@ -235,7 +236,7 @@ def score_prediction(record: Record, judge: Optional[Callable] = None) -> Outcom
     if kind == "error":
         return Outcome(ERROR, "no_prediction")
     if kind == "correctness":
-        return Outcome(CORRECT if _correctness(record.prediction) else WRONG, "given")
+        return Outcome(CORRECT if as_correctness(record.prediction) else WRONG, "given")
     extracted = extract_hybrid(record.prediction, record.choices, question=record.question, judge=judge)
     if extracted.method in ERROR_METHODS:
         return Outcome(ERROR, extracted.method)
