@@ -165,8 +165,8 @@ def _app():
 
 
 @pytest.mark.parametrize("row, message", [
-    ({"response": "x", "judge_reply": REPLY}, "line 1: the field 'item' is missing"),
-    ({"item": ITEMS[0], "response": "x"}, "line 1: the field 'judge_reply' is missing"),
+    ({"response": "x", "judge_reply": REPLY}, "JSON line 1: the field 'item' is missing"),
+    ({"item": ITEMS[0], "response": "x"}, "JSON line 1: the field 'judge_reply' is missing"),
     ({"item": _items(lambda it: it["rubric"][1].update(time_range=[40, 30]))[1], "response": "x",
       "judge_reply": REPLY}, "item 0 ('oeq-1'): rubric criterion 1: 'time_range' must be"),
 ])

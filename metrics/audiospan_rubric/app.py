@@ -34,7 +34,8 @@ def score(rows_text: str):
     for n, row in enumerate(rows, 1):
         for key in ("item", "judge_reply"):
             if not isinstance(row, dict) or key not in row:
-                raise gr.Error(f"line {n}: the field {key!r} is missing (each line holds item, response, judge_reply)")
+                raise gr.Error(f"JSON line {n}: the field {key!r} is missing "
+                               "(each line holds item, response, judge_reply)")
     try:
         items = [row["item"] for row in rows]
         verdicts = [[row["judge_reply"]] for row in rows]  # validated by score_verdicts, as a judge's reply
