@@ -28,6 +28,8 @@ errored predictions, and optionally the per-item table. The formulas live in
 """
 from __future__ import annotations
 
+import math
+import numbers
 import re
 from collections import Counter, defaultdict
 from dataclasses import dataclass
@@ -170,8 +172,13 @@ def _normalise_record(row: int, raw: Mapping[str, Any]) -> Record:
         raise ValueError(f"row {row}: model must be a non-empty string, got {model!r}")
     try:
         hash(item_id)
+        # NaN (pandas' missing value) never equals itself: each row would silently be an item of its own.
+        usable = not (isinstance(item_id, numbers.Real) and not math.isfinite(item_id))
     except TypeError:
-        raise ValueError(f"row {row} (model {model!r}): item_id must be a string or number, got {item_id!r}") from None
+        usable = False
+    if not usable:
+        raise ValueError(f"row {row} (model {model!r}): item_id must be a string or number (not NaN or infinite), "
+                         f"got {item_id!r}")
     try:
         condition = parse_condition(raw["condition"])
     except ValueError as err:
