@@ -2,7 +2,6 @@
 naming the item (position and id) and the field: missing choices or answer, choices that are not a list of
 strings, repeated ids (which Accuracy used to count twice); the evaluate module passes them on and takes a
 None first reply like any other; the Space widget names the bad line."""
-import importlib.util
 import json
 import re
 from pathlib import Path
@@ -11,6 +10,7 @@ import evaluate
 import pytest
 
 from audioreason.anchor_chain import score_anchor_chain, score_mcq_accuracy
+from fixtures.shell_helpers import load_app
 
 ROOT = Path(__file__).resolve().parents[1]
 CH = ["dog barking", "cat meowing", "bird song", "cow mooing"]
@@ -77,13 +77,6 @@ def test_a_none_first_reply_is_unparsed_through_evaluate(metric):
     assert out["accuracy"] == 0.5 and out["unparsed"] == 1 and out["n"] == 2
 
 
-def _app():
-    spec = importlib.util.spec_from_file_location("anchor_chain_app", ROOT / "metrics/anchor_chain/app.py")
-    app = importlib.util.module_from_spec(spec)
-    spec.loader.exec_module(app)
-    return app
-
-
 @pytest.mark.parametrize("text, message", [
     ('["A", "B"]', "JSON line 1: expected an object (an item with its reply), got a list"),
     (json.dumps({"id": "q0", "answer": "A", "reply": "A"}), "item 0 ('q0'): the field 'choices' is missing"),
@@ -92,4 +85,4 @@ def test_the_space_widget_names_the_line_or_item(text, message):
     import gradio as gr
 
     with pytest.raises(gr.Error, match=re.escape(message)):
-        _app().score(text, "accuracy", "exact")
+        load_app("anchor_chain").score(text, "accuracy", "exact")

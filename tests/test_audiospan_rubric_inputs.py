@@ -3,7 +3,6 @@ ValueError naming the item (id and position) and the field: non-finite or revers
 tolerances, NaN MCQ outcomes, missing fields, repeated ids; and the evaluate module and Space widget pass
 those errors on (and a None first response through evaluate like any other)."""
 import copy
-import importlib.util
 import json
 import math
 import re
@@ -15,6 +14,7 @@ import pytest
 
 from audioreason.audiospan_rubric import AudioSpanRubricScorer, check_items, score_verdicts
 from audioreason.timestamps import temporal_match
+from fixtures.shell_helpers import NeverCalled, load_app
 
 ROOT = Path(__file__).resolve().parents[1]
 RUBRIC = [{"text": "Names the speaker", "importance": "essential", "time_range": None, "localization": False},
@@ -25,17 +25,6 @@ ITEMS = [{"id": f"oeq-{n}", "question": f"Question {n}?", "rubric": copy.deepcop
 REPLY = {"criteria": [{"index": 0, "semantic": "correct", "temporal": "none"},
                       {"index": 1, "semantic": "none", "temporal": "correct"}]}
 RESPONSES = ["The teacher speaks; the bell rings at 0:35.", "A student speaks; the bell at 0:50."]
-
-
-class NeverCalled:
-    """A judge that must not be called: the input check stops everything before it."""
-    name = "never"
-
-    async def complete(self, messages, params, budget=None):
-        raise AssertionError("no call may be made here")
-
-    async def aclose(self):
-        pass
 
 
 def _items(change):
@@ -157,13 +146,6 @@ def test_the_metric_surfaces_judge_client_settings_errors(option, value, message
                           judge_model="gpt-4o", api_key_env="AUDIOSPAN_TEST_KEY", **{option: value})
 
 
-def _app():
-    spec = importlib.util.spec_from_file_location("audiospan_rubric_app", ROOT / "metrics/audiospan_rubric/app.py")
-    app = importlib.util.module_from_spec(spec)
-    spec.loader.exec_module(app)
-    return app
-
-
 @pytest.mark.parametrize("row, message", [
     ({"response": "x", "judge_reply": REPLY}, "JSON line 1: the field 'item' is missing"),
     ({"item": ITEMS[0], "response": "x"}, "JSON line 1: the field 'judge_reply' is missing"),
@@ -174,4 +156,4 @@ def test_the_space_widget_names_the_line_and_field(row, message):
     import gradio as gr
 
     with pytest.raises(gr.Error, match=re.escape(message)):
-        _app().score(json.dumps(row))
+        load_app("audiospan_rubric").score(json.dumps(row))
