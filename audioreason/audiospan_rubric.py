@@ -542,8 +542,8 @@ class AudioSpanRubricScorer:
 
 
 __all__ = ["AGGREGATION", "AudioSpanRubricScorer", "SYSTEM_PROMPT", "USER_TEMPLATE", "allowed_verdicts",
-           "build_messages", "check_inputs", "check_items", "checked_verdicts", "deterministic_check", "format_criteria",
-           "localization_override", "score_verdicts", "validate_reply", "verdict_schema"]
+           "build_messages", "check_inputs", "check_items", "checked_verdicts", "deterministic_check",
+           "format_criteria", "localization_override", "score_verdicts", "validate_reply", "verdict_schema"]
 
 
 # ---------------------------------------------------------------------------------------------
