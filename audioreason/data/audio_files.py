@@ -7,6 +7,8 @@ that points out. A refused path is never opened, never decoded and never exporte
 as ``audio_outside_root``. A path inside is then checked cheaply: it must be a regular file whose header a
 reader opens (``audioreason.audio.stream.audio_info``: soundfile, else torchcodec; a few kB read, no
 decoding), so a text file given as audio is ``unreadable_audio`` at build time, not an error mid-run.
+The folder itself may be a symlink (it is resolved first); audio kept on another disk must be reached
+through the folder by a bind mount, not a symlink.
 
 The same rule guards what leaves or enters a Hub-ready folder: ``check_inside(dataset, root)`` refuses a
 dataset whose audio (stored as a file path, not embedded bytes) lies outside ``root``; the exporters run it
