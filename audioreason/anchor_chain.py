@@ -11,12 +11,17 @@ Answer parsing (the C.1 MCQ template asks for "ONLY the option letter"):
   bracketed letter, "the answer is B", a leading "B." / "(B)", then the choice text).
 
 An unparsed reply is scored wrong and counted (``unparsed``, and per link for chains).
+
+Items are checked at the boundary (``check_items``): each needs ``choices`` (a list of at least two
+strings) and a gold answer (``answer`` as choice text or letter, or ``answer_index``); ids, where given,
+must be distinct (a repeated id would count one question twice). A bad item is one ValueError naming it
+(position and id) and the field.
 """
 from __future__ import annotations
 
 import numbers
 from collections import defaultdict
-from typing import Any, Mapping, Optional, Sequence
+from typing import Any, Iterable, Mapping, Optional, Sequence
 
 from .answers import UNANSWERED, extract_hybrid
 from .cot import LETTERS
@@ -45,16 +50,46 @@ def parse_answer(reply: Any, choices: Sequence[str], parse: str = "exact") -> Ex
     return ExtractedAnswer(None, UNANSWERED, text)
 
 
-def gold_index(item: Mapping[str, Any]) -> int:
-    """The gold option index: ``answer_index`` when >= 0, else ``answer`` as a choice text or a letter."""
-    name = item.get("id", item.get("chain_id"))
+def _where(n: int, item: Any) -> str:
+    has_id = isinstance(item, Mapping) and item.get("id") is not None
+    return f"item {n}" + (f" ({item['id']!r})" if has_id else "")
+
+
+def check_items(items: Sequence[Any]) -> None:
+    """Refuse items the scorers cannot use, with one ValueError naming the item (position and id) and the
+    field: not a dict, no ``choices`` or choices that are not a list of strings, no gold answer, an id
+    already used by another item. ``gold_index`` checks the rest (at least two choices, a usable answer)."""
+    seen: dict[str, int] = {}
+    for n, item in enumerate(items):
+        where = _where(n, item)
+        if not isinstance(item, Mapping):
+            raise ValueError(f"{where}: expected an MCQ record (a dict), got {type(item).__name__}")
+        choices = item.get("choices")
+        if choices is None:
+            raise ValueError(f"{where}: the field 'choices' is missing")
+        if (isinstance(choices, (str, bytes, Mapping)) or not isinstance(choices, Iterable)
+                or not all(isinstance(c, str) for c in choices)):
+            raise ValueError(f"{where}: 'choices' must be a list of strings, got {choices!r}")
+        if item.get("answer") is None and item.get("answer_index") is None:
+            raise ValueError(f"{where}: the field 'answer' is missing (give the gold choice text or letter, "
+                             "or answer_index)")
+        if item.get("id") is not None:
+            if str(item["id"]) in seen:
+                raise ValueError(f"{where}: the id is also item {seen[str(item['id'])]}'s; ids must be distinct")
+            seen[str(item["id"])] = n
+
+
+def gold_index(item: Mapping[str, Any], where: Optional[str] = None) -> int:
+    """The gold option index: ``answer_index`` when >= 0, else ``answer`` as a choice text or a letter.
+    ``where`` names the item in errors (default: its id)."""
+    name = where or f"item {item.get('id', item.get('chain_id'))!r}"
     choices = list(item.get("choices") or [])
     if len(choices) < 2:
-        raise ValueError(f"item {name!r}: an MCQ needs at least 2 choices, got {len(choices)}")
+        raise ValueError(f"{name}: an MCQ needs at least 2 choices, got {len(choices)}")
     idx = item.get("answer_index")
     if isinstance(idx, int) and not isinstance(idx, bool) and idx >= 0:
         if idx >= len(choices):
-            raise ValueError(f"item {name!r}: answer_index {idx} is out of range for {len(choices)} choices")
+            raise ValueError(f"{name}: answer_index {idx} is out of range for {len(choices)} choices")
         return idx
     answer = item.get("answer")
     if isinstance(answer, str):
@@ -63,15 +98,16 @@ def gold_index(item: Mapping[str, Any]) -> int:
             return [c.strip() for c in choices].index(stripped)
         if len(stripped) == 1 and stripped.upper() in LETTERS[:len(choices)]:
             return LETTERS.index(stripped.upper())
-    raise ValueError(f"item {name!r}: no usable gold answer (answer={answer!r}, answer_index={idx!r})")
+    raise ValueError(f"{name}: no usable gold answer (answer={answer!r}, answer_index={idx!r})")
 
 
 def _score_rows(items: Sequence[Mapping[str, Any]], predictions: Sequence[Any], parse: str) -> list[dict]:
     if len(items) != len(predictions):
         raise ValueError(f"{len(predictions)} predictions for {len(items)} items")
+    check_items(items)
     rows = []
-    for item, reply in zip(items, predictions):
-        gold = gold_index(item)
+    for n, (item, reply) in enumerate(zip(items, predictions)):
+        gold = gold_index(item, _where(n, item))
         got = parse_answer(reply, item["choices"], parse)
         rows.append({"item": item, "pred_index": got.index, "method": got.method, "gold_index": gold,
                      "parsed": got.index is not None, "correct": got.index == gold,

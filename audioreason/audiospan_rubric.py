@@ -23,6 +23,14 @@ failed and counted in ``n_failed``: it counts at 0 in ``rubric``, ``rubric_avg``
 (``audioreason.scoring.audiospan_rubric``); floats appear only in the returned report. ``rubric`` is the mean
 over items, ``rubric_avg`` Table 3's Avg (the unweighted mean of the S/M/L tier means).
 
+Inputs are checked at the boundary, before any judge call (``check_items``, ``check_inputs``): each item
+needs an ``id`` (distinct across items: it keys the cache and the per-item rows), a non-empty ``rubric`` of
+criteria with ``importance`` essential | supporting, ``localization`` true | false | absent and ``time_range``
+null, [] or [start, end] seconds, finite, 0 <= start <= end (App. C.2); the judged path also needs the
+``question`` and each criterion's ``text``. Responses are strings or None, ``mcq_correct`` flags true / false /
+0 / 1 / None, tolerances finite seconds >= 0. Anything else is one ValueError naming the item (position and
+id) and the field.
+
 The deterministic temporal check (``audioreason.timestamps.temporal_match``: a point within +-5 s of the
 reference range, a span by plain overlap unless ``span_tolerance_s`` widens it) is run on the times the judge
 quotes for a criterion (the optional ``timestamp`` field) or, failing that, on every time found in the
@@ -42,7 +50,9 @@ from audioreason.judges.fence import fence
 from audioreason.judges.runner import DEFAULT_MAX_REASKS
 from audioreason.scoring.audiospan_rubric import (SEMANTIC, TEMPORAL, breakdown, histogram, mcq_oeq, rubric_score,
                                                   semantic_temporal, tier_average)
-from audioreason.timestamps import SPAN_TOLERANCE_S, TOLERANCE_S, find_timestamps, temporal_match
+from audioreason.text_prior import as_correctness
+from audioreason.timestamps import (SPAN_TOLERANCE_S, TOLERANCE_S, as_fraction, check_seconds, find_timestamps,
+                                    temporal_match)
 
 SYSTEM_PROMPT = """\
 You are an expert evaluator of answers about audio recordings. You receive a question about a recording, a \
@@ -131,6 +141,101 @@ def build_messages(item: Mapping[str, Any], response: Optional[str]) -> list[dic
     user = USER_TEMPLATE.format(question=item["question"], criteria=format_criteria(rubric), opening=opening,
                                 closing=closing, fenced_response=fenced, k=len(rubric))
     return [{"role": "system", "content": SYSTEM_PROMPT}, {"role": "user", "content": user}]
+
+
+IMPORTANCES = ("essential", "supporting")
+
+
+def _where(n: int, item: Any) -> str:
+    has_id = isinstance(item, Mapping) and item.get("id") is not None
+    return f"item {n}" + (f" ({item['id']!r})" if has_id else "")
+
+
+def _valid_range(value: Any) -> bool:
+    if not isinstance(value, (list, tuple)) or len(value) != 2:
+        return False
+    try:
+        start, end = (as_fraction(v) for v in value)
+    except ValueError:
+        return False
+    return 0 <= start <= end
+
+
+def _check_criterion(at: str, criterion: Any, for_judge: bool) -> None:
+    if not isinstance(criterion, Mapping):
+        raise ValueError(f"{at} must be an object with text, importance, time_range, localization; "
+                         f"got {criterion!r}")
+    if criterion.get("importance") not in IMPORTANCES:
+        raise ValueError(f"{at}: 'importance' must be 'essential' or 'supporting', got {criterion.get('importance')!r}")
+    text = criterion.get("text")
+    if for_judge and (not isinstance(text, str) or not text.strip()):
+        raise ValueError(f"{at}: 'text' must be a non-empty string, got {text!r}")
+    localization = criterion.get("localization")
+    if localization is not None and as_correctness(localization) is None:
+        raise ValueError(f"{at}: 'localization' must be true or false, got {localization!r}")
+    time_range = criterion.get("time_range")
+    no_range = time_range is None or (isinstance(time_range, (list, tuple)) and not time_range)
+    if not no_range and not _valid_range(time_range):
+        raise ValueError(f"{at}: 'time_range' must be [start, end] in seconds, finite, with 0 <= start <= end; "
+                         f"got {time_range!r}")
+
+
+def check_items(items: Sequence[Any], *, for_judge: bool = False) -> None:
+    """Refuse items the scorer cannot use, with one ValueError naming the item (position and id) and the
+    field: see the module docstring. ``for_judge``: also the fields the judge's prompt needs (the question,
+    each criterion's text)."""
+    seen: dict[str, int] = {}
+    for n, item in enumerate(items):
+        where = _where(n, item)
+        if not isinstance(item, Mapping):
+            raise ValueError(f"{where}: expected an OEQ record (a dict), got {type(item).__name__}")
+        for key in ("id", "rubric") + (("question",) if for_judge else ()):
+            if item.get(key) is None:
+                raise ValueError(f"{where}: the field {key!r} is missing")
+        if str(item["id"]) in seen:
+            raise ValueError(f"{where}: the id is also item {seen[str(item['id'])]}'s; ids must be distinct")
+        seen[str(item["id"])] = n
+        if for_judge and not isinstance(item["question"], str):
+            raise ValueError(f"{where}: 'question' must be a string, got {item['question']!r}")
+        rubric = item["rubric"]
+        if not isinstance(rubric, (list, tuple)) or not rubric:
+            raise ValueError(f"{where}: 'rubric' must be a non-empty list of criteria, got {rubric!r}")
+        for k, criterion in enumerate(rubric):
+            _check_criterion(f"{where}: rubric criterion {k}", criterion, for_judge)
+
+
+def _mcq_flags(items: Sequence[Mapping[str, Any]], mcq_correct: Any) -> list[Optional[bool]]:
+    """One MCQ outcome per item (None: no MCQ twin); a mapping is keyed by pair_id, else by id."""
+    if isinstance(mcq_correct, Mapping):
+        keys = [it.get("pair_id") if it.get("pair_id") in mcq_correct else it.get("id") for it in items]
+        labelled = [(f"mcq_correct[{k!r}]", mcq_correct.get(k)) for k in keys]
+    else:
+        values = list(mcq_correct)
+        if len(values) != len(items):
+            raise ValueError(f"{len(items)} items but {len(values)} MCQ outcomes")
+        labelled = [(f"mcq_correct[{n}]", v) for n, v in enumerate(values)]
+    flags: list[Optional[bool]] = []
+    for n, (item, (label, value)) in enumerate(zip(items, labelled)):
+        flag = None if value is None else as_correctness(value)
+        if value is not None and flag is None:
+            raise ValueError(f"{label} ({_where(n, item)}): expected true, false or null, got {value!r}")
+        flags.append(flag)
+    return flags
+
+
+def check_inputs(items: Sequence[Any], responses: Optional[Sequence[Any]], *, mcq_correct: Any = None,
+                 for_judge: bool = False) -> tuple[list[Optional[str]], Optional[list[Optional[bool]]]]:
+    """Everything ``score`` / ``score_verdicts`` take, checked before any judge call: (responses, one per
+    item; MCQ outcomes or None). ValueError names the item and the field."""
+    check_items(items, for_judge=for_judge)
+    responses = list(responses) if responses is not None else [None] * len(items)
+    if len(responses) != len(items):
+        raise ValueError(f"{len(items)} items but {len(responses)} responses")
+    for n, (item, response) in enumerate(zip(items, responses)):
+        if response is not None and not isinstance(response, str):
+            raise ValueError(f"response {n} ({_where(n, item)}): expected a string or None, "
+                             f"got {type(response).__name__} {response!r}")
+    return responses, (None if mcq_correct is None else _mcq_flags(items, mcq_correct))
 
 
 _GRADED_SEM = ("correct", "partial", "wrong")
@@ -299,10 +404,13 @@ def score_verdicts(items: Sequence[Mapping[str, Any]], verdicts: Sequence[Any],
                    span_tolerance_s: float = SPAN_TOLERANCE_S, return_items: bool = False) -> dict[str, Any]:
     """The report from verdicts already in hand: ``verdicts[i]`` is a list with one entry per rater (see
     ``checked_verdicts``: a reply object, a bare list of entries, a raw reply text, or None for a failed
-    rater). Every entry is validated and put in index order exactly as a judge's reply is."""
+    rater). Every entry is validated and put in index order exactly as a judge's reply is; the items,
+    responses, MCQ outcomes and tolerances are checked first (``check_inputs``)."""
+    check_seconds("tolerance_s", tolerance_s)
+    check_seconds("span_tolerance_s", span_tolerance_s)
+    responses, flags = check_inputs(items, responses, mcq_correct=mcq_correct)
     if len(items) != len(verdicts):
         raise ValueError(f"{len(items)} items but {len(verdicts)} verdict lists")
-    responses = list(responses) if responses is not None else [None] * len(items)
     item_scores: list[Optional[float]] = []
     pooled: dict[str, list] = {"all": [], "essential": [], "supporting": []}
     disagreements: list[dict[str, Any]] = []
@@ -370,16 +478,10 @@ def score_verdicts(items: Sequence[Mapping[str, Any]], verdicts: Sequence[Any],
     out["warnings"] = ([f"{n_failed} item(s) failed judging: the Rubric headline {out['rubric']:.2f} counts them "
                         f"at 0; with them at full marks it would be {out['rubric_upper']:.2f}"]
                        if n_failed else [])
-    if mcq_correct is not None:
-        if isinstance(mcq_correct, Mapping):  # keyed by pair_id (or id)
-            flags = [mcq_correct.get(it.get("pair_id"), mcq_correct.get(it.get("id"))) for it in items]
-        else:
-            flags = list(mcq_correct)
-            if len(flags) != len(items):
-                raise ValueError(f"{len(items)} items but {len(flags)} MCQ outcomes")
+    if flags is not None:
         # D.3 / Table 10: the matched set holds items scored in both formats that carry an essential criterion.
         has_essential = [any(c["importance"] == "essential" for c in it["rubric"]) for it in items]
-        matched = [(bool(a), s) for a, s, e in zip(flags, item_scores, has_essential)
+        matched = [(a, s) for a, s, e in zip(flags, item_scores, has_essential)
                    if a is not None and s is not None and e]
         d3 = mcq_oeq([a for a, _ in matched], [s for _, s in matched])
         d3["n_no_essential"] = sum(not e for e in has_essential)
@@ -403,6 +505,8 @@ class AudioSpanRubricScorer:
                  aggregation: str = AGGREGATION, sampling: Optional[SamplingParams] = None, cache: Any = None,
                  max_reasks: int = DEFAULT_MAX_REASKS, tolerance_s: float = TOLERANCE_S,
                  span_tolerance_s: float = SPAN_TOLERANCE_S, retry_invalid_cached: bool = True):
+        check_seconds("tolerance_s", tolerance_s)
+        check_seconds("span_tolerance_s", span_tolerance_s)
         if ensemble is None:
             if judge is None:
                 raise ValueError("give a judge (e.g. OpenAICompatibleJudge(...)) or a JudgeEnsemble")
@@ -414,8 +518,10 @@ class AudioSpanRubricScorer:
 
     def score(self, items: Sequence[Mapping[str, Any]], responses: Sequence[Optional[str]], *,
               mcq_correct: Any = None, return_items: bool = False) -> dict[str, Any]:
+        """Judge every response and score it; the inputs are checked before any call (``check_inputs``)."""
         if len(items) != len(responses):
             raise ValueError(f"{len(items)} items but {len(responses)} responses")
+        check_inputs(items, responses, mcq_correct=mcq_correct, for_judge=True)
         requests = [EnsembleItem(str(it["id"]), build_messages(it, resp), verdict_schema(it))
                     for it, resp in zip(items, responses)]
         results = self.ensemble.run(requests) if requests else []
@@ -436,8 +542,8 @@ class AudioSpanRubricScorer:
 
 
 __all__ = ["AGGREGATION", "AudioSpanRubricScorer", "SYSTEM_PROMPT", "USER_TEMPLATE", "allowed_verdicts",
-           "build_messages", "checked_verdicts", "deterministic_check", "format_criteria",
-           "localization_override", "score_verdicts", "validate_reply", "verdict_schema"]
+           "build_messages", "check_inputs", "check_items", "checked_verdicts", "deterministic_check",
+           "format_criteria", "localization_override", "score_verdicts", "validate_reply", "verdict_schema"]
 
 
 # ---------------------------------------------------------------------------------------------

@@ -28,6 +28,8 @@ errored predictions, and optionally the per-item table. The formulas live in
 """
 from __future__ import annotations
 
+import math
+import numbers
 import re
 from collections import Counter, defaultdict
 from dataclasses import dataclass
@@ -105,8 +107,9 @@ class Outcome:
     choice: Optional[str] = None  # the extracted choice text, for raw outputs
 
 
-def _correctness(value: Any) -> Optional[bool]:
-    """True/False for a correctness value (bool, 0/1), None when ``value`` is not one."""
+def as_correctness(value: Any) -> Optional[bool]:
+    """True/False for a correctness value (a bool, a numpy bool, 0 or 1), None when ``value`` is not one
+    (NaN, 2, "yes", None...). Shared by the scorers that take right/wrong flags."""
     if isinstance(value, bool):
         return value
     type_name = type(value).__name__
@@ -127,7 +130,7 @@ def prediction_kind(value: Any) -> str:
         return "error"
     if isinstance(value, str):
         return "raw"
-    if _correctness(value) is not None:
+    if as_correctness(value) is not None:
         return "correctness"
     raise ValueError(f"a prediction must be True/False/0/1 (correctness), a raw output string, or None "
                      f"(errored), got {type(value).__name__} {value!r}")
@@ -169,8 +172,13 @@ def _normalise_record(row: int, raw: Mapping[str, Any]) -> Record:
         raise ValueError(f"row {row}: model must be a non-empty string, got {model!r}")
     try:
         hash(item_id)
+        # NaN (pandas' missing value) never equals itself: each row would silently be an item of its own.
+        usable = not (isinstance(item_id, numbers.Real) and not math.isfinite(item_id))
     except TypeError:
-        raise ValueError(f"row {row} (model {model!r}): item_id must be a string or number, got {item_id!r}") from None
+        usable = False
+    if not usable:
+        raise ValueError(f"row {row} (model {model!r}): item_id must be a string or number (not NaN or infinite), "
+                         f"got {item_id!r}")
     try:
         condition = parse_condition(raw["condition"])
     except ValueError as err:
@@ -235,7 +243,7 @@ def score_prediction(record: Record, judge: Optional[Callable] = None) -> Outcom
     if kind == "error":
         return Outcome(ERROR, "no_prediction")
     if kind == "correctness":
-        return Outcome(CORRECT if _correctness(record.prediction) else WRONG, "given")
+        return Outcome(CORRECT if as_correctness(record.prediction) else WRONG, "given")
     extracted = extract_hybrid(record.prediction, record.choices, question=record.question, judge=judge)
     if extracted.method in ERROR_METHODS:
         return Outcome(ERROR, extracted.method)

@@ -59,6 +59,18 @@ def as_fraction(value: Any) -> Fraction:
     raise ValueError(f"not a finite number: {value!r}")
 
 
+def check_seconds(name: str, value: Any) -> Fraction:
+    """A tolerance option as exact seconds: a finite real number >= 0 (a bool, a string, NaN, an infinity or
+    a negative number is a ValueError naming the option, never a silent NaN comparison)."""
+    try:
+        seconds = as_fraction(value)
+    except ValueError:
+        seconds = None
+    if seconds is None or seconds < 0:
+        raise ValueError(f"{name} must be a finite number of seconds >= 0, got {value!r}")
+    return seconds
+
+
 # ------------------------------------------------------------------------------------- the scanner
 _NUM = r"\d+(?:\.\d+)?"
 _H = r"hours?|hrs?|h|个小时|個小時|小时|小時|钟头|鐘頭|时|時"
@@ -297,7 +309,7 @@ def find_timestamps(text: Optional[str], *, bare_seconds: bool = False) -> list[
 
 def overlaps(a: Sequence[Any], b: Sequence[Any], tolerance_s: Any = SPAN_TOLERANCE_S) -> bool:
     """Whether spans a and b overlap (touching counts), or come within ``tolerance_s`` of each other; exact."""
-    tol = as_fraction(tolerance_s)
+    tol = check_seconds("tolerance_s", tolerance_s)
     a0, a1, b0, b1 = (as_fraction(x) for x in (*a, *b))
     return a0 <= b1 + tol and b0 <= a1 + tol
 
@@ -307,7 +319,11 @@ def temporal_match(predicted: Any, time_range: Any, tolerance_s: Any = TOLERANCE
     """The C.3 temporal check of a predicted time against the reference range [start, end]: a point is
     correct when start - ``tolerance_s`` <= t <= end + ``tolerance_s``; a span when it overlaps the range
     (``span_tolerance_s`` > 0 also accepts a span that ends that close to it: an option, not the paper).
-    Exact at the boundaries. None when either side holds no usable time."""
+    Exact at the boundaries. None when either side holds no usable time (a range with an infinite or NaN
+    end, or one that runs backwards, holds none). Both tolerances must be finite seconds >= 0 (ValueError
+    naming the option otherwise)."""
+    tol = check_seconds("tolerance_s", tolerance_s)
+    span_tol = check_seconds("span_tolerance_s", span_tolerance_s)
     if predicted is None or time_range is None:
         return None
     ref = _exact(time_range)
@@ -315,6 +331,5 @@ def temporal_match(predicted: Any, time_range: Any, tolerance_s: Any = TOLERANCE
     if ref is None or pred is None:
         return None
     if pred.is_span:
-        return overlaps((pred.lo, pred.hi), (ref.lo, ref.hi), span_tolerance_s)
-    tol = as_fraction(tolerance_s)
+        return overlaps((pred.lo, pred.hi), (ref.lo, ref.hi), span_tol)
     return ref.lo - tol <= pred.lo <= ref.hi + tol

@@ -10,6 +10,7 @@ from audioreason.judges import aggregate
 from audioreason.scoring.mmar_rubrics import (FAILED, GATED, JUDGED, ItemScore, StatisticUnavailable, groups_of,
                                               instance_score, krippendorff_alpha, rater_score, score_table,
                                               summarize)
+from fixtures.shell_helpers import NeverCalled
 
 FIXTURE = Path(__file__).parent / "fixtures" / "mmar_subset.jsonl"
 ITEMS = [json.loads(line) for line in FIXTURE.read_text(encoding="utf-8").splitlines() if line.strip()]
@@ -226,17 +227,6 @@ def test_reliability_reports_every_undefined_case_and_a_library_failure(monkeypa
     monkeypatch.setattr(krippendorff, "alpha", broken)
     failed = rater_reliability([[0.2, 0.4], [0.6, 0.6]], 2, ["a", "b"])
     assert failed["alpha"] is None and failed["unavailable"] == "RuntimeError: library failure"
-
-
-class NeverCalled:
-    """A judge that must not be called (the gate or the input check stops everything before it)."""
-    name = "never"
-
-    async def complete(self, messages, params, budget=None):
-        raise AssertionError("no call may be made here")
-
-    async def aclose(self):
-        pass
 
 
 @pytest.mark.parametrize("change, message", [

@@ -8,8 +8,12 @@
 - ``decode_audio``: samples from any audio value; it is ``audioreason.audio.load_audio``, the one decoder
   (torchcodec, soundfile fallback).
 
+Every audio path a builder, an export or a Hub-folder load meets is resolved inside its folder (symlinks
+followed); one that leads out is refused and never read (``audio_files``).
+
 Modules, one job each: ``features`` (the common schema), ``validation`` (the report), ``fields`` (raw
-records into the schema), ``builder`` (the builder base and its policies), ``mmar`` / ``mmau_test_mini`` /
+records into the schema), ``audio_files`` (audio paths resolved inside the folder, headers checked),
+``builder`` (the builder base and its policies), ``mmar`` / ``mmau_test_mini`` /
 ``audiospan`` (the benchmarks), ``hub_export`` and ``hub_load`` (Hub-ready folders), ``load`` (one-line
 loading and the build scripts).
 """

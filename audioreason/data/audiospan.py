@@ -17,7 +17,9 @@ Raw layout::
     <root>/audio/anchored/<recording_id>.<ext>   its anchored copy (anchor items)
 
 ``<ext>`` is the first of .wav .flac .mp3 .ogg .opus .m4a .aac .webm that exists; a record may name
-its file instead (``audio_file``, relative to <root>; ``anchored_audio_file`` on a recording).
+its file instead (``audio_file``, relative to <root>; ``anchored_audio_file`` on a recording). Every audio
+path must resolve inside <root> (symlinks followed): one that leads out is refused, never read
+(``audio_outside_root``); each file's header is read once (``unreadable_audio`` when no reader opens it).
 
 Item fields (native and anchor), with the values accepted (normalized as shown):
     id, recording_id, question                         required strings
@@ -64,8 +66,7 @@ from typing import Any, Mapping, Optional
 import datasets
 from datasets import Audio, List, Value
 
-from ..audio.errors import AudioError
-from ..audio.stream import audio_info
+from .audio_files import AudioFiles
 from .builder import BenchmarkBuilder, BenchmarkConfig, SourceScan
 from .features import TEST_SPLIT, benchmark_features
 from .fields import as_text, check_choices
@@ -480,20 +481,17 @@ class _Reader:
         return out
 
     # -- audio ---------------------------------------------------------------------------------
-    def find_audio(self, owner: str, folder: str, recording_id: str,
-                   explicit: Optional[str]) -> tuple[Optional[Path], str]:
-        """(existing file or None, path relative to root as stored in audio_path)."""
+    def find_audio(self, owner: str, folder: str, recording_id: str, explicit: Optional[str]) -> str:
+        """The audio path relative to root, as stored in audio_path: the record's own, else the first
+        ``<folder>/<recording_id><ext>`` that exists (checked later, by ``AudioFiles.check``)."""
         if explicit:
-            path = Path(explicit) if Path(explicit).is_absolute() else self.root / explicit
-            return (path if path.is_file() else None), explicit
-        found = [self.root / folder / f"{recording_id}{ext}" for ext in AUDIO_EXTENSIONS
+            return explicit
+        found = [f"{folder}/{recording_id}{ext}" for ext in AUDIO_EXTENSIONS
                  if (self.root / folder / f"{recording_id}{ext}").is_file()]
         if len(found) > 1:
             self.report.add("invalid_value", owner, f"several audio files for {recording_id} in {folder}: "
-                                                    f"{[p.name for p in found]} (took {found[0].name})")
-        if found:
-            return found[0], f"{folder}/{found[0].name}"
-        return None, f"{folder}/{recording_id}{AUDIO_EXTENSIONS[0]}"
+                                                    f"{[Path(p).name for p in found]} (took {Path(found[0]).name})")
+        return found[0] if found else f"{folder}/{recording_id}{AUDIO_EXTENSIONS[0]}"
 
 
 def _merge_recording_value(reader: _Reader, owner: str, name: str, item_value: Any, recording: Mapping[str, Any]) -> Any:
@@ -642,24 +640,20 @@ class AudioSpanBuilder(BenchmarkBuilder):
         metadata_files = [p for p in (native_path, anchor_path, root / RECORDINGS_FILE, root / EDITS_FILE)
                           if p.is_file()]
         items: list[dict[str, Any]] = []
-        audio_files: list[Path] = []
-        durations: dict[Path, Optional[float]] = {}
-        unreadable: dict[Path, str] = {}
+        audio_files = AudioFiles(root, report)
         for source, path in (("native", native_path), ("anchor", anchor_path)):
             records = _read_jsonl(path) if path.is_file() else []
             report.rows += len(records)
             for row, raw in enumerate(records):
-                item = self._item(reader, source, row, raw, recordings, edits, durations, unreadable)
+                item = self._item(reader, source, row, raw, recordings, edits, audio_files)
                 if item is not None:
                     items.append(item)
-        audio_files.extend(durations)
         self._check_structure(reader, items)
-        return SourceScan(items, report, metadata_files, audio_files)
+        return SourceScan(items, report, metadata_files, audio_files.candidates)
 
     # -- one record ----------------------------------------------------------------------------
     def _item(self, reader: _Reader, source: str, row: int, raw: Any, recordings: Mapping[str, Mapping[str, Any]],
-              edits: Mapping[str, Mapping[str, Any]], durations: dict[Path, Optional[float]],
-              unreadable: dict[Path, str]) -> Optional[dict[str, Any]]:
+              edits: Mapping[str, Mapping[str, Any]], audio_files: AudioFiles) -> Optional[dict[str, Any]]:
         report = reader.report
         if not isinstance(raw, Mapping):
             report.add("invalid_value", f"{source}:row-{row}", "record is not an object (not built)")
@@ -783,22 +777,9 @@ class AudioSpanBuilder(BenchmarkBuilder):
             folder, explicit = "audio/anchored", fields_.get("audio_file") or recording.get("anchored_audio_file")
         else:
             folder, explicit = "audio/original", fields_.get("audio_file") or recording.get("audio_file")
-        path, audio_path = reader.find_audio(item_id, folder, recording_id, as_text(explicit))
-        if path is None:
-            report.add("missing_audio", item_id, str(reader.root / audio_path))
-        duration = None
-        if path is not None:
-            if path not in durations:
-                try:
-                    durations[path] = audio_info(path).duration
-                except AudioError as err:
-                    durations[path] = None
-                    unreadable[path] = str(err)
-            duration = durations[path]
-            if path in unreadable:
-                # A file no reader can open is as unusable as a missing one: same policy.
-                report.add("unreadable_audio", item_id, unreadable[path])
-                path = None
+        audio_path = reader.find_audio(item_id, folder, recording_id, as_text(explicit))
+        path, header = audio_files.check(item_id, audio_path)
+        duration = None if header is None else header.duration
         declared = merged("duration_seconds")
         if duration is None and declared is not None:
             try:

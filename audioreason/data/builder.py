@@ -2,8 +2,10 @@
 the common schema, validates it before building (``builder.report``), applies the missing-audio and
 repeated-id policies, and keys the datasets cache on the raw files and on the code that shapes the items.
 
-Items whose audio is missing are, by policy, an error that lists every one (default), skipped and
-reported, or kept with ``audio=None`` and reported.
+Every audio path is resolved inside the raw folder and its header read (``audio_files``): a path that
+leads outside the folder is refused and never read. Items whose audio is missing, unreadable or outside the
+folder are, by policy, an error that lists every one (default), skipped and reported, or kept with
+``audio=None`` and reported.
 """
 from __future__ import annotations
 
@@ -20,23 +22,25 @@ from datasets import Audio, Features
 from datasets.builder import Key
 
 from ..audio.io import resolve_audio_backend
+from .audio_files import AudioFiles
 from .features import TEST_SPLIT, with_audio_storage
-from .fields import resolve_audio
 from .validation import BenchmarkValidationError, ValidationReport
 
 MISSING_AUDIO_POLICIES = ("raise", "skip", "keep")
 REPEATED_ID_POLICIES = ("raise", "keep", "first")
 # The modules whose code shapes a built item (with each benchmark's own): a change to any rebuilds.
-ITEM_CODE = tuple(str(Path(__file__).with_name(name)) for name in ("builder.py", "features.py", "fields.py"))
+ITEM_CODE = tuple(str(Path(__file__).with_name(name))
+                  for name in ("builder.py", "features.py", "fields.py", "audio_files.py"))
 
 
 @dataclass
 class BenchmarkConfig(datasets.BuilderConfig):
     """Options shared by the benchmark builders.
 
-    on_missing_audio: "raise" (default: download_and_prepare fails listing every missing file),
-        "skip" (build the rest; each skipped id is reported), "keep" (keep the item with audio=None,
-        e.g. for text-only baselines; reported).
+    on_missing_audio: what to do with an item whose audio is missing, unreadable (no reader opens its
+        header) or outside the raw folder (refused, never read): "raise" (default: download_and_prepare
+        fails listing every one), "skip" (build the rest; each skipped id is reported), "keep" (keep the
+        item with audio=None, e.g. for text-only baselines; reported).
     on_repeated_id: "raise" (default), "keep" (all records kept, reported), "first" (the first
         record of each id kept, the others reported as skipped).
     audio_backend: "auto" (torchcodec if usable, else soundfile), "torchcodec", "soundfile".
@@ -59,7 +63,7 @@ class SourceScan:
     items: list[dict[str, Any]]
     report: ValidationReport
     files: list[Path]  # metadata files, for the fingerprint
-    audio_files: list[Path]
+    audio_files: list[Path]  # every audio path inside the root that an item names, present or not
 
 
 def _code_hash(*modules: str) -> str:
@@ -140,18 +144,19 @@ class BenchmarkBuilder(datasets.GeneratorBasedBuilder):
     def scan_metadata_file(self, root: Path, options: Mapping[str, Any], read, normalize, title: str,
                            layout: str) -> SourceScan:
         """The scan of a benchmark with one metadata file (MMAR, MMAU): read it, normalise each record
-        into the schema (``normalize`` reports problems and returns None for a record it drops), and list
-        the audio files the items name."""
+        into the schema (``normalize(raw, row, audio_files, report)`` reports problems and returns None
+        for a record it drops; its audio goes through ``AudioFiles.check``), and list the audio files the
+        items name."""
         metadata = root / options["metadata_file"]
         if not metadata.is_file():
             raise FileNotFoundError(f"{title} metadata not found: {metadata} ({layout})")
         report = ValidationReport(self.BENCHMARK, str(metadata))
         records = read(metadata)
         report.rows = len(records)
+        audio_files = AudioFiles(root, report)
         items = [it for row, raw in enumerate(records)
-                 if (it := normalize(raw, row, root, report)) is not None]
-        audio_files = [resolve_audio(root, it["audio_path"]) for it in items if it["audio_path"]]
-        return SourceScan(items, report, [metadata], audio_files)
+                 if (it := normalize(raw, row, audio_files, report)) is not None]
+        return SourceScan(items, report, [metadata], audio_files.candidates)
 
     # -- subclass hooks ------------------------------------------------------------------------
     def scan_source(self, root: Path, options: Mapping[str, Any]) -> SourceScan:
@@ -182,7 +187,7 @@ class BenchmarkBuilder(datasets.GeneratorBasedBuilder):
         out = []
         for item in kept:
             if item["audio"] is None and config.on_missing_audio == "skip":
-                report.add("skipped", item["id"], "missing or unreadable audio (on_missing_audio='skip')")
+                report.add("skipped", item["id"], "missing, unreadable or refused audio (on_missing_audio='skip')")
                 continue
             out.append(item)
         return out
@@ -190,10 +195,16 @@ class BenchmarkBuilder(datasets.GeneratorBasedBuilder):
     def _raise_on_policies(self) -> None:
         problems = []
         missing = self.report.of_kind("missing_audio") + self.report.of_kind("unreadable_audio")
-        if self.config.on_missing_audio == "raise" and missing:
-            problems.append(f"{len(missing)} audio files are missing or unreadable (on_missing_audio='raise'; "
-                            "use 'skip' to build the rest or 'keep' for items without audio):\n"
-                            + "\n".join(f"  {i.item_id}: {i.detail}" for i in missing))
+        outside = self.report.of_kind("audio_outside_root")
+        if self.config.on_missing_audio == "raise":
+            if outside:
+                problems.append(f"{len(outside)} audio paths lead outside the raw folder and were refused, never "
+                                "read (on_missing_audio='raise'; 'skip' builds the rest):\n"
+                                + "\n".join(f"  {i.item_id}: {i.detail}" for i in outside))
+            if missing:
+                problems.append(f"{len(missing)} audio files are missing or unreadable (on_missing_audio='raise'; "
+                                "use 'skip' to build the rest or 'keep' for items without audio):\n"
+                                + "\n".join(f"  {i.item_id}: {i.detail}" for i in missing))
         if self.config.on_repeated_id == "raise" and self.report.of_kind("repeated_id"):
             repeated = list(dict.fromkeys(self.report.ids("repeated_id")))
             problems.append(f"{len(repeated)} ids occur on more than one record (on_repeated_id='raise'; "

@@ -2,9 +2,9 @@
 build's ``ValidationReport`` (shared by the MMAR, MMAU and AudioSpan builders)."""
 from __future__ import annotations
 
-from pathlib import Path
 from typing import Any, Mapping, Optional
 
+from .audio_files import AudioFiles
 from .validation import ValidationReport
 
 
@@ -54,11 +54,12 @@ def category_text(item_id: str, value: Any, report: ValidationReport) -> Optiona
     return as_text(value)
 
 
-def core_fields(raw: Any, row: int, root: Path, report: ValidationReport,
+def core_fields(raw: Any, row: int, audio_files: AudioFiles, report: ValidationReport,
                 audio_field: str) -> Optional[dict[str, Any]]:
     """The common-schema fields of one metadata record (id, audio, audio_path, question, choices, answer,
-    answer_index; audio = the absolute path when the file exists, else None), with every problem
-    reported. A record that is not an object is reported and skipped (None)."""
+    answer_index; audio = the file's real path when it lies inside the raw folder and a reader opens its
+    header, else None), with every problem reported. A record that is not an object is reported and
+    skipped (None)."""
     if not isinstance(raw, Mapping):
         report.add("invalid_value", f"row-{row}", f"record is a {type(raw).__name__}, not an object (not built)")
         report.add("skipped", f"row-{row}", "not an object")
@@ -75,11 +76,8 @@ def core_fields(raw: Any, row: int, root: Path, report: ValidationReport,
         report.add("missing_field", item_id, audio_field)
         report.add("missing_audio", item_id, f"no {audio_field}")
     else:
-        path = resolve_audio(root, audio_path)
-        if path.is_file():
-            audio = str(path)
-        else:
-            report.add("missing_audio", item_id, str(path))
+        path, _ = audio_files.check(item_id, audio_path)
+        audio = None if path is None else str(path)
     return {"id": item_id, "audio": audio, "audio_path": audio_path, "question": question,
             "choices": choices, "answer": answer, "answer_index": answer_index}
 
@@ -102,8 +100,3 @@ def required_text(raw: Mapping[str, Any], key: str, item_id: str, report: Valida
         report.add("invalid_value", item_id, f"{key} is a {type(value).__name__} (stored as text)")
     return as_text(value)
 
-
-def resolve_audio(root: Path, relative: Optional[str]) -> Path:
-    """An audio path from the metadata, relative to the raw folder root ("./audio/x.wav" works)."""
-    path = Path(relative) if relative else Path()
-    return path if path.is_absolute() else (root / path)

@@ -12,6 +12,7 @@ import datasets
 from datasets import Audio, Features
 
 from ..audio.io import resolve_audio_backend
+from .audio_files import check_inside
 from .features import TEST_SPLIT
 
 CARD_FILENAME = "README.md"
@@ -104,12 +105,8 @@ def _load_audiofolder_without_torchcodec(folder: Path, entry: Mapping[str, Any],
     for meta in metadata_files:
         table = pq.read_table(meta, filters=expression)
         features = Features.from_arrow_schema(pq.read_schema(meta))
-        paths = []
-        for name in table.column("file_name").to_pylist():
-            relative = os.path.normpath(name)
-            if os.path.isabs(relative) or relative.startswith(".."):
-                raise ValueError(f"{meta}: file_name {name!r} must stay inside its folder")
-            paths.append(str(meta.parent / relative))
+        # Checked by load_hub_folder (check_inside) once the dataset exists, like every other layout.
+        paths = [str(meta.parent / name) for name in table.column("file_name").to_pylist()]
         audio = pa.StructArray.from_arrays(
             [pa.array([None] * len(paths), pa.binary()), pa.array(paths, pa.string())], ["bytes", "path"])
         position = table.column_names.index("file_name")
@@ -127,16 +124,22 @@ def load_hub_folder(folder: Union[str, os.PathLike], config: Optional[str] = Non
     With torchcodec usable this is exactly what a user of the published dataset runs. Without it
     (or with audio_backend="soundfile"), parquet layouts still load through ``load_dataset`` and get
     ``Audio(decode=False)``; audiofolder layouts are read from their metadata parquet directly.
+
+    Every audio value that is a file path (an audiofolder's files, a parquet row without embedded bytes)
+    must resolve inside ``folder``, symlinks followed; otherwise ValueError names the items (nothing is
+    decoded: only the Arrow column is read).
     """
     folder = Path(folder).expanduser().resolve()
     backend, _ = resolve_audio_backend(audio_backend)
     card = read_card_yaml(folder)
     entry = pick_config(card, config, folder)
-    if backend == "torchcodec":
-        return datasets.load_dataset(str(folder), entry["config_name"], split=split, cache_dir=cache_dir)
     is_audiofolder = any(p.name == AUDIOFOLDER_METADATA
                          for p in _resolve_patterns(folder, split_patterns(entry, split)))
-    if is_audiofolder:
-        return _load_audiofolder_without_torchcodec(folder, entry, split)
-    dataset = datasets.load_dataset(str(folder), entry["config_name"], split=split, cache_dir=cache_dir)
-    return dataset.cast_column("audio", Audio(decode=False))
+    if backend == "soundfile" and is_audiofolder:
+        dataset = _load_audiofolder_without_torchcodec(folder, entry, split)
+    else:
+        dataset = datasets.load_dataset(str(folder), entry["config_name"], split=split, cache_dir=cache_dir)
+        if backend == "soundfile":
+            dataset = dataset.cast_column("audio", Audio(decode=False))
+    check_inside(dataset, folder, action="nothing was loaded")
+    return dataset

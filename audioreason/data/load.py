@@ -28,6 +28,7 @@ from datasets import Audio
 from .audiospan import ANCHOR_FILE, NATIVE_FILE, AudioSpanBuilder
 from .audiospan import export_hub_folder as _export_audiospan
 from ..audio.io import resolve_audio_backend
+from .audio_files import check_inside
 from .builder import MISSING_AUDIO_POLICIES, REPEATED_ID_POLICIES, BenchmarkBuilder
 from .features import TEST_SPLIT
 from .hub_export import default_card, export_parquet_folder, push_folder
@@ -93,11 +94,20 @@ def build_benchmark(name: str, raw_dir: Union[str, os.PathLike], *, config: Opti
 
 
 def export_benchmark(name: str, dataset: datasets.Dataset, out_dir: Union[str, os.PathLike], *,
-                     card: Optional[str] = None, overwrite: bool = False, **options: Any) -> Path:
+                     card: Optional[str] = None, overwrite: bool = False,
+                     audio_root: Optional[Union[str, os.PathLike]] = None, **options: Any) -> Path:
     """Write a built benchmark as a Hub-ready folder (MMAR, MMAU: parquet shards with embedded audio;
     AudioSpan: audio files plus metadata). ``card`` is the dataset card text (its YAML ``configs`` and
-    ``dataset_info`` are rewritten from what was written); without one a minimal card is made."""
+    ``dataset_info`` are rewritten from what was written); without one a minimal card is made.
+
+    ``audio_root``: the raw folder the dataset was built from. Given, every audio file is resolved again
+    (symlinks followed) and the export is refused, before anything is written, when one lies outside it
+    (the build refused such paths; a file swapped for a symlink since then is caught here). The build
+    scripts always pass it.
+    """
     spec = benchmark_spec(name)
+    if audio_root is not None:
+        check_inside(dataset, audio_root, action="nothing was exported")
     return spec.export(dataset, out_dir, card=card or default_card(spec.builder), overwrite=overwrite, **options)
 
 
@@ -196,7 +206,8 @@ def load_benchmark(name: str, path_or_hub_id: Union[str, os.PathLike], split: st
 # ----------------------------------------------------------------------------------------------
 
 def run_build_script(name: str, card_path: Union[str, os.PathLike], argv: Optional[Sequence[str]] = None) -> int:
-    """raw folder -> builder (validated) -> Hub-ready folder with the card -> optionally the Hub."""
+    """raw folder -> builder (validated) -> Hub-ready folder with the card -> optionally the Hub. Only audio
+    inside the raw folder is ever exported (``export_benchmark(..., audio_root=raw)``)."""
     spec = benchmark_spec(name)
     parser = argparse.ArgumentParser(prog=f"datasets_scripts/{spec.name}/build.py",
                                      description=f"Build the Hub-ready {spec.name} folder from its raw folder.")
@@ -219,7 +230,7 @@ def run_build_script(name: str, card_path: Union[str, os.PathLike], argv: Option
     if args.report:
         report.write_json(args.report)
     card = Path(card_path).read_text(encoding="utf-8")
-    out = export_benchmark(spec.name, dataset, args.out, card=card, overwrite=args.overwrite)
+    out = export_benchmark(spec.name, dataset, args.out, card=card, overwrite=args.overwrite, audio_root=args.raw)
     print(f"wrote {out} ({len(dataset)} items); load it with datasets.load_dataset({str(out)!r})")
     if args.push_to_hub:
         print(f"published {push_folder(out, args.push_to_hub)}")

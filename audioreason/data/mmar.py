@@ -27,9 +27,10 @@ from datasets import List, Value
 from ..audio.io import write_audio
 from ..audio.synth import synthesize_clip
 from ..jsonl import parse_json_lines, read_json_lines
+from .audio_files import AudioFiles, resolve_inside
 from .builder import BenchmarkBuilder, SourceScan
 from .features import benchmark_features
-from .fields import as_text, category_text, core_fields, resolve_audio
+from .fields import as_text, category_text, core_fields
 from .validation import ValidationReport
 
 METADATA_FILE = "MMAR-meta.jsonl"
@@ -96,9 +97,11 @@ def _rubric(item_id: str, value: Any, report: ValidationReport) -> list[dict[str
     return criteria
 
 
-def normalize_record(raw: Any, row: int, root: Path, report: ValidationReport) -> Optional[dict[str, Any]]:
-    """One MMAR record in the common schema (audio = absolute path or None); issues go to ``report``."""
-    item = core_fields(raw, row, root, report, "audio_path")
+def normalize_record(raw: Any, row: int, audio_files: AudioFiles,
+                     report: ValidationReport) -> Optional[dict[str, Any]]:
+    """One MMAR record in the common schema (audio = the checked file's real path, or None); issues
+    go to ``report``."""
+    item = core_fields(raw, row, audio_files, report, "audio_path")
     if item is None:
         return None
     item_id = item["id"]
@@ -144,15 +147,16 @@ def write_raw_folder(records: list[Mapping[str, Any]], root: Union[str, Path], *
     """Write an MMAR raw folder for ``records``: MMAR-meta.jsonl and one synthesized clip per record.
 
     The clip is ``synthesize_clip(modality, seconds, sampling_rate, seed=id)`` (MMAR audio is not
-    redistributable), written at the record's audio_path; existing files are kept.
+    redistributable), written at the record's audio_path; existing files are kept. An audio_path that
+    leads outside ``root`` is an AudioPathError, raised before anything is written.
     """
     root = Path(root)
     root.mkdir(parents=True, exist_ok=True)
+    paths = [resolve_inside(root, record["audio_path"]) for record in records]  # all checked before writing
     with open(root / METADATA_FILE, "w", encoding="utf-8") as f:
         for record in records:
             f.write(json.dumps(record, ensure_ascii=False) + "\n")
-    for record in records:
-        path = resolve_audio(root, record["audio_path"])
+    for record, path in zip(records, paths):
         if not path.exists():
             write_audio(path, synthesize_clip(record["modality"], seconds, sampling_rate, seed=record["id"]),
                         sampling_rate)

@@ -27,6 +27,7 @@ from typing import Any, Mapping, Optional
 from datasets import Value
 
 from ..jsonl import parse_json_lines
+from .audio_files import AudioFiles
 from .builder import BenchmarkBuilder, SourceScan
 from .features import benchmark_features
 from .fields import as_text, category_text, core_fields
@@ -66,9 +67,11 @@ def read_metadata(path: Path) -> list[Any]:
     return data
 
 
-def normalize_record(raw: Any, row: int, root: Path, report: ValidationReport) -> Optional[dict[str, Any]]:
-    """One MMAU record in the common schema (audio = absolute path or None); issues go to ``report``."""
-    item = core_fields(raw, row, root, report, "audio_id")
+def normalize_record(raw: Any, row: int, audio_files: AudioFiles,
+                     report: ValidationReport) -> Optional[dict[str, Any]]:
+    """One MMAU record in the common schema (audio = the checked file's real path, or None); issues
+    go to ``report``."""
+    item = core_fields(raw, row, audio_files, report, "audio_id")
     if item is None:
         return None
     item_id = item["id"]

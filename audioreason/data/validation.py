@@ -11,7 +11,9 @@ from typing import Any, Union
 
 ISSUE_KINDS: dict[str, str] = {
     "missing_audio": "the audio file the metadata names does not exist",
-    "unreadable_audio": "the audio file exists but no reader opens it (treated as missing by the policy)",
+    "unreadable_audio": "the audio file exists but no reader opens its header (treated as missing by the policy)",
+    "audio_outside_root": ("the audio path leads outside the raw folder (../, an absolute path elsewhere, a symlink "
+                           "out): refused, never read or exported (treated as missing by the policy)"),
     "answer_not_in_choices": "the answer text equals no choice (kept, answer_index = -1)",
     "duplicate_choices": "the same choice text occurs more than once (kept as-is)",
     "list_typed_category": "category given as a list (stored as one string, elements joined by '|')",

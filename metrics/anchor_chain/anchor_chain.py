@@ -6,6 +6,7 @@ file alone into its cache, so it must not import siblings). See README.md (the m
 import datasets
 import evaluate
 
+from audioreason import shells
 from audioreason.anchor_chain import items_from_columns, score_anchor_chain, score_mcq_accuracy
 
 _CITATION = """\
@@ -37,8 +38,11 @@ Args:
         3 (R), each chain's rows in that order.
     operation, duration_tier, language (lists, optional): breakdown fields (chain: operation, tier,
         language; accuracy: tier, language).
-    cognitive_level, dimension, item_id (lists, optional; task="accuracy"): breakdown fields and ids.
+    cognitive_level, dimension (lists, optional; task="accuracy"): breakdown fields.
+    item_id (list, optional): the id of each row (default its position); ids must be distinct.
     return_items (bool): also return per-chain (chain) or per-item (accuracy) results.
+    Every row is checked first: choices a list of at least two strings, a gold answer among them (text or
+    letter), distinct ids; a bad row is a ValueError naming it (position and id) and the field.
 Returns:
     chain: chain, random_chain, P, U, R, n, grounding, by_operation, by_duration_tier, by_language,
     unparsed, unparsed_by_link, n_items, parse, (chains).
@@ -56,17 +60,10 @@ _MCQ_COLUMNS = ("duration_tier", "language", "cognitive_level", "dimension")
 
 
 @evaluate.utils.file_utils.add_start_docstrings(_DESCRIPTION, _KWARGS_DESCRIPTION)
-class AnchorChain(evaluate.Metric):
+class AnchorChain(shells.ShellMetric):  # not imported by name: evaluate takes the first Metric class it sees
     def _info(self):
         return evaluate.MetricInfo(description=_DESCRIPTION, citation=_CITATION,
                                    inputs_description=_KWARGS_DESCRIPTION, features=_FEATURES)
-
-    # Arrow's string column refuses a leading None: a missing reply travels as "" (unparsed either way).
-    def compute(self, *, predictions=None, references=None, **kwargs):
-        """Score every question; see the module description."""
-        if predictions is not None:
-            predictions = ["" if p is None else p for p in predictions]
-        return super().compute(predictions=predictions, references=references, **kwargs)
 
     def _compute(self, predictions, references, choices=None, task="chain", parse="exact", return_items=False,
                  item_id=None, **columns):

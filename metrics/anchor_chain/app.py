@@ -21,6 +21,9 @@ def score(rows_text: str, task: str, parse: str):
         raise gr.Error(f"each line must be one JSON object: {err}")
     if not rows:
         raise gr.Error("Paste at least one JSON line.")
+    for n, row in enumerate(rows, 1):
+        if not isinstance(row, dict):
+            raise gr.Error(f"JSON line {n}: expected an object (an item with its reply), got a {type(row).__name__}")
     replies = [row.pop("reply", None) for row in rows]
     try:
         if task == "chain":

@@ -31,12 +31,17 @@ def score(rows_text: str):
         raise gr.Error(f"each line must be one JSON object: {err}")
     if not rows:
         raise gr.Error("Paste at least one JSON line.")
+    for n, row in enumerate(rows, 1):
+        for key in ("item", "judge_reply"):
+            if not isinstance(row, dict) or key not in row:
+                raise gr.Error(f"JSON line {n}: the field {key!r} is missing "
+                               "(each line holds item, response, judge_reply)")
     try:
         items = [row["item"] for row in rows]
         verdicts = [[row["judge_reply"]] for row in rows]  # validated by score_verdicts, as a judge's reply
         result = score_verdicts(items, verdicts, [row.get("response") for row in rows], return_items=True)
-    except (KeyError, ValueError) as err:
-        raise gr.Error(f"{type(err).__name__}: {err}")
+    except ValueError as err:  # score_verdicts names the item (position and id) and the field
+        raise gr.Error(f"ValueError: {err}")
     return json.loads(json.dumps(result, default=str))
 
 

@@ -10,6 +10,7 @@ import json
 import datasets
 import evaluate
 
+from audioreason import shells
 from audioreason.audiospan_rubric import AudioSpanRubricScorer, score_verdicts
 from audioreason.shells import items_for_references, judge_from_options
 
@@ -36,7 +37,8 @@ of D.3 on items with an essential criterion (Rubric+, Rubric-, AUC with ties 1/2
 
 _KWARGS_DESCRIPTION = """\
 Args:
-    predictions (list of str): the model's open-ended response to each item.
+    predictions (list of str): the model's open-ended response to each item (None: no response, scored as
+        the judge grades an empty answer).
     references (list of str): the item id of each prediction when `items` is given, otherwise each item
         itself as a JSON string (id, question, rubric, duration_tier, language, cognitive_level, dimension,
         pair_id).
@@ -53,6 +55,10 @@ Args:
         ValueError naming the item and rater. No judge is called.
     mcq_correct (list of bool or dict pair_id -> bool, optional): MCQ outcomes of the twin items.
     return_items (bool): also return per-item scores and verdicts.
+    Inputs are checked before any judge call; a bad one is a ValueError naming the item (position and id)
+    and the field: ids must be distinct; each criterion needs importance essential|supporting and a
+    time_range null or [start, end] seconds, finite, 0 <= start <= end; mcq_correct flags must be
+    true/false/0/1/null; tolerances finite seconds >= 0; judge client settings as OpenAICompatibleJudge checks.
 Returns:
     rubric (mean over items), rubric_avg (Table 3 Avg over S/M/L; None while a tier is missing, listed in
     rubric_avg_missing_tiers), semantic, temporal (percent), by_importance, n, n_scored, n_failed, histogram,
@@ -65,7 +71,7 @@ Examples:
 """
 
 @evaluate.utils.file_utils.add_start_docstrings(_DESCRIPTION, _KWARGS_DESCRIPTION)
-class AudiospanRubric(evaluate.Metric):
+class AudiospanRubric(shells.ShellMetric):  # not imported by name: evaluate takes the first Metric class it sees
     def _info(self):
         return evaluate.MetricInfo(
             description=_DESCRIPTION,

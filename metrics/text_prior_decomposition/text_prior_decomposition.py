@@ -7,6 +7,7 @@ file alone into its cache, so it must not import siblings). See README.md (the m
 import datasets
 import evaluate
 
+from audioreason import shells
 from audioreason.text_prior import prediction_column_kind, records_from_columns, score_text_prior
 
 _CITATION = """\
@@ -32,10 +33,11 @@ _KWARGS_DESCRIPTION = """\
 Args:
     predictions (list): per row, a correctness (True/False/0/1), a raw model output (str, scored with the
         hybrid extractor against choices and the reference), or None (an errored prediction). One kind
-        per call (None allowed with either).
+        per call (None allowed with either, at any position, the first included).
     references (list of str, optional): gold answer texts; needed for raw outputs only.
     model (list of str): the model of each row.
-    item_id (list of str or int): the item of each row.
+    item_id (list of str or int): the item of each row (NaN or an infinity is refused: a NaN never equals
+        itself, so each such row would become an item of its own).
     condition (list of str): "full", "none", "tb" or "frag:N:k" (N >= 2, 0 <= k < N).
     choices (list of list of str, optional): per row; needed for raw outputs, and gives the TB chance level.
     category (list of str, optional): per row, the item's task category (Table 5).
@@ -67,7 +69,7 @@ _CORRECTNESS = datasets.Features({"predictions": datasets.Value("bool"), "refere
 
 
 @evaluate.utils.file_utils.add_start_docstrings(_DESCRIPTION, _KWARGS_DESCRIPTION)
-class TextPriorDecomposition(evaluate.Metric):
+class TextPriorDecomposition(shells.ShellMetric):  # not imported by name: evaluate takes the first Metric class
     def _info(self):
         return evaluate.MetricInfo(
             description=_DESCRIPTION,
