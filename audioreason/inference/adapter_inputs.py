@@ -32,21 +32,35 @@ def samples_at(audio: AudioInput, sampling_rate: int, max_audio_s: Optional[floa
     return samples
 
 
+def last_user_index(messages: Sequence[Mapping[str, Any]]) -> int:
+    """Index of the last user message; ``ValueError`` when there is none to carry the input."""
+    for i in range(len(messages) - 1, -1, -1):
+        if messages[i].get("role") == "user":
+            return i
+    raise ValueError("the messages have no user message to carry the input")
+
+
 def with_user_content(messages: Sequence[Mapping[str, Any]], parts: Sequence[Mapping[str, Any]],
                       position: str = "first") -> list[dict[str, Any]]:
     """A copy of ``messages`` whose last user message carries ``parts`` before (``"first"``) or after
-    (``"last"``) its own content. A string content becomes a text part. Raises ``ValueError`` when there is
-    no user message to carry them."""
+    (``"last"``) its own content, which becomes a text part if it was a string."""
     out = [dict(m) for m in messages]
-    for message in reversed(out):
-        if message.get("role") == "user":
-            break
-    else:
-        raise ValueError("the messages have no user message to carry the input")
+    message = out[last_user_index(out)]
     content = message.get("content")
     own = list(content) if isinstance(content, (list, tuple)) else [{"type": "text", "text": str(content or "")}]
     message["content"] = [*parts, *own] if position == "first" else [*own, *parts]
     return out
 
 
-__all__ = ["check_audio_options", "samples_at", "with_user_content"]
+def with_text_before_user(messages: Sequence[Mapping[str, Any]], text: str) -> list[dict[str, Any]]:
+    """A copy of ``messages`` whose last user message (a string) starts with ``text`` and a blank line."""
+    out = [dict(m) for m in messages]
+    message = out[last_user_index(out)]
+    content = message.get("content")
+    if not isinstance(content, str):
+        raise ValueError(f"a text model's messages carry strings, got user content of type {type(content).__name__}")
+    message["content"] = f"{text}\n\n{content}"
+    return out
+
+
+__all__ = ["check_audio_options", "last_user_index", "samples_at", "with_text_before_user", "with_user_content"]
