@@ -170,6 +170,10 @@ class CascadeAdapter:
     ``description``. ``lm``: a spec for ``LocalTextLM`` (default ``packaged:SmolLM2-135M-Instruct``) or any
     text-only ``ModelAdapter``. ``max_audio_s``: the longest clip taken (None: no limit; the LM's context
     bounds how long a transcript can be). ``transcript_cache``: how many transcripts to keep in memory.
+
+    ``name`` is "cascade:<asr>+<lm>" (e.g. "cascade:whisper-tiny.en+SmolLM2-135M-Instruct") unless given;
+    ``description`` names the ASR weights and decoding and the LM; ``sampling_rate`` is 16000 (Whisper's
+    rate: clips at other rates are resampled); ``takes_audio`` is True.
     """
 
     sampling_rate = SAMPLING_RATE
