@@ -130,7 +130,7 @@ def test_a_batch_runs_concurrently(make_adapter):
     assert all(g.ok for g in gens)
     assert wall < 6 * 0.5 / 2, f"6 requests of 0.5 s took {wall:.2f} s: not concurrent"
     assert [json.loads(g.text)["text"] for g in gens] == [f"item {i}" for i in range(6)]  # in request order
-    assert sum(g.seconds for g in gens) == pytest.approx(wall, rel=0.2)  # each its share of the batch
+    assert 0.5 <= sum(g.seconds for g in gens) <= wall  # each its share of the batch, not its own 0.5 s
 
 
 def test_429_is_retried_after_retry_after(make_adapter, server):
