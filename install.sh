@@ -7,7 +7,7 @@ set -euo pipefail
 cd "$(dirname "$0")"
 
 APT_PACKAGES="libavcodec59 libavformat59 libavutil57 libavdevice59 libavfilter8 libswscale6 libswresample4"
-APT_PACKAGES="$APT_PACKAGES espeak-ng"  # speech synthesis for the cascade adapter's end-to-end tests
+APT_PACKAGES="$APT_PACKAGES espeak-ng"
 if command -v apt-get >/dev/null 2>&1; then
   if [ "$(id -u)" = 0 ]; then
     apt-get update -qq
