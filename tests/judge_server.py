@@ -22,6 +22,17 @@ request of a conversation gets step n (the last step repeats). A step is one of
     {"reply_from_marker": true}                                            # reply with the text after
                                                                            # "REPLY:" in the last user message
     {"by_seed": {"42": step, "43": step}, "default": step}                 # choose by the request's seed
+    {"by_text": {"FAIL": step}, "default": step}                           # choose by a word in the last
+                                                                           # user message's text
+    {"measure_audio": true, "expect_rate": 16000}                          # decode every input_audio part
+                                                                           # (base64 WAV) and reply with
+                                                                           # what was measured, as JSON;
+                                                                           # 400 if one is not a 16-bit
+                                                                           # WAV at expect_rate
+
+The audio measurement (``measure_audio``) is the reply text: {"parts": [part types of the last user message,
+in order], "text": its text, "audio": [{"format", "rate", "channels", "sample_width", "frames",
+"pcm_sha256"}, ...]}, read with the standard library's ``wave`` (independent of the library's encoder).
 
 Every request is appended to the log as one JSON line: time, scenario, conversation step, messages,
 sampling parameters, header names, and whether an Authorization header came; never its value.
@@ -29,13 +40,17 @@ sampling parameters, header names, and whether an Authorization header came; nev
 from __future__ import annotations
 
 import argparse
+import base64
+import binascii
 import hashlib
+import io
 import json
 import os
 import subprocess
 import sys
 import threading
 import time
+import wave
 from contextlib import contextmanager
 from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
 from pathlib import Path
@@ -80,6 +95,43 @@ def _reply_body(text: str, model: str, usage: Optional[list[int]], finish_reason
                       "total_tokens": prompt_tokens + completion_tokens}}
 
 
+def _last_user(messages: list[dict]) -> Any:
+    return next((m.get("content", "") for m in reversed(messages) if m.get("role") == "user"), "")
+
+
+def _text_of(content: Any) -> str:
+    if isinstance(content, list):
+        return "".join(p.get("text", "") for p in content if isinstance(p, dict) and p.get("type") == "text")
+    return str(content)
+
+
+def _measure_audio(messages: list[dict], expect_rate: Optional[int]) -> tuple[Optional[str], dict]:
+    """(error or None, measurement) of the input_audio parts of the last user message."""
+    content = _last_user(messages)
+    parts = content if isinstance(content, list) else [{"type": "text", "text": content}]
+    measured = {"parts": [p.get("type") for p in parts], "text": _text_of(content), "audio": []}
+    for part in parts:
+        if part.get("type") != "input_audio":
+            continue
+        audio = part.get("input_audio") or {}
+        try:
+            data = base64.b64decode(audio.get("data", ""), validate=True)
+            with wave.open(io.BytesIO(data)) as w:
+                rate, channels, width = w.getframerate(), w.getnchannels(), w.getsampwidth()
+                frames = w.getnframes()
+                pcm = w.readframes(frames)
+        except (binascii.Error, wave.Error, EOFError) as err:
+            return f"input_audio is not a base64 WAV: {err}", measured
+        if len(pcm) != frames * channels * width:
+            return f"WAV holds {len(pcm)} bytes of PCM, its header promises {frames * channels * width}", measured
+        if width != 2 or (expect_rate is not None and rate != int(expect_rate)):
+            return f"WAV is {8 * width}-bit at {rate} Hz; expected 16-bit at {expect_rate} Hz", measured
+        measured["audio"].append({"format": audio.get("format"), "rate": rate, "channels": channels,
+                                  "sample_width": width, "frames": frames,
+                                  "pcm_sha256": hashlib.sha256(pcm).hexdigest()})
+    return None, measured
+
+
 class _Handler(BaseHTTPRequestHandler):
     protocol_version = "HTTP/1.1"  # keep-alive: the client reuses connections
     disable_nagle_algorithm = True  # headers and body go out in two writes; Nagle would hold the body ~40 ms
@@ -121,8 +173,13 @@ class _Handler(BaseHTTPRequestHandler):
             "header_names": sorted(h.lower() for h in self.headers.keys()),
             "authorization_sent": self.headers.get("Authorization") is not None,
         })
-        while "by_seed" in step:  # repeated draws of one model differ only by their seed
-            step = step["by_seed"].get(str(request.get("seed"))) or step.get("default") or {"status": 400}
+        while "by_seed" in step or "by_text" in step:
+            if "by_seed" in step:  # repeated draws of one model differ only by their seed
+                step = step["by_seed"].get(str(request.get("seed"))) or step.get("default") or {"status": 400}
+            else:
+                text = _text_of(_last_user(messages))
+                step = next((s for word, s in step["by_text"].items() if word in text), None) \
+                    or step.get("default") or {"status": 400}
         if state.capacity is not None:
             with state.capacity:
                 self._serve(step, model, messages)
@@ -142,6 +199,13 @@ class _Handler(BaseHTTPRequestHandler):
                 "message": f"Incorrect API key provided: {auth.removeprefix('Bearer ')} (header {auth})",
                 "type": "invalid_request_error", "code": "invalid_api_key"}})
             return
+        if step.get("measure_audio"):
+            error, measured = _measure_audio(messages, step.get("expect_rate"))
+            if error:
+                self._send(400, {"error": {"message": error}})
+            else:
+                self._send(200, _reply_body(json.dumps(measured), model, step.get("usage"), "stop"))
+            return
         if "raw_body" in step:
             self._send(step.get("status", 200), step["raw_body"], step.get("headers"))
             return
@@ -150,8 +214,7 @@ class _Handler(BaseHTTPRequestHandler):
             if step.get("echo_auth_reply"):  # a 200 whose text quotes the request's key (a leaky proxy)
                 text = f"{text} (request header: {self.headers.get('Authorization', '')})"
             if step.get("reply_from_marker"):
-                last_user = next((m.get("content", "") for m in reversed(messages) if m.get("role") == "user"), "")
-                text = str(last_user).split("REPLY:", 1)[-1].strip()
+                text = str(_last_user(messages)).split("REPLY:", 1)[-1].strip()
             self._send(200, _reply_body(text, model, step.get("usage"), step.get("finish_reason", "stop")),
                        step.get("headers"))
             return

@@ -200,11 +200,18 @@ def load_audio(source: AudioSource, sampling_rate: Optional[int] = None, *, mono
     return np.ascontiguousarray(array), rate
 
 
-def write_audio(path: Union[str, os.PathLike], samples: np.ndarray, sampling_rate: int) -> Path:
-    """Write float samples as 16-bit PCM WAV (the format every decoder here reads)."""
+def encode_wav(samples: np.ndarray, sampling_rate: int) -> bytes:
+    """Float samples as the bytes of a mono or multi-channel 16-bit PCM WAV file, clipped to [-1, 1]."""
     import soundfile as sf
 
+    buffer = io.BytesIO()
+    sf.write(buffer, np.clip(samples, -1.0, 1.0), sampling_rate, subtype="PCM_16", format="WAV")
+    return buffer.getvalue()
+
+
+def write_audio(path: Union[str, os.PathLike], samples: np.ndarray, sampling_rate: int) -> Path:
+    """Write float samples as 16-bit PCM WAV (the format every decoder here reads)."""
     path = Path(path)
     path.parent.mkdir(parents=True, exist_ok=True)
-    sf.write(str(path), np.clip(samples, -1.0, 1.0), sampling_rate, subtype="PCM_16")
+    path.write_bytes(encode_wav(samples, sampling_rate))
     return path

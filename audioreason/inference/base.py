@@ -80,6 +80,9 @@ class Generation:
     finish_reason: Optional[str] = None  # "stop" | "length" | None
     error: Optional[str] = None
     seconds: float = 0.0  # wall time attributed to this request (its share of the batch)
+    # What the adapter records beside the text for this item (e.g. a cascade's transcript, an API call's
+    # attempts and retried errors); JSON-serialisable, written with the output.
+    details: dict[str, Any] = field(default_factory=dict)
 
     @property
     def ok(self) -> bool:
