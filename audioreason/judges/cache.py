@@ -33,7 +33,8 @@ from typing import Any, Iterable, Mapping, Optional, Sequence, Union
 log = logging.getLogger("audioreason.judges")
 
 CACHE_FORMAT = 1  # part of every key: bump when the stored record changes meaning
-_CHUNK = 500  # keys per SELECT (SQLite's variable limit is 32766; keep statements small)
+_CHUNK = 500
+_OPEN_ATTEMPTS = 6  # keys per SELECT (SQLite's variable limit is 32766; keep statements small)
 
 
 def canonical_json(value: Any) -> str:
@@ -91,32 +92,48 @@ class VerdictCache:
     # ------------------------------------------------------------------ connection and errors
     def _connect(self) -> sqlite3.Connection:
         if self._conn is None:
-            try:
-                conn = sqlite3.connect(str(self.path), timeout=self._busy_timeout_s, check_same_thread=False,
-                                       isolation_level=None)  # autocommit; transactions are explicit
-                conn.execute(f"PRAGMA busy_timeout={int(self._busy_timeout_s * 1000)}")
-                # WAL: readers never block the writer and a killed process leaves committed rows intact;
-                # synchronous=NORMAL is durable against process crashes (an OS crash may lose the last commits).
-                conn.execute("PRAGMA journal_mode=WAL")
-                conn.execute("PRAGMA synchronous=NORMAL")
-                conn.execute("""CREATE TABLE IF NOT EXISTS judgements (
-                                    key TEXT PRIMARY KEY,
-                                    judge TEXT NOT NULL,
-                                    rater INTEGER NOT NULL,
-                                    status TEXT NOT NULL,
-                                    record TEXT NOT NULL,
-                                    created REAL NOT NULL)""")
-                conn.execute("""CREATE TABLE IF NOT EXISTS claims (
-                                    key TEXT PRIMARY KEY,
-                                    owner TEXT NOT NULL,
-                                    expires REAL NOT NULL)""")
-            except sqlite3.OperationalError as err:
-                if _locked(err):
-                    raise
-                raise self._error(err) from None
-            except sqlite3.DatabaseError as err:
-                raise self._error(err) from None
-            self._conn = conn
+            for attempt in range(_OPEN_ATTEMPTS):
+                conn = None
+                try:
+                    conn = sqlite3.connect(str(self.path), timeout=self._busy_timeout_s, check_same_thread=False,
+                                           isolation_level=None)  # autocommit; transactions are explicit
+                    conn.execute(f"PRAGMA busy_timeout={int(self._busy_timeout_s * 1000)}")
+                    # WAL: readers never block the writer and a killed process leaves committed rows intact;
+                    # synchronous=NORMAL is durable against process crashes (an OS crash may lose the last
+                    # commits).
+                    conn.execute("PRAGMA journal_mode=WAL")
+                    conn.execute("PRAGMA synchronous=NORMAL")
+                    # The write lock first: processes opening one new file at once would otherwise upgrade a
+                    # schema read to a write, which SQLite refuses at once (no busy wait) to avoid a deadlock.
+                    conn.execute("BEGIN IMMEDIATE")
+                    conn.execute("""CREATE TABLE IF NOT EXISTS judgements (
+                                        key TEXT PRIMARY KEY,
+                                        judge TEXT NOT NULL,
+                                        rater INTEGER NOT NULL,
+                                        status TEXT NOT NULL,
+                                        record TEXT NOT NULL,
+                                        created REAL NOT NULL)""")
+                    conn.execute("""CREATE TABLE IF NOT EXISTS claims (
+                                        key TEXT PRIMARY KEY,
+                                        owner TEXT NOT NULL,
+                                        expires REAL NOT NULL)""")
+                    conn.execute("COMMIT")
+                except sqlite3.OperationalError as err:
+                    if conn is not None:
+                        conn.close()
+                    if not _locked(err):
+                        raise self._error(err) from None
+                    if attempt == _OPEN_ATTEMPTS - 1:
+                        raise CacheError(f"the judge cache {str(self.path)!r} stayed locked while opening: {err}") \
+                            from None
+                    time.sleep(0.05 * 2 ** attempt)
+                    continue
+                except sqlite3.DatabaseError as err:
+                    if conn is not None:
+                        conn.close()
+                    raise self._error(err) from None
+                self._conn = conn
+                break
         return self._conn
 
     def _error(self, err: Exception) -> CacheError:

@@ -259,6 +259,11 @@ class JudgeRunner:
             if self._usable(record):
                 return self._served(request, JudgeResult.from_dict(record))
             if await asyncio.to_thread(self.cache.claim, key, self._owner, self.claim_ttl_s):
+                # A verdict stored (and its claim ended) between our look-up and our claim is now visible.
+                record = await asyncio.to_thread(self.cache.get, key)
+                if self._usable(record):
+                    self.cache.release(key, self._owner)
+                    return self._served(request, JudgeResult.from_dict(record))
                 break
             await asyncio.sleep(poll)  # another process is judging this key: wait for its verdict
             poll = min(CLAIM_POLL_MAX_S, poll * 2)
