@@ -74,12 +74,12 @@ def as_table(table: Sequence[Sequence[Any]], what: str = "table") -> np.ndarray:
     return np.array(rows, dtype=float)
 
 
-def labels(given: Optional[Sequence[str]], count: int, prefix: str) -> list[str]:
+def labels(given: Optional[Sequence[str]], count: int, prefix: str, noun: str) -> list[str]:
     """The given row or column labels, or ``prefix0``, ``prefix1``, ..."""
     if given is None:
         return [f"{prefix}{i}" for i in range(count)]
     if len(given) != count:
-        raise ValueError(f"{len(given)} {prefix} labels for {count} {prefix}s")
+        raise ValueError(f"{len(given)} {noun} labels for {count} {noun}s")
     return [str(g) for g in given]
 
 
