@@ -43,7 +43,7 @@ class Statistic:
         return out
 
 
-def _number(value: Any, where: str) -> float:
+def as_number(value: Any, where: str) -> float:
     """A finite float, or NaN for a missing value (None or NaN)."""
     if value is None:
         return math.nan
@@ -60,7 +60,7 @@ def as_vector(values: Sequence[Any], what: str) -> np.ndarray:
     if isinstance(values, (str, bytes)) or not hasattr(values, "__len__") or any(
             isinstance(v, (Sequence, np.ndarray)) and not isinstance(v, str) for v in values):
         raise ValueError(f"{what} must be a one-dimensional sequence of numbers")
-    return np.array([_number(v, f"{what}[{i}]") for i, v in enumerate(values)], dtype=float)
+    return np.array([as_number(v, f"{what}[{i}]") for i, v in enumerate(values)], dtype=float)
 
 
 def as_table(table: Sequence[Sequence[Any]], what: str = "table") -> np.ndarray:
@@ -92,4 +92,5 @@ def require_complete(values: np.ndarray, row_labels: list[str], column_labels: l
                                    f"it needs a score in every cell")
 
 
-__all__ = ["Statistic", "StatisticUnavailable", "as_table", "as_vector", "labels", "require_complete"]
+__all__ = ["Statistic", "StatisticUnavailable", "as_number", "as_table", "as_vector", "labels",
+           "require_complete"]
