@@ -4,7 +4,8 @@
 Both take two aligned sequences; a pair with a missing value (None or NaN) on either side is left out
 and counted (``details["dropped_pairs"]``). p-values are two-sided, from Student's t with n - 2 degrees
 of freedom (scipy's ``pearsonr`` and ``spearmanr``): the paper's Table 5 p-values follow from its rho at
-n = 18 this way. Pearson's r comes with the 95% Fisher-z interval (n >= 4); rho with none.
+n = 18 this way. The t approximation is rough for a handful of pairs (|rho| = 1 gives p = 0); it is kept
+because it is the paper's. Pearson's r comes with the 95% Fisher-z interval (n >= 4); rho with none.
 """
 from __future__ import annotations
 
