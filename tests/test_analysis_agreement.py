@@ -5,6 +5,7 @@ import pytest
 from scipy import stats
 
 from audioreason.analysis import Statistic, annotator_alpha, kendalls_w
+from test_mmar_rubrics_scoring import KRIPPENDORFF_EXAMPLE
 
 # ProofWiki, "Kendall's Coefficient of Concordance/Examples/Arbitrary Example 1": 3 competitors (rows) ranked
 # by 4 judges (columns); rank sums 7, 9, 8, S = 2, W = 12 S / (m^2 n (n^2 - 1)) = 24 / 384 = 1/16.
@@ -20,14 +21,10 @@ ANXIETY = list(zip(
     [2, 1, 4, 4, 3, 2, 1, 6, 1, 1, 1, 2, 3, 3, 1, 1, 3, 3, 2, 2],
 ))
 
-# Krippendorff (2011), "Computing Krippendorff's Alpha-Reliability", the example with missing values: 4
-# observers x 12 units; alpha = 0.743 (nominal), 0.815 (ordinal), 0.849 (interval), 0.797 (ratio).
-KRIPPENDORFF_2011 = {
-    "A": [1, 2, 3, 3, 2, 1, 4, 1, 2, None, None, None],
-    "B": [1, 2, 3, 3, 2, 2, 4, 1, 2, 5, None, 3],
-    "C": [None, 3, 3, 3, 2, 3, 4, 2, 2, 5, 1, None],
-    "D": [1, 2, 3, 3, 2, 4, 4, 1, 2, 5, 1, None],
-}
+# Krippendorff (2011), "Computing Krippendorff's Alpha-Reliability", the example with missing values (4
+# observers x 12 units, as the MMAR-Rubrics tests use it): alpha = 0.743 (nominal), 0.815 (ordinal),
+# 0.849 (interval), 0.797 (ratio).
+KRIPPENDORFF_2011 = KRIPPENDORFF_EXAMPLE
 
 
 def test_kendalls_w_reproduces_the_proofwiki_example():

@@ -35,32 +35,33 @@ def _pairs(x: Sequence[Any], y: Sequence[Any], names: tuple[str, str]) -> tuple[
     return a, b, int((~keep).sum())
 
 
-def pearson(x: Sequence[Any], y: Sequence[Any], names: tuple[str, str] = ("x", "y")) -> Statistic:
-    """Pearson's r with its t-test p-value and 95% Fisher-z interval."""
+def _correlate(name: str, x: Sequence[Any], y: Sequence[Any], names: tuple[str, str]) -> Statistic:
     try:
         a, b, dropped = _pairs(x, y, names)
     except StatisticUnavailable as err:
-        return Statistic("pearson_r", unavailable=str(err))
-    result = stats.pearsonr(a, b)
+        return Statistic(name, unavailable=str(err))
     details: dict[str, Any] = {"df": len(a) - 2, "dropped_pairs": dropped}
+    if name == "spearman_rho":
+        result = stats.spearmanr(a, b)
+        return Statistic(name, float(result.statistic), float(result.pvalue), None, len(a), details=details)
+    result = stats.pearsonr(a, b)
     ci = None
     if len(a) >= 4:
         interval = result.confidence_interval(0.95)
         ci = (float(interval.low), float(interval.high))
     else:
         details["ci_unavailable"] = "the Fisher-z interval needs n >= 4 pairs"
-    return Statistic("pearson_r", float(result.statistic), float(result.pvalue), ci, len(a), details=details)
+    return Statistic(name, float(result.statistic), float(result.pvalue), ci, len(a), details=details)
+
+
+def pearson(x: Sequence[Any], y: Sequence[Any], names: tuple[str, str] = ("x", "y")) -> Statistic:
+    """Pearson's r with its t-test p-value and 95% Fisher-z interval."""
+    return _correlate("pearson_r", x, y, names)
 
 
 def spearman(x: Sequence[Any], y: Sequence[Any], names: tuple[str, str] = ("x", "y")) -> Statistic:
     """Spearman's rho (ties get mid-ranks) with its t-approximation p-value (n - 2 df)."""
-    try:
-        a, b, dropped = _pairs(x, y, names)
-    except StatisticUnavailable as err:
-        return Statistic("spearman_rho", unavailable=str(err))
-    result = stats.spearmanr(a, b)
-    return Statistic("spearman_rho", float(result.statistic), float(result.pvalue), None, len(a),
-                     details={"df": len(a) - 2, "dropped_pairs": dropped})
+    return _correlate("spearman_rho", x, y, names)
 
 
 def correlation_matrix(columns: Mapping[str, Sequence[Any]], method: str = "pearson") -> dict[str, Any]:
