@@ -177,7 +177,8 @@ def test_bad_results_are_refused_naming_the_entry(mutate, message):
 def test_empty_or_unknown_options_are_refused():
     with pytest.raises(ValueError, match="non-empty list"):
         validity_report([])
-    with pytest.raises(ValueError, match="method must be one of"):
-        validity_report(offline_results(), correlation="kendall")
-    with pytest.raises(ValueError, match="level must be one of"):
-        validity_report(offline_results(), annotations=KRIPPENDORFF_2011, alpha_level="likert")
+    # Options are checked before anything is computed, whether or not they would be used.
+    with pytest.raises(ValueError, match="correlation method must be one of"):
+        validity_report(offline_results()[:1], correlation="kendall")
+    with pytest.raises(ValueError, match="alpha level must be one of"):
+        validity_report(offline_results(), alpha_level="likert")

@@ -10,9 +10,9 @@ import math
 from dataclasses import replace
 from typing import Any, Mapping, Optional, Sequence
 
-from .agreement import annotator_alpha, kendalls_w
+from .agreement import LEVELS, annotator_alpha, kendalls_w
 from .anova import icc_2_1, two_way_anova
-from .correlation import correlation_matrix, spearman
+from .correlation import METHODS, correlation_matrix, spearman
 from .statistic import Statistic, as_number
 
 # Scores read from a scorer's result, in this order: the aria metric means, ARIA and accuracy (aria), the
@@ -98,6 +98,51 @@ def _named(stat: Statistic, measure: str, inputs: str) -> dict[str, Any]:
     return replace(stat, measure=measure, inputs=inputs).to_dict()
 
 
+def _correlations(column: dict[str, list[float]], method: str) -> tuple[list[dict[str, Any]], dict[str, Any]]:
+    """Figure 4: every pair of measures over the (model, benchmark) results, and the matrix for plotting."""
+    matrix = correlation_matrix(column, method)
+    pairs = [_named(stat, stat.measure, f"{stat.measure.replace('~', ' and ')} of {stat.n or 'the'} "
+                                        f"(model, benchmark) results with both") for stat in matrix.pop("pairs")]
+    return pairs, matrix
+
+
+def _across_benchmarks(m: str, cells: dict[tuple[str, str], float], models: list[str],
+                       benchmarks: list[str]) -> list[dict[str, Any]]:
+    """Figures 2 and 3: eta^2 of model and dataset, Kendall's W and ICC(2,1) of one measure's
+    models x benchmarks table."""
+    table = [[cells.get((model, bench)) for bench in benchmarks] for model in models]
+    factors = _table_inputs(m, models, benchmarks, "factor model", "factor dataset")
+    out = [_named(stat, m, factors) for stat in two_way_anova(table, ("model", "dataset"), models, benchmarks).values()]
+    out.append(_named(kendalls_w(table, models, benchmarks), m,
+                      _table_inputs(m, models, benchmarks, "ranked objects", "raters")))
+    out.append(_named(icc_2_1(table, models, benchmarks), m, _table_inputs(m, models, benchmarks, "targets", "raters")))
+    return out
+
+
+def _human_alignment(column: dict[str, list[float]], ratings: list[float]) -> list[dict[str, Any]]:
+    """Table 5: Spearman's rho of each measure, and of each metric group, with the human ratings."""
+    scored = dict(column)
+    for group, (a, b) in HUMAN_GROUPS.items():
+        if a in column and b in column:
+            scored[group] = [(x + y) / 2 for x, y in zip(column[a], column[b])]
+    out = []
+    for m, values in scored.items():
+        stat = spearman(values, ratings, (m, "human rating"))
+        out.append(_named(stat, f"{m}~human",
+                          f"{m} against the mean human rating of {stat.n or 'the'} (model, benchmark) results rated"))
+    return out
+
+
+def _judge_reliability(model: str, bench: str, rel: Mapping[str, Any]) -> dict[str, Any]:
+    """The Krippendorff's alpha an mmar_rubrics result carries (its ``reliability``), as a statistic."""
+    alpha = rel.get("alpha")
+    stat = Statistic("krippendorff_alpha", alpha, n=rel.get("items"),
+                     unavailable=None if alpha is not None else rel.get("unavailable") or "the result carries no alpha",
+                     details={"level": rel.get("level"), "kind": rel.get("kind"), "model": model, "benchmark": bench})
+    return _named(stat, "rubrics raters",
+                  f"MMAR-Rubrics rater scores of {model} on {bench} ({rel.get('kind')}, {rel.get('items')} items)")
+
+
 def validity_report(results: Sequence[Mapping[str, Any]], human: Optional[Mapping[Any, Any]] = None,
                     annotations: Optional[Mapping[str, Sequence[Any]]] = None, correlation: str = "pearson",
                     alpha_level: str = "interval") -> dict[str, Any]:
@@ -109,12 +154,18 @@ def validity_report(results: Sequence[Mapping[str, Any]], human: Optional[Mappin
     missing value; all results must come from one scorer.
     ``human``: optional ``{(model, benchmark): mean human rating}`` (ARIA Table 5).
     ``annotations``: optional ``{annotator: [rating per instance, None where not rated]}`` (ARIA §4's
-    inter-annotator agreement). ``correlation``: "pearson" (Figure 4's r) or "spearman".
+    inter-annotator agreement), scored at ``alpha_level``. ``correlation``: "pearson" (Figure 4's r) or
+    "spearman".
 
     Returns ``models``, ``benchmarks``, ``measures``, ``scorer``, ``statistics`` (each a ``Statistic`` as a
     dict with ``measure`` and ``inputs``; unavailable ones say why), ``correlation_matrix`` (names, r, p,
-    n), ``not_applicable`` (statistics not computed, with the reason) and ``warnings``.
+    n; None with fewer than two measures), ``not_applicable`` (statistics not computed, with the reason)
+    and ``warnings``.
     """
+    if correlation not in METHODS:
+        raise ValueError(f"correlation method must be one of {METHODS}, not {correlation!r}")
+    if alpha_level not in LEVELS:
+        raise ValueError(f"alpha level must be one of {LEVELS}, not {alpha_level!r}")
     keys, rows, outputs, scorer = _read(results)
     models = list(dict.fromkeys(k[0] for k in keys))
     benchmarks = list(dict.fromkeys(k[1] for k in keys))
@@ -132,48 +183,22 @@ def validity_report(results: Sequence[Mapping[str, Any]], human: Optional[Mappin
     column = {m: [row.get(m, math.nan) for row in rows] for m in measures}
     statistics: list[dict[str, Any]] = []
 
-    # Figure 4: the correlation matrix of the measures over the (model, benchmark) results.
     matrix = None
     if len(measures) >= 2:
-        matrix = correlation_matrix(column, correlation)
-        for stat in matrix.pop("pairs"):
-            first, second = stat.measure.split("~")
-            statistics.append(_named(stat, stat.measure, f"{first} and {second} of {stat.n or 'the'} (model, "
-                                                         f"benchmark) results with both"))
+        pairs, matrix = _correlations(column, correlation)
+        statistics += pairs
     else:
         not_applicable.append({"statistic": "correlation_matrix", "reason": "needs at least two measures"})
-
-    # Figures 2 and 3: two-way ANOVA, Kendall's W and ICC(2,1) on each measure's models x benchmarks table.
     if len(benchmarks) >= 2:
         for m in measures:
-            cells = dict(zip(keys, column[m]))
-            table = [[cells.get((model, bench)) for bench in benchmarks] for model in models]
-            factors = _table_inputs(m, models, benchmarks, "factor model", "factor dataset")
-            for stat in two_way_anova(table, ("model", "dataset"), models, benchmarks).values():
-                statistics.append(_named(stat, m, factors))
-            statistics.append(_named(kendalls_w(table, models, benchmarks), m,
-                                     _table_inputs(m, models, benchmarks, "ranked objects", "raters")))
-            statistics.append(_named(icc_2_1(table, models, benchmarks), m,
-                                     _table_inputs(m, models, benchmarks, "targets", "raters")))
+            statistics += _across_benchmarks(m, dict(zip(keys, column[m])), models, benchmarks)
     else:
         not_applicable.append({"statistic": "two-way ANOVA, Kendall's W, ICC(2,1)",
                                "reason": f"need results on at least two benchmarks; got {benchmarks}"})
-
-    # Table 5: Spearman's rho of each measure (and metric group) with the human ratings.
     if human is not None:
-        ratings = _human_ratings(human, keys)
-        scored = dict(column)
-        for group, (a, b) in HUMAN_GROUPS.items():
-            if a in column and b in column:
-                scored[group] = [(x + y) / 2 for x, y in zip(column[a], column[b])]
-        for m, values in scored.items():
-            stat = spearman(values, ratings, (m, "human rating"))
-            statistics.append(_named(stat, f"{m}~human", f"{m} against the mean human rating of "
-                                                         f"{stat.n or 'the'} (model, benchmark) results rated"))
+        statistics += _human_alignment(column, _human_ratings(human, keys))
     else:
         not_applicable.append({"statistic": "spearman_rho with human ratings", "reason": "no human= ratings given"})
-
-    # §4 Human evaluation: agreement between annotators.
     if annotations is not None:
         stat = annotator_alpha(annotations, alpha_level)
         statistics.append(_named(stat, "human ratings", f"{len(annotations)} annotators' ratings of the same "
@@ -181,18 +206,9 @@ def validity_report(results: Sequence[Mapping[str, Any]], human: Optional[Mappin
                                                         f"{alpha_level} level"))
     else:
         not_applicable.append({"statistic": "krippendorff_alpha of annotators", "reason": "no annotations= given"})
-
-    # MMAR-Rubrics: the judges' reliability each mmar_rubrics result already carries.
-    for (model, bench), out in zip(keys, outputs):
-        rel = out.get("reliability")
-        if scorer == "mmar_rubrics" and isinstance(rel, Mapping):
-            stat = Statistic("krippendorff_alpha", rel.get("alpha"), n=rel.get("items"),
-                             unavailable=None if rel.get("alpha") is not None else
-                             rel.get("unavailable") or "the result carries no alpha",
-                             details={"level": rel.get("level"), "kind": rel.get("kind"), "model": model,
-                                      "benchmark": bench})
-            statistics.append(_named(stat, "rubrics raters", f"MMAR-Rubrics rater scores of {model} on {bench} "
-                                                             f"({rel.get('kind')}, {rel.get('items')} items)"))
+    if scorer == "mmar_rubrics":
+        statistics += [_judge_reliability(model, bench, out["reliability"])
+                       for (model, bench), out in zip(keys, outputs) if isinstance(out.get("reliability"), Mapping)]
 
     return {"models": models, "benchmarks": benchmarks, "measures": measures, "scorer": scorer,
             "statistics": statistics, "correlation_matrix": matrix, "not_applicable": not_applicable,
