@@ -6,9 +6,10 @@ import pytest
 
 from audioreason.analysis import Statistic, icc_2_1, two_way_anova
 
-# Montgomery, "Design and Analysis of Experiments", Example 4.1 (randomized complete block design): Rockwell
-# hardness of 4 tips (rows) on 4 metal coupons (blocks, columns). In the book's coded units (x - 9.5) * 10 the
-# ANOVA gives SS_tips = 38.50, SS_blocks = 82.50, SS_E = 8.00, SS_T = 129.00; F_tips = 14.44 with P = 0.0009.
+# Montgomery, "Design and Analysis of Experiments", §4.1, the hardness-testing experiment (randomized complete
+# block design): Rockwell hardness of 4 tips (rows) on 4 metal coupons (blocks, columns). In the book's coded
+# units (x - 9.5) * 10 the ANOVA gives SS_tips = 38.50, SS_blocks = 82.50, SS_E = 8.00, SS_T = 129.00;
+# F_tips = 14.44 with P = 0.0009.
 HARDNESS = [[9.3, 9.4, 9.6, 10.0],
             [9.4, 9.3, 9.8, 9.9],
             [9.2, 9.4, 9.5, 9.7],
@@ -26,7 +27,7 @@ SHROUT_FLEISS = [[9, 2, 5, 8],
                  [6, 2, 4, 7]]
 
 
-def test_anova_reproduces_montgomery_example_4_1():
+def test_anova_reproduces_montgomerys_hardness_testing_experiment():
     coded = [[(x - 9.5) * 10 for x in row] for row in HARDNESS]
     out = two_way_anova(coded, factors=("tip", "coupon"))
     tip, coupon = out["tip"], out["coupon"]
