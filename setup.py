@@ -24,6 +24,7 @@ RUNTIME = [
     "openai==3.57.0",
     "lemminflect==0.2.3",  # M6 lemmatizer; ships its own data (no NLTK/WordNet download)
     "krippendorff==0.9.0",  # MMAR-Rubrics reliability (Krippendorff's alpha)
+    "statsmodels==0.15.0",  # validity statistics: two-way ANOVA (eta squared, ICC mean squares)
 ]
 
 EXTRAS = {
