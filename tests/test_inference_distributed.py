@@ -18,11 +18,11 @@ ROOT = Path(__file__).resolve().parents[1]
 UNITS = 6 * 4 * 2  # items x (full, none, frag:2:0, frag:2:1) x (plain, aria_cot)
 
 
-def command(tiny_audio, raw, out, *extra):
+def command(tiny_audio, raw, out, *extra, progress=False):
     return [sys.executable, "-m", "audioreason", "run", "--model", str(tiny_audio["phi4-multimodal"]),
             "--benchmark", "mmar", "--data", str(raw), "--limit", "6", "--conditions", "full,none,frag:2",
             "--templates", "plain,aria_cot", "--max-new-tokens", "8", "--max-audio-s", "2", "--out", str(out),
-            "--no-progress", *extra]
+            *([] if progress else ["--no-progress"]), *extra]
 
 
 def environment():
@@ -63,8 +63,10 @@ def one_process(tiny_audio, mmar_raw, tmp_path_factory):
 
 def test_two_processes_give_the_same_outputs_as_one(one_process, tiny_audio, mmar_raw, tmp_path):
     out = tmp_path / "two"
-    done = run_cli(command(tiny_audio, mmar_raw, out, "--batch-size", "2", "--num-processes", "2"))
+    done = run_cli(command(tiny_audio, mmar_raw, out, "--batch-size", "2", "--num-processes", "2", progress=True))
     assert done.stdout.count("audioreason run:") == 1  # only the main process reports
+    assert "generating (rank 0 of 2)" in done.stderr and "item/s" in done.stderr  # one progress bar, rank 0's
+    assert "rank 1" not in done.stderr
     two, records = comparable(out)
     assert two == comparable(one_process)[0]
     assert {r["rank"] for r in records} == {0, 1}

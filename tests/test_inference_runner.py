@@ -65,6 +65,9 @@ def test_one_record_per_unit_in_item_order(first_run, adapter):
                                  "failed_by_kind": {}, "not_applicable": {}, "truncated": 6, "resumed": 0,
                                  "torn_lines": 0, "duplicates": 0}
     assert summary["status"] == "finished" and summary["models"]["main"]["max_audio_s"] == 2.0
+    session = summary["sessions"][0]
+    assert session["world_size"] == 1 and session["ran"] == 24
+    assert session["items_per_s"] == pytest.approx(24 / session["generation_s"], rel=1e-2)
     assert {"torch", "transformers", "accelerate", "datasets", "python"} <= set(summary["versions"])
     assert json.loads((out / RUN_FILE).read_text()) == summary
 

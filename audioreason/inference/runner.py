@@ -7,8 +7,9 @@ template, item), written as it finishes, resumable, split across processes with 
 Layout of ``--out``::
 
     run.json                 config, model descriptions, templates (name, hash, source), decoding, package
-                             versions, git commit, start/end of each session, counts (done, failed, not
-                             applicable, truncated, resumed, torn lines, duplicates)
+                             versions, git commit, each session (start, end, processes, units run, seconds
+                             in the generation loop of the slowest process, items/s), counts (done,
+                             failed, not applicable, truncated, resumed, torn lines, duplicates)
     shards/rank-<r>.jsonl    each process appends every finished output to its own shard, flushed and
                              fsynced per item, so a killed run loses at most the item in flight
     outputs.jsonl            all outputs gathered in item order (then condition, then template order)
@@ -432,6 +433,7 @@ def _run(config: RunConfig, given: Optional[dict[str, ModelAdapter]], state: Any
     writer = ShardWriter(shard_dir / f"rank-{state.process_index}.jsonl")
     runner = Runner(adapters, preparers, items, config.decoding, writer, state.process_index)
     progress = _progress(len(mine), config.progress and state.is_main_process, state.num_processes)
+    loop_start = time.perf_counter()
     try:
         for batch in batches(mine, config.batch_size):
             runner.run_batch(batch)
@@ -439,11 +441,16 @@ def _run(config: RunConfig, given: Optional[dict[str, ModelAdapter]], state: Any
     finally:
         progress.close()
         writer.close()
+    from accelerate.utils import gather_object
+
+    # The slowest process decides when the work is done: items/s = units run / its loop time.
+    loop_seconds = max(gather_object([time.perf_counter() - loop_start]))
     state.wait_for_everyone()
     summary = None
     if state.is_main_process:
         summary = gather(out, units, not_applicable_counts, config, adapters, templates, identity, previous,
-                         started, len(finished & {u.key for u in units}), state.num_processes, before.torn_lines)
+                         started, len(finished & {u.key for u in units}), state.num_processes, before.torn_lines,
+                         loop_seconds)
     state.wait_for_everyone()  # no process leaves before the outputs are gathered
     return summary
 
@@ -457,7 +464,8 @@ def _progress(total: int, enabled: bool, world: int):
 
 def gather(out: Path, units: Sequence[Unit], not_applicable_counts: dict[str, int], config: RunConfig,
            adapters: dict[str, ModelAdapter], templates: Sequence[PromptTemplate], identity: dict[str, Any],
-           previous: Optional[dict], started: str, resumed: int, world: int, torn_at_start: int) -> dict[str, Any]:
+           previous: Optional[dict], started: str, resumed: int, world: int, torn_at_start: int,
+           loop_seconds: float) -> dict[str, Any]:
     """Rank 0, after every process is done: outputs.jsonl in output order and run.json with the counts
     (``torn_at_start``: torn last lines the shards held when this session started, left by a killed run)."""
     shards = read_shards(out / SHARD_DIR)
@@ -474,8 +482,10 @@ def gather(out: Path, units: Sequence[Unit], not_applicable_counts: dict[str, in
             kind = "audio" if str(record["error"]).startswith("audio:") else "model"
             failed[kind] = failed.get(kind, 0) + 1
     sessions = (previous or {}).get("sessions", [])
-    sessions = sessions + [{"started": started, "finished": _now(), "world_size": world,
-                            "ran": len(units) - resumed}]
+    ran = len(units) - resumed
+    sessions = sessions + [{"started": started, "finished": _now(), "world_size": world, "ran": ran,
+                            "generation_s": round(loop_seconds, 3),
+                            "items_per_s": round(ran / loop_seconds, 3) if ran and loop_seconds > 0 else None}]
     summary = {
         "identity": identity,
         "config": config.to_dict(),
