@@ -8,7 +8,8 @@ import torch
 from audioreason.inference import AudioInput, DecodingParams, GenerationRequest
 from audioreason.inference.text_lm import TextLMAdapter
 from audioreason.inference.transformers_audio import PRESETS, TransformersAudioAdapter, resolve_preset
-from tiny_audio_models import BUILDERS, mmar_raw, one_thread, tiny_audio  # noqa: F401 (fixtures)
+from inference_fixtures import one_thread, tiny_audio  # noqa: F401 (fixtures)
+from tiny_audio_models import BUILDERS
 
 RATE = 16000
 DECODING = DecodingParams(max_new_tokens=6)

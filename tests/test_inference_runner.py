@@ -13,7 +13,7 @@ from audioreason.inference.runner import (OUTPUTS_FILE, RUN_FILE, RunConfig, Uni
                                           plan_units, read_shards, run)
 from audioreason.inference.text_lm import TextLMAdapter
 from audioreason.inference.transformers_audio import TransformersAudioAdapter
-from tiny_audio_models import mmar_raw, one_thread, tiny_audio  # noqa: F401 (fixtures)
+from inference_fixtures import mmar_raw, one_thread, tiny_audio  # noqa: F401 (fixtures)
 
 DECODING = DecodingParams(max_new_tokens=5)
 

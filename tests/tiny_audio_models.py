@@ -159,7 +159,8 @@ def build_audioflamingo3(folder: Path) -> Path:
     return _finish(AudioFlamingo3ForConditionalGeneration(config), tok, folder)
 
 
-def build_phi4_multimodal(folder: Path) -> Path:
+def build_phi4_multimodal(folder: Path, hidden: int = 32, layers: int = 2) -> Path:
+    """``hidden`` and ``layers`` size the language model (the benchmark builds a larger one)."""
     from transformers import Phi4MultimodalConfig, Phi4MultimodalFeatureExtractor, Phi4MultimodalForCausalLM
 
     folder.mkdir(parents=True, exist_ok=True)
@@ -170,8 +171,10 @@ def build_phi4_multimodal(folder: Path) -> Path:
                 "<|endoftext11|>{% elif c['type'] == 'text' %}{{ c['text'] }}{% endif %}{% endfor %}{% endif %}"
                 "<|end|>{% endfor %}{% if add_generation_prompt %}<|assistant|>{% endif %}")
     _audio_only_files(folder, tok, Phi4MultimodalFeatureExtractor(feature_size=80), template, "Phi4MultimodalProcessor")
+    text = {**_text_config(tok), "hidden_size": hidden, "intermediate_size": 2 * hidden, "num_hidden_layers": layers,
+            "num_attention_heads": max(4, hidden // 64), "num_key_value_heads": max(2, hidden // 128)}
     config = Phi4MultimodalConfig(
-        **_text_config(tok), original_max_position_embeddings=4096, bos_token_id=0, pad_token_id=1,
+        **text, original_max_position_embeddings=4096, bos_token_id=0, pad_token_id=1,
         eos_token_id=tok.convert_tokens_to_ids("<|end|>"),
         vision_config=dict(hidden_size=16, intermediate_size=32, num_hidden_layers=1, num_attention_heads=2,
                            image_size=28, patch_size=14, crop_size=28, image_token_id=tok.image_token_id),
@@ -190,33 +193,3 @@ BUILDERS = {
     "phi4-multimodal": build_phi4_multimodal,
 }
 
-
-# ------------------------------------------------------------------------------------------------
-# Shared fixtures (imported by the inference tests)
-# ------------------------------------------------------------------------------------------------
-import pytest  # noqa: E402
-
-
-@pytest.fixture(scope="session")
-def tiny_audio(tmp_path_factory) -> dict[str, Path]:
-    """Preset name -> folder of its tiny random checkpoint (built once per session)."""
-    root = tmp_path_factory.mktemp("tiny_audio")
-    return {name: build(root / name) for name, build in BUILDERS.items()}
-
-
-@pytest.fixture(scope="session")
-def mmar_raw(tmp_path_factory) -> Path:
-    """The demo's 12 MMAR items as a raw folder with 3 s synthesized clips."""
-    from audioreason.data.mmar import demo_metadata, write_raw_folder
-
-    return write_raw_folder(demo_metadata(), tmp_path_factory.mktemp("mmar_raw"))
-
-
-@pytest.fixture
-def one_thread():
-    """One torch thread: on a 2-core machine shared with other processes, two threads spin against each
-    other and make tiny models 10x slower."""
-    threads = torch.get_num_threads()
-    torch.set_num_threads(1)
-    yield
-    torch.set_num_threads(threads)
