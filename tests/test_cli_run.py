@@ -57,9 +57,12 @@ def test_a_resume_into_another_runs_folder_is_a_usage_error(tmp_path, capsys):
     raw = write_raw_folder(demo_metadata()[:2], tmp_path / "raw")
     out = tmp_path / "out"
     out.mkdir()
-    (out / "run.json").write_text(json.dumps({"identity": {"models": {"main": "another-model"}}}))
+    identity = {"benchmark": "mmar", "decoding": {"max_new_tokens": 1024, "temperature": 0.0, "top_p": 1.0, "seed": 0},
+                "models": {"main": {"name": "another-model", "max_audio_s": 1800.0}}}
+    (out / "run.json").write_text(json.dumps({"identity": identity}))
     with pytest.raises(SystemExit) as exit_info:
         main(["run", "--model", str(model), "--benchmark", "mmar", "--data", str(raw), "--out", str(out),
               "--no-progress"])
     err = capsys.readouterr().err
-    assert exit_info.value.code == 2 and "holds outputs of a different run (models" in err
+    assert exit_info.value.code == 2 and "holds outputs of a different run (main model differ" in err
+    assert "another-model" in err

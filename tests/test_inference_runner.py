@@ -148,7 +148,7 @@ def test_a_damaged_shard_line_is_an_error(first_run, tmp_path):
 def test_another_runs_folder_is_refused(first_run, adapter, mmar_raw, tmp_path):
     out = tmp_path / "other"
     shutil.copytree(first_run[0], out)
-    with pytest.raises(ValueError, match="different run \\(decoding differ"):
+    with pytest.raises(ValueError, match="different run \\(decoding differ.*max_new_tokens"):
         run(config(out, mmar_raw, decoding=DecodingParams(max_new_tokens=7)), {"main": adapter})
 
 
@@ -196,8 +196,13 @@ def test_text_backbone_condition(adapter, mmar_raw, tmp_path, one_thread):
         run(config(tmp_path / "x", mmar_raw, conditions=["tb"]))  # refused before any model is loaded
     with pytest.raises(ValueError, match="need adapters for \\['tb'\\]"):
         run(config(tmp_path / "x", mmar_raw, conditions=["tb"], tb_model=str(lm)), {"main": adapter})
+    first = run(config(tmp_path / "tb", mmar_raw, conditions=["full"], templates=["plain"]), {"main": adapter})
+    assert first["counts"]["ok"] == 3
+    # A later session adds the text-backbone condition to the same folder: the full outputs are kept.
     summary = run(config(tmp_path / "tb", mmar_raw, conditions=["full", "tb"], templates=["plain"], tb_model=str(lm)),
                   {"main": adapter, "tb": TextLMAdapter(str(lm))})
+    assert summary["counts"]["resumed"] == 3 and summary["sessions"][-1]["ran"] == 3
+    assert set(summary["identity"]["models"]) == {"main", "tb"}
     records = outputs(tmp_path / "tb")
     assert [(r["condition"], r["adapter"], r["model"] == str(lm)) for r in records[:2]] == [
         ("full", "transformers", False), ("tb", "text_lm", True)]

@@ -12,7 +12,9 @@ Layout of ``--out``::
                              failed, not applicable, truncated, resumed, torn lines, duplicates)
     shards/rank-<r>.jsonl    each process appends every finished output to its own shard, flushed and
                              fsynced per item, so a killed run loses at most the item in flight
-    outputs.jsonl            all outputs gathered in item order (then condition, then template order)
+    outputs.jsonl            the outputs of this command's units, gathered in item order (then condition,
+                             then template order); a later command with other conditions keeps the earlier
+                             outputs in the shards and gathers its own
     fragments/               the fragment cache (``frag:N:k`` conditions)
 
 Work split: every process reads the shards, drops the keys already finished (an output without error), sorts
@@ -288,24 +290,28 @@ def _now() -> str:
 
 
 def _identity(config: RunConfig, adapters: dict[str, ModelAdapter]) -> dict[str, Any]:
-    """What a resumed run must share with the outputs already in the folder."""
-    return {"models": {role: a.name for role, a in adapters.items()}, "benchmark": config.benchmark,
-            "decoding": config.decoding.to_dict(),
-            "max_audio_s": {role: a.max_audio_s for role, a in adapters.items()}}
+    """What a resumed run must share with the outputs already in the folder: the benchmark, the decoding, and
+    per model role ("main", "tb") the model's name and audio limit."""
+    return {"benchmark": config.benchmark, "decoding": config.decoding.to_dict(),
+            "models": {role: {"name": a.name, "max_audio_s": a.max_audio_s} for role, a in adapters.items()}}
 
 
-def check_resumable(run_file: Path, identity: dict[str, Any]) -> Optional[dict]:
-    """The previous run file, after checking that its model, benchmark, decoding and audio limit match."""
+def check_resumable(run_file: Path, identity: dict[str, Any]) -> tuple[Optional[dict], dict[str, Any]]:
+    """(the previous run file, the identity to record), after checking that the benchmark, the decoding and
+    each model role both sessions use match. A session may add a role (the tb condition later on)."""
     if not run_file.is_file():
-        return None
+        return None, identity
     previous = json.loads(run_file.read_text(encoding="utf-8"))
     before = previous.get("identity", {})
-    differs = [k for k in identity if before.get(k) != identity[k]]
+    before_models = before.get("models", {})
+    differs = {k: (before.get(k), identity[k]) for k in ("benchmark", "decoding") if before.get(k) != identity[k]}
+    differs.update({f"{role} model": (before_models[role], model) for role, model in identity["models"].items()
+                    if role in before_models and before_models[role] != model})
     if differs:
+        detail = "; ".join(f"{k}: {old} here before, {new} now" for k, (old, new) in differs.items())
         raise ValueError(f"{run_file.parent} holds outputs of a different run ({', '.join(differs)} differ: "
-                         f"{ {k: before.get(k) for k in differs} } vs { {k: identity[k] for k in differs} }); "
-                         "use another --out folder")
-    return previous
+                         f"{detail}); use another --out folder")
+    return previous, {**identity, "models": {**before_models, **identity["models"]}}
 
 
 # ------------------------------------------------------------------------------------------------
@@ -419,8 +425,7 @@ def _run(config: RunConfig, given: Optional[dict[str, ModelAdapter]], state: Any
     names = {role: a.name for role, a in adapters.items()}
     units, not_applicable_counts = plan_units(items, conditions, templates, names, preparers.get("main") or
                                               preparers["tb"])
-    identity = _identity(config, adapters)
-    previous = check_resumable(out / RUN_FILE, identity)
+    previous, identity = check_resumable(out / RUN_FILE, _identity(config, adapters))
     shard_dir = out / SHARD_DIR
     before = read_shards(shard_dir) if shard_dir.is_dir() else ShardRead([])
     finished = {k for k, r in select_records(before.records)[0].items() if r.get("error") is None}
