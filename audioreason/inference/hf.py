@@ -78,6 +78,21 @@ def read_generations(tokenizer: Any, new_tokens: Any, prompt_tokens: Sequence[in
     return out
 
 
+def generate_and_read(model: Any, tokenizer: Any, inputs: Any, decoding: DecodingParams, eos_ids: Sequence[int],
+                      start: float) -> list[Generation]:
+    """``model.generate`` on tokenized, left-padded ``inputs`` (on the model's device), read back per row;
+    ``start`` (a perf_counter value) is when the batch's preparation began, so each request's seconds
+    include the processor's share."""
+    import torch
+
+    prompt_tokens = inputs["attention_mask"].sum(dim=1).tolist()
+    seed_sampling(decoding)
+    with torch.inference_mode():
+        output = model.generate(**inputs, **generate_kwargs(decoding, eos_ids, tokenizer.pad_token_id))
+    new_tokens = output[:, inputs["input_ids"].shape[1]:]
+    return read_generations(tokenizer, new_tokens, prompt_tokens, eos_ids, time.perf_counter() - start)
+
+
 def describe_error(err: BaseException) -> str:
     text = str(err).strip().splitlines()
     return f"{type(err).__name__}: {text[0] if text else ''}"[:500]
@@ -111,5 +126,5 @@ def move_inputs(inputs: Any, model: Any) -> Any:
     return inputs.to(model.device, dtype=model.dtype) if hasattr(inputs, "to") else inputs
 
 
-__all__ = ["DTYPES", "describe_error", "eos_token_ids", "generate_in_batches", "generate_kwargs", "load_options",
-           "move_inputs", "read_generations", "seed_sampling"]
+__all__ = ["DTYPES", "describe_error", "eos_token_ids", "generate_and_read", "generate_in_batches", "generate_kwargs",
+           "load_options", "move_inputs", "read_generations", "seed_sampling"]

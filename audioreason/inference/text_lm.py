@@ -11,10 +11,10 @@ audio silently dropped.
 from __future__ import annotations
 
 import time
-from typing import Any, Optional, Sequence
+from typing import Optional, Sequence
 
 from .base import DecodingParams, Generation, GenerationRequest
-from .hf import eos_token_ids, generate_in_batches, generate_kwargs, load_options, read_generations, seed_sampling
+from .hf import eos_token_ids, generate_and_read, generate_in_batches, load_options
 
 
 class TextLMAdapter:
@@ -55,8 +55,6 @@ class TextLMAdapter:
         return generate_in_batches(list(requests), lambda batch: self._batch(batch, decoding))
 
     def _batch(self, requests: Sequence[GenerationRequest], decoding: DecodingParams) -> list[Generation]:
-        import torch
-
         if any(r.audio is not None for r in requests):
             raise ValueError("a text LM takes no audio: send the text-backbone condition's requests without audio")
         start = time.perf_counter()
@@ -64,13 +62,7 @@ class TextLMAdapter:
         # Chat templates write their own special tokens; a bare prompt gets the tokenizer's (e.g. BOS).
         inputs = self.tokenizer(texts, return_tensors="pt", padding=True,
                                 add_special_tokens=not self.tokenizer.chat_template).to(self.model.device)
-        prompt_tokens = inputs["attention_mask"].sum(dim=1).tolist()
-        seed_sampling(decoding)
-        with torch.inference_mode():
-            output = self.model.generate(**inputs, **generate_kwargs(decoding, self.eos_ids,
-                                                                     self.tokenizer.pad_token_id))
-        new_tokens = output[:, inputs["input_ids"].shape[1]:]
-        return read_generations(self.tokenizer, new_tokens, prompt_tokens, self.eos_ids, time.perf_counter() - start)
+        return generate_and_read(self.model, self.tokenizer, inputs, decoding, self.eos_ids, start)
 
 
 __all__ = ["TextLMAdapter"]

@@ -51,8 +51,7 @@ from pathlib import Path
 from typing import Any, Mapping, Optional, Sequence
 
 from .base import DecodingParams, Generation, GenerationRequest
-from .hf import (eos_token_ids, generate_in_batches, generate_kwargs, load_options, move_inputs, read_generations,
-                 seed_sampling)
+from .hf import eos_token_ids, generate_and_read, generate_in_batches, load_options, move_inputs
 
 
 @dataclass(frozen=True)
@@ -292,20 +291,12 @@ class TransformersAudioAdapter:
         return messages
 
     def _batch(self, requests: Sequence[GenerationRequest], decoding: DecodingParams) -> list[Generation]:
-        import torch
-
         start = time.perf_counter()
         inputs = self.processor.apply_chat_template(
             [self.conversation(r) for r in requests], tokenize=True, return_dict=True, add_generation_prompt=True,
             processor_kwargs={"text_kwargs": {"padding": True, "padding_side": "left"}}, return_tensors="pt")
-        inputs = move_inputs(inputs, self.model)
-        prompt_tokens = inputs["attention_mask"].sum(dim=1).tolist()
-        seed_sampling(decoding)
-        with torch.inference_mode():
-            output = self.model.generate(**inputs, **generate_kwargs(decoding, self.eos_ids,
-                                                                     self.tokenizer.pad_token_id))
-        new_tokens = output[:, inputs["input_ids"].shape[1]:]
-        return read_generations(self.tokenizer, new_tokens, prompt_tokens, self.eos_ids, time.perf_counter() - start)
+        return generate_and_read(self.model, self.tokenizer, move_inputs(inputs, self.model), decoding, self.eos_ids,
+                                 start)
 
 
 __all__ = ["PRESETS", "Preset", "TransformersAudioAdapter", "audio_only_processor", "load_processor",
