@@ -116,6 +116,18 @@ def test_an_error_stays_with_its_request(adapters, one_thread):
     assert [g.text for g in (out[0], out[2])] == [g.text for g in good]
 
 
+def test_a_checkpoint_of_another_format_is_refused(tiny_audio, tmp_path):
+    import json
+    import shutil
+
+    folder = tmp_path / "phi4mm"
+    shutil.copytree(tiny_audio["phi4-multimodal"], folder)
+    config = json.loads((folder / "config.json").read_text())
+    (folder / "config.json").write_text(json.dumps({**config, "model_type": "phi4mm"}))
+    with pytest.raises(ValueError, match="model_type 'phi4mm'; the phi4-multimodal preset loads"):
+        TransformersAudioAdapter(str(folder), preset="phi4-multimodal")
+
+
 def test_resolve_preset(tiny_audio):
     assert resolve_preset("qwen2-audio")[1] == "Qwen/Qwen2-Audio-7B-Instruct"
     assert resolve_preset("Qwen/Qwen2.5-Omni-7B")[0].name == "qwen2.5-omni"

@@ -35,7 +35,10 @@ audioflamingo3       nvidia/audio-flamingo-3-hf                  10 min         
 phi4-multimodal      microsoft/Phi-4-multimodal-instruct         30 min              AudioSpan Table 6 (reported ceiling)
 ===================  ==========================================  ==================  ==================================
 
-All take 16 kHz mono. A local checkpoint folder picks its preset from ``config.json``'s ``model_type``.
+All take 16 kHz mono. A local checkpoint folder picks its preset from ``config.json``'s ``model_type``; a
+checkpoint whose model_type the preset's class does not read is refused. Phi-4-multimodal's Hub repository
+keeps its remote-code layout ("phi4mm") on the main branch: load a transformers-format copy (model_type
+"phi4_multimodal").
 Not provided (transformers 5.24): Gemma 3n (its model builds a timm vision tower, and neither timm nor
 torchvision installs beside this stack's CPU torch, so it could not be run or tested here), Voxtral (its
 tokenizer is mistral-common's, absent here, and its chat template takes audio as base64 or a path rather
@@ -84,7 +87,7 @@ PRESETS: dict[str, Preset] = {p.name: p for p in (
            submodule="thinker", load_kwargs={"enable_audio_output": False},
            papers="AudioSpan; All That Glitters Is Not Audio"),
     Preset("qwen3-omni-thinking", "Qwen/Qwen3-Omni-30B-A3B-Thinking", "Qwen3OmniMoeForConditionalGeneration",
-           "Qwen3OmniMoeProcessor", (), 4800.0, "AudioSpan Table 6: 80 min (position budget)",
+           "Qwen3OmniMoeProcessor", ("qwen3_omni_moe",), 4800.0, "AudioSpan Table 6: 80 min (position budget)",
            submodule="thinker", load_kwargs={"enable_audio_output": False},
            papers="AudioSpan; All That Glitters Is Not Audio (sampled at temperature 0.6 there)"),
     Preset("audioflamingo3", "nvidia/audio-flamingo-3-hf", "AudioFlamingo3ForConditionalGeneration",
@@ -98,10 +101,24 @@ PRESETS: dict[str, Preset] = {p.name: p for p in (
 
 
 def _model_type(path: str) -> Optional[str]:
-    config = Path(path) / "config.json"
-    if config.is_file():
-        return json.loads(config.read_text(encoding="utf-8")).get("model_type")
-    return None
+    """config.json's model_type, from a local folder or the Hugging Face cache (None when not found)."""
+    from transformers.utils import cached_file
+
+    try:
+        config = cached_file(path, "config.json", _raise_exceptions_for_missing_entries=False)
+    except (OSError, ValueError):
+        return None
+    return json.loads(Path(config).read_text(encoding="utf-8")).get("model_type") if config else None
+
+
+def check_model_type(path: str, preset: Preset) -> None:
+    """Refuse a checkpoint in another format than the preset's class reads (e.g. Phi-4-multimodal's
+    remote-code "phi4mm" layout, on its Hub repository's main branch, instead of the transformers one)."""
+    model_type = _model_type(path)
+    if model_type is not None and model_type not in preset.model_types:
+        raise ValueError(f"{path} has model_type {model_type!r}; the {preset.name} preset loads "
+                         f"{preset.model_class} checkpoints ({', '.join(preset.model_types)}): use a "
+                         "transformers-format copy of the weights")
 
 
 def resolve_preset(model: str, preset: Optional[str] = None) -> tuple[Preset, str]:
@@ -229,6 +246,7 @@ class TransformersAudioAdapter:
         import transformers
 
         self.preset, path = resolve_preset(model, preset)
+        check_model_type(path, self.preset)
         options = load_options(dtype, device_map, attn_implementation)
         self.processor, processor_note = load_processor(path, self.preset)
         self.tokenizer = self.processor.tokenizer
@@ -299,5 +317,5 @@ class TransformersAudioAdapter:
                                  start)
 
 
-__all__ = ["PRESETS", "Preset", "TransformersAudioAdapter", "audio_only_processor", "load_processor",
-           "processor_cap_s", "resolve_preset"]
+__all__ = ["PRESETS", "Preset", "TransformersAudioAdapter", "audio_only_processor", "check_model_type",
+           "load_processor", "processor_cap_s", "resolve_preset"]
