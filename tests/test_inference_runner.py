@@ -173,6 +173,8 @@ def test_unreadable_audio_is_a_counted_failure(adapter, mmar_raw, tmp_path, one_
     records = outputs(tmp_path / "out")
     assert summary["counts"]["failed_by_kind"] == {"audio": 1} and summary["counts"]["ok"] == 5
     assert records[0]["error"].startswith("audio: ") and records[0]["output"] is None
+    assert records[0]["audio"] == {"seconds": 0.0, "source_seconds": None, "truncated": False, "max_audio_s": 2.0,
+                                   "sampling_rate": 16000}
     assert records[1]["condition"] == "none" and records[1]["error"] is None  # no audio needed
 
 

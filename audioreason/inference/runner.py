@@ -336,8 +336,10 @@ class Runner:
             try:
                 audio = preparer.prepare(unit.condition, self.items[unit.item_index].get("audio"))
             except AudioError as err:
-                records.append(self.record(unit, adapter, Generation(text=None, error=f"audio: {err}"),
-                                           {"seconds": 0.0, "truncated": False}, time.perf_counter() - start, 1))
+                no_audio = {"seconds": 0.0, "source_seconds": None, "truncated": False,
+                            "max_audio_s": preparer.max_audio_s, "sampling_rate": preparer.sampling_rate}
+                records.append(self.record(unit, adapter, Generation(text=None, error=f"audio: {err}"), no_audio,
+                                           time.perf_counter() - start, 1))
                 continue
             prepared.append((unit, audio, time.perf_counter() - start))
         if prepared:
