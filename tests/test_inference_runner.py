@@ -224,3 +224,15 @@ def test_length_sorted_batches_never_mix_adapters_or_audio_presence():
     ordered = length_sorted(units)
     assert [u.order for u in ordered] == [3, 1, 6, 0, 2, 4, 5]
     assert [[u.order for u in b] for b in batches(ordered, 3)] == [[3, 1, 6], [0], [2, 4], [5]]
+
+
+def test_embedded_audio_gives_the_same_outputs_as_files(first_run, adapter, mmar_raw, tmp_path, one_thread):
+    """A Hub-ready folder (parquet with the audio bytes inside) runs like the raw folder it was exported from."""
+    from audioreason.data import build_benchmark, export_benchmark
+
+    dataset, _ = build_benchmark("mmar", mmar_raw, cache_dir=str(tmp_path / "cache"))
+    folder = export_benchmark("mmar", dataset.select(range(3)), tmp_path / "hub")
+    summary = run(config(tmp_path / "out", folder, fragment_cache=str(tmp_path / "frag")), {"main": adapter})
+    assert summary["counts"]["ok"] == 24 and not (tmp_path / "frag").exists()  # bytes are split in memory
+    assert [(r["key"], r["output"], r["audio"]) for r in outputs(tmp_path / "out")] == \
+           [(r["key"], r["output"], r["audio"]) for r in outputs(first_run[0])]

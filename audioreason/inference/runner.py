@@ -47,7 +47,7 @@ from typing import Any, Iterable, Optional, Sequence
 
 from ..audio.errors import AudioError
 from .base import DecodingParams, Generation, GenerationRequest, ModelAdapter
-from .conditions import AudioPreparer, Condition, PreparedAudio, not_applicable, parse_conditions
+from .conditions import AudioPreparer, Condition, PreparedAudio, local_path, not_applicable, parse_conditions
 from .prompts import DEFAULT_TEMPLATES, PromptTemplate, TemplateMismatch, parse_templates
 
 RUN_FILE = "run.json"
@@ -163,7 +163,7 @@ def plan_units(items: Sequence[dict], conditions: Sequence[Condition], templates
                     key = f"{condition.name}: {reason}"
                     skipped[key] = skipped.get(key, 0) + 1
                     continue
-                cache_key = (json.dumps(item.get("audio"), default=str, sort_keys=True), condition)
+                cache_key = (local_path(item.get("audio")) or f"item {item_index}", condition)
                 if cache_key not in seconds_cache:
                     seconds_cache[cache_key] = preparer.expected_seconds(condition, item.get("audio"))
                 units.append(Unit(len(units), item_index, str(item["id"]), condition, template, role,
