@@ -66,3 +66,19 @@ def test_a_resume_into_another_runs_folder_is_a_usage_error(tmp_path, capsys):
     err = capsys.readouterr().err
     assert exit_info.value.code == 2 and "holds outputs of a different run (main model differ" in err
     assert "another-model" in err
+
+
+def test_launched_processes_get_the_same_arguments_without_num_processes():
+    import argparse
+
+    from audioreason.inference.command import add_run_parser, command_line
+
+    parser = argparse.ArgumentParser()
+    add_run_parser(parser.add_subparsers(dest="command"))
+    given = ["run", "--model", "m", "--benchmark", "mmar", "--data", "d", "--out", "o", "--num-processes", "2",
+             "--conditions", "full,none", "--no-progress", "--max-audio-s", "2.5", "--limit", "3", "--dtype", "bfloat16"]
+    args = parser.parse_args(given)
+    again = parser.parse_args(command_line(args, args.run_parser))
+    assert again.num_processes is None
+    assert {k: v for k, v in vars(again).items() if k != "num_processes"} == \
+           {k: v for k, v in vars(args).items() if k != "num_processes"}
