@@ -307,6 +307,9 @@ def main(argv: Optional[Sequence[str]] = None) -> int:
                       help="where synthesized demo audio is written (default: %(default)s)")
     demo.add_argument("--json", help="also write rows and per-item results to this JSON file")
     demo.set_defaults(run=_demo)
+    from .inference.command import add_run_parser  # `audioreason run`: a model over a benchmark
+
+    add_run_parser(sub)
     prompt = sub.add_parser("prompt", help="print the ARIA four-step CoT prompt for a question")
     prompt.add_argument("question")
     prompt.add_argument("choices", nargs="+")

@@ -1,0 +1,245 @@
+"""Input conditions and the audio each one sends, cut to the model's maximum duration.
+
+Conditions ("All That Glitters Is Not Audio", §2.1-2.2; AudioSpan anchor QA, §3.2):
+
+- ``full``: the item's audio as the dataset gives it.
+- ``none``: no audio input at all (not silence: the paper omits the audio to avoid the confounds of
+  a silent clip); the same prompt, sent to the same audio model.
+- ``tb``: the text backbone: the question and choices only, sent to a text LM (``--tb-model``).
+- ``frag:N:k``: the k-th of N equal-duration contiguous fragments of the clip (N = 2..5, k = 0..N-1;
+  ``audioreason.audio.fragments``: fragment k spans [k*m, (k+1)*m) with m = floor(L / N), the last one
+  takes the remainder). ``frag:N`` expands to every k, ``frag`` to every N = 2..5 and k.
+- ``anchored``: the item's anchored recording, for items that carry one (AudioSpan anchor items: an
+  ``edit_manifest`` with an operation, or ``subset == "anchor"``; their audio column is the anchored
+  copy). Other items are not run under it and are counted as not applicable.
+
+Maximum duration (AudioSpan App. C.1, Table 6): a clip longer than the model's limit is cut to its leading
+prefix, ``min(limit, length)``, read without loading the rest (``audioreason.audio.read_prefix``); each
+output records the seconds sent, the source length and whether it was cut. A fragment longer than the
+limit is cut the same way.
+
+Fragments of a local file are written once, in one streamed pass for N = 2..5 (14 WAV files at the
+model's rate), into ``<fragment cache>/<key>/`` where the key hashes the file's path, size, modification
+time and the rate; a finished folder is renamed into place atomically, so ranks that cut the same
+recording at once never read a half-written one. Audio given as bytes (a Hub-ready dataset with embedded
+audio) is decoded and split in memory.
+"""
+from __future__ import annotations
+
+import hashlib
+import json
+import os
+import shutil
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Any, Mapping, Optional, Sequence
+
+import numpy as np
+
+from ..audio.errors import AudioError
+from ..audio.fragments import PAPER_NS, fragment_audio, split_samples
+from ..audio.io import load_audio
+from ..audio.stream import audio_info, read_prefix
+from .base import AudioInput
+
+AUDIO_KINDS = ("full", "frag", "anchored")
+
+
+@dataclass(frozen=True)
+class Condition:
+    kind: str                 # full | none | tb | frag | anchored
+    n: Optional[int] = None   # frag only
+    k: Optional[int] = None
+
+    @property
+    def name(self) -> str:
+        return f"frag:{self.n}:{self.k}" if self.kind == "frag" else self.kind
+
+    @property
+    def sends_audio(self) -> bool:
+        return self.kind in AUDIO_KINDS
+
+
+def parse_condition(text: str) -> list[Condition]:
+    """One condition name -> its conditions (``frag`` and ``frag:N`` expand)."""
+    text = text.strip().lower()
+    if text in ("full", "none", "tb", "anchored"):
+        return [Condition(text)]
+    parts = text.split(":")
+    if parts[0] == "frag" and len(parts) <= 3:
+        try:
+            numbers = [int(p) for p in parts[1:]]
+        except ValueError:
+            numbers = None
+        if numbers is not None:
+            ns = numbers[:1] or list(PAPER_NS)
+            if any(n not in PAPER_NS for n in ns):
+                raise ValueError(f"condition {text!r}: N must be one of {list(PAPER_NS)}")
+            if len(numbers) == 2 and not 0 <= numbers[1] < numbers[0]:
+                raise ValueError(f"condition {text!r}: k must be in 0..{numbers[0] - 1}")
+            ks = {n: ([numbers[1]] if len(numbers) == 2 else list(range(n))) for n in ns}
+            return [Condition("frag", n, k) for n in ns for k in ks[n]]
+    raise ValueError(f"unknown condition {text!r}: use full, none, tb, anchored, frag, frag:N or frag:N:k (N=2..5)")
+
+
+def parse_conditions(texts: Sequence[str]) -> list[Condition]:
+    """Conditions in the order given, expanded; a condition named twice is an error."""
+    out: list[Condition] = []
+    for text in texts:
+        for condition in parse_condition(text):
+            if condition in out:
+                raise ValueError(f"condition {condition.name!r} given twice")
+            out.append(condition)
+    if not out:
+        raise ValueError("give at least one condition")
+    return out
+
+
+def has_anchored_variant(item: Mapping[str, Any]) -> bool:
+    manifest = item.get("edit_manifest") or {}
+    return item.get("subset") == "anchor" or bool(isinstance(manifest, Mapping) and manifest.get("operation"))
+
+
+def not_applicable(condition: Condition, item: Mapping[str, Any]) -> Optional[str]:
+    """Why ``condition`` cannot be run on ``item`` (None when it can)."""
+    if condition.kind == "anchored" and not has_anchored_variant(item):
+        return "no anchored variant"
+    return None
+
+
+# ------------------------------------------------------------------------------------------------
+# Audio values
+# ------------------------------------------------------------------------------------------------
+
+def local_path(value: Any) -> Optional[str]:
+    """The local file behind a dataset audio value (a path, or {"path", "bytes"} without bytes), else None."""
+    if isinstance(value, (str, os.PathLike)):
+        return str(value)
+    if isinstance(value, Mapping) and value.get("bytes") is None and value.get("path"):
+        return str(value["path"])
+    return None
+
+
+def source_seconds(value: Any) -> Optional[float]:
+    """The clip's length from its file header (None for in-memory audio or an unreadable file)."""
+    path = local_path(value)
+    if path is None:
+        return None
+    try:
+        return audio_info(path).duration
+    except AudioError:
+        return None
+
+
+@dataclass(frozen=True)
+class PreparedAudio:
+    audio: Optional[AudioInput]
+    info: dict[str, Any]  # what the output records: seconds, source_seconds, truncated, fragment...
+
+
+class AudioPreparer:
+    """Turns (condition, dataset audio value) into the clip a model receives, at ``sampling_rate``, cut to
+    ``max_audio_s`` (None: no limit)."""
+
+    def __init__(self, sampling_rate: int, max_audio_s: Optional[float], fragment_cache: Optional[Path] = None):
+        if max_audio_s is not None and not max_audio_s > 0:
+            raise ValueError(f"max_audio_s must be positive or None, got {max_audio_s!r}")
+        self.sampling_rate = int(sampling_rate)
+        self.max_audio_s = max_audio_s
+        self.fragment_cache = Path(fragment_cache) if fragment_cache is not None else None
+
+    def prepare(self, condition: Condition, value: Any) -> PreparedAudio:
+        """The clip for ``condition`` (None for none/tb). Raises ``AudioError`` when the audio is missing,
+        unreadable, or the fragment has no sample."""
+        if not condition.sends_audio:
+            return PreparedAudio(None, {"seconds": 0.0, "source_seconds": None, "truncated": False,
+                                        "max_audio_s": self.max_audio_s, "sampling_rate": None})
+        if value is None:
+            raise AudioError("the item has no audio (its file was missing when the dataset was built)")
+        fragment, truncated = None, False
+        if condition.kind == "frag":
+            samples, source, fragment = self._fragment(value, condition.n, condition.k)
+        else:
+            samples, source, truncated = self._whole(value)
+        if self.max_audio_s is not None:
+            keep = int(round(self.max_audio_s * self.sampling_rate))
+            if len(samples) > keep:
+                samples, truncated = samples[:keep], True
+        audio = AudioInput(np.ascontiguousarray(samples, dtype=np.float32), self.sampling_rate, source, truncated)
+        info = {"seconds": audio.seconds, "source_seconds": source, "truncated": truncated,
+                "max_audio_s": self.max_audio_s, "sampling_rate": self.sampling_rate}
+        if fragment is not None:
+            info["fragment"] = fragment
+        return PreparedAudio(audio, info)
+
+    def _whole(self, value: Any) -> tuple[np.ndarray, float, bool]:
+        """(samples, source seconds, already cut to the limit)."""
+        path = local_path(value)
+        if path is not None:
+            duration = audio_info(path).duration
+            if self.max_audio_s is not None and duration > self.max_audio_s:
+                # Only the prefix is decoded; the extra context read_prefix takes keeps it equal to the
+                # start of the whole-file resample.
+                samples, _ = read_prefix(path, self.max_audio_s, self.sampling_rate)
+                return samples, duration, True
+            samples, _ = load_audio(path, self.sampling_rate)
+            return samples, duration, False
+        samples, rate = load_audio(value, self.sampling_rate)
+        return samples, len(samples) / rate, False
+
+    def _fragment(self, value: Any, n: int, k: int) -> tuple[np.ndarray, float, dict[str, Any]]:
+        path = local_path(value)
+        rate = self.sampling_rate
+        if path is None or self.fragment_cache is None:
+            whole, _ = load_audio(value if path is None else path, rate)
+            pieces = split_samples(whole, n)
+            starts = np.cumsum([0] + [len(p) for p in pieces])
+            samples, start, stop = pieces[k], int(starts[k]), int(starts[k + 1])
+        else:
+            manifest = self._cached_fragments(Path(path))
+            entry = next((f for f in manifest["fragments"] if f["n"] == n and f["k"] == k), None)
+            if entry is None:
+                skipped = next(s for s in manifest["skipped"] if s["n"] == n and s["k"] == k)
+                raise AudioError(f"fragment frag:{n}:{k} of {path}: {skipped['reason']}")
+            samples, _ = load_audio(entry["path"], rate)
+            start, stop = entry["start"], entry["stop"]
+        if len(samples) == 0:
+            raise AudioError(f"fragment frag:{n}:{k} has no sample (the clip is shorter than {n} samples)")
+        fragment = {"n": n, "k": k, "start_s": start / rate, "end_s": stop / rate}
+        return samples, (stop - start) / rate, fragment
+
+    def _cached_fragments(self, path: Path) -> dict[str, Any]:
+        """The fragments of ``path`` for N = 2..5 at the model's rate, cut once and kept in the cache."""
+        stat = path.stat()
+        key = hashlib.sha256(f"{path.resolve()}|{stat.st_size}|{stat.st_mtime_ns}|{self.sampling_rate}"
+                             .encode()).hexdigest()[:20]
+        folder = self.fragment_cache / key
+        manifest = folder / "manifest.json"
+        if not manifest.is_file():
+            self.fragment_cache.mkdir(parents=True, exist_ok=True)
+            staging = self.fragment_cache / f".{key}.{os.getpid()}"
+            shutil.rmtree(staging, ignore_errors=True)
+            result = fragment_audio(path, staging, ns=PAPER_NS, sampling_rate=self.sampling_rate, stem="clip")
+            record = result.to_dict()
+            for entry in record["fragments"]:  # paths inside the final folder, not the staging one
+                entry["path"] = str(folder / Path(entry["path"]).name)
+            (staging / "manifest.json").write_text(json.dumps(record, indent=1), encoding="utf-8")
+            try:
+                os.rename(staging, folder)
+            except OSError:  # another process finished first: keep its folder
+                shutil.rmtree(staging, ignore_errors=True)
+        return json.loads(manifest.read_text(encoding="utf-8"))
+
+    def expected_seconds(self, condition: Condition, value: Any) -> float:
+        """The seconds this condition will send, from the file header alone (0 when unknown or no audio):
+        the key length-sorted batching uses."""
+        if not condition.sends_audio:
+            return 0.0
+        seconds = source_seconds(value) or 0.0
+        if condition.kind == "frag":
+            seconds /= condition.n
+        return min(seconds, self.max_audio_s) if self.max_audio_s is not None else seconds
+
+
+__all__ = ["AudioPreparer", "Condition", "PreparedAudio", "has_anchored_variant", "local_path", "not_applicable",
+           "parse_condition", "parse_conditions", "source_seconds"]

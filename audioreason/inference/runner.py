@@ -1,0 +1,545 @@
+"""The inference runner: a benchmark's items x conditions x templates -> one output per (model, condition,
+template, item), written as it finishes, resumable, split across processes with Accelerate.
+
+    audioreason run --model qwen2-audio --benchmark mmar --data /data/MMAR --conditions full,none --out runs/q2a
+    accelerate launch --multi_gpu --num_processes 4 -m audioreason run ...     # or: audioreason run --num-processes 4
+
+Layout of ``--out``::
+
+    run.json                 config, model descriptions, templates (name, hash, source), decoding, package
+                             versions, git commit, each session (start, end, processes, units run, seconds
+                             in the generation loop of the slowest process, items/s), counts (done,
+                             failed, not applicable, truncated, resumed, torn lines, duplicates)
+    shards/rank-<r>.jsonl    each process appends every finished output to its own shard, flushed and
+                             fsynced per item, so a killed run loses at most the item in flight
+    outputs.jsonl            the outputs of this command's units, gathered in item order (then condition,
+                             then template order); a later command with other conditions keeps the earlier
+                             outputs in the shards and gathers its own
+    fragments/               the fragment cache (``frag:N:k`` conditions)
+
+Work split: every process reads the shards, drops the keys already finished (an output without error), sorts
+the rest by expected audio length then prompt length (longest first, so the largest batch comes first) and
+takes every world_size-th unit from its rank on: equal counts and similar lengths per process. Within a
+process, consecutive units of the same adapter and audio presence form the batches (length-sorted batches
+pad little). A unit that failed (its output has ``error``) is run again on restart. A restart may use a
+different number of processes: keys, not ranks, decide what is done.
+
+Per-item record: key, id, index, model, adapter, condition, template {name, hash}, decoding, output (the raw
+text), error, finish_reason, audio {seconds, source_seconds, truncated, max_audio_s, sampling_rate,
+fragment}, tokens {prompt, completion}, timings {audio_s, generate_s, batch_size}, rank. Items whose
+condition or template does not apply (``anchored`` without an anchored variant, an MCQ-only template
+and an open-ended item) are not run and are counted in run.json by reason.
+"""
+from __future__ import annotations
+
+import datetime as _dt
+import hashlib
+import importlib
+import inspect
+import json
+import os
+import platform
+import subprocess
+import time
+from dataclasses import asdict, dataclass, field
+from pathlib import Path
+from typing import Any, Iterable, Optional, Sequence
+
+from ..audio.errors import AudioError
+from .base import DecodingParams, Generation, GenerationRequest, ModelAdapter
+from .conditions import AudioPreparer, Condition, PreparedAudio, local_path, not_applicable, parse_conditions
+from .prompts import DEFAULT_TEMPLATES, PromptTemplate, TemplateMismatch, parse_templates
+
+RUN_FILE = "run.json"
+OUTPUTS_FILE = "outputs.jsonl"
+SHARD_DIR = "shards"
+
+# Adapter kinds the runner can build by name: "module:Class". Other adapters (an OpenAI-compatible endpoint,
+# a cascade) register here too.
+ADAPTERS = {
+    "transformers": "audioreason.inference.transformers_audio:TransformersAudioAdapter",
+    "text-lm": "audioreason.inference.text_lm:TextLMAdapter",
+}
+
+
+@dataclass
+class RunConfig:
+    """Everything a run depends on. ``model_options`` go to the adapter (dtype, device_map,
+    attn_implementation, preset, max_audio_s, ...; only those its constructor takes)."""
+
+    model: str
+    benchmark: str
+    data: str
+    out: str
+    conditions: list[str] = field(default_factory=lambda: ["full"])
+    templates: Optional[list[str]] = None      # default: the benchmark's (prompts.DEFAULT_TEMPLATES)
+    benchmark_config: Optional[str] = None     # AudioSpan: all | native_mcq | native_oeq | anchor
+    limit: Optional[int] = None
+    batch_size: int = 1
+    adapter: str = "transformers"
+    tb_model: Optional[str] = None
+    tb_adapter: str = "text-lm"
+    model_options: dict[str, Any] = field(default_factory=dict)
+    decoding: DecodingParams = field(default_factory=DecodingParams)
+    fragment_cache: Optional[str] = None       # default: <out>/fragments
+    progress: bool = True
+
+    def to_dict(self) -> dict[str, Any]:
+        d = asdict(self)
+        d["decoding"] = self.decoding.to_dict()
+        return d
+
+
+@dataclass(frozen=True)
+class Unit:
+    """One model call to make: an item under a condition with a template."""
+
+    order: int
+    item_index: int
+    item_id: str
+    condition: Condition
+    template: PromptTemplate
+    role: str                # "main" or "tb" (the text-backbone adapter)
+    key: str
+    messages: tuple[dict[str, str], ...]
+    expected_seconds: float
+
+
+def unit_key(model: str, condition: str, template: PromptTemplate, item_id: str) -> str:
+    return json.dumps([model, condition, f"{template.name}@{template.hash}", item_id], ensure_ascii=False)
+
+
+def make_adapter(kind: str, model: str, **options: Any) -> ModelAdapter:
+    """Build a registered adapter; options its constructor does not take are left out."""
+    if kind not in ADAPTERS:
+        raise ValueError(f"unknown adapter {kind!r}: choose from {', '.join(ADAPTERS)}")
+    module, name = ADAPTERS[kind].split(":")
+    cls = getattr(importlib.import_module(module), name)
+    accepted = inspect.signature(cls).parameters
+    return cls(model, **{k: v for k, v in options.items() if k in accepted and v is not None})
+
+
+# ------------------------------------------------------------------------------------------------
+# Items and units
+# ------------------------------------------------------------------------------------------------
+
+def load_items(benchmark: str, data: str, config: Optional[str] = None, limit: Optional[int] = None) -> list[dict]:
+    """The benchmark's items as dicts in dataset order, audio undecoded ({"path", "bytes"})."""
+    from datasets import Audio
+
+    from ..data import load_benchmark
+
+    dataset = load_benchmark(benchmark, data, config=config)
+    dataset = dataset.cast_column("audio", Audio(decode=False))
+    if limit is not None:
+        dataset = dataset.select(range(min(limit, len(dataset))))
+    items = [dict(row) for row in dataset]
+    seen: set[str] = set()
+    for item in items:
+        if item["id"] in seen:
+            raise ValueError(f"item id {item['id']!r} occurs twice; outputs are keyed by id")
+        seen.add(item["id"])
+    return items
+
+
+def plan_units(items: Sequence[dict], conditions: Sequence[Condition], templates: Sequence[PromptTemplate],
+               names: dict[str, str], preparer: AudioPreparer) -> tuple[list[Unit], dict[str, int]]:
+    """(units in output order, not-applicable counts by reason). ``names`` maps role -> model name."""
+    units: list[Unit] = []
+    skipped: dict[str, int] = {}
+    seconds_cache: dict[Any, float] = {}
+    for item_index, item in enumerate(items):
+        for condition in conditions:
+            role = "tb" if condition.kind == "tb" else "main"
+            for template in templates:
+                reason = not_applicable(condition, item)
+                messages = None
+                if reason is None:
+                    try:
+                        messages = template.messages(item)
+                    except TemplateMismatch:
+                        reason = f"template {template.name} does not fit the item's format"
+                if reason is not None:
+                    key = f"{condition.name}: {reason}"
+                    skipped[key] = skipped.get(key, 0) + 1
+                    continue
+                cache_key = (local_path(item.get("audio")) or f"item {item_index}", condition)
+                if cache_key not in seconds_cache:
+                    seconds_cache[cache_key] = preparer.expected_seconds(condition, item.get("audio"))
+                units.append(Unit(len(units), item_index, str(item["id"]), condition, template, role,
+                                  unit_key(names[role], condition.name, template, str(item["id"])),
+                                  tuple(messages), seconds_cache[cache_key]))
+    return units, skipped
+
+
+def length_sorted(units: Iterable[Unit]) -> list[Unit]:
+    """Longest first (audio seconds, then prompt characters); ties keep output order. Units of one adapter
+    and of one audio presence are kept together, so batches never mix them."""
+    return sorted(units, key=lambda u: (u.role, not u.condition.sends_audio, -u.expected_seconds,
+                                        -sum(len(m["content"]) for m in u.messages), u.order))
+
+
+def batches(units: Sequence[Unit], size: int) -> list[list[Unit]]:
+    out: list[list[Unit]] = []
+    for unit in units:
+        if out and len(out[-1]) < size and out[-1][0].role == unit.role and \
+                out[-1][0].condition.sends_audio == unit.condition.sends_audio:
+            out[-1].append(unit)
+        else:
+            out.append([unit])
+    return out
+
+
+# ------------------------------------------------------------------------------------------------
+# Shards
+# ------------------------------------------------------------------------------------------------
+
+@dataclass
+class ShardRead:
+    records: list[dict]
+    torn_lines: int = 0
+
+
+def read_shards(folder: Path) -> ShardRead:
+    """Every record in the shards. A last line without its newline (a process killed while writing) is
+    torn: skipped and counted; a bad line anywhere else is an error naming the file and line."""
+    result = ShardRead([])
+    for path in sorted(folder.glob("rank-*.jsonl")):
+        text = path.read_text(encoding="utf-8")
+        lines = text.split("\n")
+        for number, line in enumerate(lines, start=1):
+            if not line.strip():
+                continue
+            try:
+                result.records.append(json.loads(line))
+            except json.JSONDecodeError:
+                if number == len(lines):  # the unterminated last line
+                    result.torn_lines += 1
+                    continue
+                raise ValueError(f"{path}:{number}: not valid JSON (the shard is damaged)") from None
+    return result
+
+
+class ShardWriter:
+    """Appends records to one process's shard, one line each, flushed and fsynced before returning."""
+
+    def __init__(self, path: Path):
+        path.parent.mkdir(parents=True, exist_ok=True)
+        if path.exists():  # cut a torn last line left by a killed run, so the next record starts clean
+            data = path.read_bytes()
+            if data and not data.endswith(b"\n"):
+                with open(path, "r+b") as f:
+                    f.truncate(data.rfind(b"\n") + 1)
+        self.file = open(path, "a", encoding="utf-8")
+
+    def write(self, record: dict) -> None:
+        self.file.write(json.dumps(record, ensure_ascii=False) + "\n")
+        self.file.flush()
+        os.fsync(self.file.fileno())
+
+    def close(self) -> None:
+        self.file.close()
+
+
+def select_records(records: Iterable[dict]) -> tuple[dict[str, dict], int]:
+    """(record per key, duplicates): a successful record wins over failed ones; a second successful record
+    for a key is a duplicate (counted; the first is kept); among failures the last is kept."""
+    chosen: dict[str, dict] = {}
+    duplicates = 0
+    for record in records:
+        key = record["key"]
+        previous = chosen.get(key)
+        if previous is None or (previous.get("error") is not None):
+            chosen[key] = record
+        elif record.get("error") is None:
+            duplicates += 1
+    return chosen, duplicates
+
+
+# ------------------------------------------------------------------------------------------------
+# Run file
+# ------------------------------------------------------------------------------------------------
+
+def package_versions() -> dict[str, str]:
+    from importlib.metadata import PackageNotFoundError, version
+
+    out = {"python": platform.python_version()}
+    for name in ("audioreason", "torch", "transformers", "accelerate", "datasets", "numpy", "soundfile", "soxr"):
+        try:
+            out[name] = version(name)
+        except PackageNotFoundError:
+            out[name] = "not installed"
+    return out
+
+
+def git_commit() -> Optional[dict[str, Any]]:
+    """The commit of the checkout the package runs from (None outside a git checkout)."""
+    folder = Path(__file__).resolve().parents[2]
+    try:
+        commit = subprocess.run(["git", "-C", str(folder), "rev-parse", "HEAD"], capture_output=True, text=True,
+                                timeout=10, check=True).stdout.strip()
+        dirty = subprocess.run(["git", "-C", str(folder), "status", "--porcelain", "--untracked-files=no"],
+                               capture_output=True, text=True, timeout=30, check=True).stdout.strip()
+    except (OSError, subprocess.SubprocessError):
+        return None
+    return {"commit": commit, "dirty": bool(dirty)}
+
+
+def _now() -> str:
+    return _dt.datetime.now(_dt.timezone.utc).isoformat(timespec="seconds")
+
+
+def _identity(config: RunConfig, adapters: dict[str, ModelAdapter]) -> dict[str, Any]:
+    """What a resumed run must share with the outputs already in the folder: the benchmark, the decoding, and
+    per model role ("main", "tb") the model's name and audio limit."""
+    return {"benchmark": config.benchmark, "decoding": config.decoding.to_dict(),
+            "models": {role: {"name": a.name, "max_audio_s": a.max_audio_s} for role, a in adapters.items()}}
+
+
+def check_resumable(run_file: Path, identity: dict[str, Any]) -> tuple[Optional[dict], dict[str, Any]]:
+    """(the previous run file, the identity to record), after checking that the benchmark, the decoding and
+    each model role both sessions use match. A session may add a role (the tb condition later on)."""
+    if not run_file.is_file():
+        return None, identity
+    previous = json.loads(run_file.read_text(encoding="utf-8"))
+    before = previous.get("identity", {})
+    before_models = before.get("models", {})
+    differs = {k: (before.get(k), identity[k]) for k in ("benchmark", "decoding") if before.get(k) != identity[k]}
+    differs.update({f"{role} model": (before_models[role], model) for role, model in identity["models"].items()
+                    if role in before_models and before_models[role] != model})
+    if differs:
+        detail = "; ".join(f"{k}: {old} here before, {new} now" for k, (old, new) in differs.items())
+        raise ValueError(f"{run_file.parent} holds outputs of a different run ({', '.join(differs)} differ: "
+                         f"{detail}); use another --out folder")
+    return previous, {**identity, "models": {**before_models, **identity["models"]}}
+
+
+# ------------------------------------------------------------------------------------------------
+# The run
+# ------------------------------------------------------------------------------------------------
+
+class Runner:
+    """Runs ``units`` of one process and writes their records."""
+
+    def __init__(self, adapters: dict[str, ModelAdapter], preparers: dict[str, AudioPreparer],
+                 items: Sequence[dict], decoding: DecodingParams, writer: ShardWriter, rank: int):
+        self.adapters, self.preparers, self.items = adapters, preparers, items
+        self.decoding, self.writer, self.rank = decoding, writer, rank
+
+    def run_batch(self, batch: Sequence[Unit]) -> list[dict]:
+        role = batch[0].role
+        adapter, preparer = self.adapters[role], self.preparers[role]
+        prepared: list[tuple[Unit, PreparedAudio, float]] = []
+        records = []
+        for unit in batch:
+            start = time.perf_counter()
+            try:
+                audio = preparer.prepare(unit.condition, self.items[unit.item_index].get("audio"))
+            except AudioError as err:
+                no_audio = {"seconds": 0.0, "source_seconds": None, "truncated": False,
+                            "max_audio_s": preparer.max_audio_s, "sampling_rate": preparer.sampling_rate}
+                records.append(self.record(unit, adapter, Generation(text=None, error=f"audio: {err}"), no_audio,
+                                           time.perf_counter() - start, 1))
+                continue
+            prepared.append((unit, audio, time.perf_counter() - start))
+        if prepared:
+            requests = [GenerationRequest(u.key, list(u.messages), a.audio) for u, a, _ in prepared]
+            generations = adapter.generate(requests, self.decoding)
+            if len(generations) != len(requests):
+                raise RuntimeError(f"{adapter.name} returned {len(generations)} outputs for {len(requests)} requests")
+            for (unit, audio, audio_s), generation in zip(prepared, generations):
+                records.append(self.record(unit, adapter, generation, audio.info, audio_s, len(prepared)))
+        for record in records:
+            self.writer.write(record)
+        return records
+
+    def record(self, unit: Unit, adapter: ModelAdapter, generation: Generation, audio: dict, audio_s: float,
+               batch_size: int) -> dict:
+        return {
+            "key": unit.key, "id": unit.item_id, "index": unit.item_index, "model": adapter.name,
+            "adapter": getattr(adapter, "kind", type(adapter).__name__), "condition": unit.condition.name,
+            "template": unit.template.to_dict(), "decoding": self.decoding.to_dict(),
+            "output": generation.text, "error": generation.error, "finish_reason": generation.finish_reason,
+            "audio": audio, "tokens": {"prompt": generation.prompt_tokens, "completion": generation.completion_tokens},
+            "timings": {"audio_s": round(audio_s, 6), "generate_s": round(generation.seconds, 6),
+                        "batch_size": batch_size},
+            "rank": self.rank,
+        }
+
+
+def _adapters_for(config: RunConfig, conditions: Sequence[Condition], device: Optional[str],
+                  given: Optional[dict[str, ModelAdapter]]) -> dict[str, ModelAdapter]:
+    roles = {"tb" if c.kind == "tb" else "main" for c in conditions}
+    if "tb" in roles and not config.tb_model and not (given and "tb" in given):
+        raise ValueError("the tb condition needs a text backbone: set tb_model (--tb-model)")
+    if given is not None:
+        missing = roles - set(given)
+        if missing:
+            raise ValueError(f"conditions need adapters for {sorted(missing)}")
+        return {role: given[role] for role in roles}
+    options = {"device": device, **config.model_options}
+    adapters: dict[str, ModelAdapter] = {}
+    if "main" in roles:
+        adapters["main"] = make_adapter(config.adapter, config.model, **options)
+    if "tb" in roles:
+        tb_options = {k: v for k, v in options.items() if k not in ("preset", "max_audio_s")}
+        adapters["tb"] = make_adapter(config.tb_adapter, config.tb_model, **tb_options)
+    for role, adapter in adapters.items():
+        audio_conditions = [c.name for c in conditions if c.sends_audio and role == "main"]
+        if audio_conditions and not adapter.takes_audio:
+            raise ValueError(f"{adapter.name} takes no audio; conditions {audio_conditions} need an audio model")
+    return adapters
+
+
+def run(config: RunConfig, adapters: Optional[dict[str, ModelAdapter]] = None) -> Optional[dict[str, Any]]:
+    """Run ``config`` in this process (one of ``accelerate launch``'s, or alone). ``adapters`` ({"main": ...,
+    "tb": ...}) replaces building them from the config (tests, benchmarks). Returns the run file's content
+    on the main process (which writes it), None on the others."""
+    import torch
+    from accelerate import PartialState
+
+    # Without an accelerator, PartialState runs a launched process alone unless told it is a CPU run (then
+    # the processes join one gloo group).
+    state = PartialState(cpu=not torch.accelerator.is_available())
+    try:
+        return _run(config, adapters, state)
+    finally:
+        if state.num_processes > 1:
+            state.destroy_process_group()
+
+
+def _run(config: RunConfig, given: Optional[dict[str, ModelAdapter]], state: Any) -> Optional[dict[str, Any]]:
+    from ..data import benchmark_spec
+
+    out = Path(config.out)
+    benchmark = benchmark_spec(config.benchmark).name
+    conditions = parse_conditions(config.conditions)
+    templates = parse_templates(config.templates or [DEFAULT_TEMPLATES[benchmark]])
+    if config.batch_size < 1:
+        raise ValueError(f"batch_size must be >= 1, got {config.batch_size}")
+    started = _now()
+    device = str(state.device) if not config.model_options.get("device_map") else None
+    adapters = _adapters_for(config, conditions, device, given)
+    fragments = Path(config.fragment_cache) if config.fragment_cache else out / "fragments"
+    preparers = {role: AudioPreparer(a.sampling_rate, a.max_audio_s, fragments) for role, a in adapters.items()}
+    with state.main_process_first():  # one process builds the datasets cache, the others read it
+        items = load_items(benchmark, config.data, config.benchmark_config, config.limit)
+    names = {role: a.name for role, a in adapters.items()}
+    units, not_applicable_counts = plan_units(items, conditions, templates, names, preparers.get("main") or
+                                              preparers["tb"])
+    previous, identity = check_resumable(out / RUN_FILE, _identity(config, adapters))
+    shard_dir = out / SHARD_DIR
+    before = read_shards(shard_dir) if shard_dir.is_dir() else ShardRead([])
+    finished = {k for k, r in select_records(before.records)[0].items() if r.get("error") is None}
+    state.wait_for_everyone()  # everyone has read the run file and the shards before anyone writes
+    if state.is_main_process:
+        write_run_file(out, {**(previous or {}), "identity": identity, "config": config.to_dict(),
+                             "status": "running", "started": (previous or {}).get("started", started)})
+    pending = [u for u in units if u.key not in finished]
+    mine = length_sorted(pending)[state.process_index::state.num_processes]
+    writer = ShardWriter(shard_dir / f"rank-{state.process_index}.jsonl")
+    runner = Runner(adapters, preparers, items, config.decoding, writer, state.process_index)
+    progress = _progress(len(mine), config.progress and state.is_main_process, state.num_processes)
+    loop_start = time.perf_counter()
+    try:
+        for batch in batches(mine, config.batch_size):
+            runner.run_batch(batch)
+            progress.update(len(batch))
+    finally:
+        progress.close()
+        writer.close()
+    from accelerate.utils import gather_object
+
+    # The slowest process decides when the work is done: items/s = units run / its loop time.
+    loop_seconds = max(gather_object([time.perf_counter() - loop_start]))
+    state.wait_for_everyone()
+    summary = None
+    if state.is_main_process:
+        summary = gather(out, units, not_applicable_counts, config, adapters, templates, identity, previous,
+                         started, len(finished & {u.key for u in units}), state.num_processes, before.torn_lines,
+                         loop_seconds)
+    state.wait_for_everyone()  # no process leaves before the outputs are gathered
+    return summary
+
+
+def _progress(total: int, enabled: bool, world: int):
+    from tqdm.auto import tqdm
+
+    return tqdm(total=total, disable=not enabled, unit="item", dynamic_ncols=True,
+                desc="generating" if world == 1 else f"generating (rank 0 of {world})")
+
+
+def gather(out: Path, units: Sequence[Unit], not_applicable_counts: dict[str, int], config: RunConfig,
+           adapters: dict[str, ModelAdapter], templates: Sequence[PromptTemplate], identity: dict[str, Any],
+           previous: Optional[dict], started: str, resumed: int, world: int, torn_at_start: int,
+           loop_seconds: float) -> dict[str, Any]:
+    """Rank 0, after every process is done: outputs.jsonl in output order and run.json with the counts
+    (``torn_at_start``: torn last lines the shards held when this session started, left by a killed run)."""
+    shards = read_shards(out / SHARD_DIR)
+    chosen, duplicates = select_records(shards.records)
+    ordered = [chosen[u.key] for u in units if u.key in chosen]
+    tmp = out / (OUTPUTS_FILE + ".tmp")
+    with open(tmp, "w", encoding="utf-8") as f:
+        for record in ordered:
+            f.write(json.dumps(record, ensure_ascii=False) + "\n")
+    os.replace(tmp, out / OUTPUTS_FILE)
+    failed: dict[str, int] = {}
+    for record in ordered:
+        if record.get("error") is not None:
+            kind = "audio" if str(record["error"]).startswith("audio:") else "model"
+            failed[kind] = failed.get(kind, 0) + 1
+    sessions = (previous or {}).get("sessions", [])
+    ran = len(units) - resumed
+    sessions = sessions + [{"started": started, "finished": _now(), "world_size": world, "ran": ran,
+                            "generation_s": round(loop_seconds, 3),
+                            "items_per_s": round(ran / loop_seconds, 3) if ran and loop_seconds > 0 else None}]
+    summary = {
+        "identity": identity,
+        "config": config.to_dict(),
+        "models": {role: {"name": a.name, "adapter": getattr(a, "kind", type(a).__name__),
+                          "description": a.description, "max_audio_s": a.max_audio_s,
+                          "sampling_rate": a.sampling_rate} for role, a in adapters.items()},
+        "templates": [{"name": t.name, "hash": t.hash, "source": t.source} for t in templates],
+        "versions": package_versions(),
+        "git": git_commit(),
+        "started": (previous or {}).get("started", started),
+        "finished": sessions[-1]["finished"],
+        "sessions": sessions,
+        "counts": {
+            "units": len(units),
+            "written": len(ordered),
+            "missing": len(units) - len(ordered),
+            "ok": sum(1 for r in ordered if r.get("error") is None),
+            "failed": sum(failed.values()),
+            "failed_by_kind": failed,
+            "not_applicable": not_applicable_counts,
+            "truncated": sum(1 for r in ordered if (r.get("audio") or {}).get("truncated")),
+            "resumed": resumed,
+            "torn_lines": torn_at_start,
+            "duplicates": duplicates,
+        },
+        "status": "finished" if len(ordered) == len(units) else "incomplete",
+        "outputs": OUTPUTS_FILE,
+    }
+    write_run_file(out, summary)
+    return summary
+
+
+def write_run_file(out: Path, content: dict[str, Any]) -> None:
+    out.mkdir(parents=True, exist_ok=True)
+    tmp = out / (RUN_FILE + ".tmp")
+    tmp.write_text(json.dumps(content, indent=2, ensure_ascii=False), encoding="utf-8")
+    os.replace(tmp, out / RUN_FILE)
+
+
+def fingerprint(records: Iterable[dict]) -> str:
+    """A hash of (key, output, error) over records: equal for two runs that produced the same outputs."""
+    digest = hashlib.sha256()
+    for r in sorted(records, key=lambda r: r["key"]):
+        digest.update(json.dumps([r["key"], r.get("output"), r.get("error")], ensure_ascii=False).encode())
+    return digest.hexdigest()
+
+
+__all__ = ["ADAPTERS", "OUTPUTS_FILE", "RUN_FILE", "RunConfig", "Runner", "ShardWriter", "Unit", "batches",
+           "fingerprint", "gather", "length_sorted", "load_items", "make_adapter", "plan_units", "read_shards",
+           "run", "select_records", "unit_key"]

@@ -1,0 +1,69 @@
+#!/usr/bin/env bash
+# The runner on a CUDA machine, as one prepared script (run from anywhere; nothing is downloaded):
+#   1. versions and the device, or a clear stop when there is no CUDA device (exit status 3);
+#   2. every transformers preset as a tiny random checkpoint on CUDA: batch of 4 vs one at a time, outputs
+#      compared (reported, not asserted: GPU kernels may order sums differently per batch shape);
+#   3. benchmarks/runner.py on CUDA, tiny then small model: the same table as on CPU (items/s for 1 and 2
+#      processes, the 2-process row skipped on a single GPU; padding waste; overhead outside the forward).
+#
+#   bash benchmarks/runner_gpu.sh            # PYTHON=/path/to/python to choose the interpreter
+#
+# Needs the runtime stack of setup.py (torch with CUDA, transformers 5.24, accelerate, datasets, soundfile,
+# soxr). About 3-6 minutes on one GPU.
+set -uo pipefail
+cd "$(dirname "$0")/.."
+if [ -n "${PYTHON:-}" ]; then PY="$PYTHON"; elif [ -x .venv/bin/python ]; then PY=.venv/bin/python; else PY=python3; fi
+export HF_HUB_OFFLINE=1 HF_DATASETS_OFFLINE=1 TRANSFORMERS_OFFLINE=1 TRANSFORMERS_VERBOSITY=error
+
+"$PY" - <<'EOF'
+import platform, sys
+import torch, transformers, accelerate
+print(f"python {platform.python_version()}, torch {torch.__version__}, transformers {transformers.__version__}, "
+      f"accelerate {accelerate.__version__}")
+if not torch.cuda.is_available():
+    print("no CUDA device here: nothing to run on a GPU (the CPU numbers come from benchmarks/runner.py)")
+    sys.exit(3)
+for i in range(torch.cuda.device_count()):
+    print(f"cuda:{i} {torch.cuda.get_device_name(i)}")
+EOF
+status=$?
+if [ "$status" -ne 0 ]; then exit "$status"; fi
+
+echo
+echo "== tiny presets on CUDA: batch of 4 vs one at a time =="
+"$PY" - <<'EOF'
+import sys, tempfile, time
+from pathlib import Path
+sys.path[:0] = [".", "tests"]
+import numpy as np
+from tiny_audio_models import BUILDERS
+from audioreason.inference import AudioInput, DecodingParams, GenerationRequest
+from audioreason.inference.transformers_audio import TransformersAudioAdapter
+
+def request(i, seconds):
+    audio = None
+    if seconds:
+        audio = AudioInput(np.random.default_rng(i).uniform(-0.3, 0.3, int(16000 * seconds)).astype(np.float32),
+                           16000, seconds)
+    return GenerationRequest(f"k{i}", [{"role": "user", "content": f"Question {i}: which sound comes first?"}], audio)
+
+requests = [request(0, 1.0), request(1, 2.5), request(2, None), request(3, 0.5)]
+decoding = DecodingParams(max_new_tokens=16)
+with tempfile.TemporaryDirectory() as root:
+    for name, build in BUILDERS.items():
+        adapter = TransformersAudioAdapter(str(build(Path(root) / name)), device="cuda")
+        start = time.perf_counter()
+        batch = adapter.generate(requests, decoding)
+        singles = [adapter.generate([r], decoding)[0] for r in requests]
+        same = sum(b.text == s.text for b, s in zip(batch, singles))
+        errors = [g.error for g in batch + singles if g.error]
+        print(f"{name:16s} device {adapter.model.device}, {same}/4 identical, errors {errors or 'none'}, "
+              f"{time.perf_counter() - start:.2f} s")
+EOF
+
+echo
+echo "== benchmarks/runner.py on CUDA, tiny model =="
+"$PY" benchmarks/runner.py --items 32 --size tiny --batch-size 4 --threads 4
+echo
+echo "== benchmarks/runner.py on CUDA, small model (bfloat16) =="
+"$PY" benchmarks/runner.py --items 64 --size small --batch-size 8 --threads 4 --dtype bfloat16

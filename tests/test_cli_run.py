@@ -1,0 +1,84 @@
+"""`audioreason run` refuses what cannot work before loading any model or data: one line, exit status 2."""
+import pytest
+
+from audioreason.cli import main
+
+
+def base(tmp, *extra):
+    return ["run", "--model", "qwen2-audio", "--benchmark", "mmar", "--data", str(tmp), "--out", str(tmp / "out"),
+            *extra]
+
+
+@pytest.mark.parametrize("extra, message", [
+    (["--benchmark", "mmau-pro"], "unknown benchmark 'mmau-pro'"),
+    (["--conditions", "full,silence"], "unknown condition 'silence'"),
+    (["--conditions", "frag:7"], "N must be one of [2, 3, 4, 5]"),
+    (["--conditions", "full,none,full"], "condition 'full' given twice"),
+    (["--templates", "cot"], "unknown template 'cot'"),
+    (["--conditions", "full,tb"], "the tb condition needs --tb-model"),
+    (["--limit", "0"], "--limit must be at least 1, got 0"),
+    (["--batch-size", "0"], "--batch-size must be at least 1"),
+    (["--num-processes", "0"], "--num-processes must be at least 1"),
+    (["--max-new-tokens", "0"], "max_new_tokens must be a positive integer"),
+    (["--temperature", "-1"], "temperature must be >= 0"),
+    (["--top-p", "0"], "top_p must be in (0, 1]"),
+    (["--max-audio-s", "0"], "--max-audio-s must be positive"),
+    (["--adapter", "vllm"], "--adapter 'vllm' is not one of transformers, text-lm"),
+    (["--preset", "gemma3n"], "--preset 'gemma3n' is not one of"),
+    (["--model", "./no/such/checkpoint"], "--model './no/such/checkpoint' does not exist"),
+    (["--data", "/no/such/folder"], "--data '/no/such/folder' does not exist"),
+    (["--out", "FILE"], "is a file; give a folder"),
+])
+def test_bad_run_arguments_are_one_line_errors(tmp_path, capsys, extra, message):
+    (tmp_path / "a-file").write_text("x")
+    extra = [str(tmp_path / "a-file") if e == "FILE" else e for e in extra]
+    with pytest.raises(SystemExit) as exit_info:
+        main(base(tmp_path, *extra))
+    err = capsys.readouterr().err
+    assert exit_info.value.code == 2 and message in err and "Traceback" not in err
+    assert len(err.strip().splitlines()) == 1
+    assert not (tmp_path / "out").exists()  # nothing was started
+
+
+def test_num_processes_inside_a_launched_process_is_refused(tmp_path, capsys, monkeypatch):
+    monkeypatch.setenv("WORLD_SIZE", "2")
+    with pytest.raises(SystemExit) as exit_info:
+        main(base(tmp_path, "--num-processes", "2"))
+    assert exit_info.value.code == 2 and "inside `accelerate launch` leave it out" in capsys.readouterr().err
+
+
+def test_a_resume_into_another_runs_folder_is_a_usage_error(tmp_path, capsys):
+    import json
+
+    from tiny_audio_models import build_phi4_multimodal
+    from audioreason.data.mmar import demo_metadata, write_raw_folder
+
+    model = build_phi4_multimodal(tmp_path / "m")
+    raw = write_raw_folder(demo_metadata()[:2], tmp_path / "raw")
+    out = tmp_path / "out"
+    out.mkdir()
+    identity = {"benchmark": "mmar", "decoding": {"max_new_tokens": 1024, "temperature": 0.0, "top_p": 1.0, "seed": 0},
+                "models": {"main": {"name": "another-model", "max_audio_s": 1800.0}}}
+    (out / "run.json").write_text(json.dumps({"identity": identity}))
+    with pytest.raises(SystemExit) as exit_info:
+        main(["run", "--model", str(model), "--benchmark", "mmar", "--data", str(raw), "--out", str(out),
+              "--no-progress"])
+    err = capsys.readouterr().err
+    assert exit_info.value.code == 2 and "holds outputs of a different run (main model differ" in err
+    assert "another-model" in err
+
+
+def test_launched_processes_get_the_same_arguments_without_num_processes():
+    import argparse
+
+    from audioreason.inference.command import add_run_parser, command_line
+
+    parser = argparse.ArgumentParser()
+    add_run_parser(parser.add_subparsers(dest="command"))
+    given = ["run", "--model", "m", "--benchmark", "mmar", "--data", "d", "--out", "o", "--num-processes", "2",
+             "--conditions", "full,none", "--no-progress", "--max-audio-s", "2.5", "--limit", "3", "--dtype", "bfloat16"]
+    args = parser.parse_args(given)
+    again = parser.parse_args(command_line(args, args.run_parser))
+    assert again.num_processes is None
+    assert {k: v for k, v in vars(again).items() if k != "num_processes"} == \
+           {k: v for k, v in vars(args).items() if k != "num_processes"}

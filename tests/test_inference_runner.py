@@ -1,0 +1,238 @@
+"""The runner in one process on a tiny checkpoint: one record per (condition, template, item) in item order,
+truncation and failures recorded, resume without re-running, failed units retried, torn shard lines, a run
+folder of another run refused, not-applicable units counted, batch 1 vs 4 identical, length-sorted batches."""
+import json
+import shutil
+
+import pytest
+
+from audioreason.inference import DecodingParams, Generation
+from audioreason.inference.conditions import AudioPreparer, Condition
+from audioreason.inference.prompts import get_template
+from audioreason.inference.runner import (OUTPUTS_FILE, RUN_FILE, RunConfig, Unit, batches, length_sorted,
+                                          plan_units, read_shards, run)
+from audioreason.inference.text_lm import TextLMAdapter
+from audioreason.inference.transformers_audio import TransformersAudioAdapter
+from inference_fixtures import mmar_raw, one_thread, tiny_audio  # noqa: F401 (fixtures)
+
+DECODING = DecodingParams(max_new_tokens=5)
+
+
+@pytest.fixture(scope="module")
+def adapter(tiny_audio):
+    return TransformersAudioAdapter(str(tiny_audio["phi4-multimodal"]), max_audio_s=2.0)
+
+
+def config(out, raw, **changes):
+    base = dict(model="tiny-phi4", benchmark="mmar", data=str(raw), out=str(out), conditions=["full", "none", "frag:2"],
+                templates=["plain", "aria_cot"], limit=3, batch_size=4, decoding=DECODING, progress=False)
+    return RunConfig(**{**base, **changes})
+
+
+def outputs(out):
+    return [json.loads(line) for line in (out / OUTPUTS_FILE).read_text().splitlines()]
+
+
+def shard_lines(out):
+    return sum(len(p.read_text().splitlines()) for p in (out / "shards").glob("*.jsonl"))
+
+
+@pytest.fixture(scope="module")
+def first_run(adapter, mmar_raw, tmp_path_factory):
+    out = tmp_path_factory.mktemp("run")
+    import torch
+
+    threads = torch.get_num_threads()
+    torch.set_num_threads(1)
+    summary = run(config(out, mmar_raw), {"main": adapter})
+    torch.set_num_threads(threads)
+    return out, summary
+
+
+def test_one_record_per_unit_in_item_order(first_run, adapter):
+    out, summary = first_run
+    records = outputs(out)
+    conditions = ["full", "none", "frag:2:0", "frag:2:1"]
+    assert [(r["index"], r["condition"], r["template"]["name"]) for r in records] == [
+        (i, c, t) for i in range(3) for c in conditions for t in ("plain", "aria_cot")]
+    first = records[0]
+    assert first["model"] == adapter.name and first["adapter"] == "transformers"
+    assert first["template"] == {"name": "plain", "hash": get_template("plain").hash}
+    assert first["decoding"] == DECODING.to_dict() and first["error"] is None and first["output"] is not None
+    assert first["tokens"]["prompt"] > 0 and 1 <= first["tokens"]["completion"] <= 5
+    assert set(first["timings"]) == {"audio_s", "generate_s", "batch_size"}
+    assert summary["counts"] == {"units": 24, "written": 24, "missing": 0, "ok": 24, "failed": 0,
+                                 "failed_by_kind": {}, "not_applicable": {}, "truncated": 6, "resumed": 0,
+                                 "torn_lines": 0, "duplicates": 0}
+    assert summary["status"] == "finished" and summary["models"]["main"]["max_audio_s"] == 2.0
+    session = summary["sessions"][0]
+    assert session["world_size"] == 1 and session["ran"] == 24
+    assert session["items_per_s"] == pytest.approx(24 / session["generation_s"], rel=1e-2)
+    assert {"torch", "transformers", "accelerate", "datasets", "python"} <= set(summary["versions"])
+    assert json.loads((out / RUN_FILE).read_text()) == summary
+
+
+def test_truncation_is_recorded_per_item(first_run):
+    records = outputs(first_run[0])
+    by_condition = {r["condition"]: r["audio"] for r in records if r["index"] == 0 and r["template"]["name"] == "plain"}
+    assert by_condition["full"] == {"seconds": 2.0, "source_seconds": 3.0, "truncated": True, "max_audio_s": 2.0,
+                                    "sampling_rate": 16000}
+    assert by_condition["none"]["seconds"] == 0.0 and by_condition["none"]["truncated"] is False
+    assert by_condition["frag:2:1"]["seconds"] == 1.5 and by_condition["frag:2:1"]["truncated"] is False
+    assert by_condition["frag:2:1"]["fragment"] == {"n": 2, "k": 1, "start_s": 1.5, "end_s": 3.0}
+
+
+def test_a_rerun_resumes_without_running_anything(first_run, adapter, mmar_raw, tmp_path, one_thread):
+    out = tmp_path / "copy"
+    shutil.copytree(first_run[0], out)
+    before = outputs(out)
+    summary = run(config(out, mmar_raw), {"main": adapter})
+    assert summary["counts"]["resumed"] == 24 and shard_lines(out) == 24
+    assert [s["ran"] for s in summary["sessions"]] == [24, 0]
+    assert outputs(out) == before
+
+
+class FailingOnce:
+    """A real adapter whose first answer for one key is an error (a timeout, an OOM...)."""
+
+    def __init__(self, inner, key):
+        self.inner, self.key, self.failed = inner, key, False
+        for name in ("name", "description", "max_audio_s", "sampling_rate", "takes_audio", "kind"):
+            setattr(self, name, getattr(inner, name))
+
+    def generate(self, requests, decoding):
+        out = self.inner.generate(requests, decoding)
+        for i, r in enumerate(requests):
+            if r.key == self.key and not self.failed:
+                self.failed = True
+                out[i] = Generation(text=None, error="TimeoutError: no reply")
+        return out
+
+
+def test_failed_units_are_counted_then_retried(first_run, adapter, mmar_raw, tmp_path, one_thread):
+    key = outputs(first_run[0])[5]["key"]
+    flaky = FailingOnce(adapter, key)
+    out = tmp_path / "flaky"
+    summary = run(config(out, mmar_raw), {"main": flaky})
+    assert summary["counts"]["failed"] == 1 and summary["counts"]["failed_by_kind"] == {"model": 1}
+    failed = [r for r in outputs(out) if r["error"]]
+    assert [r["key"] for r in failed] == [key] and failed[0]["output"] is None
+    summary = run(config(out, mmar_raw), {"main": flaky})
+    assert summary["counts"]["failed"] == 0 and summary["counts"]["resumed"] == 23
+    assert [r["output"] for r in outputs(out)] == [r["output"] for r in outputs(first_run[0])]
+
+
+def test_a_torn_last_line_is_cut_and_counted(first_run, adapter, mmar_raw, tmp_path, one_thread):
+    out = tmp_path / "torn"
+    shutil.copytree(first_run[0], out)
+    shard = out / "shards" / "rank-0.jsonl"
+    lines = shard.read_text().splitlines(keepends=True)
+    shard.write_text("".join(lines[:-1]) + lines[-1][:40])  # killed while writing the last record
+    assert read_shards(out / "shards").torn_lines == 1
+    summary = run(config(out, mmar_raw), {"main": adapter})
+    assert summary["counts"]["torn_lines"] == 1 and summary["counts"]["resumed"] == 23
+    assert shard.read_text().endswith("\n") and len(shard.read_text().splitlines()) == 24
+    assert [r["key"] for r in outputs(out)] == [r["key"] for r in outputs(first_run[0])]
+
+
+def test_a_damaged_shard_line_is_an_error(first_run, tmp_path):
+    out = tmp_path / "damaged"
+    shutil.copytree(first_run[0], out)
+    shard = out / "shards" / "rank-0.jsonl"
+    lines = shard.read_text().splitlines(keepends=True)
+    shard.write_text(lines[0] + "{oops\n" + "".join(lines[1:]))
+    with pytest.raises(ValueError, match="rank-0.jsonl:2: not valid JSON"):
+        read_shards(out / "shards")
+
+
+def test_another_runs_folder_is_refused(first_run, adapter, mmar_raw, tmp_path):
+    out = tmp_path / "other"
+    shutil.copytree(first_run[0], out)
+    with pytest.raises(ValueError, match="different run \\(decoding differ.*max_new_tokens"):
+        run(config(out, mmar_raw, decoding=DecodingParams(max_new_tokens=7)), {"main": adapter})
+
+
+def test_batch_1_and_batch_4_give_identical_outputs(first_run, adapter, mmar_raw, tmp_path, one_thread):
+    summary = run(config(tmp_path / "b1", mmar_raw, batch_size=1), {"main": adapter})
+    assert summary["counts"]["ok"] == 24
+    one = [(r["key"], r["output"], r["tokens"]) for r in outputs(tmp_path / "b1")]
+    four = [(r["key"], r["output"], r["tokens"]) for r in outputs(first_run[0])]
+    assert one == four
+    # 18 audio units -> batches 4,4,4,4,2; 6 no-audio units -> 4,2 (never mixed)
+    sizes = [r["timings"]["batch_size"] for r in outputs(first_run[0])]
+    assert (sizes.count(4), sizes.count(2)) == (20, 4)
+
+
+def test_unreadable_audio_is_a_counted_failure(adapter, mmar_raw, tmp_path, one_thread):
+    raw = tmp_path / "raw"
+    shutil.copytree(mmar_raw, raw)
+    first = json.loads((raw / "MMAR-meta.jsonl").read_text().splitlines()[0])
+    wav = raw / first["audio_path"]
+    wav.write_bytes(wav.read_bytes()[:2000])  # the header promises 3 s; the file holds far less
+    summary = run(config(tmp_path / "out", raw, conditions=["full", "none"], templates=["plain"]), {"main": adapter})
+    records = outputs(tmp_path / "out")
+    assert summary["counts"]["failed_by_kind"] == {"audio": 1} and summary["counts"]["ok"] == 5
+    assert records[0]["error"].startswith("audio: ") and records[0]["output"] is None
+    assert records[0]["audio"] == {"seconds": 0.0, "source_seconds": None, "truncated": False, "max_audio_s": 2.0,
+                                   "sampling_rate": 16000}
+    assert records[1]["condition"] == "none" and records[1]["error"] is None  # no audio needed
+
+
+def test_not_applicable_units_are_counted(adapter, mmar_raw, tmp_path, one_thread):
+    summary = run(config(tmp_path / "na", mmar_raw, conditions=["anchored", "none"], templates=["plain"]),
+                  {"main": adapter})
+    assert summary["counts"]["not_applicable"] == {"anchored: no anchored variant": 3}
+    assert summary["counts"]["units"] == 3 and summary["counts"]["ok"] == 3
+    items = [{"id": "m", "question": "Q?", "choices": ["a", "b"]}, {"id": "o", "question": "Q?", "format": "OEQ"}]
+    units, skipped = plan_units(items, [Condition("none")], [get_template("aria_cot"), get_template("audiospan")],
+                                {"main": "m"}, AudioPreparer(16000, None))
+    assert [(u.item_id, u.template.name) for u in units] == [("m", "aria_cot"), ("m", "audiospan"), ("o", "audiospan")]
+    assert skipped == {"none: template aria_cot does not fit the item's format": 1}
+
+
+def test_text_backbone_condition(adapter, mmar_raw, tmp_path, one_thread):
+    from tiny_models import build_causal_lm
+
+    lm = build_causal_lm(tmp_path / "lm")
+    with pytest.raises(ValueError, match="needs a text backbone"):
+        run(config(tmp_path / "x", mmar_raw, conditions=["tb"]))  # refused before any model is loaded
+    with pytest.raises(ValueError, match="need adapters for \\['tb'\\]"):
+        run(config(tmp_path / "x", mmar_raw, conditions=["tb"], tb_model=str(lm)), {"main": adapter})
+    first = run(config(tmp_path / "tb", mmar_raw, conditions=["full"], templates=["plain"]), {"main": adapter})
+    assert first["counts"]["ok"] == 3
+    # A later session adds the text-backbone condition to the same folder: the full outputs are kept.
+    summary = run(config(tmp_path / "tb", mmar_raw, conditions=["full", "tb"], templates=["plain"], tb_model=str(lm)),
+                  {"main": adapter, "tb": TextLMAdapter(str(lm))})
+    assert summary["counts"]["resumed"] == 3 and summary["sessions"][-1]["ran"] == 3
+    assert set(summary["identity"]["models"]) == {"main", "tb"}
+    records = outputs(tmp_path / "tb")
+    assert [(r["condition"], r["adapter"], r["model"] == str(lm)) for r in records[:2]] == [
+        ("full", "transformers", False), ("tb", "text_lm", True)]
+    assert summary["counts"]["ok"] == 6 and records[1]["audio"]["seconds"] == 0.0
+    assert summary["models"]["tb"]["name"] == str(lm)
+
+
+def unit(order, seconds, chars, audio=True, role="main"):
+    condition = Condition("full" if audio else "none")
+    return Unit(order, order, str(order), condition, get_template("plain"), role, str(order),
+                ({"role": "user", "content": "x" * chars},), seconds)
+
+
+def test_length_sorted_batches_never_mix_adapters_or_audio_presence():
+    units = [unit(0, 2.0, 10), unit(1, 9.0, 10), unit(2, 0.0, 50, audio=False), unit(3, 9.0, 30),
+             unit(4, 0.0, 5, audio=False), unit(5, 1.0, 10, role="tb"), unit(6, 5.0, 10)]
+    ordered = length_sorted(units)
+    assert [u.order for u in ordered] == [3, 1, 6, 0, 2, 4, 5]
+    assert [[u.order for u in b] for b in batches(ordered, 3)] == [[3, 1, 6], [0], [2, 4], [5]]
+
+
+def test_embedded_audio_gives_the_same_outputs_as_files(first_run, adapter, mmar_raw, tmp_path, one_thread):
+    """A Hub-ready folder (parquet with the audio bytes inside) runs like the raw folder it was exported from."""
+    from audioreason.data import build_benchmark, export_benchmark
+
+    dataset, _ = build_benchmark("mmar", mmar_raw, cache_dir=str(tmp_path / "cache"))
+    folder = export_benchmark("mmar", dataset.select(range(3)), tmp_path / "hub")
+    summary = run(config(tmp_path / "out", folder, fragment_cache=str(tmp_path / "frag")), {"main": adapter})
+    assert summary["counts"]["ok"] == 24 and not (tmp_path / "frag").exists()  # bytes are split in memory
+    assert [(r["key"], r["output"], r["audio"]) for r in outputs(tmp_path / "out")] == \
+           [(r["key"], r["output"], r["audio"]) for r in outputs(first_run[0])]
