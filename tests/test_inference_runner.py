@@ -9,7 +9,7 @@ import pytest
 from audioreason.inference import DecodingParams, Generation
 from audioreason.inference.conditions import AudioPreparer, Condition
 from audioreason.inference.prompts import get_template
-from audioreason.inference.runner import (OUTPUTS_FILE, RUN_FILE, RunConfig, Unit, batches, length_sorted,
+from audioreason.inference.runner import (OUTPUTS_FILE, RUN_FILE, RunConfig, Unit, batches, length_sorted, load_items,
                                           plan_units, read_shards, run)
 from audioreason.inference.text_lm import TextLMAdapter
 from audioreason.inference.transformers_audio import TransformersAudioAdapter
@@ -163,12 +163,17 @@ def test_batch_1_and_batch_4_give_identical_outputs(first_run, adapter, mmar_raw
     assert (sizes.count(4), sizes.count(2)) == (20, 4)
 
 
-def test_unreadable_audio_is_a_counted_failure(adapter, mmar_raw, tmp_path, one_thread):
+def test_unreadable_audio_is_a_counted_failure(adapter, mmar_raw, tmp_path, one_thread, monkeypatch):
     raw = tmp_path / "raw"
     shutil.copytree(mmar_raw, raw)
     first = json.loads((raw / "MMAR-meta.jsonl").read_text().splitlines()[0])
     wav = raw / first["audio_path"]
-    wav.write_bytes(wav.read_bytes()[:2000])  # the header promises 3 s; the file holds far less
+    items = load_items("mmar", str(raw))  # the loader reads every header: the files are whole now
+    # A file damaged after the items were loaded (the header promises 3 s; the file holds far less): the
+    # loader would refuse it at build time, so the runner is handed the items loaded before the damage.
+    wav.write_bytes(wav.read_bytes()[:2000])
+    monkeypatch.setattr("audioreason.inference.runner.load_items",
+                        lambda benchmark, data, config=None, limit=None: items[:limit])
     summary = run(config(tmp_path / "out", raw, conditions=["full", "none"], templates=["plain"]), {"main": adapter})
     records = outputs(tmp_path / "out")
     assert summary["counts"]["failed_by_kind"] == {"audio": 1} and summary["counts"]["ok"] == 5
@@ -176,6 +181,17 @@ def test_unreadable_audio_is_a_counted_failure(adapter, mmar_raw, tmp_path, one_
     assert records[0]["audio"] == {"seconds": 0.0, "source_seconds": None, "truncated": False, "max_audio_s": 2.0,
                                    "sampling_rate": 16000}
     assert records[1]["condition"] == "none" and records[1]["error"] is None  # no audio needed
+
+
+def test_a_damaged_file_stops_the_run_before_any_work(adapter, mmar_raw, tmp_path):
+    raw = tmp_path / "raw"
+    shutil.copytree(mmar_raw, raw)
+    first = json.loads((raw / "MMAR-meta.jsonl").read_text().splitlines()[0])
+    wav = raw / first["audio_path"]
+    wav.write_bytes(wav.read_bytes()[:2000])
+    with pytest.raises(ValueError, match=f"{first['id']}.*truncated WAV"):
+        run(config(tmp_path / "out", raw, conditions=["full"], templates=["plain"]), {"main": adapter})
+    assert not (tmp_path / "out" / "outputs.jsonl").exists()
 
 
 def test_not_applicable_units_are_counted(adapter, mmar_raw, tmp_path, one_thread):
