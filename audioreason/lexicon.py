@@ -9,9 +9,10 @@ and averages over words. This module holds the text side only (no model loading)
   from the class names of the AudioSet ontology's five top branches, normalised by the same pipeline,
   with alternative names of the same class collapsed through ``SYNONYMS``.
 
-The shipped list (``AUDIO_VOCABULARY_FILE``) is regenerated, from the repository root, with::
+The shipped list (``AUDIO_VOCABULARY_FILE``) is regenerated from the AudioSet ontology (Gemmeke et al. 2017,
+CC BY-SA 4.0), which the repository ships as ``tests/data/audioset_ontology.json``; from the repository root::
 
-    python -c "from audioreason.lexicon import write_audio_vocabulary; write_audio_vocabulary('../shared/data/audioset_ontology.json')"
+    python -c "from audioreason.lexicon import write_audio_vocabulary; write_audio_vocabulary('tests/data/audioset_ontology.json')"
 """
 from __future__ import annotations
 

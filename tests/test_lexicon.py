@@ -20,8 +20,7 @@ from audioreason.lexicon import (
     load_audio_vocabulary,
 )
 
-ONTOLOGY = Path(__file__).resolve().parents[1].parent / "shared/data/audioset_ontology.json"
-needs_ontology = pytest.mark.skipif(not ONTOLOGY.exists(), reason=f"AudioSet ontology not found at {ONTOLOGY}")
+ONTOLOGY = Path(__file__).parent / "data" / "audioset_ontology.json"  # shipped (tests/data/README.md)
 
 
 # --- stopwords ---------------------------------------------------------------------------------
@@ -98,14 +97,12 @@ def test_shipped_vocabulary_is_clean():
     assert "# AudioSet ontology, CC BY-SA 4.0, Gemmeke et al. 2017" in header
 
 
-@needs_ontology
 def test_built_vocabulary_matches_shipped_file():
     built = build_audio_vocabulary(ONTOLOGY)
     assert built == load_audio_vocabulary()
     assert f"{len(built)} words." in AUDIO_VOCABULARY_FILE.read_text(encoding="utf-8")
 
 
-@needs_ontology
 def test_synonyms_are_both_in_the_raw_vocabulary(monkeypatch):
     # Each mapping must join two words the audio branches really give; a stale key would silently do nothing.
     monkeypatch.setattr(lexicon, "SYNONYMS", {})

@@ -139,10 +139,9 @@ def test_preference_agreement_counts():
     assert counts == {"C>R": 2, "C<R": 1, "C=R": 1, "skipped": 1}
 
 
-REAL = Path(__file__).resolve().parents[2] / "shared" / "data" / "MMAR-meta.jsonl"
+REAL = Path(__file__).parent / "data" / "MMAR-meta.jsonl"
 
 
-@pytest.mark.skipif(not REAL.exists(), reason="../shared/data/MMAR-meta.jsonl is not present on this machine")
 def test_every_real_mmar_item_gates_its_gold_answer_and_builds_a_schema():
     from audioreason.judges import VerdictSchema
     from audioreason.mmar_rubrics import build_messages

