@@ -73,7 +73,7 @@ class AriaConfig:
     allow_download: bool = False  # let a hub id missing from the local cache be downloaded
     m3_mode: str = "generate"  # "generate" (paper: 10 new tokens, up to 3 retries) or "logprob" (one pass)
     m3_retries: int = 3
-    m4_absent: str = "term_zero"  # or "info_zero" (the paper's literal "Info is 0")
+    m4_absent: str = "info_zero"  # the paper's "Info is 0" (an absent term is ½); or "term_zero" (it is 0)
     m4_max_segment_tokens: int = 512
     answer_tags: str = "bracket"  # ARIA Appendix E; "tolerant" accepts **Answer:** and the like
     answer_substring: str = "first"  # Appendix E; "longest" fixes "a woman" -> "Man"

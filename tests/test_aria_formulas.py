@@ -34,12 +34,17 @@ def test_m4_step_causality_by_hand():
     expected = 0.5 * (1 / (1 + math.exp(-2)) + 1 / (1 + math.exp(1)))
     assert F.m4_step_causality(10.0, 8.0, 9.0) == pytest.approx(expected)
     assert expected == pytest.approx(0.574869, abs=1e-6)
-    # A absent: Info_R = PPL(gold|P,R) - PPL(gold|P) = 12 - 10 = 2
-    assert F.m4_step_causality(10.0, None, 12.0) == pytest.approx(0.5 * (0 + 1 / (1 + math.exp(2))))
-    assert F.m4_step_causality(10.0, None, 12.0, absent="info_zero") == pytest.approx(
-        0.5 * (0.5 + 1 / (1 + math.exp(2))))
-    assert F.m4_step_causality(float("nan"), None, None) == 0.0
+    # A absent: Info_R = PPL(gold|P,R) - PPL(gold|P) = 12 - 10 = 2; Info_A "is 0" (§3.3.4), so its term is 1/2
+    assert F.m4_step_causality(10.0, None, 12.0) == pytest.approx(0.5 * (0.5 + 1 / (1 + math.exp(2))))
+    assert F.m4_step_causality(10.0, None, 12.0, absent="term_zero") == pytest.approx(
+        0.5 * (0 + 1 / (1 + math.exp(2))))
+
+
+def test_m4_absent_slots_default_to_the_papers_info_zero():
+    # "If a slot is absent, the corresponding score (Info_A/R) is 0": 1/(1+e^0) = 1/2 per absent term.
+    assert F.m4_step_causality(float("nan"), None, None) == 0.5
     assert F.m4_step_causality(float("nan"), None, None, absent="info_zero") == 0.5
+    assert F.m4_step_causality(float("nan"), None, None, absent="term_zero") == 0.0
     with pytest.raises(ValueError):
         F.m4_step_causality(1.0, 1.0, 1.0, absent="zero")
 

@@ -102,7 +102,17 @@ def test_m4_from_direct_perplexities(tiny_backbones_f64, result):
     info_a, info_r = ppl(p, a) - ppl(p), ppl(p, a, r) - ppl(p, a)
     expected = 0.5 * (1 / (1 + math.exp(info_a)) + 1 / (1 + math.exp(info_r)))
     assert item["M4"] == pytest.approx(expected, abs=1e-9)
-    assert result["items"][3]["M4"] == 0.0  # only an answer: both terms absent
+    # Only an answer: Info_A and Info_R "are 0" (§3.3.4), so each term is 1/(1+e^0) = 1/2.
+    assert result["items"][3]["M4"] == 0.5
+
+
+def test_m4_term_zero_option_scores_absent_terms_zero(tiny_backbones_f64):
+    scorer = AriaScorer(backbones=tiny_backbones_f64, m3_mode="logprob", vocabulary=["dog"], m4_absent="term_zero")
+    items = scorer.score(COTS[2:], REFS[2:], CHOICES[2:], return_items=True)["items"]
+    assert items[1]["M4"] == 0.0  # only an answer
+    paper = AriaScorer(backbones=tiny_backbones_f64, m3_mode="logprob", vocabulary=["dog"]).score(
+        COTS[2:3], REFS[2:3], CHOICES[2:3], return_items=True)["items"][0]
+    assert paper["M4"] == pytest.approx(items[0]["M4"] + 0.25)  # no Analysis: the A term is 1/2 vs 0
 
 
 def test_m5_is_mean_of_entailment_probabilities(tiny_backbones_f64, result):

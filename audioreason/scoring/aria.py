@@ -57,16 +57,18 @@ def causality_term(info: float) -> float:
 
 
 def m4_step_causality(ppl_p: float, ppl_pa: Optional[float], ppl_par: Optional[float],
-                      absent: str = "term_zero") -> float:
+                      absent: str = "info_zero") -> float:
     """RSC = ½ Σ_{i∈{A,R}} 1/(1+e^Info_i), Info_A = PPL(gold|P,A) − PPL(gold|P),
-    Info_R = PPL(gold|P,A,R) − PPL(gold|P,A). ``ppl_pa``/``ppl_par`` are None when A/R is absent.
+    Info_R = PPL(gold|P,A,R) − PPL(gold|P,A) (ARIA §3.3.4, Eq. 3). ``ppl_pa``/``ppl_par`` are None
+    when A/R is absent.
 
-    ``absent="term_zero"`` (default, as the issue specifies): an absent slot's term is 0.
-    ``absent="info_zero"``: the paper's literal wording ("Info is 0"), so the term is 1/(1+e^0) = ½.
+    ``absent="info_zero"`` (default, the paper's text: "If a slot is absent, the corresponding score
+    (Info_A/R) is 0"): an absent slot's term is 1/(1+e^0) = ½.
+    ``absent="term_zero"`` (option): an absent slot's term is 0 instead.
     With A absent, Info_R compares PPL(gold|P,R) to PPL(gold|P): ``ppl_pa`` is then the P-only value.
     """
     if absent not in ("term_zero", "info_zero"):
-        raise ValueError(f"absent must be 'term_zero' or 'info_zero', got {absent!r}")
+        raise ValueError(f"absent must be 'info_zero' or 'term_zero', got {absent!r}")
     missing = 0.0 if absent == "term_zero" else 0.5
     term_a = missing if ppl_pa is None else causality_term(ppl_pa - ppl_p)
     base_r = ppl_p if ppl_pa is None else ppl_pa
