@@ -9,8 +9,8 @@ from __future__ import annotations
 
 import math
 import re
-from dataclasses import dataclass, field, replace
-from typing import Any, Callable, Optional, Sequence
+from dataclasses import dataclass, replace
+from typing import Any, Callable, Optional, Sequence, Union
 
 import numpy as np
 
@@ -82,7 +82,8 @@ class AriaConfig:
     batch_size: int = 16
     seed: int = 0
     vocabulary: Optional[Sequence[str]] = None  # M6 audio vocabulary; default: the shipped list
-    mode_thresholds: F.ModeThresholds = field(default_factory=F.ModeThresholds)
+    mode_rule: str = "paper"  # the profiles of §3.4; or "fitted" (ARIA + accuracy, fitted to Table 4)
+    mode_thresholds: Union[F.ProfileThresholds, F.FittedThresholds, None] = None  # None: the rule's defaults
 
 
 def _validate(predictions, references, choices, audio) -> None:
@@ -112,6 +113,8 @@ def _nanstats(values: Sequence[float]) -> tuple[Optional[float], Optional[float]
 class AriaScorer:
     def __init__(self, config: Optional[AriaConfig] = None, **options: Any):
         self.config = replace(config or AriaConfig(), **options)
+        if self.config.mode_rule not in F.MODE_RULES:
+            raise ValueError(f"mode_rule must be one of {F.MODE_RULES}, got {self.config.mode_rule!r}")
         self.specs = resolve_backbones(self.config.backbones)
         self.vocabulary = list(self.config.vocabulary or load_audio_vocabulary())
 
@@ -337,8 +340,14 @@ class AriaScorer:
             "backbones": backbones,
             "counts": {"items": n, **counts},
         })
+        result["reasoning_mode_rule"] = self.config.mode_rule
         if complete:
-            result["reasoning_mode"] = F.reasoning_mode(result["aria"], accuracy, self.config.mode_thresholds)
+            profile = {**{m: means[m] for m in ("M2", "M3", "M4", "M5")}, "aria": result["aria"],
+                       "accuracy": accuracy}
+            result["reasoning_mode"] = F.reasoning_mode(profile, self.config.mode_rule, self.config.mode_thresholds)
+            if result["reasoning_mode"] is None:
+                result["note"] = ("the profile matches none of the paper's three modes (ARIA §3.4: low accuracy "
+                                  "without the Scaffolding pattern of low M2, M4, M5 and high M3)")
         else:
             result["reasoning_mode"] = None
             missing = sorted(set(F.METRICS) - set(means))

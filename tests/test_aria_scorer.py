@@ -10,6 +10,7 @@ from audioreason.aria import M3_BODY, M3_PREFIX, M3_TAIL, M4_CUE, AriaScorer
 from audioreason.audio import load_audio, synthesize_clip
 from audioreason.backends import load_backend
 from audioreason.cot import parse_cot
+from audioreason.scoring import aria as F
 
 COTS = [
     "[PERCEPTION]\nEntities: dog, car horn\nDescription: A dog barks twice, then a horn.\n[ANALYSIS]\n"
@@ -172,7 +173,13 @@ def test_summary_aggregates_items(result):
         assert result[metric] == pytest.approx(np.mean(clipped))
         assert result[f"{metric}_std"] == pytest.approx(np.std(clipped))
     assert result["aria"] == pytest.approx(np.mean([result[m] for m in ("M1", "M2", "M3", "M4", "M5", "M6")]))
-    assert result["aria_complete"] and result["reasoning_mode"] in ("Reasoning", "Scaffolding", "Decoration")
+    assert result["aria_complete"]
+    profile = {**{m: result[m] for m in ("M2", "M3", "M4", "M5")}, "aria": result["aria"],
+               "accuracy": result["accuracy"]}
+    assert result["reasoning_mode_rule"] == "paper"
+    assert result["reasoning_mode"] == F.reasoning_mode(profile)
+    if result["reasoning_mode"] is None:
+        assert "none of the paper's" in result["note"]
     assert result["accuracy"] == pytest.approx(3 / 4)  # 0 and 3 exact, "B" names Music; 1 has no [ANSWER]
     assert result["answer_methods"] == {"exact": 2, "letter": 1, "unanswered": 1}
     assert result["counts"]["m2_items_missing_slot"] == 2
@@ -190,6 +197,18 @@ def test_batched_equals_one_at_a_time(tiny_backbones_f64, mode):
             else:  # M1: see test_m1_is_mean_entity_audio_cosine (batched audio tower)
                 assert a[metric] == pytest.approx(b[metric], abs=1e-6 if metric == "M1" else 1e-9), metric
     assert fast["counts"] == slow["counts"]
+
+
+def test_mode_rule_and_thresholds_are_options(tiny_backbones_f64):
+    kwargs = dict(backbones=tiny_backbones_f64, m3_mode="logprob", vocabulary=["dog", "thunder"])
+    low = F.FittedThresholds(accuracy=0.0, aria_reasoning=0.0, aria_scaffolding=0.0)
+    r = AriaScorer(mode_rule="fitted", mode_thresholds=low, **kwargs).score(COTS, REFS, CHOICES, audio=audio_items())
+    assert (r["reasoning_mode"], r["reasoning_mode_rule"]) == ("Reasoning", "fitted")
+    every_high = F.ProfileThresholds(M2=0, M3=0, M4=0, M5=0, aria=0, accuracy=0)
+    r = AriaScorer(mode_thresholds=every_high, **kwargs).score(COTS, REFS, CHOICES, audio=audio_items())
+    assert (r["reasoning_mode"], r["reasoning_mode_rule"]) == ("Reasoning", "paper")
+    with pytest.raises(ValueError, match="mode_rule"):
+        AriaScorer(mode_rule="vibes", **kwargs)
 
 
 def test_generate_mode_counts_unparsed_replies(tiny_backbones_f64):
