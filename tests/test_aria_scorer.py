@@ -137,9 +137,9 @@ def test_m3_logprob_from_a_full_forward_pass(tiny_backbones_f64, result):
     digits = [tok(str(d), add_special_tokens=False).input_ids[0] for d in range(10)]
 
     def sigma(text):
-        ids = (tok(M3_PREFIX, add_special_tokens=False).input_ids
-               + tok(M3_BODY.format(text=text), add_special_tokens=False).input_ids
-               + tok(M3_TAIL + " 0.", add_special_tokens=False).input_ids)
+        # the whole prompt, tokenized as one string (tests/test_aria_m3_tokens.py)
+        ids = lm.start_ids + tok(M3_PREFIX + M3_BODY.format(text=text) + M3_TAIL + " 0.",
+                                 add_special_tokens=False).input_ids
         with torch.no_grad():
             logits = lm.model(torch.tensor([ids])).logits[0]
         first = torch.softmax(logits[-3], -1)
