@@ -15,7 +15,7 @@ from typing import Any, Callable, Optional, Sequence, Union
 import numpy as np
 
 from . import answers
-from .audio import AudioError, load_audio
+from .audio import AudioError
 from .backends import BackendUnavailable, load_backend, resolve_backbones
 from .cot import parse_cot
 from .lexicon import content_words, load_audio_vocabulary
@@ -77,6 +77,7 @@ class AriaConfig:
     m4_max_segment_tokens: int = 512
     answer_tags: str = "bracket"  # ARIA Appendix E; "tolerant" accepts **Answer:** and the like
     answer_substring: str = "first"  # Appendix E; "longest" fixes "a woman" -> "Man"
+    m1_audio: str = "whole"  # the paper's whole audio (windows averaged / CLAP fusion); or "random_crop" (10 s)
     on_audio_error: str = "raise"  # or "skip": M1 of that item is NaN and counted
     batched: bool = True  # False: one item at a time, no caches (the benchmark's baseline)
     batch_size: int = 16
@@ -125,30 +126,24 @@ class AriaScorer:
     def _m1(self, parsed, audio, counts) -> list[float]:
         if audio is None:
             raise BackendUnavailable("no audio given")
-        clap = self.backend("clap")
-        batched = self.config.batched
-        clips: list[Optional[np.ndarray]] = []
-        for i, source in enumerate(audio):
-            try:
-                clips.append(load_audio(source, 48000)[0])
-            except AudioError as err:
-                if self.config.on_audio_error == "raise":
-                    raise AriaInputError(f"item {i}: {err}") from err
-                clips.append(None)
-                counts["audio_errors"] += 1
-        usable = [c for c in clips if c is not None]
-        audio_vecs = iter(clap.embed_audio(usable, use_cache=batched) if batched and usable else [])
+        clap, c = self.backend("clap"), self.config
+        if c.batched:
+            audio_vecs = clap.embed_sources(list(audio), c.m1_audio, c.batch_size)
+        else:
+            audio_vecs = [clap.embed_sources([a], c.m1_audio, 1, use_cache=False)[0] for a in audio]
         entity_texts = sorted({e for p in parsed for e in p.entities})
-        text_vecs = dict(zip(entity_texts, clap.embed_texts(entity_texts)) if batched and entity_texts else [])
+        text_vecs = dict(zip(entity_texts, clap.embed_texts(entity_texts)) if c.batched and entity_texts else [])
         values = []
-        for slots, clip in zip(parsed, clips):
-            if clip is None:
+        for i, (slots, a) in enumerate(zip(parsed, audio_vecs)):
+            if isinstance(a, AudioError):
+                if c.on_audio_error == "raise":
+                    raise AriaInputError(f"item {i}: {a}") from a
+                counts["audio_errors"] += 1
                 values.append(float("nan"))
                 continue
-            a = next(audio_vecs) if batched else clap.embed_audio([clip], use_cache=False)[0]
             if not slots.entities:
                 counts["m1_items_without_entities"] += 1
-            cosines = [float((text_vecs[e] if batched else clap.embed_texts([e], use_cache=False)[0]) @ a)
+            cosines = [float((text_vecs[e] if c.batched else clap.embed_texts([e], use_cache=False)[0]) @ a)
                        for e in slots.entities]
             values.append(F.m1_acoustic_grounding(cosines))
         return values

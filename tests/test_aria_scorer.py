@@ -35,28 +35,58 @@ def result(tiny_backbones_f64):
     return scorer.score(COTS, REFS, CHOICES, audio=audio_items(), return_items=True)
 
 
-def test_m1_is_mean_entity_audio_cosine(tiny_backbones_f64, result):
+def clap_audio_vector(clap, processor, clip, truncation="rand_trunc"):
+    """Unit CLAP embedding of one clip, computed here independently of the scorer (float64 model)."""
+    np.random.seed(0)  # the scorer seeds CLAP's crops with AriaConfig.seed
+    features = processor.feature_extractor([clip], sampling_rate=48000, truncation=truncation,
+                                           padding="repeatpad", return_tensors="pt")
+    with torch.no_grad():
+        a = clap.model.get_audio_features(**{k: v.to(torch.float64) if v.is_floating_point() else v
+                                             for k, v in features.items()}).pooler_output[0]
+    return (a / a.norm()).numpy()
+
+
+def whole_audio_vector(clap, processor, clip, window=48000):
+    """ARIA's "whole audio" for the tiny unfused CLAP (1-s windows): consecutive windows, each embedded,
+    averaged with weights = seconds covered, normalised. The 1.5-s clips here: 1 s + 0.5 s."""
+    parts = [clip[i:i + window] for i in range(0, len(clip), window)]
+    total = sum(len(p) / window * clap_audio_vector(clap, processor, p) for p in parts)
+    return total / np.linalg.norm(total)
+
+
+def m1_by_hand(clap, processor, cot, a):
+    cosines = []
+    for e in parse_cot(cot).entities:
+        with torch.no_grad():
+            t = clap.model.get_text_features(**processor.tokenizer([e], return_tensors="pt")).pooler_output[0]
+        cosines.append(float((t / t.norm()).numpy() @ a))
+    return np.mean(cosines) if cosines else 0.0
+
+
+def test_m1_is_mean_entity_cosine_with_the_whole_audio(tiny_backbones_f64, result):
     from transformers import ClapProcessor
 
     clap = load_backend("clap", tiny_backbones_f64["clap"])
     processor = ClapProcessor.from_pretrained(tiny_backbones_f64["clap"])
     for item, cot, source in zip(result["items"], COTS, audio_items()):
         clip, _ = load_audio(source, 48000)
-        np.random.seed(0)  # the scorer seeds rand_trunc's crop with AriaConfig.seed
-        features = processor.feature_extractor([clip], sampling_rate=48000, truncation="rand_trunc",
-                                               padding="repeatpad", return_tensors="pt")
-        with torch.no_grad():
-            a = clap.model.get_audio_features(**{k: v.to(torch.float64) if v.is_floating_point() else v
-                                                 for k, v in features.items()}).pooler_output[0]
-            a = a / a.norm()
-            entities = parse_cot(cot).entities
-            cosines = []
-            for e in entities:
-                t = clap.model.get_text_features(**processor.tokenizer([e], return_tensors="pt")).pooler_output[0]
-                cosines.append(float(t / t.norm() @ a))
-        # The scorer runs the audio tower on a batch of clips, here one clip: HTSAT keeps some float32
+        assert len(clip) == 72000  # 1.5 s: longer than the tiny CLAP's 1-s window
+        a = whole_audio_vector(clap, processor, clip)
+        # The scorer runs the audio tower on a batch of windows: HTSAT keeps some float32
         # intermediates even in a float64 model, so batching moves the cosine by ~1e-8.
-        assert item["M1"] == pytest.approx(np.mean(cosines) if cosines else 0.0, abs=1e-6)
+        assert item["M1"] == pytest.approx(m1_by_hand(clap, processor, cot, a), abs=1e-6)
+
+
+def test_m1_random_crop_option_is_one_seeded_crop(tiny_backbones_f64):
+    from transformers import ClapProcessor
+
+    clap = load_backend("clap", tiny_backbones_f64["clap"])
+    processor = ClapProcessor.from_pretrained(tiny_backbones_f64["clap"])
+    r = AriaScorer(backbones=tiny_backbones_f64, m3_mode="logprob", vocabulary=["dog"], m1_audio="random_crop").score(
+        COTS, REFS, CHOICES, audio=audio_items(), return_items=True)
+    for item, cot, source in zip(r["items"], COTS, audio_items()):
+        a = clap_audio_vector(clap, processor, load_audio(source, 48000)[0])  # rand_trunc, seed 0
+        assert item["M1"] == pytest.approx(m1_by_hand(clap, processor, cot, a), abs=1e-6)
 
 
 def test_m2_is_half_sum_of_step_cosines(tiny_backbones_f64, result):

@@ -92,7 +92,8 @@ def build_sentence_embedder(folder: Path) -> Path:
     return folder / "st"
 
 
-def build_clap(folder: Path) -> Path:
+def build_clap(folder: Path, fusion: bool = False) -> Path:
+    """A tiny CLAP reading 1-s windows; ``fusion`` builds a fused one (CLAP's fusion needs 64 mel bins)."""
     from transformers import ClapConfig, ClapFeatureExtractor, ClapModel, ClapProcessor
 
     tok = build_tokenizer(folder / "tok", "roberta")
@@ -101,13 +102,15 @@ def build_clap(folder: Path) -> Path:
     config = ClapConfig(
         text_config=dict(vocab_size=len(tok), hidden_size=32, num_hidden_layers=2, num_attention_heads=2,
                          intermediate_size=37, max_position_embeddings=80, pad_token_id=1),
-        audio_config=dict(hidden_size=32, num_mel_bins=32, spec_size=128, patch_size=4, patch_stride=(4, 4),
-                          depths=[1, 1], num_attention_heads=[2, 2], window_size=4, patch_embeds_hidden_size=16,
-                          projection_hidden_size=32, enable_fusion=False),
+        audio_config=dict(hidden_size=32, num_mel_bins=64 if fusion else 32, spec_size=256 if fusion else 128,
+                          patch_size=4, patch_stride=(4, 4), depths=[1, 1], num_attention_heads=[2, 2],
+                          window_size=4, patch_embeds_hidden_size=16, projection_hidden_size=32,
+                          enable_fusion=fusion),
         projection_dim=16)
     ClapModel(config).save_pretrained(folder)
-    extractor = ClapFeatureExtractor(feature_size=32, sampling_rate=48000, hop_length=480, max_length_s=1,
-                                     fft_window_size=1024, truncation="rand_trunc", padding="repeatpad")
+    extractor = ClapFeatureExtractor(feature_size=64 if fusion else 32, sampling_rate=48000, hop_length=480,
+                                     max_length_s=1, fft_window_size=1024,
+                                     truncation="fusion" if fusion else "rand_trunc", padding="repeatpad")
     ClapProcessor(feature_extractor=extractor, tokenizer=tok).save_pretrained(folder)
     return folder
 
