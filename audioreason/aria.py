@@ -18,7 +18,7 @@ from . import answers
 from .audio import AudioError
 from .backends import BackendUnavailable, load_backend, resolve_backbones
 from .cot import parse_cot
-from .lexicon import content_words, load_audio_vocabulary
+from .lexicon import content_words, lemmatize, load_audio_vocabulary
 from .schema import CoTSlots
 from .scoring import aria as F
 
@@ -122,6 +122,20 @@ class AriaScorer:
     def backend(self, role: str):
         return load_backend(role, self.specs.get(role), self.config.allow_download)
 
+    def clear_caches(self) -> None:
+        """Forget every computed embedding, score and lemma (models stay loaded): the next call computes
+        everything again, as a first call would, but without the one-time loads (for timing)."""
+        lemmatize.cache_clear()
+        for role, spec in self.specs.items():
+            if spec is None:
+                continue
+            try:
+                backend = self.backend(role)
+            except BackendUnavailable:
+                continue
+            if hasattr(backend, "clear_caches"):  # the LM keeps no per-text results, only its prefix
+                backend.clear_caches()
+
     # ------------------------------------------------------------------ metrics
     def _m1(self, parsed, audio, counts) -> list[float]:
         if audio is None:
@@ -151,19 +165,19 @@ class AriaScorer:
     def _m2(self, parsed, counts) -> list[float]:
         embedder = self.backend("embedder")
         names = ("perception", "analysis", "reasoning")
-        if self.config.batched:
+        if self.config.batched:  # every distinct text of every item, in batches, once
             texts = sorted({getattr(p, n) for p in parsed for n in names if _present(p, n)})
             vecs = dict(zip(texts, embedder.encode(texts, self.config.batch_size))) if texts else {}
-            embed = vecs.__getitem__
-        else:
-            embed = lambda t: embedder.encode([t], 1, use_cache=False)[0]  # noqa: E731
+            embed_item = lambda p: [vecs[getattr(p, n)] for n in names]  # noqa: E731
+        else:  # one item at a time: its P, A, R in one call
+            embed_item = lambda p: embedder.encode([getattr(p, n) for n in names], 3, use_cache=False)  # noqa: E731
         values = []
         for p in parsed:
             if not all(_present(p, n) for n in names):
                 counts["m2_items_missing_slot"] += 1
                 values.append(F.m2_inter_step_coherence(None, None))
                 continue
-            vp, va, vr = embed(p.perception), embed(p.analysis), embed(p.reasoning)
+            vp, va, vr = embed_item(p)
             values.append(F.m2_inter_step_coherence(float(va @ vp), float(vr @ va)))
         return values
 

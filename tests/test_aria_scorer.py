@@ -241,6 +241,28 @@ def test_mode_rule_and_thresholds_are_options(tiny_backbones_f64):
         AriaScorer(mode_rule="vibes", **kwargs)
 
 
+def test_m2_loop_embeds_each_items_three_slots_in_one_call(tiny_backbones_f64, monkeypatch):
+    embedder = load_backend("embedder", tiny_backbones_f64["embedder"])
+    calls = []
+    real = type(embedder)._encode
+    monkeypatch.setattr(type(embedder), "_encode", lambda self, texts, bs: calls.append(len(texts)) or real(self, texts, bs))
+    AriaScorer(backbones=tiny_backbones_f64, batched=False)._m2([parse_cot(c) for c in COTS], {"m2_items_missing_slot": 0})
+    assert calls == [3, 3]  # the two items with P, A and R; one encode call each
+
+
+def test_clear_caches_forgets_computed_values_but_keeps_models(tiny_backbones_f64):
+    scorer = AriaScorer(backbones=tiny_backbones_f64, m3_mode="logprob", vocabulary=["dog", "thunder"])
+    first = scorer.score(COTS, REFS, CHOICES, audio=audio_items())
+    embedder, clap = scorer.backend("embedder"), scorer.backend("clap")
+    assert len(embedder.cache) and clap.whole_cache and scorer.backend("nli").cache
+    scorer.clear_caches()
+    assert not len(embedder.cache) and not clap.whole_cache and not scorer.backend("nli").cache
+    assert not scorer.backend("vectors")._best
+    assert scorer.backend("embedder") is embedder  # still loaded
+    again = scorer.score(COTS, REFS, CHOICES, audio=audio_items())
+    assert again["aria"] == pytest.approx(first["aria"], abs=1e-9)
+
+
 def test_generate_mode_counts_unparsed_replies(tiny_backbones_f64):
     # A random tiny LM never answers with a number: every slot is retried 3 times, then counted.
     r = AriaScorer(backbones=tiny_backbones_f64, m3_mode="generate").score(COTS[:1], REFS[:1], CHOICES[:1])

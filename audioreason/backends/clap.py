@@ -64,6 +64,11 @@ class ClapBackend:
         batch = self.processor.tokenizer(texts, padding=True, truncation=True, max_length=77, return_tensors="pt")
         return _unit(self._pooled(self.model.get_text_features(**batch)))
 
+    def clear_caches(self) -> None:
+        self.text_cache.clear()
+        self.audio_cache.clear()
+        self.whole_cache.clear()
+
     @property
     def fused(self) -> bool:
         return bool(getattr(self.model.config.audio_config, "enable_fusion", False))
