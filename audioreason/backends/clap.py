@@ -182,7 +182,7 @@ class ClapBackend:
         keys = [(mode, _source_key(src)) if use_cache else None for src in sources]
         results: dict[int, Union[np.ndarray, AudioError]] = {
             i: self.whole_cache[k] for i, k in enumerate(keys) if k is not None and k in self.whole_cache}
-        todo = list(dict.fromkeys(i for i in range(len(sources)) if i not in results))
+        todo = [i for i in range(len(sources)) if i not in results]
         first = {}  # repeated sources inside this call: computed once
         for i in todo:
             first.setdefault(keys[i] if use_cache else i, i)

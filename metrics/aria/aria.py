@@ -32,7 +32,8 @@ Args:
     audio (list, optional): per item a file path, (array, rate) or {"array", "sampling_rate"}; needed for M1.
     return_items (bool): also return the per-item table (raw and clipped metrics, slots, extracted answer).
     backbones ("paper" | "offline" | dict): role -> local path, HF id (local cache) or "packaged:NAME".
-    Any other AriaConfig option: m3_mode ("generate" | "logprob"), m4_absent ("term_zero" | "info_zero"),
+    Any other AriaConfig option: m1_audio ("whole" | "random_crop"), m3_mode ("generate" | "logprob"),
+    m4_absent ("info_zero" | "term_zero"),
     answer_tags, answer_substring, on_audio_error ("raise" | "skip"), allow_download, batch_size, seed,
     vocabulary, mode_rule ("paper" | "fitted"), mode_thresholds.
 Returns:
