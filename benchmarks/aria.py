@@ -6,7 +6,8 @@ reasoning (`thinking`) and cues.
 
 Fair by construction: models are loaded before timing; each path is run once on a few warm-up items
 first (so neither pays one-time costs such as lemminflect's data load or the M3 prefix pass); every
-timed run of the batched path starts from empty caches (`AriaScorer.clear_caches`); the two paths
+timed run of either path starts from empty caches (`AriaScorer.clear_caches`, which also empties the
+process-wide lemma cache the loop would otherwise inherit); the two paths
 alternate which runs first, and the median of `--repeats` runs is reported. Prints, per metric, items
 per second for each path, the speed-up, the largest per-item difference between the paths; then the
 whole batched scorer's CoTs per second at each `--throughput` size, peak memory, and how M3's logprob
@@ -66,16 +67,16 @@ def compare(fast: Callable[[], object], slow: Callable[[], object], repeats: int
             warm: Callable[[], None], reset: Callable[[], None]) -> tuple[float, float, object, object]:
     """(median fast seconds, median slow seconds, last fast result, last slow result).
 
-    ``warm`` runs both paths once, untimed; ``reset`` empties the fast path's caches before each of its
-    timed runs; round r runs the slow path first when r is even, the fast one first when r is odd."""
+    ``warm`` runs both paths once, untimed; ``reset`` empties the caches before every timed run (the
+    batched path's own, and process-wide ones such as the lemma cache that the loop would otherwise
+    inherit); round r runs the slow path first when r is even, the fast one first when r is odd."""
     warm()
     times: dict[str, list[float]] = {"fast": [], "slow": []}
     results: dict[str, object] = {}
     for r in range(repeats):
         order = [("slow", slow), ("fast", fast)] if r % 2 == 0 else [("fast", fast), ("slow", slow)]
         for name, run in order:
-            if name == "fast":
-                reset()
+            reset()
             start = time.perf_counter()
             results[name] = run()
             times[name].append(time.perf_counter() - start)

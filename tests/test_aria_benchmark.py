@@ -1,4 +1,4 @@
-"""benchmarks/aria.py measures fairly: both paths warmed up, the batched one from empty caches, the order
+"""benchmarks/aria.py measures fairly: both paths warmed up, every timed run from empty caches, the order
 alternated, the median of the repeats reported."""
 import importlib.util
 from pathlib import Path
@@ -29,7 +29,8 @@ def test_compare_warms_alternates_resets_and_takes_medians(monkeypatch):
     monkeypatch.setattr(bench.time, "perf_counter", fake_clock)
     fast_s, slow_s, fast_result, slow_result = bench.compare(
         path("fast"), path("slow"), repeats=3, warm=lambda: log.append("warm"), reset=lambda: log.append("reset"))
-    assert log == ["warm", "slow", "reset", "fast", "reset", "fast", "slow", "slow", "reset", "fast"]
+    assert log == ["warm", "reset", "slow", "reset", "fast", "reset", "fast", "reset", "slow", "reset", "slow",
+                   "reset", "fast"]
     assert (fast_s, slow_s) == (2, 20)  # medians of 5, 1, 2 and 10, 30, 20
     assert (fast_result, slow_result) == ("fast", "slow")
 
