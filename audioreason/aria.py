@@ -9,16 +9,16 @@ from __future__ import annotations
 
 import math
 import re
-from dataclasses import dataclass, field, replace
-from typing import Any, Callable, Optional, Sequence
+from dataclasses import dataclass, replace
+from typing import Any, Callable, Optional, Sequence, Union
 
 import numpy as np
 
 from . import answers
-from .audio import AudioError, load_audio
+from .audio import AudioError
 from .backends import BackendUnavailable, load_backend, resolve_backbones
 from .cot import parse_cot
-from .lexicon import content_words, load_audio_vocabulary
+from .lexicon import content_words, lemmatize, load_audio_vocabulary
 from .schema import CoTSlots
 from .scoring import aria as F
 
@@ -73,16 +73,18 @@ class AriaConfig:
     allow_download: bool = False  # let a hub id missing from the local cache be downloaded
     m3_mode: str = "generate"  # "generate" (paper: 10 new tokens, up to 3 retries) or "logprob" (one pass)
     m3_retries: int = 3
-    m4_absent: str = "term_zero"  # or "info_zero" (the paper's literal "Info is 0")
+    m4_absent: str = "info_zero"  # the paper's "Info is 0" (an absent term is ½); or "term_zero" (it is 0)
     m4_max_segment_tokens: int = 512
     answer_tags: str = "bracket"  # ARIA Appendix E; "tolerant" accepts **Answer:** and the like
     answer_substring: str = "first"  # Appendix E; "longest" fixes "a woman" -> "Man"
+    m1_audio: str = "whole"  # the paper's whole audio (windows averaged / CLAP fusion); or "random_crop" (10 s)
     on_audio_error: str = "raise"  # or "skip": M1 of that item is NaN and counted
     batched: bool = True  # False: one item at a time, no caches (the benchmark's baseline)
     batch_size: int = 16
     seed: int = 0
     vocabulary: Optional[Sequence[str]] = None  # M6 audio vocabulary; default: the shipped list
-    mode_thresholds: F.ModeThresholds = field(default_factory=F.ModeThresholds)
+    mode_rule: str = "paper"  # the profiles of §3.4; or "fitted" (ARIA + accuracy, fitted to Table 4)
+    mode_thresholds: Union[F.ProfileThresholds, F.FittedThresholds, None] = None  # None: the rule's defaults
 
 
 def _validate(predictions, references, choices, audio) -> None:
@@ -112,40 +114,50 @@ def _nanstats(values: Sequence[float]) -> tuple[Optional[float], Optional[float]
 class AriaScorer:
     def __init__(self, config: Optional[AriaConfig] = None, **options: Any):
         self.config = replace(config or AriaConfig(), **options)
+        if self.config.mode_rule not in F.MODE_RULES:
+            raise ValueError(f"mode_rule must be one of {F.MODE_RULES}, got {self.config.mode_rule!r}")
         self.specs = resolve_backbones(self.config.backbones)
         self.vocabulary = list(self.config.vocabulary or load_audio_vocabulary())
 
     def backend(self, role: str):
         return load_backend(role, self.specs.get(role), self.config.allow_download)
 
+    def clear_caches(self) -> None:
+        """Forget every computed embedding, score and lemma (models stay loaded): the next call computes
+        everything again, as a first call would, but without the one-time loads (for timing)."""
+        lemmatize.cache_clear()
+        for role, spec in self.specs.items():
+            if spec is None:
+                continue
+            try:
+                backend = self.backend(role)
+            except BackendUnavailable:
+                continue
+            if hasattr(backend, "clear_caches"):  # the LM keeps no per-text results, only its prefix
+                backend.clear_caches()
+
     # ------------------------------------------------------------------ metrics
     def _m1(self, parsed, audio, counts) -> list[float]:
         if audio is None:
             raise BackendUnavailable("no audio given")
-        clap = self.backend("clap")
-        batched = self.config.batched
-        clips: list[Optional[np.ndarray]] = []
-        for i, source in enumerate(audio):
-            try:
-                clips.append(load_audio(source, 48000)[0])
-            except AudioError as err:
-                if self.config.on_audio_error == "raise":
-                    raise AriaInputError(f"item {i}: {err}") from err
-                clips.append(None)
-                counts["audio_errors"] += 1
-        usable = [c for c in clips if c is not None]
-        audio_vecs = iter(clap.embed_audio(usable, use_cache=batched) if batched and usable else [])
+        clap, c = self.backend("clap"), self.config
+        if c.batched:
+            audio_vecs = clap.embed_sources(list(audio), c.m1_audio, c.batch_size)
+        else:
+            audio_vecs = [clap.embed_sources([a], c.m1_audio, 1, use_cache=False)[0] for a in audio]
         entity_texts = sorted({e for p in parsed for e in p.entities})
-        text_vecs = dict(zip(entity_texts, clap.embed_texts(entity_texts)) if batched and entity_texts else [])
+        text_vecs = dict(zip(entity_texts, clap.embed_texts(entity_texts)) if c.batched and entity_texts else [])
         values = []
-        for slots, clip in zip(parsed, clips):
-            if clip is None:
+        for i, (slots, a) in enumerate(zip(parsed, audio_vecs)):
+            if isinstance(a, AudioError):
+                if c.on_audio_error == "raise":
+                    raise AriaInputError(f"item {i}: {a}") from a
+                counts["audio_errors"] += 1
                 values.append(float("nan"))
                 continue
-            a = next(audio_vecs) if batched else clap.embed_audio([clip], use_cache=False)[0]
             if not slots.entities:
                 counts["m1_items_without_entities"] += 1
-            cosines = [float((text_vecs[e] if batched else clap.embed_texts([e], use_cache=False)[0]) @ a)
+            cosines = [float((text_vecs[e] if c.batched else clap.embed_texts([e], use_cache=False)[0]) @ a)
                        for e in slots.entities]
             values.append(F.m1_acoustic_grounding(cosines))
         return values
@@ -153,19 +165,19 @@ class AriaScorer:
     def _m2(self, parsed, counts) -> list[float]:
         embedder = self.backend("embedder")
         names = ("perception", "analysis", "reasoning")
-        if self.config.batched:
+        if self.config.batched:  # every distinct text of every item, in batches, once
             texts = sorted({getattr(p, n) for p in parsed for n in names if _present(p, n)})
             vecs = dict(zip(texts, embedder.encode(texts, self.config.batch_size))) if texts else {}
-            embed = vecs.__getitem__
-        else:
-            embed = lambda t: embedder.encode([t], 1, use_cache=False)[0]  # noqa: E731
+            embed_item = lambda p: [vecs[getattr(p, n)] for n in names]  # noqa: E731
+        else:  # one item at a time: its P, A, R in one call
+            embed_item = lambda p: embedder.encode([getattr(p, n) for n in names], 3, use_cache=False)  # noqa: E731
         values = []
         for p in parsed:
             if not all(_present(p, n) for n in names):
                 counts["m2_items_missing_slot"] += 1
                 values.append(F.m2_inter_step_coherence(None, None))
                 continue
-            vp, va, vr = embed(p.perception), embed(p.analysis), embed(p.reasoning)
+            vp, va, vr = embed_item(p)
             values.append(F.m2_inter_step_coherence(float(va @ vp), float(vr @ va)))
         return values
 
@@ -337,8 +349,14 @@ class AriaScorer:
             "backbones": backbones,
             "counts": {"items": n, **counts},
         })
+        result["reasoning_mode_rule"] = self.config.mode_rule
         if complete:
-            result["reasoning_mode"] = F.reasoning_mode(result["aria"], accuracy, self.config.mode_thresholds)
+            profile = {**{m: means[m] for m in ("M2", "M3", "M4", "M5")}, "aria": result["aria"],
+                       "accuracy": accuracy}
+            result["reasoning_mode"] = F.reasoning_mode(profile, self.config.mode_rule, self.config.mode_thresholds)
+            if result["reasoning_mode"] is None:
+                result["note"] = ("the profile matches none of the paper's three modes (ARIA §3.4: low accuracy "
+                                  "without the Scaffolding pattern of low M2, M4, M5 and high M3)")
         else:
             result["reasoning_mode"] = None
             missing = sorted(set(F.METRICS) - set(means))

@@ -23,15 +23,16 @@ def score_one(scorer, text, audio=None, **kwargs):
     return scorer.score([text], ["Dog barking"], [CHOICES], audio=audio, return_items=True, **kwargs)["items"][0]
 
 
-def test_no_slots_scores_zero_everywhere_but_m6(scorer):
+def test_no_slots_scores_zero_everywhere_but_m4_and_m6(scorer):
     item = score_one(scorer, "I don't know what this is.")
-    assert (item["M1"], item["M2"], item["M3"], item["M4"], item["M5"]) == (0.0, 0.0, 0.0, 0.0, 0.0)
+    assert (item["M1"], item["M2"], item["M3"], item["M5"]) == (0.0, 0.0, 0.0, 0.0)
+    assert item["M4"] == 0.5  # both Info terms absent: "Info is 0" (§3.3.4), each term 1/2
     assert item["M6"] == 0.0 and item["extracted"]["method"] == "unanswered"
 
 
 def test_only_an_answer(scorer):
     item = score_one(scorer, "[ANSWER] Dog barking")
-    assert (item["M2"], item["M3"], item["M4"], item["M5"]) == (0.0, 0.25, 0.0, 0.0)
+    assert (item["M2"], item["M3"], item["M4"], item["M5"]) == (0.0, 0.25, 0.5, 0.0)
     assert item["correct"]
 
 

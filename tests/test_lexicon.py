@@ -1,6 +1,7 @@
 """M6 word pipeline and audio vocabulary (audioreason.lexicon)."""
 from __future__ import annotations
 
+import json
 import random
 from pathlib import Path
 
@@ -110,6 +111,40 @@ def test_synonyms_are_both_in_the_raw_vocabulary(monkeypatch):
     assert set(SYNONYMS) <= raw
     assert set(SYNONYMS.values()) <= raw
     assert len(raw) == len(load_audio_vocabulary()) + len(SYNONYMS)
+
+
+def test_vocabulary_holds_sound_words_not_generic_ones():
+    words = set(load_audio_vocabulary())
+    # generic words the class names carry ("Sounds of things", "Typing", "Specific impact sounds", "Musical
+    # concepts", "Change ringing", "Cash register", "Shuffling cards", "Independent music", "Rustling
+    # leaves", "working animals", "New-age music"): none names a sound alone
+    assert not {"thing", "type", "specific", "concept", "change", "cash", "card", "independent", "leave",
+                "work", "new", "genre", "mood", "role", "technique", "frequency"} & words
+    # verbal actions, sound-producing subjects, environmental sounds (§3.3.6) stay
+    assert {"bark", "sing", "whisper", "cough", "dog", "piano", "siren", "engine", "rain", "thunder", "wind",
+            "jazz", "rock", "sound", "music", "speech", "noise"} <= words
+
+
+def test_non_sound_words_are_all_real_candidates(monkeypatch):
+    # Each dropped word must come from the class names; a stale entry would silently do nothing.
+    monkeypatch.setattr(lexicon, "NON_SOUND_WORDS", frozenset())
+    raw = set(build_audio_vocabulary(ONTOLOGY))
+    assert NON_SOUND_WORDS <= raw
+    assert len(raw) == len(load_audio_vocabulary()) + len(NON_SOUND_WORDS)
+
+
+def test_abstract_headings_and_qualifiers_are_not_terms(tmp_path):
+    ontology = [
+        {"id": "r", "name": "Animal", "child_ids": ["h", "q"], "restrictions": []},
+        {"id": "h", "name": "Domestic moods", "child_ids": ["d"], "restrictions": ["abstract"]},
+        {"id": "d", "name": "Dog", "child_ids": [], "restrictions": []},
+        {"id": "q", "name": "Howl (wind)", "child_ids": [], "restrictions": []},
+    ] + [{"id": root, "name": root, "child_ids": [], "restrictions": []}
+         for root in ("Music", "Human sounds", "Natural sounds", "Sounds of things")]
+    path = tmp_path / "ontology.json"
+    path.write_text(json.dumps(ontology), encoding="utf-8")
+    # "Animal" is a root heading, "Domestic moods" abstract, "(wind)" a qualifier: only dog and howl remain
+    assert build_audio_vocabulary(path) == ["dog", "howl"]
 
 
 def test_load_audio_vocabulary_skips_comments(tmp_path):

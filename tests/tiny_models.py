@@ -21,8 +21,14 @@ CORPUS = [
 ] * 20
 
 
-def build_tokenizer(folder: Path, kind: str = "causal"):
-    """A byte-level BPE trained on CORPUS; digits are single tokens (the logprob M3 mode needs that)."""
+# Prompts whose "\n\n" separators a BPE learns to merge, as real tokenizers do: with it, cutting a prompt
+# before "\n\nStep" and tokenizing the pieces gives other tokens than tokenizing it whole.
+BLANK_LINE_CORPUS = ["Score: 0.7\n\nStep: a dog barks.\n\n", "Step: rain.\nScore: 0.2\n\n\n"] * 40
+
+
+def build_tokenizer(folder: Path, kind: str = "causal", extra_corpus: tuple[str, ...] = ()):
+    """A byte-level BPE trained on CORPUS (+ ``extra_corpus``); digits are single tokens (the logprob M3
+    mode needs that)."""
     from tokenizers import Tokenizer, decoders, models, pre_tokenizers, processors, trainers
     from transformers import PreTrainedTokenizerFast, RobertaTokenizerFast
 
@@ -32,7 +38,7 @@ def build_tokenizer(folder: Path, kind: str = "causal"):
     tok.decoder = decoders.ByteLevel()
     trainer = trainers.BpeTrainer(vocab_size=400, special_tokens=["<s>", "<pad>", "</s>", "<unk>", "<mask>"],
                                   initial_alphabet=pre_tokenizers.ByteLevel.alphabet())
-    tok.train_from_iterator(CORPUS, trainer)
+    tok.train_from_iterator(CORPUS + list(extra_corpus), trainer)
     if kind == "causal":
         fast = PreTrainedTokenizerFast(tokenizer_object=tok, bos_token="<s>", eos_token="</s>", pad_token="<pad>",
                                        unk_token="<unk>")
@@ -44,14 +50,15 @@ def build_tokenizer(folder: Path, kind: str = "causal"):
     return fast
 
 
-def build_causal_lm(folder: Path) -> Path:
+def build_causal_lm(folder: Path, extra_corpus: tuple[str, ...] = (), initializer_range: float = 0.02) -> Path:
+    """A tiny Llama; a larger ``initializer_range`` makes its outputs depend strongly on every input token."""
     from transformers import LlamaConfig, LlamaForCausalLM
 
-    tok = build_tokenizer(folder, "causal")
+    tok = build_tokenizer(folder, "causal", extra_corpus)
     torch.manual_seed(0)
     config = LlamaConfig(vocab_size=len(tok), hidden_size=32, intermediate_size=64, num_hidden_layers=2,
                          num_attention_heads=4, num_key_value_heads=2, max_position_embeddings=4096,
-                         bos_token_id=0, eos_token_id=2, pad_token_id=1)
+                         bos_token_id=0, eos_token_id=2, pad_token_id=1, initializer_range=initializer_range)
     LlamaForCausalLM(config).save_pretrained(folder)
     return folder
 
@@ -85,7 +92,8 @@ def build_sentence_embedder(folder: Path) -> Path:
     return folder / "st"
 
 
-def build_clap(folder: Path) -> Path:
+def build_clap(folder: Path, fusion: bool = False) -> Path:
+    """A tiny CLAP reading 1-s windows; ``fusion`` builds a fused one (CLAP's fusion needs 64 mel bins)."""
     from transformers import ClapConfig, ClapFeatureExtractor, ClapModel, ClapProcessor
 
     tok = build_tokenizer(folder / "tok", "roberta")
@@ -94,13 +102,15 @@ def build_clap(folder: Path) -> Path:
     config = ClapConfig(
         text_config=dict(vocab_size=len(tok), hidden_size=32, num_hidden_layers=2, num_attention_heads=2,
                          intermediate_size=37, max_position_embeddings=80, pad_token_id=1),
-        audio_config=dict(hidden_size=32, num_mel_bins=32, spec_size=128, patch_size=4, patch_stride=(4, 4),
-                          depths=[1, 1], num_attention_heads=[2, 2], window_size=4, patch_embeds_hidden_size=16,
-                          projection_hidden_size=32, enable_fusion=False),
+        audio_config=dict(hidden_size=32, num_mel_bins=64 if fusion else 32, spec_size=256 if fusion else 128,
+                          patch_size=4, patch_stride=(4, 4), depths=[1, 1], num_attention_heads=[2, 2],
+                          window_size=4, patch_embeds_hidden_size=16, projection_hidden_size=32,
+                          enable_fusion=fusion),
         projection_dim=16)
     ClapModel(config).save_pretrained(folder)
-    extractor = ClapFeatureExtractor(feature_size=32, sampling_rate=48000, hop_length=480, max_length_s=1,
-                                     fft_window_size=1024, truncation="rand_trunc", padding="repeatpad")
+    extractor = ClapFeatureExtractor(feature_size=64 if fusion else 32, sampling_rate=48000, hop_length=480,
+                                     max_length_s=1, fft_window_size=1024,
+                                     truncation="fusion" if fusion else "rand_trunc", padding="repeatpad")
     ClapProcessor(feature_extractor=extractor, tokenizer=tok).save_pretrained(folder)
     return folder
 

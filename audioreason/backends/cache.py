@@ -14,6 +14,9 @@ class TextCache:
     def __len__(self) -> int:
         return len(self._store)
 
+    def clear(self) -> None:
+        self._store.clear()
+
     def lookup(self, keys: Sequence[Hashable], compute: Callable[[list], np.ndarray],
                inputs: Sequence | None = None) -> np.ndarray:
         """Rows for ``keys``; ``compute`` gets the distinct missing inputs (``inputs`` or the keys)."""

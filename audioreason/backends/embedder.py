@@ -22,6 +22,9 @@ class SentenceEmbedder:
 
         return cls(SentenceTransformer(path, device="cpu"), description)
 
+    def clear_caches(self) -> None:
+        self.cache.clear()
+
     def _encode(self, texts: list[str], batch_size: int) -> np.ndarray:
         return self.model.encode(texts, batch_size=batch_size, normalize_embeddings=True,
                                  convert_to_numpy=True, show_progress_bar=False).astype(np.float64)

@@ -5,7 +5,10 @@ Speed-ups, each with an exact slow path (``reuse_prefix=False``) used by the ben
   * M3 prompts are generated in batches, left-padded between the cached prefix and the prompt;
   * M4's three contexts (P; P,A; P,A,R) share their prefix: one forward pass over the longest context
     and three copies of the answer, under a tree-shaped attention mask, instead of three passes.
-Texts are tokenized piece by piece and the ids concatenated, so both paths see the same tokens.
+An M3 prompt is tokenized as one string (``prompt_ids``): a BPE merges across the point where the prefix
+ends ("\n\n" + "Step" is not "\n\nStep"), so the cached prefix is used only up to the last token that
+every prompt of a batch really shares (the cache is cropped there) and the model sees exactly the whole
+prompt's token ids. M4 contexts are tokenized piece by piece (one piece per slot line), on both paths.
 """
 from __future__ import annotations
 
@@ -157,9 +160,17 @@ class CausalLM:
         return seq, positions, allow, starts
 
     # ------------------------------------------------------------------ prompts (M3)
-    def _prompt_ids(self, body: str, tail_ids: list[int], prefix_len: int) -> list[int]:
-        budget = max(self.max_input_tokens - prefix_len - len(tail_ids), 0)
-        return self.ids(body)[:budget] + tail_ids
+    def prompt_ids(self, prefix: str, body: str, tail: str) -> list[int]:
+        """Token ids of ``prefix + body + tail`` tokenized as one string, after the tokenizer's start
+        tokens. A body too long for ``max_input_tokens`` is cut at a token boundary (its first tokens, as
+        text) and the prompt tokenized again, whole; the prefix and tail are never cut."""
+        ids = self.start_ids + self.ids(prefix + body + tail)
+        body_ids, keep = self.ids(body), None
+        while len(ids) > self.max_input_tokens and keep != 0:
+            keep = max((len(body_ids) if keep is None else keep) - (len(ids) - self.max_input_tokens), 0)
+            cut = self.tokenizer.decode(body_ids[:keep], clean_up_tokenization_spaces=False)
+            ids = self.start_ids + self.ids(prefix + cut + tail)
+        return ids
 
     def _prefix(self, prefix: str):
         if prefix not in self._prefix_cache:
@@ -172,18 +183,28 @@ class CausalLM:
             self._prefix_cache[prefix] = (ids, cache)
         return self._prefix_cache[prefix]
 
-    def _batched_cache(self, prefix: str, n: int):
-        ids, cache = self._prefix(prefix)
+    def _shared_prefix(self, prefix: str, prompts: Sequence[list[int]], min_new: int = 1):
+        """(k, cache): the prefix's cached key/values for the first k token ids, k being the longest start
+        that the cached prefix and every prompt share (leaving ``min_new`` ids of each to run), repeated
+        for each prompt. Keys/values at a position depend only on the ids up to it, so cropping is exact."""
+        prefix_ids, cache = self._prefix(prefix)
+        k = len(prefix_ids)
+        for p in prompts:
+            k = min(k, len(p) - min_new)
+            while k > 0 and p[:k] != prefix_ids[:k]:
+                k -= 1
         batch_cache = copy.deepcopy(cache)
-        if n > 1:
-            batch_cache.batch_repeat_interleave(n)
-        return ids, batch_cache
+        if k < len(prefix_ids):
+            batch_cache.crop(k - len(prefix_ids))  # this transformers crops by a negative count
+        if len(prompts) > 1:
+            batch_cache.batch_repeat_interleave(len(prompts))
+        return max(k, 0), batch_cache
 
     @torch.inference_mode()
     def generate(self, prefix: str, bodies: Sequence[str], tail: str, max_new_tokens: int = 10,
                  sample_seed: Optional[int] = None, batch_size: int = 8, reuse_prefix: bool = True,
                  stop: Optional[re.Pattern] = None) -> list[str]:
-        """Continuations of prefix + body + tail (body cut so the prompt fits ``max_input_tokens``).
+        """Continuations of prefix + body + tail (tokenized whole by ``prompt_ids``).
 
         Greedy unless ``sample_seed`` is given (then sampled at temperature 1 from that seed). On the
         batched path a row stops early once its text matches ``stop`` (the caller guarantees that later
@@ -191,9 +212,7 @@ class CausalLM:
         """
         sampling = dict(do_sample=True, temperature=1.0, top_k=0, top_p=1.0) if sample_seed is not None \
             else dict(do_sample=False)
-        prefix_len = len(self.start_ids) + len(self.ids(prefix))
-        tail_ids = self.ids(tail)
-        prompts = [self._prompt_ids(b, tail_ids, prefix_len) for b in bodies]
+        prompts = [self.prompt_ids(prefix, b, tail) for b in bodies]
         outputs: dict[int, str] = {}
         step = batch_size if reuse_prefix else 1
         order = sorted(range(len(prompts)), key=lambda j: len(prompts[j])) if reuse_prefix else range(len(prompts))
@@ -204,17 +223,17 @@ class CausalLM:
             if sample_seed is not None:
                 torch.manual_seed(sample_seed + i)
             if reuse_prefix:
-                prefix_ids, cache = self._batched_cache(prefix, len(chunk))
-                width = max(len(p) for p in chunk)
-                rows = [prefix_ids + [self.pad_id] * (width - len(p)) + p for p in chunk]
-                mask = [[1] * len(prefix_ids) + [0] * (width - len(p)) + [1] * len(p) for p in chunk]
+                k, cache = self._shared_prefix(prefix, chunk)
+                width = max(len(p) - k for p in chunk)
+                rows = [p[:k] + [self.pad_id] * (width - len(p) + k) + p[k:] for p in chunk]
+                mask = [[1] * k + [0] * (width - len(p) + k) + [1] * (len(p) - k) for p in chunk]
                 criteria = [_StopWhen(stop, self.tokenizer, len(rows[0]))] if stop is not None else None
                 out = self.model.generate(input_ids=torch.tensor(rows), attention_mask=torch.tensor(mask),
                                           cache=cache, max_new_tokens=max_new_tokens,
                                           pad_token_id=self.pad_id, stopping_criteria=criteria, **sampling)
                 new = out[:, len(rows[0]):]
             else:
-                full = list(self.start_ids) + self.ids(prefix) + chunk[0]
+                full = chunk[0]
                 out = self.model.generate(input_ids=torch.tensor([full]), attention_mask=torch.ones(1, len(full),
                                           dtype=torch.long), max_new_tokens=max_new_tokens,
                                           pad_token_id=self.pad_id, **sampling)
@@ -222,16 +241,12 @@ class CausalLM:
             outputs.update(zip(members, self.tokenizer.batch_decode(new, skip_special_tokens=True)))
         return [outputs[j] for j in range(len(prompts))]
 
-    def _digit_ids(self, tail: str) -> tuple[list[int], list[int]]:
+    def _digit_ids(self) -> tuple[list[int], int]:
         digits = [self.ids(str(d)) for d in range(10)]
-        if any(len(d) != 1 for d in digits):
-            raise ValueError("logprob scoring needs a tokenizer with one token per digit")
-        digit_ids = [d[0] for d in digits]
-        continuation = self.ids(tail + " 0.")
         dot = self.ids(".")
-        if len(dot) != 1 or continuation[-2:] != [digit_ids[0], dot[0]]:
-            raise ValueError(f"logprob scoring needs '{tail} 0.' to end in the tokens '0' '.'")
-        return digit_ids, continuation
+        if any(len(d) != 1 for d in digits) or len(dot) != 1:
+            raise ValueError("logprob scoring needs a tokenizer with one token per digit and for '.'")
+        return [d[0] for d in digits], dot[0]
 
     @torch.inference_mode()
     def digit_scores(self, prefix: str, bodies: Sequence[str], tail: str, batch_size: int = 8,
@@ -241,9 +256,11 @@ class CausalLM:
         The prompt is continued with " 0."; p0, p1 are the probabilities of "0" and "1" as the first
         digit, q_d those of each tenths digit after "0.":  score = (p1 + p0 * sum_d q_d d/10) / (p0 + p1).
         """
-        digit_ids, continuation = self._digit_ids(tail)
-        prefix_len = len(self.start_ids) + len(self.ids(prefix))
-        prompts = [self._prompt_ids(b, continuation, prefix_len) for b in bodies]
+        digit_ids, dot_id = self._digit_ids()
+        prompts = [self.prompt_ids(prefix, b, tail + " 0.") for b in bodies]
+        for p in prompts:
+            if p[-2:] != [digit_ids[0], dot_id]:
+                raise ValueError(f"logprob scoring needs the prompt to end in the tokens '0' '.' (ends {p[-2:]})")
         scores: dict[int, float] = {}
         step = batch_size if reuse_prefix else 1
         order = sorted(range(len(prompts)), key=lambda j: len(prompts[j])) if reuse_prefix else list(range(len(prompts)))
@@ -251,15 +268,16 @@ class CausalLM:
             members = order[i:i + step]
             chunk = [prompts[j] for j in members]
             if reuse_prefix:
-                prefix_ids, cache = self._batched_cache(prefix, len(chunk))
-                width = max(len(p) for p in chunk)
-                rows = [p + [self.pad_id] * (width - len(p)) for p in chunk]
-                mask = [[1] * (len(prefix_ids) + len(p)) + [0] * (width - len(p)) for p in chunk]
-                picked = self._logits_at([[len(p) - 3, len(p) - 1] for p in chunk],
+                k, cache = self._shared_prefix(prefix, chunk, min_new=3)  # the rows read must be run
+                rests = [p[k:] for p in chunk]
+                width = max(len(r) for r in rests)
+                rows = [r + [self.pad_id] * (width - len(r)) for r in rests]
+                mask = [[1] * (k + len(r)) + [0] * (width - len(r)) for r in rests]
+                picked = self._logits_at([[len(r) - 3, len(r) - 1] for r in rests],
                                          input_ids=torch.tensor(rows), attention_mask=torch.tensor(mask),
                                          cache=cache, use_cache=True)
             else:
-                full = list(self.start_ids) + self.ids(prefix) + chunk[0]
+                full = chunk[0]
                 logits = self.model(torch.tensor([full])).logits[0]
                 picked = [logits[[len(full) - 3, len(full) - 1]]]
             for j, row in zip(members, picked):

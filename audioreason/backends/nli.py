@@ -29,6 +29,9 @@ class NLIModel:
         return cls(AutoModelForSequenceClassification.from_pretrained(path), AutoTokenizer.from_pretrained(path),
                    description)
 
+    def clear_caches(self) -> None:
+        self.cache.clear()
+
     @torch.inference_mode()
     def _probabilities(self, pairs: list[tuple[str, str]]) -> list[float]:
         batch = self.tokenizer([p for p, _ in pairs], [h for _, h in pairs], padding=True, truncation=True,

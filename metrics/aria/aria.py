@@ -32,12 +32,13 @@ Args:
     audio (list, optional): per item a file path, (array, rate) or {"array", "sampling_rate"}; needed for M1.
     return_items (bool): also return the per-item table (raw and clipped metrics, slots, extracted answer).
     backbones ("paper" | "offline" | dict): role -> local path, HF id (local cache) or "packaged:NAME".
-    Any other AriaConfig option: m3_mode ("generate" | "logprob"), m4_absent ("term_zero" | "info_zero"),
+    Any other AriaConfig option: m1_audio ("whole" | "random_crop"), m3_mode ("generate" | "logprob"),
+    m4_absent ("info_zero" | "term_zero"),
     answer_tags, answer_substring, on_audio_error ("raise" | "skip"), allow_download, batch_size, seed,
-    vocabulary, mode_thresholds.
+    vocabulary, mode_rule ("paper" | "fitted"), mode_thresholds.
 Returns:
     M1..M6 and M1_std..M6_std (None when a backbone is unavailable), aria, aria_std, aria_metrics,
-    aria_complete, accuracy, unanswered_rate, answer_methods, reasoning_mode, backbones (per metric, or
+    aria_complete, accuracy, unanswered_rate, answer_methods, reasoning_mode, reasoning_mode_rule, backbones (per metric, or
     "unavailable: reason"), counts (skipped and failed work), note (when ARIA is partial), items.
 Examples:
     >>> aria = evaluate.load("metrics/aria")
