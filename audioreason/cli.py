@@ -1,5 +1,6 @@
-"""Command line: `audioreason demo` (the README's main job), `audioreason prompt` and `audioreason anchor`
-(make, apply, verify and question: AudioSpan anchored audio from manifests)."""
+"""Command line: `audioreason demo` (the README's main job), `audioreason run`, `score` and `evaluate` (a model
+over a benchmark, its outputs scored: audioreason.inference.command), `audioreason prompt` and
+`audioreason anchor` (make, apply, verify and question: AudioSpan anchored audio from manifests)."""
 from __future__ import annotations
 
 import argparse
@@ -307,9 +308,11 @@ def main(argv: Optional[Sequence[str]] = None) -> int:
                       help="where synthesized demo audio is written (default: %(default)s)")
     demo.add_argument("--json", help="also write rows and per-item results to this JSON file")
     demo.set_defaults(run=_demo)
-    from .inference.command import add_run_parser  # `audioreason run`: a model over a benchmark
+    from .inference.command import add_evaluate_parser, add_run_parser, add_score_parser
 
-    add_run_parser(sub)
+    add_run_parser(sub)       # `audioreason run`: a model over a benchmark
+    add_score_parser(sub)     # `audioreason score RUN_DIR`: every scorer that fits, on a run folder
+    add_evaluate_parser(sub)  # `audioreason evaluate`: run, then score
     prompt = sub.add_parser("prompt", help="print the ARIA four-step CoT prompt for a question")
     prompt.add_argument("question")
     prompt.add_argument("choices", nargs="+")
