@@ -234,15 +234,16 @@ def build_judge(scorer: str, options: JudgeOptions) -> tuple[Any, Optional[str]]
 class ProgressJudge:
     """A judge that advances a progress bar by one per reply (cached verdicts make no call and do not count)."""
 
-    def __init__(self, judge: Any, bar: Any):
-        self._judge, self._bar = judge, bar
+    def __init__(self, judge: Any, bar: Any = None):
+        self._judge, self.bar = judge, bar
         self.name = judge.name
 
     async def complete(self, messages: Any, params: Any, budget: Any = None) -> Any:
         try:
             return await self._judge.complete(messages, params, budget)
         finally:
-            self._bar.update(1)
+            if self.bar is not None:
+                self.bar.update(1)
 
     async def aclose(self) -> None:
         await self._judge.aclose()
@@ -276,24 +277,24 @@ def _judged_section(name: str, run: RunFolder, options: ScoreOptions) -> Section
                        for s in run.sets for r in s.records if run.items[r["id"]].get("rubric"))
     else:
         to_judge = sum(item_format(run.items[r["id"]]) == "oeq" for s in run.sets for r in s.records)
-    bar = _bar(0, f"{name} (judge calls)", options.progress)
-    wrapped = ProgressJudge(judge, bar)
+    wrapped = ProgressJudge(judge)
+    if name == "mmar_rubrics":
+        from ..mmar_rubrics import MMARRubricsScorer
+
+        scorer: Any = MMARRubricsScorer(wrapped, compat=options.judge.compat, cache=cache,
+                                        official_scorer=options.judge.official_scorer, **extra)
+    else:
+        from ..audiospan_rubric import AudioSpanRubricScorer
+
+        scorer = AudioSpanRubricScorer(wrapped, cache=cache, **extra)
+    wrapped.bar = _bar(to_judge * len(scorer.ensemble.raters), f"{name} (judge calls)", options.progress)
     try:
         if name == "mmar_rubrics":
-            from ..mmar_rubrics import MMARRubricsScorer
-
-            scorer = MMARRubricsScorer(wrapped, compat=options.judge.compat, cache=cache,
-                                       official_scorer=options.judge.official_scorer, **extra)
-            bar.total = to_judge * len(scorer.ensemble.raters)
             section = mmar_rubrics_section(scorer, run.sets, run.items)
         else:
-            from ..audiospan_rubric import AudioSpanRubricScorer
-
-            scorer = AudioSpanRubricScorer(wrapped, cache=cache, **extra)
-            bar.total = to_judge * len(scorer.ensemble.raters)
             section = audiospan_rubric_section(scorer, run.sets, run.items)
     finally:
-        bar.close()
+        wrapped.bar.close()
     for entry in section.results:
         scored = entry.get("n_judged", entry.get("n_scored"))
         if entry.get("n_failed") and not scored:
@@ -332,7 +333,8 @@ def score_run(folder: Any, options: Optional[ScoreOptions] = None) -> dict[str, 
     run = read_run(folder, options.data)
     items = list(run.items.values())
     fits = {name: fit_reason(name, run.benchmark, items, run.sets) for name in SCORERS}
-    chosen = [n for n in SCORERS if fits[n] is None] if asked == ["auto"] else asked
+    # With "auto" every scorer is named: the ones that fit run, the others say why they do not.
+    chosen = list(SCORERS) if asked == ["auto"] else asked
     sections: dict[str, Section] = {}
     for name in chosen:
         if fits[name] is not None:
@@ -420,20 +422,25 @@ class Row:
     backbone: str
     unanswered: Optional[int] = None
     unit: str = "%"
+    source: str = ""        # where the scored outputs came from (the demo: its model, or "fixture")
 
 
 def format_table(rows: Sequence[Row]) -> str:
-    """A plain-text table: scorer, value, unanswered (count and rate), n, backbone."""
-    header = ("scorer", "value", "unanswered", "n", "backbone")
+    """A plain-text table: scorer, value, unanswered (count and rate), n, [outputs,] backbone. The outputs
+    column appears when a row names its source."""
+    sources = any(r.source for r in rows)
+    header = ("scorer", "value", "unanswered", "n") + (("outputs",) if sources else ()) + ("backbone",)
     body = []
     for r in rows:
         if r.value is None:
             value = "n/a"
         else:
             value = f"{100 * r.value:.1f}%" if r.unit == "%" else f"{r.value:.4f}"
-        unanswered = "-" if r.unanswered is None else f"{r.unanswered} ({100 * r.unanswered / r.n:.1f}%)" if r.n \
-            else str(r.unanswered)
-        body.append((r.scorer, value, unanswered, str(r.n), r.backbone))
+        if r.unanswered is None:
+            unanswered = "-"
+        else:
+            unanswered = f"{r.unanswered} ({100 * r.unanswered / r.n:.1f}%)" if r.n else str(r.unanswered)
+        body.append((r.scorer, value, unanswered, str(r.n)) + ((r.source,) if sources else ()) + (r.backbone,))
     widths = [max(len(line[i]) for line in [header, *body]) for i in range(len(header))]
     fmt = lambda line: "  ".join(cell.ljust(w) for cell, w in zip(line, widths)).rstrip()  # noqa: E731
     return "\n".join([fmt(header), fmt(tuple("-" * w for w in widths)), *map(fmt, body)])
