@@ -29,6 +29,7 @@ from __future__ import annotations
 import asyncio
 import datetime as _dt
 import json
+import logging
 import math
 from dataclasses import asdict, dataclass, field
 from pathlib import Path
@@ -193,6 +194,9 @@ def probe_judge(judge: Any, timeout_s: float = 30.0) -> Optional[str]:
         finally:
             await probe.aclose()
 
+    client_log = logging.getLogger("audioreason.judges")
+    level = client_log.level
+    client_log.setLevel(logging.ERROR)  # a refused probe is reported once, as the scorer's reason
     try:
         asyncio.run(ping())
     except JudgeCallError as err:
@@ -200,6 +204,8 @@ def probe_judge(judge: Any, timeout_s: float = 30.0) -> Optional[str]:
             return None
         where = judge.base_url or "the OpenAI API"
         return f"judge {judge.model} at {where} is not reachable: {err}"
+    finally:
+        client_log.setLevel(level)
     return None
 
 
@@ -278,21 +284,22 @@ def _judged_section(name: str, run: RunFolder, options: ScoreOptions) -> Section
     else:
         to_judge = sum(item_format(run.items[r["id"]]) == "oeq" for s in run.sets for r in s.records)
     wrapped = ProgressJudge(judge)
-    if name == "mmar_rubrics":
-        from ..mmar_rubrics import MMARRubricsScorer
 
-        scorer: Any = MMARRubricsScorer(wrapped, compat=options.judge.compat, cache=cache,
-                                        official_scorer=options.judge.official_scorer, **extra)
-    else:
+    def make_scorer() -> Any:
+        if name == "mmar_rubrics":
+            from ..mmar_rubrics import MMARRubricsScorer
+
+            return MMARRubricsScorer(wrapped, compat=options.judge.compat, cache=cache,
+                                     official_scorer=options.judge.official_scorer, **extra)
         from ..audiospan_rubric import AudioSpanRubricScorer
 
-        scorer = AudioSpanRubricScorer(wrapped, cache=cache, **extra)
-    wrapped.bar = _bar(to_judge * len(scorer.ensemble.raters), f"{name} (judge calls)", options.progress)
+        return AudioSpanRubricScorer(wrapped, cache=cache, **extra)
+
+    raters = len(make_scorer().ensemble.raters)
+    wrapped.bar = _bar(to_judge * raters, f"{name} (judge calls)", options.progress)
     try:
-        if name == "mmar_rubrics":
-            section = mmar_rubrics_section(scorer, run.sets, run.items)
-        else:
-            section = audiospan_rubric_section(scorer, run.sets, run.items)
+        build = mmar_rubrics_section if name == "mmar_rubrics" else audiospan_rubric_section
+        section = build(make_scorer, run.sets, run.items)
     finally:
         wrapped.bar.close()
     for entry in section.results:
@@ -325,7 +332,7 @@ def _aria_sections(run: RunFolder, options: ScoreOptions, want_aria: bool) -> di
 
 
 def score_run(folder: Any, options: Optional[ScoreOptions] = None) -> dict[str, Any]:
-    """Score a run folder; writes results.json and items.jsonl and returns the results."""
+    """Score a run folder; writes results.json and items.jsonl and returns the results as written."""
     options = options or ScoreOptions()
     asked = parse_scorers(options.scorers)
     check_extraction(options.extraction)
@@ -358,7 +365,7 @@ def score_run(folder: Any, options: Optional[ScoreOptions] = None) -> dict[str, 
         sections["text_prior_decomposition"] = text_prior_section(run.sets, run.items, run.model)
     order = [*SCORERS, "perturbations"]
     sections = {k: sections[k] for k in sorted(sections, key=order.index)}
-    results = _results(run, options, sections, started)
+    results = json_safe(_results(run, options, sections, started))  # as written: NaN is null
     _write(run, options, sections, results)
     return results
 
@@ -399,7 +406,7 @@ def json_safe(value: Any) -> Any:
 def _write(run: RunFolder, options: ScoreOptions, sections: dict[str, Section], results: dict[str, Any]) -> None:
     out = Path(options.out).expanduser() if options.out else run.folder
     out.mkdir(parents=True, exist_ok=True)
-    (out / RESULTS_FILE).write_text(json.dumps(json_safe(results), indent=2, ensure_ascii=False), encoding="utf-8")
+    (out / RESULTS_FILE).write_text(json.dumps(results, indent=2, ensure_ascii=False), encoding="utf-8")
     with open(out / ITEMS_FILE, "w", encoding="utf-8") as f:
         for output_set in run.sets:
             for record in output_set.records:
@@ -539,14 +546,15 @@ def _anchor_rows(entry: Mapping[str, Any], label: Callable[[str], str]) -> list[
 
 
 def _text_prior_rows(entry: Mapping[str, Any], label: Callable[[str], str]) -> list[Row]:
-    tp = entry["text_prior"]
+    tp, decomposition = entry["text_prior"], entry["decomposition"]
     n = entry["counts"]["items"]
-    note = f"{entry['model']}, template {entry['template']}, conditions {', '.join(entry['conditions'])}"
-    rows = [Row(f"text prior: R_TP = sum None / sum Full [{entry['template']}]", tp.get("R_TP"), n, note)]
-    decomposition = entry["decomposition"]["XS_over_AN"]
-    if decomposition.get("mean") is not None:
-        rows.append(Row(f"decomposition: XS / AN [{entry['template']}]", decomposition["mean"], n, note))
-    return rows
+    note = f"{entry['model']}, conditions {', '.join(entry['conditions'])}"
+    suffix = f" [{entry['template']}]"
+    values = [("text prior: Full accuracy", tp.get("full_mean")), ("text prior: None accuracy", tp.get("none_mean")),
+              ("text prior: R_TP = sum None / sum Full", tp.get("R_TP")),
+              ("text prior: TB - chance", tp.get("tb_minus_chance_mean")),
+              ("decomposition: XS / AN", decomposition["XS_over_AN"].get("mean"))]
+    return [Row(name + suffix, value, n, note) for name, value in values if value is not None]
 
 
 _ROW_BUILDERS = {"accuracy": _accuracy_rows, "aria": _aria_rows, "perturbations": _perturbation_rows,

@@ -320,16 +320,18 @@ def _delta(value: Any, base: Any) -> Optional[float]:
 # Judged scorers
 # ---------------------------------------------------------------------------------------------
 
-def mmar_rubrics_section(scorer: Any, sets: Sequence[OutputSet], items: Mapping[str, Mapping[str, Any]]) -> Section:
-    """MMARRubricsScorer per set: the reasoning is the whole output, the answer its Answer slot (the whole
-    output without one), as the challenge's submissions give them."""
+def mmar_rubrics_section(make_scorer: Callable[[], Any], sets: Sequence[OutputSet],
+                         items: Mapping[str, Mapping[str, Any]]) -> Section:
+    """An MMARRubricsScorer per set (``make_scorer()``, so each set's judge statistics are its own): the
+    reasoning is the whole output, the answer its Answer slot (the whole output without one), as the
+    challenge's submissions give them."""
     section = Section("ok")
     for output_set in sets:
         records = [r for r in output_set.records if items[r["id"]].get("rubric")]
         if not records:
             continue
         texts = [r.get("output") or "" for r in records]
-        result = scorer.score([items[r["id"]] for r in records], texts, [answer_text(t) for t in texts],
+        result = make_scorer().score([items[r["id"]] for r in records], texts, [answer_text(t) for t in texts],
                               return_items=True)
         by_id = {str(d["id"]): d for d in result.pop("items")}
         section.results.append({**output_set.describe(), **result, "failed_outputs": output_set.failed})
@@ -341,16 +343,17 @@ def mmar_rubrics_section(scorer: Any, sets: Sequence[OutputSet], items: Mapping[
     return section
 
 
-def audiospan_rubric_section(scorer: Any, sets: Sequence[OutputSet], items: Mapping[str, Mapping[str, Any]]
-                             ) -> Section:
+def audiospan_rubric_section(make_scorer: Callable[[], Any], sets: Sequence[OutputSet],
+                             items: Mapping[str, Mapping[str, Any]]) -> Section:
+    """An AudioSpanRubricScorer per set on its open-ended items (``make_scorer()``, as for MMAR-Rubrics)."""
     section = Section("ok")
     for output_set in sets:
         records = [r for r in output_set.records
                    if item_format(items[r["id"]]) == "oeq" and items[r["id"]].get("rubric")]
         if not records:
             continue
-        result = scorer.score([items[r["id"]] for r in records], [r.get("output") for r in records],
-                              return_items=True)
+        result = make_scorer().score([items[r["id"]] for r in records], [r.get("output") for r in records],
+                                     return_items=True)
         details = result.pop("items")
         section.results.append({**output_set.describe(), **result, "failed_outputs": output_set.failed})
         for record, detail in zip(records, details):
