@@ -116,3 +116,13 @@ def test_data_that_moved_is_a_usage_error_naming_the_option(hand_run, tmp_path, 
         main(["score", str(hand_run), "--data", str(tmp_path), "--out", str(tmp_path / "out"), "--no-progress"])
     err = capsys.readouterr().err
     assert exit_info.value.code == 2 and "cannot read the benchmark's items" in err and "--data" in err
+
+
+def test_items_without_an_output_are_counted_missing_not_scored(tmp_path):
+    cut_short = {k: v for k, v in OUTPUTS.items() if k != ("none", 2)}
+    run_dir = build_hand_run(tmp_path, outputs=cut_short)
+    results = score_run(run_dir, ScoreOptions(scorers=["accuracy"], progress=False))
+    accuracy = {e["condition"]: e for e in results["scorers"]["accuracy"]["results"]}
+    assert (accuracy["none"]["n"], accuracy["none"]["missing"], accuracy["none"]["correct"]) == (2, 1, 2)
+    assert (accuracy["full"]["n"], accuracy["full"]["missing"]) == (3, 0)
+    assert results["missing_outputs"] == 1

@@ -167,9 +167,32 @@ def read_run(folder: Any, data: Optional[str] = None) -> RunFolder:
         sets.setdefault(key, OutputSet(*key)).records.append(record)
     for output_set in sets.values():
         output_set.records.sort(key=lambda r: order[r["id"]])
+        output_set.missing = len(_applicable(output_set, loaded) - {r["id"] for r in output_set.records})
     models = run.get("models") or {}
     main = (models.get("main") or {}).get("name") or next((k[0] for k in sets), "")
     return RunFolder(folder, run, benchmark, items, list(sets.values()), main)
+
+
+def _applicable(output_set: OutputSet, items: Sequence[Mapping[str, Any]]) -> set[str]:
+    """The ids of the items the runner gives a unit under this set's condition and template."""
+    from .conditions import not_applicable as condition_not_applicable
+    from .conditions import parse_condition
+    from .prompts import TemplateMismatch, get_template
+
+    try:
+        (condition,) = parse_condition(output_set.condition)
+        template = get_template(output_set.template)
+    except ValueError:  # a condition or template this version no longer knows: nothing to compare with
+        return set()
+    ids = set()
+    for item in items:
+        if condition_not_applicable(condition, item) is None:
+            try:
+                template.messages(item)
+            except TemplateMismatch:
+                continue
+            ids.add(str(item["id"]))
+    return ids
 
 
 # ---------------------------------------------------------------------------------------------
@@ -384,6 +407,7 @@ def _results(run: RunFolder, options: ScoreOptions, sections: dict[str, Section]
                 "limit": config.get("limit"), "decoding": config.get("decoding"), "status": run.run.get("status"),
                 "counts": run.run.get("counts"), "git": run.run.get("git")},
         "sets": [{**s.describe(), "n": len(s.records), "failed": s.failed} for s in run.sets],
+        "missing_outputs": sum(s.missing for s in run.sets),
         "options": options.to_dict(),
         "scorers": {name: section.to_dict() for name, section in sections.items()},
         "not_run": {name: {"status": s.status, "reason": s.reason} for name, s in sections.items()
@@ -477,8 +501,13 @@ def result_rows(results: Mapping[str, Any]) -> list[Row]:
     return rows
 
 
+def _outputs_note(entry: Mapping[str, Any]) -> str:
+    missing = f", missing {entry['missing']}" if entry.get("missing") else ""
+    return f"failed outputs {entry.get('failed', entry.get('failed_outputs', 0))}{missing}"
+
+
 def _accuracy_rows(entry: Mapping[str, Any], label: Callable[[str], str]) -> list[Row]:
-    note = f"{entry['rule_description']}; failed outputs {entry['failed']}"
+    note = f"{entry['rule_description']}; {_outputs_note(entry)}"
     rows = [Row(label(f"answers: {entry['rule']}"), entry["accuracy"], entry["n"], note, entry["unanswered"])]
     if "official_scorer_accuracy" in entry:
         rows.append(Row(label("accuracy: official MMAR/MMAU scorer"), entry["official_scorer_accuracy"], entry["n"],
@@ -494,7 +523,7 @@ def _aria_rows(entry: Mapping[str, Any], label: Callable[[str], str]) -> list[Ro
     covered = "+".join(entry.get("aria_metrics") or []) or "none"
     mode = entry.get("reasoning_mode") or "not assigned (ARIA incomplete)"
     rows.append(Row(label(f"aria: ARIA (mean of {covered})"), entry.get("aria"), entry["n"],
-                    f"reasoning mode: {mode}; failed outputs {entry['failed']}", unit="score"))
+                    f"reasoning mode: {mode}; {_outputs_note(entry)}", unit="score"))
     return rows
 
 

@@ -12,8 +12,9 @@ others do not), and each scorer's section of the results, built by calling the c
   model ("All That Glitters Is Not Audio", §2): needs ``full`` and at least one of ``none``, ``tb``, ``frag``.
 
 Outputs that failed in the run (``error`` set, no text) stay in every denominator as empty outputs (wrong,
-unanswered, an empty CoT) and are counted as ``failed`` beside each score; outputs missing from a set (a run
-cut short) are counted as ``missing``.
+unanswered, an empty CoT) and are counted as ``failed`` beside each score. Items a set's condition and template
+apply to but that have no output in it (a run cut short, a later ``--limit``) are not scored and are counted as
+``missing`` in every entry of that set.
 """
 from __future__ import annotations
 
@@ -74,6 +75,7 @@ class OutputSet:
     template: str
     template_hash: str
     records: list[dict] = field(default_factory=list)
+    missing: int = 0  # items the condition and template apply to that have no output here (a run cut short)
 
     @property
     def label(self) -> str:
@@ -81,7 +83,7 @@ class OutputSet:
 
     def describe(self) -> dict[str, Any]:
         return {"model": self.model, "condition": self.condition, "template": self.template,
-                "template_hash": self.template_hash}
+                "template_hash": self.template_hash, "missing": self.missing}
 
     def texts(self) -> list[str]:
         return [r.get("output") or "" for r in self.records]
@@ -239,7 +241,7 @@ def aria_sets(sets: Sequence[OutputSet], items: Mapping[str, Mapping[str, Any]])
         if s.template == "aria_cot":
             kept = [r for r in s.records if is_mcq(items[r["id"]])]
             if kept:
-                out.append(OutputSet(s.model, s.condition, s.template, s.template_hash, kept))
+                out.append(OutputSet(s.model, s.condition, s.template, s.template_hash, kept, s.missing))
     return out
 
 
