@@ -49,8 +49,8 @@ LOCAL_JUDGE_PREFIX = "local:"
 
 @dataclass
 class JudgeOptions:
-    """The judge of the judged scorers. ``model``: an OpenAI-compatible model name (None: the scorer's paper
-    default, gpt-4o-2024-11-20 for MMAR-Rubrics; the AudioSpan Rubric has none) or ``local:SPEC`` for a
+    """The judge of the judged scorers. ``model``: an OpenAI-compatible model name (None: gpt-4o-2024-11-20 for
+    MMAR-Rubrics, the official scorer's; the AudioSpan Rubric has no default) or ``local:SPEC`` for a
     transformers chat LM in this process (``packaged:SmolLM2-135M-Instruct``, a folder). ``judge``: a ready
     ``audioreason.judges.Judge`` instead (Python use). ``cache``: the verdict cache (None: the run folder's
     judge-cache.sqlite). ``compat`` and ``official_scorer``: MMAR-Rubrics' official-scorer behaviour and
@@ -530,7 +530,7 @@ def _aria_rows(entry: Mapping[str, Any], label: Callable[[str], str]) -> list[Ro
 def _perturbation_rows(entry: Mapping[str, Any], label: Callable[[str], str]) -> list[Row]:
     rows = []
     for p in entry["perturbations"]:
-        mode = p.get("reasoning_mode") or "no mode (ARIA incomplete)"
+        mode = p.get("reasoning_mode") or "not assigned (ARIA incomplete)"
         delta = p["delta"]["aria"]
         note = (f"{p['paper_name']}: accuracy {100 * p['accuracy']:.1f}%, answers changed "
                 f"{100 * p['answer_change_rate']:.1f}%, ARIA delta "
