@@ -521,16 +521,24 @@ def _aria_rows(entry: Mapping[str, Any], label: Callable[[str], str]) -> list[Ro
     rows = [Row(label(f"aria: {m} {METRIC_NAMES[m]}"), entry.get(m), entry["n"], entry["backbones"][m], unit="score")
             for m in METRICS]
     covered = "+".join(entry.get("aria_metrics") or []) or "none"
-    mode = entry.get("reasoning_mode") or "not assigned (ARIA incomplete)"
+    mode = _mode(entry)
     rows.append(Row(label(f"aria: ARIA (mean of {covered})"), entry.get("aria"), entry["n"],
                     f"reasoning mode: {mode}; {_outputs_note(entry)}", unit="score"))
     return rows
 
 
+def _mode(result: Mapping[str, Any]) -> str:
+    """The reasoning mode ARIA assigned, or why there is none."""
+    if result.get("reasoning_mode"):
+        return result["reasoning_mode"]
+    return "none (the profile matches none of the paper's modes)" if result.get("aria_complete") else \
+        "not assigned (ARIA incomplete)"
+
+
 def _perturbation_rows(entry: Mapping[str, Any], label: Callable[[str], str]) -> list[Row]:
     rows = []
     for p in entry["perturbations"]:
-        mode = p.get("reasoning_mode") or "not assigned (ARIA incomplete)"
+        mode = _mode(p)
         delta = p["delta"]["aria"]
         note = (f"{p['paper_name']}: accuracy {100 * p['accuracy']:.1f}%, answers changed "
                 f"{100 * p['answer_change_rate']:.1f}%, ARIA delta "

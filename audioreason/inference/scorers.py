@@ -230,8 +230,8 @@ def accuracy_section(sets: Sequence[OutputSet], items: Mapping[str, Mapping[str,
 # aria (and the perturbation checks)
 # ---------------------------------------------------------------------------------------------
 
-ARIA_SUMMARY = ("M1", "M2", "M3", "M4", "M5", "M6", "aria", "aria_metrics", "accuracy", "unanswered_rate",
-                "reasoning_mode")
+ARIA_SUMMARY = ("M1", "M2", "M3", "M4", "M5", "M6", "aria", "aria_metrics", "aria_complete", "accuracy",
+                "unanswered_rate", "reasoning_mode", "reasoning_mode_rule")
 
 
 def aria_sets(sets: Sequence[OutputSet], items: Mapping[str, Mapping[str, Any]]) -> list[OutputSet]:
@@ -273,7 +273,8 @@ def perturbation_section(scorer: Any, sets: Sequence[OutputSet], items: Mapping[
     """ARIA on each perturbation of each aria_cot set, beside the re-rendered originals (``rendered``): per
     perturbation the metric deltas (perturbed minus rendered), accuracy and unanswered rate (Table 7's Acc.
     and No Ans.), the answer-change rate (the ARIA App. E answer differs from the rendered original's, an
-    answered/unanswered switch included) and the reasoning mode ARIA assigns (None when ARIA is incomplete)."""
+    answered/unanswered switch included) and the reasoning mode ARIA assigns (None when ARIA is incomplete or
+    its profile matches none of the paper's modes: ``note`` says which)."""
     from ..perturbations import PERTURBATIONS, perturb
 
     section = Section("ok")
