@@ -29,6 +29,7 @@ from __future__ import annotations
 import asyncio
 import datetime as _dt
 import json
+import logging
 import math
 from dataclasses import asdict, dataclass, field
 from pathlib import Path
@@ -48,8 +49,8 @@ LOCAL_JUDGE_PREFIX = "local:"
 
 @dataclass
 class JudgeOptions:
-    """The judge of the judged scorers. ``model``: an OpenAI-compatible model name (None: the scorer's paper
-    default, gpt-4o-2024-11-20 for MMAR-Rubrics; the AudioSpan Rubric has none) or ``local:SPEC`` for a
+    """The judge of the judged scorers. ``model``: an OpenAI-compatible model name (None: gpt-4o-2024-11-20 for
+    MMAR-Rubrics, the official scorer's; the AudioSpan Rubric has no default) or ``local:SPEC`` for a
     transformers chat LM in this process (``packaged:SmolLM2-135M-Instruct``, a folder). ``judge``: a ready
     ``audioreason.judges.Judge`` instead (Python use). ``cache``: the verdict cache (None: the run folder's
     judge-cache.sqlite). ``compat`` and ``official_scorer``: MMAR-Rubrics' official-scorer behaviour and
@@ -166,9 +167,32 @@ def read_run(folder: Any, data: Optional[str] = None) -> RunFolder:
         sets.setdefault(key, OutputSet(*key)).records.append(record)
     for output_set in sets.values():
         output_set.records.sort(key=lambda r: order[r["id"]])
+        output_set.missing = len(_applicable(output_set, loaded) - {r["id"] for r in output_set.records})
     models = run.get("models") or {}
     main = (models.get("main") or {}).get("name") or next((k[0] for k in sets), "")
     return RunFolder(folder, run, benchmark, items, list(sets.values()), main)
+
+
+def _applicable(output_set: OutputSet, items: Sequence[Mapping[str, Any]]) -> set[str]:
+    """The ids of the items the runner gives a unit under this set's condition and template."""
+    from .conditions import not_applicable as condition_not_applicable
+    from .conditions import parse_condition
+    from .prompts import TemplateMismatch, get_template
+
+    try:
+        (condition,) = parse_condition(output_set.condition)
+        template = get_template(output_set.template)
+    except ValueError:  # a condition or template this version no longer knows: nothing to compare with
+        return set()
+    ids = set()
+    for item in items:
+        if condition_not_applicable(condition, item) is None:
+            try:
+                template.messages(item)
+            except TemplateMismatch:
+                continue
+            ids.add(str(item["id"]))
+    return ids
 
 
 # ---------------------------------------------------------------------------------------------
@@ -193,6 +217,9 @@ def probe_judge(judge: Any, timeout_s: float = 30.0) -> Optional[str]:
         finally:
             await probe.aclose()
 
+    client_log = logging.getLogger("audioreason.judges")
+    level = client_log.level
+    client_log.setLevel(logging.ERROR)  # a refused probe is reported once, as the scorer's reason
     try:
         asyncio.run(ping())
     except JudgeCallError as err:
@@ -200,6 +227,8 @@ def probe_judge(judge: Any, timeout_s: float = 30.0) -> Optional[str]:
             return None
         where = judge.base_url or "the OpenAI API"
         return f"judge {judge.model} at {where} is not reachable: {err}"
+    finally:
+        client_log.setLevel(level)
     return None
 
 
@@ -234,15 +263,16 @@ def build_judge(scorer: str, options: JudgeOptions) -> tuple[Any, Optional[str]]
 class ProgressJudge:
     """A judge that advances a progress bar by one per reply (cached verdicts make no call and do not count)."""
 
-    def __init__(self, judge: Any, bar: Any):
-        self._judge, self._bar = judge, bar
+    def __init__(self, judge: Any, bar: Any = None):
+        self._judge, self.bar = judge, bar
         self.name = judge.name
 
     async def complete(self, messages: Any, params: Any, budget: Any = None) -> Any:
         try:
             return await self._judge.complete(messages, params, budget)
         finally:
-            self._bar.update(1)
+            if self.bar is not None:
+                self.bar.update(1)
 
     async def aclose(self) -> None:
         await self._judge.aclose()
@@ -276,24 +306,25 @@ def _judged_section(name: str, run: RunFolder, options: ScoreOptions) -> Section
                        for s in run.sets for r in s.records if run.items[r["id"]].get("rubric"))
     else:
         to_judge = sum(item_format(run.items[r["id"]]) == "oeq" for s in run.sets for r in s.records)
-    bar = _bar(0, f"{name} (judge calls)", options.progress)
-    wrapped = ProgressJudge(judge, bar)
-    try:
+    wrapped = ProgressJudge(judge)
+
+    def make_scorer() -> Any:
         if name == "mmar_rubrics":
             from ..mmar_rubrics import MMARRubricsScorer
 
-            scorer = MMARRubricsScorer(wrapped, compat=options.judge.compat, cache=cache,
-                                       official_scorer=options.judge.official_scorer, **extra)
-            bar.total = to_judge * len(scorer.ensemble.raters)
-            section = mmar_rubrics_section(scorer, run.sets, run.items)
-        else:
-            from ..audiospan_rubric import AudioSpanRubricScorer
+            return MMARRubricsScorer(wrapped, compat=options.judge.compat, cache=cache,
+                                     official_scorer=options.judge.official_scorer, **extra)
+        from ..audiospan_rubric import AudioSpanRubricScorer
 
-            scorer = AudioSpanRubricScorer(wrapped, cache=cache, **extra)
-            bar.total = to_judge * len(scorer.ensemble.raters)
-            section = audiospan_rubric_section(scorer, run.sets, run.items)
+        return AudioSpanRubricScorer(wrapped, cache=cache, **extra)
+
+    raters = len(make_scorer().ensemble.raters)
+    wrapped.bar = _bar(to_judge * raters, f"{name} (judge calls)", options.progress)
+    try:
+        build = mmar_rubrics_section if name == "mmar_rubrics" else audiospan_rubric_section
+        section = build(make_scorer, run.sets, run.items)
     finally:
-        bar.close()
+        wrapped.bar.close()
     for entry in section.results:
         scored = entry.get("n_judged", entry.get("n_scored"))
         if entry.get("n_failed") and not scored:
@@ -324,7 +355,7 @@ def _aria_sections(run: RunFolder, options: ScoreOptions, want_aria: bool) -> di
 
 
 def score_run(folder: Any, options: Optional[ScoreOptions] = None) -> dict[str, Any]:
-    """Score a run folder; writes results.json and items.jsonl and returns the results."""
+    """Score a run folder; writes results.json and items.jsonl and returns the results as written."""
     options = options or ScoreOptions()
     asked = parse_scorers(options.scorers)
     check_extraction(options.extraction)
@@ -332,7 +363,8 @@ def score_run(folder: Any, options: Optional[ScoreOptions] = None) -> dict[str, 
     run = read_run(folder, options.data)
     items = list(run.items.values())
     fits = {name: fit_reason(name, run.benchmark, items, run.sets) for name in SCORERS}
-    chosen = [n for n in SCORERS if fits[n] is None] if asked == ["auto"] else asked
+    # With "auto" every scorer is named: the ones that fit run, the others say why they do not.
+    chosen = list(SCORERS) if asked == ["auto"] else asked
     sections: dict[str, Section] = {}
     for name in chosen:
         if fits[name] is not None:
@@ -356,7 +388,7 @@ def score_run(folder: Any, options: Optional[ScoreOptions] = None) -> dict[str, 
         sections["text_prior_decomposition"] = text_prior_section(run.sets, run.items, run.model)
     order = [*SCORERS, "perturbations"]
     sections = {k: sections[k] for k in sorted(sections, key=order.index)}
-    results = _results(run, options, sections, started)
+    results = json_safe(_results(run, options, sections, started))  # as written: NaN is null
     _write(run, options, sections, results)
     return results
 
@@ -375,6 +407,7 @@ def _results(run: RunFolder, options: ScoreOptions, sections: dict[str, Section]
                 "limit": config.get("limit"), "decoding": config.get("decoding"), "status": run.run.get("status"),
                 "counts": run.run.get("counts"), "git": run.run.get("git")},
         "sets": [{**s.describe(), "n": len(s.records), "failed": s.failed} for s in run.sets],
+        "missing_outputs": sum(s.missing for s in run.sets),
         "options": options.to_dict(),
         "scorers": {name: section.to_dict() for name, section in sections.items()},
         "not_run": {name: {"status": s.status, "reason": s.reason} for name, s in sections.items()
@@ -397,7 +430,7 @@ def json_safe(value: Any) -> Any:
 def _write(run: RunFolder, options: ScoreOptions, sections: dict[str, Section], results: dict[str, Any]) -> None:
     out = Path(options.out).expanduser() if options.out else run.folder
     out.mkdir(parents=True, exist_ok=True)
-    (out / RESULTS_FILE).write_text(json.dumps(json_safe(results), indent=2, ensure_ascii=False), encoding="utf-8")
+    (out / RESULTS_FILE).write_text(json.dumps(results, indent=2, ensure_ascii=False), encoding="utf-8")
     with open(out / ITEMS_FILE, "w", encoding="utf-8") as f:
         for output_set in run.sets:
             for record in output_set.records:
@@ -420,20 +453,25 @@ class Row:
     backbone: str
     unanswered: Optional[int] = None
     unit: str = "%"
+    source: str = ""        # where the scored outputs came from (the demo: its model, or "fixture")
 
 
 def format_table(rows: Sequence[Row]) -> str:
-    """A plain-text table: scorer, value, unanswered (count and rate), n, backbone."""
-    header = ("scorer", "value", "unanswered", "n", "backbone")
+    """A plain-text table: scorer, value, unanswered (count and rate), n, [outputs,] backbone. The outputs
+    column appears when a row names its source."""
+    sources = any(r.source for r in rows)
+    header = ("scorer", "value", "unanswered", "n") + (("outputs",) if sources else ()) + ("backbone",)
     body = []
     for r in rows:
         if r.value is None:
             value = "n/a"
         else:
             value = f"{100 * r.value:.1f}%" if r.unit == "%" else f"{r.value:.4f}"
-        unanswered = "-" if r.unanswered is None else f"{r.unanswered} ({100 * r.unanswered / r.n:.1f}%)" if r.n \
-            else str(r.unanswered)
-        body.append((r.scorer, value, unanswered, str(r.n), r.backbone))
+        if r.unanswered is None:
+            unanswered = "-"
+        else:
+            unanswered = f"{r.unanswered} ({100 * r.unanswered / r.n:.1f}%)" if r.n else str(r.unanswered)
+        body.append((r.scorer, value, unanswered, str(r.n)) + ((r.source,) if sources else ()) + (r.backbone,))
     widths = [max(len(line[i]) for line in [header, *body]) for i in range(len(header))]
     fmt = lambda line: "  ".join(cell.ljust(w) for cell, w in zip(line, widths)).rstrip()  # noqa: E731
     return "\n".join([fmt(header), fmt(tuple("-" * w for w in widths)), *map(fmt, body)])
@@ -463,8 +501,13 @@ def result_rows(results: Mapping[str, Any]) -> list[Row]:
     return rows
 
 
+def _outputs_note(entry: Mapping[str, Any]) -> str:
+    missing = f", missing {entry['missing']}" if entry.get("missing") else ""
+    return f"failed outputs {entry.get('failed', entry.get('failed_outputs', 0))}{missing}"
+
+
 def _accuracy_rows(entry: Mapping[str, Any], label: Callable[[str], str]) -> list[Row]:
-    note = f"{entry['rule_description']}; failed outputs {entry['failed']}"
+    note = f"{entry['rule_description']}; {_outputs_note(entry)}"
     rows = [Row(label(f"answers: {entry['rule']}"), entry["accuracy"], entry["n"], note, entry["unanswered"])]
     if "official_scorer_accuracy" in entry:
         rows.append(Row(label("accuracy: official MMAR/MMAU scorer"), entry["official_scorer_accuracy"], entry["n"],
@@ -478,16 +521,24 @@ def _aria_rows(entry: Mapping[str, Any], label: Callable[[str], str]) -> list[Ro
     rows = [Row(label(f"aria: {m} {METRIC_NAMES[m]}"), entry.get(m), entry["n"], entry["backbones"][m], unit="score")
             for m in METRICS]
     covered = "+".join(entry.get("aria_metrics") or []) or "none"
-    mode = entry.get("reasoning_mode") or "not assigned (ARIA incomplete)"
+    mode = _mode(entry)
     rows.append(Row(label(f"aria: ARIA (mean of {covered})"), entry.get("aria"), entry["n"],
-                    f"reasoning mode: {mode}; failed outputs {entry['failed']}", unit="score"))
+                    f"reasoning mode: {mode}; {_outputs_note(entry)}", unit="score"))
     return rows
+
+
+def _mode(result: Mapping[str, Any]) -> str:
+    """The reasoning mode ARIA assigned, or why there is none."""
+    if result.get("reasoning_mode"):
+        return result["reasoning_mode"]
+    return "none (the profile matches none of the paper's modes)" if result.get("aria_complete") else \
+        "not assigned (ARIA incomplete)"
 
 
 def _perturbation_rows(entry: Mapping[str, Any], label: Callable[[str], str]) -> list[Row]:
     rows = []
     for p in entry["perturbations"]:
-        mode = p.get("reasoning_mode") or "no mode (ARIA incomplete)"
+        mode = _mode(p)
         delta = p["delta"]["aria"]
         note = (f"{p['paper_name']}: accuracy {100 * p['accuracy']:.1f}%, answers changed "
                 f"{100 * p['answer_change_rate']:.1f}%, ARIA delta "
@@ -532,14 +583,15 @@ def _anchor_rows(entry: Mapping[str, Any], label: Callable[[str], str]) -> list[
 
 
 def _text_prior_rows(entry: Mapping[str, Any], label: Callable[[str], str]) -> list[Row]:
-    tp = entry["text_prior"]
+    tp, decomposition = entry["text_prior"], entry["decomposition"]
     n = entry["counts"]["items"]
-    note = f"{entry['model']}, template {entry['template']}, conditions {', '.join(entry['conditions'])}"
-    rows = [Row(f"text prior: R_TP = sum None / sum Full [{entry['template']}]", tp.get("R_TP"), n, note)]
-    decomposition = entry["decomposition"]["XS_over_AN"]
-    if decomposition.get("mean") is not None:
-        rows.append(Row(f"decomposition: XS / AN [{entry['template']}]", decomposition["mean"], n, note))
-    return rows
+    note = f"{entry['model']}, conditions {', '.join(entry['conditions'])}"
+    suffix = f" [{entry['template']}]"
+    values = [("text prior: Full accuracy", tp.get("full_mean")), ("text prior: None accuracy", tp.get("none_mean")),
+              ("text prior: R_TP = sum None / sum Full", tp.get("R_TP")),
+              ("text prior: TB - chance", tp.get("tb_minus_chance_mean")),
+              ("decomposition: XS / AN", decomposition["XS_over_AN"].get("mean"))]
+    return [Row(name + suffix, value, n, note) for name, value in values if value is not None]
 
 
 _ROW_BUILDERS = {"accuracy": _accuracy_rows, "aria": _aria_rows, "perturbations": _perturbation_rows,

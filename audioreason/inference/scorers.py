@@ -12,8 +12,9 @@ others do not), and each scorer's section of the results, built by calling the c
   model ("All That Glitters Is Not Audio", §2): needs ``full`` and at least one of ``none``, ``tb``, ``frag``.
 
 Outputs that failed in the run (``error`` set, no text) stay in every denominator as empty outputs (wrong,
-unanswered, an empty CoT) and are counted as ``failed`` beside each score; outputs missing from a set (a run
-cut short) are counted as ``missing``.
+unanswered, an empty CoT) and are counted as ``failed`` beside each score. Items a set's condition and template
+apply to but that have no output in it (a run cut short, a later ``--limit``) are not scored and are counted as
+``missing`` in every entry of that set.
 """
 from __future__ import annotations
 
@@ -74,6 +75,7 @@ class OutputSet:
     template: str
     template_hash: str
     records: list[dict] = field(default_factory=list)
+    missing: int = 0  # items the condition and template apply to that have no output here (a run cut short)
 
     @property
     def label(self) -> str:
@@ -81,7 +83,7 @@ class OutputSet:
 
     def describe(self) -> dict[str, Any]:
         return {"model": self.model, "condition": self.condition, "template": self.template,
-                "template_hash": self.template_hash}
+                "template_hash": self.template_hash, "missing": self.missing}
 
     def texts(self) -> list[str]:
         return [r.get("output") or "" for r in self.records]
@@ -228,8 +230,8 @@ def accuracy_section(sets: Sequence[OutputSet], items: Mapping[str, Mapping[str,
 # aria (and the perturbation checks)
 # ---------------------------------------------------------------------------------------------
 
-ARIA_SUMMARY = ("M1", "M2", "M3", "M4", "M5", "M6", "aria", "aria_metrics", "accuracy", "unanswered_rate",
-                "reasoning_mode")
+ARIA_SUMMARY = ("M1", "M2", "M3", "M4", "M5", "M6", "aria", "aria_metrics", "aria_complete", "accuracy",
+                "unanswered_rate", "reasoning_mode", "reasoning_mode_rule")
 
 
 def aria_sets(sets: Sequence[OutputSet], items: Mapping[str, Mapping[str, Any]]) -> list[OutputSet]:
@@ -239,7 +241,7 @@ def aria_sets(sets: Sequence[OutputSet], items: Mapping[str, Mapping[str, Any]])
         if s.template == "aria_cot":
             kept = [r for r in s.records if is_mcq(items[r["id"]])]
             if kept:
-                out.append(OutputSet(s.model, s.condition, s.template, s.template_hash, kept))
+                out.append(OutputSet(s.model, s.condition, s.template, s.template_hash, kept, s.missing))
     return out
 
 
@@ -271,7 +273,8 @@ def perturbation_section(scorer: Any, sets: Sequence[OutputSet], items: Mapping[
     """ARIA on each perturbation of each aria_cot set, beside the re-rendered originals (``rendered``): per
     perturbation the metric deltas (perturbed minus rendered), accuracy and unanswered rate (Table 7's Acc.
     and No Ans.), the answer-change rate (the ARIA App. E answer differs from the rendered original's, an
-    answered/unanswered switch included) and the reasoning mode ARIA assigns (None when ARIA is incomplete)."""
+    answered/unanswered switch included) and the reasoning mode ARIA assigns (None when ARIA is incomplete or
+    its profile matches none of the paper's modes: ``note`` says which)."""
     from ..perturbations import PERTURBATIONS, perturb
 
     section = Section("ok")
@@ -320,16 +323,18 @@ def _delta(value: Any, base: Any) -> Optional[float]:
 # Judged scorers
 # ---------------------------------------------------------------------------------------------
 
-def mmar_rubrics_section(scorer: Any, sets: Sequence[OutputSet], items: Mapping[str, Mapping[str, Any]]) -> Section:
-    """MMARRubricsScorer per set: the reasoning is the whole output, the answer its Answer slot (the whole
-    output without one), as the challenge's submissions give them."""
+def mmar_rubrics_section(make_scorer: Callable[[], Any], sets: Sequence[OutputSet],
+                         items: Mapping[str, Mapping[str, Any]]) -> Section:
+    """An MMARRubricsScorer per set (``make_scorer()``, so each set's judge statistics are its own): the
+    reasoning is the whole output, the answer its Answer slot (the whole output without one), as the
+    challenge's submissions give them."""
     section = Section("ok")
     for output_set in sets:
         records = [r for r in output_set.records if items[r["id"]].get("rubric")]
         if not records:
             continue
         texts = [r.get("output") or "" for r in records]
-        result = scorer.score([items[r["id"]] for r in records], texts, [answer_text(t) for t in texts],
+        result = make_scorer().score([items[r["id"]] for r in records], texts, [answer_text(t) for t in texts],
                               return_items=True)
         by_id = {str(d["id"]): d for d in result.pop("items")}
         section.results.append({**output_set.describe(), **result, "failed_outputs": output_set.failed})
@@ -341,16 +346,17 @@ def mmar_rubrics_section(scorer: Any, sets: Sequence[OutputSet], items: Mapping[
     return section
 
 
-def audiospan_rubric_section(scorer: Any, sets: Sequence[OutputSet], items: Mapping[str, Mapping[str, Any]]
-                             ) -> Section:
+def audiospan_rubric_section(make_scorer: Callable[[], Any], sets: Sequence[OutputSet],
+                             items: Mapping[str, Mapping[str, Any]]) -> Section:
+    """An AudioSpanRubricScorer per set on its open-ended items (``make_scorer()``, as for MMAR-Rubrics)."""
     section = Section("ok")
     for output_set in sets:
         records = [r for r in output_set.records
                    if item_format(items[r["id"]]) == "oeq" and items[r["id"]].get("rubric")]
         if not records:
             continue
-        result = scorer.score([items[r["id"]] for r in records], [r.get("output") for r in records],
-                              return_items=True)
+        result = make_scorer().score([items[r["id"]] for r in records], [r.get("output") for r in records],
+                                     return_items=True)
         details = result.pop("items")
         section.results.append({**output_set.describe(), **result, "failed_outputs": output_set.failed})
         for record, detail in zip(records, details):
