@@ -323,6 +323,9 @@ def main(argv: Optional[Sequence[str]] = None) -> int:
     prompt.add_argument("choices", nargs="+")
     prompt.set_defaults(run=_prompt)
     _add_anchor_commands(sub)
+    from .report.command import add_report_parser
+
+    add_report_parser(sub)  # `audioreason report RESULTS... -o report.html`
     args = parser.parse_args(argv)
     try:
         return args.run(args)
