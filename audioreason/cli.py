@@ -324,8 +324,10 @@ def main(argv: Optional[Sequence[str]] = None) -> int:
     prompt.set_defaults(run=_prompt)
     _add_anchor_commands(sub)
     from .report.command import add_report_parser
+    from .spaces import add_space_parser
 
     add_report_parser(sub)  # `audioreason report RESULTS... -o report.html`
+    add_space_parser(sub)   # `audioreason space build NAME OUT`: a Hugging Face Space folder of an app
     args = parser.parse_args(argv)
     try:
         return args.run(args)
