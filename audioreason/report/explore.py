@@ -276,6 +276,8 @@ def _spans(item: Mapping[str, Any]) -> list[dict[str, Any]]:
     spans = []
     manifest = item.get("edit_manifest") if isinstance(item.get("edit_manifest"), Mapping) else {}
     for n, position in enumerate(manifest.get("positions") or []):
+        if isinstance(position, Mapping):  # the dataset's form: {"start": s, "end": e}; a manifest file's: [s, e]
+            position = (position.get("start"), position.get("end"))
         if isinstance(position, Sequence) and len(position) == 2 and all(number(p) is not None for p in position):
             spans.append({"start": float(position[0]), "end": float(position[1]), "kind": "anchor",
                           "label": f"anchor {n + 1}: {manifest.get('operation') or item.get('operation') or 'edit'}"})

@@ -52,6 +52,11 @@ def _svg(fig: Any) -> str:
     return re.sub(r"<metadata>.*?</metadata>\s*", "", text, count=1, flags=re.S)  # RDF about the file, not the data
 
 
+def _height(share: Optional[float]) -> float:
+    """A bar's height in percent; a missing value is a gap (NaN draws nothing), never a 0 bar."""
+    return math.nan if share is None else 100 * share
+
+
 def _colours(n: int) -> list[Any]:
     import matplotlib
 
@@ -302,10 +307,11 @@ def anchor_chain_figure(entries: Sequence[Entry]) -> Optional[Figure]:
         chain = e.result["chain"]
         rungs = chain_ladder(chain.get("chains") or [])
         xs = [k + (i - (len(rows) - 1) / 2) * width for k in range(3)]
-        ladder.bar(xs, [100 * (r or 0) for r in rungs], width, color=colour,
-                   label=f"{e.label}: Chain {display(chain.get('chain'), 'anchor_chain', 'chain', chain)}")
+        if None not in rungs:  # no per-chain outcomes: no bars (an empty rung is not a 0)
+            ladder.bar(xs, [100 * r for r in rungs], width, color=colour,
+                       label=f"{e.label}: Chain {display(chain.get('chain'), 'anchor_chain', 'chain', chain)}")
         per_link = [fraction(chain.get(name), "anchor_chain", name, chain) for name in LINKS]
-        links.bar(xs, [100 * (v or 0) for v in per_link], width, color=colour, label=e.label)
+        links.bar(xs, [_height(v) for v in per_link], width, color=colour, label=e.label)
         if None in rungs:
             caption.append(f"{e.label}: the result lists no per-chain outcomes; ladder not drawn")
         caption.append(f"{e.label}: {chain.get('n')} chains, {chain.get('unparsed')} unparsed replies, "
@@ -351,13 +357,13 @@ def rubric_figure(entries: Sequence[Entry]) -> Optional[Figure]:
             source = r if key is None else (r.get("by_importance") or {}).get(key) or {}
             sem = fraction(source.get("semantic"), e.scorer, "semantic", r)
             tem = fraction(source.get("temporal"), e.scorer, "temporal", r)
-            axes2.bar(2 * j + offset, 100 * (sem or 0), width, color=colour, label=e.label if j == 0 else None)
-            axes2.bar(2 * j + 1 + offset, 100 * (tem or 0), width, color=colour, hatch="//", alpha=0.6)
+            axes2.bar(2 * j + offset, _height(sem), width, color=colour, label=e.label if j == 0 else None)
+            axes2.bar(2 * j + 1 + offset, _height(tem), width, color=colour, hatch="//", alpha=0.6)
             caption += [f"{e.label}: {axis}% of {name} criteria undefined (no verdict on that axis)"
                         for axis, v in (("semantic", sem), ("temporal", tem)) if v is None]
         by_tier = (r.get("by") or {}).get("duration_tier") or {}
         tiers.bar([k + offset for k in range(len(tier_names))],
-                  [100 * (fraction((by_tier.get(t) or {}).get("mean"), e.scorer, "rubric", r) or 0) for t in tier_names],
+                  [_height(fraction((by_tier.get(t) or {}).get("mean"), e.scorer, "rubric", r)) for t in tier_names],
                   width, color=colour, label=e.label)
         caption.append(f"{e.label}: {r.get('n_failed', 0)} item(s) whose judging failed; Rubric "
                        f"{display(r.get('rubric'), e.scorer, 'rubric', r)}")
@@ -395,7 +401,7 @@ def mmar_rubrics_figure(entries: Sequence[Entry]) -> Optional[Figure]:
             xs = [k + (i - (len(rows) - 1) / 2) * width for k in range(len(names))]
             rub = [fraction((table.get(n) or {}).get("rubrics"), e.scorer, "rubrics", e.result) for n in names]
             acc = [fraction((table.get(n) or {}).get("accuracy"), e.scorer, "accuracy", e.result) for n in names]
-            ax.bar(xs, [100 * (v or 0) for v in rub], width, color=colour, label=f"{e.label} Rubrics")
+            ax.bar(xs, [_height(v) for v in rub], width, color=colour, label=f"{e.label} Rubrics")
             ax.scatter(xs, [100 * v if v is not None else math.nan for v in acc], color="k", marker="_", s=120,
                        zorder=3, label="Accuracy" if i == 0 else None)
         ax.set_xticks(range(len(names)), names, rotation=30, ha="right", fontsize=7)
