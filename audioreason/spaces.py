@@ -313,6 +313,17 @@ def uploaded_text(file: Any) -> str:
     return text
 
 
+def opening_runs(app_file: Any, argv: Sequence[str]) -> list[str]:
+    """The runs the explorer and report Spaces open with: ``runs/`` beside their app.py (a built Space), else
+    the paths given on the command line, else the demo's run when it has been scored, else none."""
+    bundled = Path(app_file).resolve().parent / "runs"
+    if bundled.is_dir() and any(p.is_dir() for p in bundled.iterdir()):
+        return [str(p) for p in sorted(bundled.iterdir()) if p.is_dir()]
+    if argv:
+        return list(argv)
+    return [str(default_demo_run())] if (default_demo_run() / "results.json").is_file() else []
+
+
 def load_file(file: Any) -> str:
     """A widget's upload handler: the uploaded JSON Lines file's text for its box, or a readable gr.Error."""
     import gradio as gr
@@ -361,5 +372,5 @@ def add_space_parser(sub: Any) -> None:
 
 
 __all__ = ["APPS", "SpaceApp", "SpaceBuildError", "TORCH_CPU_INDEX", "add_space_parser", "build_space", "build_wheel",
-           "check_header", "checkout_root", "copy_distribution", "default_demo_run", "load_file", "read_header",
+           "check_header", "checkout_root", "copy_distribution", "default_demo_run", "load_file", "opening_runs", "read_header",
            "requirement_lines", "requirements_text", "space_command", "unpack_wheel", "uploaded_text", "wheel_pins"]

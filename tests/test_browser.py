@@ -4,6 +4,7 @@ submitted and the result read from the page, a file is uploaded, and a screensho
 temporary folder (``screenshots/``); the report is rendered once and screenshotted too. The ARIA widget
 scores with the test suite's tiny backbones (its offline backbones are exercised by test_aria_app.py)."""
 import importlib.util
+import json
 import os
 import re
 import shutil
@@ -212,18 +213,22 @@ def test_explorer_opens_the_demo_run_and_adds_an_upload(browser, shots, demo_ses
 
 
 def test_report_app_and_the_report_page(browser, shots, demo_session, tmp_path):
+    from audioreason.anchor_chain import demo_items, score_anchor_chain
     from audioreason.report import build_report
 
     run = demo_session[0] / "cascade-run"
     app = load_app("spaces/report")
     page = Page(browser, app.build_demo([str(run)]))
     try:
-        page.wait_for("ARIA-Rubrics profile M1-M6", "4 figures")
-        results = tmp_path / "results.json"
-        shutil.copyfile(run / "results.json", results)
-        page.upload(results, ".json")
+        text = page.wait_for("ARIA-Rubrics profile M1-M6", "4 figures")
+        assert "Anchor Chain ladder" not in text
+        # A scorer's own output (anchor_chain's compute with its per-chain outcomes) adds its own section.
+        anchor, replies, _, _ = demo_items()
+        upload = tmp_path / "anchor_chain_output.json"
+        upload.write_text(json.dumps(score_anchor_chain(anchor, replies, return_items=True)))
+        page.upload(upload, ".json")
         page.click("Report on the uploaded files")
-        page.wait_for("MMAR-Rubrics per modality and category")
+        page.wait_for("Anchor Chain ladder and per-link accuracy", "uniform guess (4 options)")
         page.shot(shots, "report_app")
     finally:
         page.close()

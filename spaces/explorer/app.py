@@ -15,20 +15,13 @@ from pathlib import Path
 import gradio as gr
 
 from audioreason.report import explore
+from audioreason.spaces import opening_runs
 
-HERE = Path(__file__).resolve().parent
 _VIEWS: dict = {}  # run path -> RunView, opened once per process
 
 
 def initial_runs() -> list:
-    bundled = sorted(p for p in (HERE / "runs").glob("*") if p.is_dir()) if (HERE / "runs").is_dir() else []
-    if bundled:
-        return [str(p) for p in bundled]
-    if len(sys.argv) > 1 and __name__ == "__main__":
-        return sys.argv[1:]
-    from audioreason.spaces import default_demo_run
-
-    return [str(default_demo_run())] if default_demo_run().is_dir() else []
+    return opening_runs(__file__, sys.argv[1:] if __name__ == "__main__" else [])
 
 
 def _register(path: str, view) -> None:

@@ -15,19 +15,12 @@ import gradio as gr
 
 from audioreason.report import ResultsError, build_report
 from audioreason.report.explore import stage_uploads
+from audioreason.spaces import opening_runs
 
-HERE = Path(__file__).resolve().parent
 
 
 def initial_results() -> list:
-    bundled = sorted(p for p in (HERE / "runs").glob("*") if p.is_dir()) if (HERE / "runs").is_dir() else []
-    if bundled:
-        return [str(p) for p in bundled]
-    if len(sys.argv) > 1 and __name__ == "__main__":
-        return sys.argv[1:]
-    from audioreason.spaces import default_demo_run
-
-    return [str(default_demo_run())] if (default_demo_run() / "results.json").is_file() else []
+    return opening_runs(__file__, sys.argv[1:] if __name__ == "__main__" else [])
 
 
 def render(paths: list, title: str, progress=gr.Progress()):
