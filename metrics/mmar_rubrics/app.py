@@ -91,8 +91,10 @@ def _round(v):
     return round(v, 2) if isinstance(v, float) else v
 
 
-def score(records_text: str, judge_kind: str, model: str, base_url: str, api_key_env: str, compat: bool,
-          raters: float, progress=gr.Progress()):
+def score(records_text: str, model: str, base_url: str, api_key_env: str, compat: bool, raters: float,
+          judge_kind: str = JUDGES[1], progress=gr.Progress()):
+    """The widget's /score endpoint; ``judge_kind`` comes last so that API calls written for the server judge
+    (six arguments) keep working."""
     rows = _records(records_text)
     n_raters = int(raters or 5)
     if n_raters < 1:
@@ -136,7 +138,7 @@ def build_demo() -> gr.Blocks:
             with gr.Column():
                 table = gr.Dataframe(label="Rubrics and Accuracy (x100)")
                 details = gr.JSON(label="Result, with every rater's verdicts")
-        button.click(score, [records, judge_kind, model, base_url, key_env, compat, raters], [table, details],
+        button.click(score, [records, model, base_url, key_env, compat, raters, judge_kind], [table, details],
                      api_name="score")
         upload.upload(load_file, [upload], [records], api_name=False)
     return demo
