@@ -215,16 +215,6 @@ def prepare_out_dir(out_dir: Union[str, os.PathLike], overwrite: bool) -> Path:
     return out
 
 
-def default_card(builder_cls: type[BenchmarkBuilder]) -> str:
-    """A minimal card (licence, description, citation) for an export made without a card file."""
-    import yaml
-
-    front = yaml.safe_dump({"license": builder_cls.LICENSE, "pretty_name": builder_cls.BENCHMARK},
-                           sort_keys=False)
-    return (f"---\n{front}---\n# {builder_cls.BENCHMARK}\n\n{builder_cls.DESCRIPTION}\n\n"
-            f"Source: {builder_cls.HOMEPAGE}\n\n## Citation\n\n```bibtex\n{builder_cls.CITATION}\n```\n")
-
-
 def export_parquet_folder(dataset: Union[datasets.Dataset, Mapping[str, datasets.Dataset]],
                           out_dir: Union[str, os.PathLike], *, card: Optional[str] = None,
                           overwrite: bool = False, max_shard_size: Union[int, str] = "500MB") -> Path:

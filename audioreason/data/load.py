@@ -32,7 +32,7 @@ from ..audio.io import resolve_audio_backend
 from .audio_files import check_inside
 from .builder import MISSING_AUDIO_POLICIES, REPEATED_ID_POLICIES, BenchmarkBuilder
 from .features import TEST_SPLIT
-from .hub_export import check_out_dir, default_card, export_parquet_folder, licence_notice, push_folder
+from .hub_export import check_out_dir, export_parquet_folder, licence_notice, push_folder
 from .hub_load import is_hub_folder, load_hub_folder, pick_config, read_card_yaml, split_patterns
 from .validation import ValidationReport
 from .mmar import METADATA_FILE as MMAR_METADATA
@@ -99,7 +99,8 @@ def export_benchmark(name: str, dataset: datasets.Dataset, out_dir: Union[str, o
                      audio_root: Optional[Union[str, os.PathLike]] = None, **options: Any) -> Path:
     """Write a built benchmark as a Hub-ready folder (MMAR, MMAU: parquet shards with embedded audio;
     AudioSpan: audio files plus metadata). ``card`` is the dataset card text (its YAML ``configs`` and
-    ``dataset_info`` are rewritten from what was written); without one a minimal card is made.
+    ``dataset_info`` are rewritten from what was written); default: the benchmark's shipped card
+    (``audioreason.dataset_card_path(name)``).
 
     ``audio_root``: the raw folder the dataset was built from. Given, every audio file is resolved again
     (symlinks followed) and the export is refused, before anything is written, when one lies outside it
@@ -109,7 +110,11 @@ def export_benchmark(name: str, dataset: datasets.Dataset, out_dir: Union[str, o
     spec = benchmark_spec(name)
     if audio_root is not None:
         check_inside(dataset, audio_root, action="nothing was exported")
-    return spec.export(dataset, out_dir, card=card or default_card(spec.builder), overwrite=overwrite, **options)
+    if card is None:
+        from ..shipped import dataset_card_path
+
+        card = Path(dataset_card_path(spec.name)).read_text(encoding="utf-8")
+    return spec.export(dataset, out_dir, card=card, overwrite=overwrite, **options)
 
 
 def _offline() -> bool:
