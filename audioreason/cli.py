@@ -1,5 +1,6 @@
-"""Command line: `audioreason demo` (the README's main job), `audioreason prompt` and `audioreason anchor`
-(make, apply, verify and question: AudioSpan anchored audio from manifests)."""
+"""Command line: `audioreason demo` (the README's main job), `audioreason run`, `score` and `evaluate` (a model
+over a benchmark, its outputs scored: audioreason.inference.command), `audioreason prompt` and
+`audioreason anchor` (make, apply, verify and question: AudioSpan anchored audio from manifests)."""
 from __future__ import annotations
 
 import argparse
@@ -63,20 +64,24 @@ def _demo(args: argparse.Namespace) -> int:
     _quiet()
     from .demo import format_table, run_demo
 
-    result = run_demo(Path(args.workdir))
+    result = run_demo(Path(args.workdir), progress=not args.no_progress)
     print(f"audioreason demo: {result['sample']}\n")
     print(format_table(result["rows"]))
-    print("\nvalue = accuracy for answers/accuracy rows, share of complete parses for the cot row, mean "
-          "metric for aria rows, the named rate or score elsewhere (n/a: unavailable, reason in the last "
-          "column); unanswered = outputs from which no choice was extracted. Rows after mmar_rubrics use the "
-          "small samples their last column names.")
+    print("\nvalue = accuracy for answers/accuracy rows, mean metric for aria rows, the named rate or score "
+          "elsewhere (n/a: unavailable, reason in the last column); unanswered = outputs from which no choice was "
+          "extracted. outputs: the offline cascade's own outputs on the 12 items, or a labelled fixture where the "
+          "scorer needs what a 135M model cannot give (several models and conditions, AudioSpan items, a capable "
+          "judge).")
     if result["aria"].get("note"):
         print(f"aria: {result['aria']['note']}.")
     print("Offline backbones are substitutes for the paper's (ARIA: CLAP, all-mpnet-base-v2, "
           "Qwen2.5-1.5B-Instruct, roberta-large-mnli, word2vec-300): these numbers are not the paper's.")
+    print(f"Outputs, results.json and items.jsonl: {result['run_folder']}")
     if args.json:
+        from .inference.score import json_safe
+
         payload = {**result, "rows": [asdict(r) for r in result["rows"]]}
-        Path(args.json).write_text(json.dumps(payload, indent=2, ensure_ascii=False), encoding="utf-8")
+        Path(args.json).write_text(json.dumps(json_safe(payload), indent=2, ensure_ascii=False), encoding="utf-8")
         print(f"per-item results written to {args.json}")
     return 0
 
@@ -313,14 +318,17 @@ def main(argv: Optional[Sequence[str]] = None) -> int:
     parser.add_argument("--debug", action="store_true",
                         help="on an error, show the Python traceback instead of the one-line message")
     sub = parser.add_subparsers(dest="command", required=True)
-    demo = sub.add_parser("demo", help="run every scorer on the bundled sample and print a table")
+    demo = sub.add_parser("demo", help="run the offline cascade on the bundled sample, score it, print a table")
     demo.add_argument("--workdir", default=str(_default_workdir()),
                       help="where synthesized demo audio is written (default: %(default)s)")
     demo.add_argument("--json", help="also write rows and per-item results to this JSON file")
+    demo.add_argument("--no-progress", action="store_true", help="no progress bars")
     demo.set_defaults(run=_demo)
-    from .inference.command import add_run_parser  # `audioreason run`: a model over a benchmark
+    from .inference.command import add_evaluate_parser, add_run_parser, add_score_parser
 
-    add_run_parser(sub)
+    add_run_parser(sub)       # `audioreason run`: a model over a benchmark
+    add_score_parser(sub)     # `audioreason score RUN_DIR`: every scorer that fits, on a run folder
+    add_evaluate_parser(sub)  # `audioreason evaluate`: run, then score
     prompt = sub.add_parser("prompt", help="print the ARIA four-step CoT prompt for a question")
     prompt.add_argument("question")
     prompt.add_argument("choices", nargs="+")

@@ -1,161 +1,145 @@
-"""The demo: every scorer that exists, run on a bundled sample, printed as one table.
+"""The demo: the pipeline (`audioreason run`, then `audioreason score`) on a bundled sample, offline, printed
+as one table.
 
 The sample is 12 real MMAR items (metadata copied from MMAR-meta.jsonl, CC BY-NC 4.0) with audio
-synthesized here (MMAR audio is not redistributable), loaded through the MMAR dataset builder, and
-fixture model outputs in the ARIA four-slot format, written by hand to cover clean, markdown,
-think-block, untagged, partial and empty outputs.
-Everything runs offline; each row says which backbone produced it.
+synthesized here (MMAR audio is not redistributable), loaded through the MMAR dataset builder. The model is
+the offline cascade (``audioreason.inference.cascade``: packaged faster-whisper tiny.en, then
+SmolLM2-135M-Instruct reading the transcript), run by the inference runner with the ARIA four-step CoT
+template, greedy, at most ``DEMO_MAX_NEW_TOKENS`` new tokens, batches of ``DEMO_BATCH_SIZE``. The demo's
+recognizer decodes greedily (``DEMO_ASR_BEAM`` = 1, OpenAI Whisper's own default; the registry's asr role uses
+faster-whisper's beam 5): on the synthesized clips beam search spends 3-4 times longer producing hallucinated
+transcripts ("Okay, okay, okay..."), greedy decoding reads no speech. Its outputs are real and are kept in
+``<workdir>/cascade-run`` (the runner's folder): a second demo reuses them without loading the cascade when the
+finished run's configuration and model are the same. The outputs are then scored by
+``audioreason.inference.score`` (every answer-extraction rule, ARIA with the offline backbones, MMAR-Rubrics
+with the only judge that runs offline here: SmolLM2-135M in process, 1 rater).
+
+Rows whose scorer needs what a 135M model cannot give are fixtures, labelled "fixture" in the outputs
+column: the text-prior tables need several models under several audio conditions (a synthetic correctness
+table), the AudioSpan anchor Chain and native MCQ Accuracy need AudioSpan items (a hand-written sample), and
+the AudioSpan Rubric needs a judge of useful quality (fixture judge replies).
 """
 from __future__ import annotations
 
 import json
-from dataclasses import dataclass
-from importlib import resources
 from pathlib import Path
-from typing import Any, Callable, Optional
+from typing import Any, Optional
 
-from . import answers
-from .aria import AriaScorer
-from .audio import load_audio
-from .data import audio_paths
-from .data.mmar import build_demo_dataset
-from .scoring.aria import METRIC_NAMES, METRICS
 from .anchor_chain import demo_rows as anchor_chain_demo_rows
 from .audiospan_rubric import demo_rows as audiospan_rubric_demo_rows
+from .data.mmar import build_demo_dataset
+from .inference.score import JudgeOptions, Row, ScoreOptions, format_table, result_rows, score_run
 from .text_prior import demo_rows as text_prior_demo_rows
-from .cot import parse_cot
 
-RULE_BASED = "rule-based (no model)"
+__all__ = ["DEMO_ASR_BEAM", "DEMO_BATCH_SIZE", "DEMO_MAX_NEW_TOKENS", "DEMO_MODEL", "DEMO_TEMPLATE", "Row",
+           "demo_adapter", "demo_run_config", "fixture_rows", "format_table", "run_cascade", "run_demo"]
 
-
-@dataclass
-class Row:
-    scorer: str
-    value: Optional[float]  # a rate in [0, 1] or a score (`unit` says how to print it); None: unavailable
-    n: int
-    backbone: str
-    unanswered: Optional[int] = None
-    unit: str = "%"
-
-
-def load_demo_sample(workdir: Path) -> tuple[list[dict[str, Any]], list[dict[str, Any]], list[str]]:
-    """(MMAR items, model outputs aligned with them, audio paths): the 12 items go through the MMAR
-    builder (raw folder with synthesized audio under ``workdir`` -> datasets.Dataset)."""
-    dataset = build_demo_dataset(workdir)
-    items = dataset.remove_columns("audio").to_list()
-    folder = resources.files("audioreason") / "resources" / "demo"
-    outputs = {}
-    for line in (folder / "outputs.jsonl").read_text("utf-8").splitlines():
-        if line:
-            row = json.loads(line)
-            outputs[row["id"]] = row
-    missing = [it["id"] for it in items if it["id"] not in outputs]
-    if missing:
-        raise ValueError(f"demo sample has no model output for items {missing}")
-    return items, [outputs[it["id"]] for it in items], audio_paths(dataset)
+DEMO_TEMPLATE = "aria_cot"
+DEMO_MAX_NEW_TOKENS = 96
+DEMO_BATCH_SIZE = 4
+DEMO_ASR_BEAM = 1
+DEMO_MODEL = "cascade:whisper-tiny.en-greedy+SmolLM2-135M-Instruct"
+RUN_FOLDER = "cascade-run"
+CASCADE = "the offline cascade"
+FIXTURE = "fixture"
 
 
-def _extraction_row(name: str, extract: Callable[[dict, str], answers.ExtractedAnswer],
-                    items: list[dict], texts: list[str]) -> tuple[Row, list[answers.ExtractedAnswer]]:
-    found = [extract(item, text) for item, text in zip(items, texts)]
-    correct = sum(answers.is_gold(e, item["answer"]) for e, item in zip(found, items))
-    summary = answers.summarize(found)
-    return Row(name, correct / len(items), len(items), RULE_BASED, summary["unanswered"]), found
+def demo_run_config(workdir: Path, progress: bool = False) -> Any:
+    from .inference import DecodingParams
+    from .inference.runner import RunConfig
+
+    return RunConfig(model="cascade", benchmark="mmar", data=str(workdir), out=str(workdir / RUN_FOLDER),
+                     templates=[DEMO_TEMPLATE], batch_size=DEMO_BATCH_SIZE,
+                     decoding=DecodingParams(max_new_tokens=DEMO_MAX_NEW_TOKENS), progress=progress)
 
 
-def _answer_text(output: str) -> str:
-    """What the official scorer is given: the Answer slot, or the whole output when there is none."""
-    slots = parse_cot(output)
-    return output if "answer" in slots.missing else slots.answer
+def _finished(config: Any) -> bool:
+    """Whether the run folder holds a finished run of this configuration with no failed output."""
+    run_file = Path(config.out) / "run.json"
+    if not run_file.is_file():
+        return False
+    previous = json.loads(run_file.read_text(encoding="utf-8"))
+    same = {k: v for k, v in previous.get("config", {}).items() if k != "progress"} == \
+           {k: v for k, v in config.to_dict().items() if k != "progress"}
+    model = ((previous.get("models") or {}).get("main") or {}).get("name")
+    return same and model == DEMO_MODEL and previous.get("status") == "finished" and \
+        previous.get("counts", {}).get("failed") == 0
 
 
-def run_demo(workdir: Path) -> dict[str, Any]:
-    """Run every available scorer on the bundled sample; return rows and per-item details."""
-    items, outputs, paths = load_demo_sample(Path(workdir))
-    texts = [o["output"] for o in outputs]
-    durations = [len(a) / sr for a, sr in (load_audio(p, 16000) for p in paths)]
+def demo_adapter() -> Any:
+    """The demo's cascade: the packaged whisper-tiny.en decoding greedily, then SmolLM2-135M-Instruct."""
+    from .backends import load_backend
+    from .backends.asr import WhisperASR
+    from .backends.registry import OFFLINE_BACKBONES
+    from .inference.cascade import CascadeAdapter
 
-    extractors = {
-        "answers: ARIA App. E": lambda it, t: answers.extract_aria(t, it["choices"]),
-        "answers: ARIA, tolerant tags": lambda it, t: answers.extract_aria(t, it["choices"], tags="tolerant"),
-        "answers: official MMAR match": lambda it, t: answers.extract_string_match(_answer_text(t), it["choices"]),
-        "answers: strict string match": lambda it, t: answers.extract_string_match(
-            _answer_text(t), it["choices"], strict=True),
-        "answers: hybrid (no judge)": lambda it, t: answers.extract_hybrid(t, it["choices"], question=it["question"]),
-    }
-    rows, per_item = [], [{"id": it["id"], "answer": it["answer"]} for it in items]
-    for name, extract in extractors.items():
-        row, found = _extraction_row(name, extract, items, texts)
-        rows.append(row)
-        for record, e in zip(per_item, found):
-            record[name] = e.to_dict()
-    # The official scorer's own correctness test (gold known), which can differ from its extractor view.
-    official = sum(answers.official_string_match(it["answer"], _answer_text(t), it["choices"])
-                   for it, t in zip(items, texts))
-    rows.append(Row("accuracy: official MMAR scorer", official / len(items), len(items), RULE_BASED))
-    parses = [parse_cot(t) for t in texts]
-    rows.append(Row("cot: all four slots + entities", sum(p.complete for p in parses) / len(items),
-                    len(items), "rule-based parser"))
-    for record, p in zip(per_item, parses):
-        record["missing_slots"] = list(p.missing)
-        record["entities"] = p.entities
-    aria = AriaScorer(backbones="offline").score(
-        texts, [it["answer"] for it in items], [it["choices"] for it in items],
-        audio=paths, return_items=True)
-    for metric in METRICS:
-        rows.append(Row(f"aria: {metric} {METRIC_NAMES[metric]}", aria[metric], len(items),
-                        aria["backbones"][metric], unit="score"))
-    rows.append(Row(f"aria: ARIA (mean of {'+'.join(aria['aria_metrics'])})", aria["aria"], len(items),
-                    "the metrics above", unit="score"))
-    for record, item in zip(per_item, aria["items"]):
-        record["aria"] = {k: v for k, v in item.items() if k.startswith("M") or k == "aria"}
-    rows += _mmar_rubrics_rows(items, texts)
-    # text_prior_decomposition needs several models under several audio conditions: its rows come from
-    # a small synthetic correctness table (audioreason.text_prior.demo_records), not from the sample.
-    rows += [Row(r.name, r.value, r.n, r.note, unit=r.unit) for r in text_prior_demo_rows()]
-    # AudioSpan's anchor chains and native MCQs need AudioSpan items: a small hand-written sample.
-    rows += [Row(name, value, n, note) for name, value, n, note in anchor_chain_demo_rows()]
-    rows += [Row(name, value, n, note) for name, value, n, note in audiospan_rubric_demo_rows()]
-    return {
-        "sample": f"{len(items)} MMAR items (real metadata, synthesized audio of "
-                  f"{min(durations):.1f}-{max(durations):.1f} s), model 'fixture-cot-model'",
-        "rows": rows,
-        "per_item": per_item,
-        "aria": {k: v for k, v in aria.items() if k != "items"},
-    }
+    whisper = load_backend("asr", OFFLINE_BACKBONES["asr"])
+    return CascadeAdapter(asr=WhisperASR(whisper.model, whisper.weights, beam_size=DEMO_ASR_BEAM), name=DEMO_MODEL)
 
 
-def _mmar_rubrics_rows(items: list[dict], texts: list[str]) -> list[Row]:
-    """MMAR-Rubrics with the only judge that runs offline here: SmolLM2-135M in process. Demo setting:
-    1 rater, no re-asks, short replies (the official protocol is 5 raters of gpt-4o). At 135M the judge
-    rarely writes valid JSON, so most judged items fail, and the table says how many."""
-    from .backends import BackendUnavailable
-    from .judges import LocalJudge, SamplingParams
-    from .mmar_rubrics import MMARRubricsScorer
+def run_cascade(workdir: Path, progress: bool = False) -> tuple[Path, bool]:
+    """(the run folder, whether its outputs came from an earlier demo): the cascade over the 12 items."""
+    config = demo_run_config(workdir, progress)
+    if _finished(config):
+        return Path(config.out), True
+    from .inference.runner import run
 
-    try:
-        judge = LocalJudge("packaged:SmolLM2-135M-Instruct", max_new_tokens=64, batch_size=4)
-    except BackendUnavailable as err:
-        return [Row("mmar_rubrics: Rubrics", None, len(items), f"unavailable: {err}", unit="score")]
-    scorer = MMARRubricsScorer(judge, raters=1, max_reasks=0,
-                               sampling=SamplingParams(temperature=0.0, seed=42, max_tokens=64))
-    result = scorer.score(items, texts, [_answer_text(t) for t in texts])
-    backbone = f"judge {judge.name}, 1 rater (demo); judged {result['n_judged']}, failed {result['n_failed']}"
-    return [Row("mmar_rubrics: Accuracy (official gate)", result["accuracy"] / 100, result["n"], RULE_BASED),
-            Row("mmar_rubrics: Rubrics (x100)", result["rubrics"], result["n"], backbone, unit="score")]
+    run(config, {"main": demo_adapter()})
+    return Path(config.out), False
 
 
-def format_table(rows: list[Row]) -> str:
-    """A plain-text table: scorer, value, unanswered (count and rate), n, backbone."""
-    header = ("scorer", "value", "unanswered", "n", "backbone")
-    body = []
-    for r in rows:
-        if r.value is None:
-            value = "n/a"
-        else:
-            value = f"{100 * r.value:.1f}%" if r.unit == "%" else f"{r.value:.4f}"
-        unanswered = "-" if r.unanswered is None else f"{r.unanswered} ({100 * r.unanswered / r.n:.1f}%)"
-        body.append((r.scorer, value, unanswered, str(r.n), r.backbone))
-    widths = [max(len(line[i]) for line in [header, *body]) for i in range(len(header))]
-    fmt = lambda line: "  ".join(cell.ljust(w) for cell, w in zip(line, widths)).rstrip()  # noqa: E731
-    return "\n".join([fmt(header), fmt(tuple("-" * w for w in widths)), *map(fmt, body)])
+def run_demo(workdir: Path, progress: bool = False) -> dict[str, Any]:
+    """Run the pipeline on the bundled sample; return rows, per-item details and the results."""
+    workdir = Path(workdir)
+    dataset = build_demo_dataset(workdir)  # the raw folder (MMAR-meta.jsonl + audio/) the run reads
+    folder, cached = run_cascade(workdir, progress)
+    options = ScoreOptions(
+        scorers=["accuracy", "aria", "mmar_rubrics"], extraction="all", aria_backbones="offline",
+        judge=JudgeOptions(model="local:packaged:SmolLM2-135M-Instruct"), progress=progress,
+        # Demo setting (the official protocol is 5 raters of gpt-4o): 1 rater, no re-asks, short replies.
+        scorer_options={"mmar_rubrics": _demo_judge_options()})
+    results = score_run(folder, options)
+    rows = [_labelled(r, CASCADE) for r in result_rows(results)] + fixture_rows()
+    outputs = {r["key"]: r for r in map(json.loads, (folder / "outputs.jsonl").read_text("utf-8").splitlines())}
+    per_item = []
+    for line in (folder / "items.jsonl").read_text("utf-8").splitlines():
+        row = json.loads(line)
+        record = outputs[row["key"]]
+        per_item.append({**row, "output": record["output"], "answer": dataset[record["index"]]["answer"]})
+    durations = [seconds for seconds in (_seconds(outputs[r["key"]]) for r in per_item) if seconds is not None]
+    run = results["run"]
+    sample = (f"{len(per_item)} MMAR items (real metadata, synthesized audio of {min(durations):.1f}-"
+              f"{max(durations):.1f} s), model {run['model']} ({'outputs reused from ' + str(folder) if cached else 'run now'})")
+    return {"sample": sample, "rows": rows, "per_item": per_item, "results": results, "run_folder": str(folder),
+            "outputs_cached": cached, "aria": _aria_summary(results)}
+
+
+def _seconds(record: dict) -> Optional[float]:
+    return (record.get("audio") or {}).get("seconds")
+
+
+def _aria_summary(results: dict) -> dict[str, Any]:
+    section = results["scorers"].get("aria", {})
+    entries = section.get("results") or [{}]
+    return {k: v for k, v in entries[0].items() if k not in ("model", "condition", "template", "template_hash")}
+
+
+def _demo_judge_options() -> dict[str, Any]:
+    from .judges import SamplingParams
+
+    # A second demo serves the cached replies, invalid ones included, instead of asking the 135M judge again.
+    return {"raters": 1, "max_reasks": 0, "sampling": SamplingParams(temperature=0.0, seed=42, max_tokens=64),
+            "retry_invalid_cached": False}
+
+
+def _labelled(row: Row, source: str) -> Row:
+    row.source = source
+    return row
+
+
+def fixture_rows() -> list[Row]:
+    """The rows whose scorer needs what the demo's 135M model cannot give (module docstring), labelled."""
+    rows = [Row(r.name, r.value, r.n, r.note, unit=r.unit, source=FIXTURE) for r in text_prior_demo_rows()]
+    rows += [Row(name, value, n, note, source=FIXTURE) for name, value, n, note in anchor_chain_demo_rows()]
+    rows += [Row(name, value, n, note, source=FIXTURE) for name, value, n, note in audiospan_rubric_demo_rows()]
+    return rows

@@ -1,63 +1,120 @@
+"""`audioreason demo`: the offline cascade run over the 12 bundled MMAR items by the runner, its real outputs
+scored by `audioreason score`, fixture rows only where a scorer needs what a 135M model cannot give (labelled),
+and a second demo reusing the outputs. The demo runs once (the command, as the README shows it); every test
+reads that run."""
 import json
-
-import pytest
 import subprocess
 import sys
 
-from audioreason.demo import load_demo_sample, run_demo
+import pytest
+
+from audioreason import answers
+from audioreason.data.mmar import build_demo_dataset
+
+ROWS_FROM_FIXTURES = ("text prior:", "retention:", "decomposition:", "anchor_chain:", "audiospan:", "audiospan_rubric:")
 
 
-def test_demo_sample_is_real_mmar_metadata(tmp_path):
-    items, outputs, paths = load_demo_sample(tmp_path)
-    assert len(paths) == 12 and all(p.endswith(".wav") for p in paths)
-    assert len(items) == len(outputs) == 12
+@pytest.fixture(scope="module")
+def demo(tmp_path_factory):
+    workdir = tmp_path_factory.mktemp("demo")
+    out = workdir / "demo.json"
+    proc = subprocess.run([sys.executable, "-m", "audioreason.cli", "demo", "--workdir", str(workdir), "--json",
+                           str(out), "--no-progress"], capture_output=True, text=True, check=True)
+    return workdir, proc.stdout, json.loads(out.read_text())
+
+
+def rows_by_name(payload):
+    return {row["scorer"]: row for row in payload["rows"]}
+
+
+def test_demo_sample_is_real_mmar_metadata(demo):
+    workdir, _, _ = demo
+    items = build_demo_dataset(workdir).remove_columns("audio").to_list()
+    assert len(items) == 12 and len(list((workdir / "audio").glob("*.wav"))) == 12
     assert {len(it["choices"]) for it in items} == {2, 3, 4, 5, 6}
     assert all(it["answer"] in it["choices"] and it["rubric"] for it in items)
 
 
-def test_demo_numbers(tmp_path):
-    result = run_demo(tmp_path)
-    rows = {r.scorer: r for r in result["rows"]}
-    # Golden values, labelled by hand from the 12 fixture outputs (see resources/demo/outputs.jsonl).
-    expected = {
-        "answers: ARIA App. E": (5, 4),
-        "answers: ARIA, tolerant tags": (7, 2),
-        "answers: official MMAR match": (5, 6),
-        "answers: strict string match": (7, 3),
-        "answers: hybrid (no judge)": (8, 2),
-    }
-    for name, (correct, unanswered) in expected.items():
-        assert round(rows[name].value * 12) == correct, name
-        assert rows[name].unanswered == unanswered, name
-    assert round(rows["accuracy: official MMAR scorer"].value * 12) == 6
-    assert round(rows["cot: all four slots + entities"].value * 12) == 9
-    aria = {name.split()[1]: row for name, row in rows.items() if name.startswith("aria: M")}
-    assert aria["M1"].value is None and "CLAP" in aria["M1"].backbone
-    assert aria["M5"].value is None and "NLI" in aria["M5"].backbone
-    if result["aria"]["aria_metrics"]:  # the packaged weights are installed (install.sh)
-        for m in ("M2", "M3", "M4", "M6"):
-            assert 0 <= aria[m].value <= 1
-        assert "SmolLM2" in aria["M4"].backbone and "GloVe" in aria["M6"].backbone
-        mean = sum(aria[m].value for m in ("M2", "M3", "M4", "M6")) / 4
-        assert rows["aria: ARIA (mean of M2+M3+M4+M6)"].value == pytest.approx(mean)
-    assert len(list((tmp_path / "audio").glob("*.wav"))) == 12
-    # The MMAR gate is the official string match: it agrees with the official scorer row.
-    assert rows["mmar_rubrics: Accuracy (official gate)"].value == rows["accuracy: official MMAR scorer"].value
-    # Hand-computed: chains 1, 2/3, 0, 1/3 (an unparsed "b"); native MCQ 3 of 6.
-    assert rows["anchor_chain: Chain (Eq. 3)"].value == pytest.approx(0.5)
-    assert rows["audiospan: native MCQ Accuracy (Eq. 1)"].value == pytest.approx(0.5)
-    # Hand-computed: (1 + 0.5*(1+0)/2)/1.5 = 5/6 and (0.5 + 0)/1.5 = 1/3.
-    assert rows["audiospan_rubric: Rubric (Eq. 2)"].value == pytest.approx((5 / 6 + 1 / 3) / 2)
+def test_the_outputs_are_the_cascades_own(demo):
+    from audioreason.demo import DEMO_MAX_NEW_TOKENS, DEMO_MODEL
+
+    workdir, _, payload = demo
+    folder = workdir / "cascade-run"
+    outputs = [json.loads(line) for line in (folder / "outputs.jsonl").read_text().splitlines()]
+    run = json.loads((folder / "run.json").read_text())
+    assert len(outputs) == 12 and {(r["model"], r["condition"], r["template"]["name"]) for r in outputs} == {
+        (DEMO_MODEL, "full", "aria_cot")}
+    assert all(r["error"] is None and r["output"] and 0 < r["tokens"]["completion"] <= DEMO_MAX_NEW_TOKENS
+               for r in outputs)
+    assert all(r["audio"]["seconds"] == 3.0 and r["decoding"]["temperature"] == 0.0 for r in outputs)
+    description = run["models"]["main"]["description"]
+    assert "whisper" in description and "beam 1" in description and "SmolLM2-135M-Instruct" in description
+    assert run["status"] == "finished" and run["counts"]["ok"] == 12
+    assert [p["output"] for p in payload["per_item"]] == [r["output"] for r in outputs]
+    assert not any("fixture-cot-model" in p["output"] for p in payload["per_item"])
+
+
+def test_rows_of_real_outputs_are_computed_from_them(demo):
+    _, _, payload = demo
+    rows = rows_by_name(payload)
+    items, texts = payload["per_item"], [p["output"] for p in payload["per_item"]]
+    meta = {it["id"]: it for it in _items(demo)}
+    # The four-step CoT asks for an [ANSWER] tag: ARIA App. E, recomputed here from the outputs.
+    found = [answers.extract_aria(t, meta[p["id"]]["choices"]) for p, t in zip(items, texts)]
+    correct = sum(answers.is_gold(e, p["answer"]) for e, p in zip(found, items))
+    assert rows["answers: aria"]["value"] == pytest.approx(correct / 12)
+    assert rows["answers: aria"]["unanswered"] == sum(not e.answered for e in found)
+    hybrid = [answers.extract_hybrid(t, meta[p["id"]]["choices"], question=meta[p["id"]]["question"])
+              for p, t in zip(items, texts)]
+    assert rows["answers: hybrid"]["value"] == pytest.approx(sum(answers.is_gold(e, p["answer"])
+                                                                 for e, p in zip(hybrid, items)) / 12)
+    # The MMAR-Rubrics gate is the official scorer's test: the two rows agree.
+    assert rows["mmar_rubrics: Accuracy (official gate)"]["value"] == \
+           pytest.approx(rows["accuracy: official MMAR/MMAU scorer"]["value"])
+    aria = payload["aria"]
+    assert aria["n"] == 12 and aria["reasoning_mode"] is None  # M1 and M5 have no offline weights
+    assert rows["aria: M1 Acoustic Grounding"]["value"] is None and "CLAP" in rows["aria: M1 Acoustic Grounding"]["backbone"]
+    if aria["aria_metrics"]:  # the packaged weights are installed (install.sh)
+        mean = sum(aria[m] for m in aria["aria_metrics"]) / len(aria["aria_metrics"])
+        assert rows[f"aria: ARIA (mean of {'+'.join(aria['aria_metrics'])})"]["value"] == pytest.approx(mean)
     rubrics = rows["mmar_rubrics: Rubrics (x100)"]
-    assert "judged" in rubrics.backbone or rubrics.backbone.startswith("unavailable")
+    assert "judged" in rubrics["backbone"] or rubrics["backbone"].startswith("unavailable")
+    assert all(row["source"] == "the offline cascade" for name, row in rows.items()
+               if not name.startswith(ROWS_FROM_FIXTURES))
 
 
-def test_cli_demo_prints_table_and_writes_json(tmp_path):
-    out = tmp_path / "demo.json"
-    proc = subprocess.run([sys.executable, "-m", "audioreason.cli", "demo", "--workdir", str(tmp_path),
-                           "--json", str(out)], capture_output=True, text=True, check=True)
-    assert "answers: ARIA App. E" in proc.stdout and "41.7%" in proc.stdout
-    assert "rule-based (no model)" in proc.stdout
-    payload = json.loads(out.read_text())
-    assert len(payload["per_item"]) == 12
-    assert payload["per_item"][11]["answers: hybrid (no judge)"]["method"] == "unanswered"
+def _items(demo):
+    workdir, _, _ = demo
+    return build_demo_dataset(workdir).remove_columns("audio").to_list()
+
+
+def test_fixture_rows_are_labelled_and_hold_their_hand_computed_values(demo):
+    _, stdout, payload = demo
+    rows = rows_by_name(payload)
+    fixtures = {name: row for name, row in rows.items() if name.startswith(ROWS_FROM_FIXTURES)}
+    assert fixtures and all(row["source"] == "fixture" for row in fixtures.values())
+    # Hand-computed: chains 1, 2/3, 0, 1/3 (an unparsed "b"); native MCQ 3 of 6.
+    assert rows["anchor_chain: Chain (Eq. 3)"]["value"] == pytest.approx(0.5)
+    assert rows["audiospan: native MCQ Accuracy (Eq. 1)"]["value"] == pytest.approx(0.5)
+    # Hand-computed: (1 + 0.5*(1+0)/2)/1.5 = 5/6 and (0.5 + 0)/1.5 = 1/3.
+    assert rows["audiospan_rubric: Rubric (Eq. 2)"]["value"] == pytest.approx((5 / 6 + 1 / 3) / 2)
+    header = stdout.splitlines()[2]
+    assert header.split() == ["scorer", "value", "unanswered", "n", "outputs", "backbone"]
+    line = next(line for line in stdout.splitlines() if line.startswith("anchor_chain: Chain (Eq. 3)"))
+    assert "  fixture  " in line
+
+
+def test_a_second_demo_reuses_the_outputs(demo, monkeypatch):
+    import audioreason.demo as demo_module
+
+    workdir, _, _ = demo
+
+    def no_model():
+        raise AssertionError("the cascade was loaded again")
+
+    monkeypatch.setattr(demo_module, "demo_adapter", no_model)
+    folder, cached = demo_module.run_cascade(workdir)
+    assert cached and folder == workdir / "cascade-run"
+    monkeypatch.setattr(demo_module, "DEMO_MAX_NEW_TOKENS", demo_module.DEMO_MAX_NEW_TOKENS + 1)
+    with pytest.raises(AssertionError, match="loaded again"):  # another configuration is run anew
+        demo_module.run_cascade(workdir)

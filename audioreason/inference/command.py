@@ -1,6 +1,10 @@
 """`audioreason run`: its arguments, their checks (before any model or data is loaded: one-line errors, exit
 status 2), and ``--num-processes N``, which re-runs the command under
-``accelerate launch --multi_gpu --num_processes N`` (gloo on a CPU-only machine)."""
+``accelerate launch --multi_gpu --num_processes N`` (gloo on a CPU-only machine).
+
+`audioreason score RUN_DIR` scores a run folder (``audioreason.inference.score``); `audioreason evaluate` is
+`run` then `score` in one command (with `--num-processes N`, the run part is launched under accelerate and
+the scoring runs here once every process is done)."""
 from __future__ import annotations
 
 import argparse
@@ -8,8 +12,9 @@ import os
 import socket
 import subprocess
 import sys
+import urllib.parse
 from pathlib import Path
-from typing import Any
+from typing import Any, Optional
 
 from ..cli import UsageError, _quiet
 
@@ -97,6 +102,12 @@ def _run_command(args: argparse.Namespace) -> int:
     check_run_args(args)
     if args.num_processes and args.num_processes > 1:
         return launch(args, args.run_parser, args.num_processes)
+    run_from_args(args)
+    return 0
+
+
+def run_from_args(args: argparse.Namespace) -> None:
+    """Run the checked `run` arguments in this process and print the counts (main process)."""
     _quiet()
     from .runner import RunConfig, run
 
@@ -118,15 +129,10 @@ def _run_command(args: argparse.Namespace) -> int:
         print(f"audioreason run: {counts['ok']} outputs, {counts['failed']} failed, "
               f"{sum(counts['not_applicable'].values())} not applicable, {counts['truncated']} truncated, "
               f"{counts['resumed']} already done -> {Path(args.out) / 'outputs.jsonl'}")
-    return 0
 
 
-def add_run_parser(sub: Any) -> None:
-    """The `run` subcommand on the main parser's subparsers."""
-    run = sub.add_parser("run", help="run a model over a benchmark: per-item outputs, resumable, Accelerate-ready",
-                         description="Run a model over a benchmark and write per-item outputs (see the README, "
-                                     "Running models). Under `accelerate launch -m audioreason run ...` the items "
-                                     "are split across processes.")
+def add_run_arguments(run: argparse.ArgumentParser) -> None:
+    """The `run` options (also `evaluate`'s)."""
     run.add_argument("--model", required=True, help="a preset name (e.g. qwen2-audio), a Hub id or a checkpoint folder")
     run.add_argument("--benchmark", required=True, help="mmar, mmau-test-mini or audiospan")
     run.add_argument("--data", required=True, help="the benchmark's raw folder, Hub-ready folder or Hub id")
@@ -152,8 +158,165 @@ def add_run_parser(sub: Any) -> None:
     run.add_argument("--top-p", type=float, default=1.0)
     run.add_argument("--seed", type=int, default=0)
     run.add_argument("--fragment-cache", help="where fragments are kept (default: <out>/fragments)")
-    run.add_argument("--no-progress", action="store_true", help="no progress bar")
+    run.add_argument("--no-progress", action="store_true", help="no progress bars")
+
+
+def add_run_parser(sub: Any) -> argparse.ArgumentParser:
+    """The `run` subcommand on the main parser's subparsers."""
+    run = sub.add_parser("run", help="run a model over a benchmark: per-item outputs, resumable, Accelerate-ready",
+                         description="Run a model over a benchmark and write per-item outputs (see the README, "
+                                     "Running models). Under `accelerate launch -m audioreason run ...` the items "
+                                     "are split across processes.")
+    add_run_arguments(run)
     run.set_defaults(run=run_command, run_parser=run)
+    return run
 
 
-__all__ = ["add_run_parser", "check_run_args", "command_line", "run_command"]
+# ---------------------------------------------------------------------------------------------
+# score and evaluate
+# ---------------------------------------------------------------------------------------------
+
+def parse_aria_backbones(text: str) -> Any:
+    """"paper", "offline", or a preset and/or ROLE=SPEC pairs ("offline,lm=/models/qwen") as a dict."""
+    from ..backends.registry import resolve_backbones
+
+    parts = _comma_list(text)
+    if parts in (["paper"], ["offline"]):
+        return parts[0]
+    spec: dict[str, str] = {}
+    for part in parts:
+        role, sep, value = part.partition("=")
+        if not sep:
+            if part not in ("paper", "offline") or "preset" in spec:
+                raise ValueError(f"--aria-backbones {text!r}: {part!r} is not paper, offline or ROLE=SPEC")
+            spec["preset"] = part
+        elif not value:
+            raise ValueError(f"--aria-backbones {text!r}: {role}= needs a spec")
+        else:
+            spec[role.strip()] = value.strip()
+    resolve_backbones(spec)  # unknown roles fail here
+    return spec
+
+
+def add_score_arguments(parser: argparse.ArgumentParser, *, seed_option: str = "--seed") -> None:
+    """The scoring options (`score`'s and `evaluate`'s)."""
+    parser.add_argument("--scorers", default="auto",
+                        help="auto (every scorer that fits) or comma-separated: accuracy, aria, mmar_rubrics, "
+                             "audiospan_rubric, anchor_chain, text_prior_decomposition")
+    parser.add_argument("--extraction", default="auto",
+                        help="answer extraction: auto (each template's rule), all, or one of aria, aria_tolerant, "
+                             "official, strict, hybrid, exact_letter")
+    parser.add_argument("--aria-backbones", default="paper",
+                        help="paper (default), offline, or ROLE=SPEC pairs on a preset (offline,lm=/models/qwen)")
+    parser.add_argument("--perturbations", default="none",
+                        help="ARIA's CoT checks scored beside the originals: none, all, or comma-separated: "
+                             "no_struct, ans_swap, irrelevant, wrong_perc, rand_hints, decoration, scaffolding")
+    parser.add_argument(seed_option, dest="perturbation_seed", type=int, default=0, help="seed of the perturbations")
+    parser.add_argument("--judge-model", help="judge model (default: gpt-4o-2024-11-20 for mmar_rubrics; none for "
+                                              "audiospan_rubric); local:SPEC runs a local chat LM")
+    parser.add_argument("--judge-base-url", help="an OpenAI-compatible server (vLLM, ...); default: the OpenAI API")
+    parser.add_argument("--judge-api-key-env", default="OPENAI_API_KEY", help="variable holding the judge's API key")
+    parser.add_argument("--judge-cache", help="verdict cache (SQLite; default: <run>/judge-cache.sqlite)")
+    parser.add_argument("--compat", action="store_true", help="mmar_rubrics: the official scorer's behaviour")
+    parser.add_argument("--official-scorer", help="mmar_rubrics: your copy of MMAR's evaluation_rubrics.py (its wording)")
+
+
+def score_options(args: argparse.Namespace, *, data: Optional[str] = None, out: Optional[str] = None) -> Any:
+    """ScoreOptions from the parsed arguments, every value checked (ValueError says which is wrong)."""
+    from ..perturbations import parse_perturbations
+    from .score import JudgeOptions, ScoreOptions, check_extraction, parse_scorers
+
+    scorers = parse_scorers(_comma_list(args.scorers))
+    check_extraction(args.extraction)
+    if args.official_scorer and not Path(args.official_scorer).expanduser().is_file():
+        raise ValueError(f"--official-scorer {args.official_scorer!r} is not a file")
+    if args.judge_base_url:
+        parts = urllib.parse.urlsplit(args.judge_base_url)
+        if parts.scheme not in ("http", "https") or not parts.hostname:
+            raise ValueError(f"--judge-base-url {args.judge_base_url!r}: give an http(s) URL such as "
+                             "http://127.0.0.1:8000/v1")
+    judge = JudgeOptions(model=args.judge_model, base_url=args.judge_base_url, api_key_env=args.judge_api_key_env,
+                         cache=args.judge_cache, compat=args.compat, official_scorer=args.official_scorer)
+    return ScoreOptions(scorers=scorers, extraction=args.extraction,
+                        aria_backbones=parse_aria_backbones(args.aria_backbones),
+                        perturbations=parse_perturbations(args.perturbations), seed=args.perturbation_seed,
+                        judge=judge, data=data, out=out, progress=not args.no_progress)
+
+
+def _score_and_print(folder: str, options: Any) -> None:
+    from .score import ITEMS_FILE, RESULTS_FILE, format_table, result_rows, score_run
+
+    try:
+        results = score_run(folder, options)
+    except ValueError as err:  # a folder that is no run, data that moved
+        raise UsageError(str(err)) from None
+    run = results["run"]
+    print(f"audioreason score: {run['model']} on {run['benchmark']} ({len(results['sets'])} set(s) of outputs)\n")
+    print(format_table(result_rows(results)))
+    where = Path(options.out or folder)
+    print(f"\nresults: {where / RESULTS_FILE}; per-item table: {where / ITEMS_FILE}")
+
+
+def score_command(args: argparse.Namespace) -> int:
+    try:
+        if not Path(args.run_dir).expanduser().is_dir():
+            raise UsageError(f"{args.run_dir!r} is not a folder (give the --out folder of `audioreason run`)")
+        if args.out and Path(args.out).expanduser().is_file():
+            raise UsageError(f"--out {args.out!r} is a file; give a folder")
+        try:
+            options = score_options(args, data=args.data, out=args.out)
+        except ValueError as err:
+            raise UsageError(str(err)) from None
+        _quiet()
+        _score_and_print(args.run_dir, options)
+    except UsageError as err:
+        args.score_parser.exit(2, f"audioreason score: error: {err}\n")
+    return 0
+
+
+def evaluate_command(args: argparse.Namespace) -> int:
+    """`run`, then `score` on its folder."""
+    try:
+        check_run_args(args)
+        try:
+            options = score_options(args)
+        except ValueError as err:
+            raise UsageError(str(err)) from None
+        if args.num_processes and args.num_processes > 1:
+            status = launch(args, args.launch_parser, args.num_processes)
+            if status:
+                return status
+        else:
+            run_from_args(args)
+        _quiet()
+        _score_and_print(args.out, options)
+    except UsageError as err:
+        args.evaluate_parser.exit(2, f"audioreason evaluate: error: {err}\n")
+    return 0
+
+
+def add_score_parser(sub: Any) -> None:
+    score = sub.add_parser("score", help="score a run folder with every scorer that fits: results.json, items.jsonl",
+                           description="Score the outputs of `audioreason run` (see the README, Scoring a run).")
+    score.add_argument("run_dir", metavar="RUN_DIR", help="the --out folder of `audioreason run`")
+    add_score_arguments(score)
+    score.add_argument("--data", help="the benchmark's folder, when it is no longer where the run read it")
+    score.add_argument("--out", help="where results.json and items.jsonl go (default: RUN_DIR)")
+    score.add_argument("--no-progress", action="store_true", help="no progress bars")
+    score.set_defaults(run=score_command, score_parser=score)
+
+
+def add_evaluate_parser(sub: Any) -> None:
+    evaluate = sub.add_parser("evaluate", help="run a model over a benchmark, then score it (run + score)",
+                              description="`audioreason run` with these options, then `audioreason score` on "
+                                          "--out (see the README, Scoring a run).")
+    add_run_arguments(evaluate)
+    add_score_arguments(evaluate, seed_option="--perturbation-seed")
+    launch_parser = argparse.ArgumentParser(add_help=False)  # what launched `run` processes are given
+    add_run_arguments(launch_parser)
+    evaluate.set_defaults(run=evaluate_command, evaluate_parser=evaluate, launch_parser=launch_parser)
+
+
+__all__ = ["add_evaluate_parser", "add_run_arguments", "add_run_parser", "add_score_arguments",
+           "add_score_parser", "check_run_args", "command_line", "evaluate_command", "parse_aria_backbones",
+           "run_command", "run_from_args", "score_command", "score_options"]

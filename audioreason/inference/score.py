@@ -1,0 +1,604 @@
+"""`audioreason score RUN_DIR`: every requested scorer that fits the benchmark, run on a run folder's outputs.
+
+    audioreason score runs/q2a --scorers auto                       # every scorer that fits
+    audioreason score runs/q2a --scorers aria,mmar_rubrics --judge-model gpt-4o-2024-11-20 --perturbations all
+
+Reads ``run.json`` and ``outputs.jsonl`` (``audioreason run``) and the benchmark's items (from the run's
+``--data``, or ``data=`` when the folder moved), groups the outputs into sets of one (model, condition,
+template), and runs the scorers of ``audioreason.inference.scorers``. A scorer that does not fit the
+benchmark is named with the reason and not run; a judged scorer with no judge it can reach (no API key, no
+server, a local model that does not load) is reported unavailable with the reason, never as 0.
+
+Writes, into the run folder (or ``out``):
+
+    results.json   the run (model, adapter, description, benchmark, status and counts), the scoring options
+                   (scorers asked, extraction rule, ARIA backbones, judge, perturbations and seed), the package
+                   versions and commit, and per scorer its status ("ok", "not_applicable", "unavailable") with
+                   the reason, or its results: one entry per set with the scorer's whole aggregate output
+                   (backbones, judge and its statistics, reasoning mode, extraction rule, unanswered, failed)
+    items.jsonl    one row per output: key, id, model, condition, template, failed, and each scorer's values
+                   for that output (the extracted choice per rule, ARIA metrics, rubric status and score,
+                   text-prior label, each perturbation's answer and ARIA)
+
+A judge's reachability is checked with one short request before its scorer runs (``probe_judge``); busy
+replies (429, 5xx) count as reachable, since the scorer retries them. Verdicts are cached in
+``<run>/judge-cache.sqlite`` unless ``JudgeOptions.cache`` says otherwise, so a rerun pays for nothing twice.
+"""
+from __future__ import annotations
+
+import asyncio
+import datetime as _dt
+import json
+import logging
+import math
+from dataclasses import asdict, dataclass, field
+from pathlib import Path
+from typing import Any, Callable, Mapping, Optional, Sequence
+
+from ..jsonl import read_json_lines
+from .runner import OUTPUTS_FILE, RUN_FILE, git_commit, load_items, package_versions
+from .scorers import (JUDGED, RULES, SCORERS, OutputSet, Section, accuracy_section, anchor_chain_section,
+                      aria_sets, aria_section, audiospan_rubric_section, fit_reason, mmar_rubrics_section,
+                      not_applicable, perturbation_section, text_prior_section, unavailable)
+
+RESULTS_FILE = "results.json"
+ITEMS_FILE = "items.jsonl"
+JUDGE_CACHE_FILE = "judge-cache.sqlite"
+LOCAL_JUDGE_PREFIX = "local:"
+
+
+@dataclass
+class JudgeOptions:
+    """The judge of the judged scorers. ``model``: an OpenAI-compatible model name (None: gpt-4o-2024-11-20 for
+    MMAR-Rubrics, the official scorer's; the AudioSpan Rubric has no default) or ``local:SPEC`` for a
+    transformers chat LM in this process (``packaged:SmolLM2-135M-Instruct``, a folder). ``judge``: a ready
+    ``audioreason.judges.Judge`` instead (Python use). ``cache``: the verdict cache (None: the run folder's
+    judge-cache.sqlite). ``compat`` and ``official_scorer``: MMAR-Rubrics' official-scorer behaviour and
+    wording. ``probe``: check reachability with one short request first."""
+
+    model: Optional[str] = None
+    base_url: Optional[str] = None
+    api_key_env: str = "OPENAI_API_KEY"
+    cache: Optional[str] = None
+    compat: bool = False
+    official_scorer: Optional[str] = None
+    judge: Any = None
+    probe: bool = True
+    probe_timeout_s: float = 30.0
+
+    def to_dict(self) -> dict[str, Any]:
+        out = {k: v for k, v in asdict(self).items() if k != "judge"}
+        out["judge"] = None if self.judge is None else getattr(self.judge, "name", type(self.judge).__name__)
+        return out
+
+
+@dataclass
+class ScoreOptions:
+    """``scorers``: names of ``SCORERS`` or ["auto"] (every one that fits). ``extraction``: "auto" (each
+    template's rule, ``scorers.DEFAULT_RULES``), "all" or a rule of ``scorers.RULES``. ``aria_backbones``:
+    "paper", "offline" or {role: spec}. ``perturbations``: names of ``audioreason.perturbations.CHECKS``.
+    ``scorer_options``: constructor options per scorer name (e.g. {"aria": {"m3_mode": "logprob"}}).
+    ``data``: the benchmark's folder when it is no longer where the run read it. ``out``: where the results
+    go (default: the run folder)."""
+
+    scorers: Sequence[str] = ("auto",)
+    extraction: str = "auto"
+    aria_backbones: Any = "paper"
+    perturbations: Sequence[str] = ()
+    seed: int = 0
+    judge: JudgeOptions = field(default_factory=JudgeOptions)
+    scorer_options: dict[str, dict[str, Any]] = field(default_factory=dict)
+    data: Optional[str] = None
+    out: Optional[str] = None
+    progress: bool = True
+
+    def to_dict(self) -> dict[str, Any]:
+        return {"scorers": list(self.scorers), "extraction": self.extraction,
+                "aria_backbones": self.aria_backbones, "perturbations": list(self.perturbations),
+                "perturbation_seed": self.seed, "judge": self.judge.to_dict(),
+                "scorer_options": {k: {n: repr(v) for n, v in o.items()} for k, o in self.scorer_options.items()},
+                "data": self.data}
+
+
+def parse_scorers(names: Sequence[str]) -> list[str]:
+    """["auto"] or scorer names (order kept, repeats dropped); ValueError names an unknown one."""
+    names = [n.strip().lower() for n in names if n.strip()]
+    if not names or names == ["auto"]:
+        return ["auto"]
+    unknown = [n for n in names if n not in SCORERS]
+    if unknown:
+        raise ValueError(f"unknown scorer(s) {unknown}: choose auto or from {', '.join(SCORERS)}")
+    return list(dict.fromkeys(names))
+
+
+def check_extraction(extraction: str) -> None:
+    if extraction not in ("auto", "all", *RULES):
+        raise ValueError(f"unknown extraction rule {extraction!r}: choose auto, all or one of {', '.join(RULES)}")
+
+
+# ---------------------------------------------------------------------------------------------
+# The run folder
+# ---------------------------------------------------------------------------------------------
+
+@dataclass
+class RunFolder:
+    folder: Path
+    run: dict[str, Any]
+    benchmark: str
+    items: dict[str, dict[str, Any]]  # id -> item, in the benchmark's order
+    sets: list[OutputSet]
+    model: str                        # the main model's name
+
+
+def read_run(folder: Any, data: Optional[str] = None) -> RunFolder:
+    """The run file, the benchmark's items and the outputs grouped into sets; ValueError says what is wrong."""
+    from ..data import benchmark_spec
+
+    folder = Path(folder).expanduser()
+    run_file, outputs_file = folder / RUN_FILE, folder / OUTPUTS_FILE
+    if not run_file.is_file():
+        raise ValueError(f"{folder} is not a run folder: no {RUN_FILE} (give the --out folder of `audioreason run`)")
+    if not outputs_file.is_file():
+        raise ValueError(f"{folder} has no {OUTPUTS_FILE}: the run never gathered its outputs (rerun it to resume)")
+    run = json.loads(run_file.read_text(encoding="utf-8"))
+    config = run.get("config") or {}
+    if not config.get("benchmark") or not (data or config.get("data")):
+        raise ValueError(f"{run_file} names no benchmark or data folder")
+    benchmark = benchmark_spec(config["benchmark"]).name
+    source = data or config["data"]
+    try:
+        loaded = load_items(benchmark, source, config.get("benchmark_config"), config.get("limit"))
+    except (OSError, ValueError) as err:
+        raise ValueError(f"cannot read the benchmark's items from {source!r} ({err}); pass the data folder "
+                         "with --data") from None
+    items = {str(it["id"]): it for it in loaded}
+    order = {item_id: n for n, item_id in enumerate(items)}
+    sets: dict[tuple, OutputSet] = {}
+    for n, record in enumerate(read_json_lines(outputs_file), start=1):
+        missing = [k for k in ("key", "id", "model", "condition", "template") if record.get(k) is None]
+        if missing:
+            raise ValueError(f"{outputs_file}:{n}: the record has no {', '.join(missing)}")
+        record["id"] = str(record["id"])
+        if record["id"] not in items:
+            raise ValueError(f"{outputs_file}:{n}: item {record['id']!r} is not in the benchmark data at {source!r}; "
+                             "pass the run's data folder with --data")
+        template = record["template"]
+        key = (record["model"], record["condition"], template["name"], template["hash"])
+        sets.setdefault(key, OutputSet(*key)).records.append(record)
+    for output_set in sets.values():
+        output_set.records.sort(key=lambda r: order[r["id"]])
+        output_set.missing = len(_applicable(output_set, loaded) - {r["id"] for r in output_set.records})
+    models = run.get("models") or {}
+    main = (models.get("main") or {}).get("name") or next((k[0] for k in sets), "")
+    return RunFolder(folder, run, benchmark, items, list(sets.values()), main)
+
+
+def _applicable(output_set: OutputSet, items: Sequence[Mapping[str, Any]]) -> set[str]:
+    """The ids of the items the runner gives a unit under this set's condition and template."""
+    from .conditions import not_applicable as condition_not_applicable
+    from .conditions import parse_condition
+    from .prompts import TemplateMismatch, get_template
+
+    try:
+        (condition,) = parse_condition(output_set.condition)
+        template = get_template(output_set.template)
+    except ValueError:  # a condition or template this version no longer knows: nothing to compare with
+        return set()
+    ids = set()
+    for item in items:
+        if condition_not_applicable(condition, item) is None:
+            try:
+                template.messages(item)
+            except TemplateMismatch:
+                continue
+            ids.add(str(item["id"]))
+    return ids
+
+
+# ---------------------------------------------------------------------------------------------
+# Judges
+# ---------------------------------------------------------------------------------------------
+
+def probe_judge(judge: Any, timeout_s: float = 30.0) -> Optional[str]:
+    """None when an OpenAI-compatible judge answers one short request (or answers busy: 429/5xx), else why
+    not (no key, no server, refused credentials, unknown model...). Other judges are not probed."""
+    from ..judges import OpenAICompatibleJudge
+    from ..judges.base import RATE_LIMITED, SERVER_ERROR, JudgeCallError
+
+    if not isinstance(judge, OpenAICompatibleJudge):
+        return None
+    probe = OpenAICompatibleJudge(judge.model, base_url=judge.base_url, api_key_env=judge.api_key_env,
+                                  max_attempts=1, server_error_attempts=1, timeout_s=timeout_s,
+                                  default_headers=judge.default_headers)
+
+    async def ping() -> None:
+        try:
+            await probe.complete([{"role": "user", "content": "Reply with the word OK."}], {})
+        finally:
+            await probe.aclose()
+
+    client_log = logging.getLogger("audioreason.judges")
+    level = client_log.level
+    client_log.setLevel(logging.ERROR)  # a refused probe is reported once, as the scorer's reason
+    try:
+        asyncio.run(ping())
+    except JudgeCallError as err:
+        if err.kind in (RATE_LIMITED, SERVER_ERROR):
+            return None
+        where = judge.base_url or "the OpenAI API"
+        return f"judge {judge.model} at {where} is not reachable: {err}"
+    finally:
+        client_log.setLevel(level)
+    return None
+
+
+def build_judge(scorer: str, options: JudgeOptions) -> tuple[Any, Optional[str]]:
+    """(judge, None) or (None, why it is unavailable)."""
+    from ..backends import BackendUnavailable
+    from ..judges import MMAR_JUDGE_MODEL, LocalJudge
+
+    if options.judge is not None:
+        return options.judge, None
+    model = options.model or (MMAR_JUDGE_MODEL if scorer == "mmar_rubrics" else None)
+    if model is None:
+        return None, ("no judge given: pass --judge-model (AudioSpan, arXiv:2608.26431, §3.2 grades with an "
+                      "ensemble of LLM judges; App. C.4 Table 8 lists gpt-5.4 as its judge model)")
+    if model.startswith(LOCAL_JUDGE_PREFIX):
+        try:
+            return LocalJudge(model[len(LOCAL_JUDGE_PREFIX):]), None
+        except (BackendUnavailable, ValueError) as err:
+            return None, f"local judge {model[len(LOCAL_JUDGE_PREFIX):]} cannot be loaded: {err}"
+    if scorer == "mmar_rubrics":
+        from ..mmar_rubrics import default_judge
+
+        judge = default_judge(options.compat, model, base_url=options.base_url, api_key_env=options.api_key_env)
+    else:
+        from ..judges import OpenAICompatibleJudge
+
+        judge = OpenAICompatibleJudge(model, base_url=options.base_url, api_key_env=options.api_key_env)
+    reason = probe_judge(judge, options.probe_timeout_s) if options.probe else None
+    return (None, reason) if reason else (judge, None)
+
+
+class ProgressJudge:
+    """A judge that advances a progress bar by one per reply (cached verdicts make no call and do not count)."""
+
+    def __init__(self, judge: Any, bar: Any = None):
+        self._judge, self.bar = judge, bar
+        self.name = judge.name
+
+    async def complete(self, messages: Any, params: Any, budget: Any = None) -> Any:
+        try:
+            return await self._judge.complete(messages, params, budget)
+        finally:
+            if self.bar is not None:
+                self.bar.update(1)
+
+    async def aclose(self) -> None:
+        await self._judge.aclose()
+
+    def __getattr__(self, name: str) -> Any:
+        return getattr(self._judge, name)
+
+
+# ---------------------------------------------------------------------------------------------
+# Scoring
+# ---------------------------------------------------------------------------------------------
+
+def _bar(total: int, description: str, enabled: bool):
+    from tqdm.auto import tqdm
+
+    return tqdm(total=total, desc=description, unit="item", dynamic_ncols=True, disable=not enabled)
+
+
+def _judged_section(name: str, run: RunFolder, options: ScoreOptions) -> Section:
+    judge, reason = build_judge(name, options.judge)
+    if reason:
+        return unavailable(reason)
+    from ..answers import official_string_match
+    from .scorers import answer_text, item_format
+
+    cache = options.judge.cache or str(run.folder / JUDGE_CACHE_FILE)
+    extra = options.scorer_options.get(name, {})
+    if name == "mmar_rubrics":
+        to_judge = sum(official_string_match(run.items[r["id"]]["answer"], answer_text(r.get("output")),
+                                             run.items[r["id"]]["choices"])
+                       for s in run.sets for r in s.records if run.items[r["id"]].get("rubric"))
+    else:
+        to_judge = sum(item_format(run.items[r["id"]]) == "oeq" for s in run.sets for r in s.records)
+    wrapped = ProgressJudge(judge)
+
+    def make_scorer() -> Any:
+        if name == "mmar_rubrics":
+            from ..mmar_rubrics import MMARRubricsScorer
+
+            return MMARRubricsScorer(wrapped, compat=options.judge.compat, cache=cache,
+                                     official_scorer=options.judge.official_scorer, **extra)
+        from ..audiospan_rubric import AudioSpanRubricScorer
+
+        return AudioSpanRubricScorer(wrapped, cache=cache, **extra)
+
+    raters = len(make_scorer().ensemble.raters)
+    wrapped.bar = _bar(to_judge * raters, f"{name} (judge calls)", options.progress)
+    try:
+        build = mmar_rubrics_section if name == "mmar_rubrics" else audiospan_rubric_section
+        section = build(make_scorer, run.sets, run.items)
+    finally:
+        wrapped.bar.close()
+    for entry in section.results:
+        scored = entry.get("n_judged", entry.get("n_scored"))
+        if entry.get("n_failed") and not scored:
+            entry["headline_unavailable"] = (f"every one of the {entry['n_failed']} items sent to the judge failed "
+                                             "(see judge_stats and the per-item table); the headline is not a score")
+    return section
+
+
+def _aria_sections(run: RunFolder, options: ScoreOptions, want_aria: bool) -> dict[str, Section]:
+    from ..aria import AriaScorer
+
+    sets = aria_sets(run.sets, run.items)
+    n = sum(len(s.records) for s in sets)
+    passes = (1 if want_aria else 0) + (len(options.perturbations) + 1 if options.perturbations else 0)
+    scorer = AriaScorer(backbones=options.aria_backbones, on_audio_error="skip",
+                        **options.scorer_options.get("aria", {}))
+    bar = _bar(n * passes, "aria", options.progress)
+    out = {}
+    try:
+        if want_aria:
+            out["aria"] = aria_section(scorer, run.sets, run.items, bar.update)
+        if options.perturbations:
+            out["perturbations"] = perturbation_section(scorer, run.sets, run.items, options.perturbations,
+                                                        options.seed, bar.update)
+    finally:
+        bar.close()
+    return out
+
+
+def score_run(folder: Any, options: Optional[ScoreOptions] = None) -> dict[str, Any]:
+    """Score a run folder; writes results.json and items.jsonl and returns the results as written."""
+    options = options or ScoreOptions()
+    asked = parse_scorers(options.scorers)
+    check_extraction(options.extraction)
+    started = _now()
+    run = read_run(folder, options.data)
+    items = list(run.items.values())
+    fits = {name: fit_reason(name, run.benchmark, items, run.sets) for name in SCORERS}
+    # With "auto" every scorer is named: the ones that fit run, the others say why they do not.
+    chosen = list(SCORERS) if asked == ["auto"] else asked
+    sections: dict[str, Section] = {}
+    for name in chosen:
+        if fits[name] is not None:
+            sections[name] = not_applicable(fits[name])
+    runnable = [n for n in chosen if n not in sections]
+    if options.perturbations:
+        reason = fits["aria"]
+        if reason is not None:
+            sections["perturbations"] = not_applicable(f"the perturbation checks score CoTs with ARIA: {reason}")
+    if "aria" in runnable or (options.perturbations and "perturbations" not in sections):
+        sections.update(_aria_sections(run, options, "aria" in runnable))
+    if "accuracy" in runnable:
+        sections["accuracy"] = accuracy_section(run.sets, run.items, options.extraction)
+    for name in JUDGED:
+        if name in runnable:
+            sections[name] = _judged_section(name, run, options)
+    if "anchor_chain" in runnable:
+        parse = "tolerant" if options.extraction == "hybrid" else "exact"
+        sections["anchor_chain"] = anchor_chain_section(run.sets, run.items, parse)
+    if "text_prior_decomposition" in runnable:
+        sections["text_prior_decomposition"] = text_prior_section(run.sets, run.items, run.model)
+    order = [*SCORERS, "perturbations"]
+    sections = {k: sections[k] for k in sorted(sections, key=order.index)}
+    results = json_safe(_results(run, options, sections, started))  # as written: NaN is null
+    _write(run, options, sections, results)
+    return results
+
+
+def _now() -> str:
+    return _dt.datetime.now(_dt.timezone.utc).isoformat(timespec="seconds")
+
+
+def _results(run: RunFolder, options: ScoreOptions, sections: dict[str, Section], started: str) -> dict[str, Any]:
+    config = run.run.get("config") or {}
+    main = (run.run.get("models") or {}).get("main") or {}
+    return {
+        "run": {"folder": str(run.folder), "model": run.model, "adapter": main.get("adapter"),
+                "description": main.get("description"), "models": run.run.get("models"),
+                "benchmark": run.benchmark, "benchmark_config": config.get("benchmark_config"),
+                "limit": config.get("limit"), "decoding": config.get("decoding"), "status": run.run.get("status"),
+                "counts": run.run.get("counts"), "git": run.run.get("git")},
+        "sets": [{**s.describe(), "n": len(s.records), "failed": s.failed} for s in run.sets],
+        "missing_outputs": sum(s.missing for s in run.sets),
+        "options": options.to_dict(),
+        "scorers": {name: section.to_dict() for name, section in sections.items()},
+        "not_run": {name: {"status": s.status, "reason": s.reason} for name, s in sections.items()
+                    if s.status != "ok"},
+        "scored": {"started": started, "finished": _now(), "versions": package_versions(), "git": git_commit()},
+    }
+
+
+def json_safe(value: Any) -> Any:
+    """NaN and infinities as None (JSON has no NaN); tuples as lists."""
+    if isinstance(value, float):
+        return value if math.isfinite(value) else None
+    if isinstance(value, dict):
+        return {str(k): json_safe(v) for k, v in value.items()}
+    if isinstance(value, (list, tuple)):
+        return [json_safe(v) for v in value]
+    return value
+
+
+def _write(run: RunFolder, options: ScoreOptions, sections: dict[str, Section], results: dict[str, Any]) -> None:
+    out = Path(options.out).expanduser() if options.out else run.folder
+    out.mkdir(parents=True, exist_ok=True)
+    (out / RESULTS_FILE).write_text(json.dumps(results, indent=2, ensure_ascii=False), encoding="utf-8")
+    with open(out / ITEMS_FILE, "w", encoding="utf-8") as f:
+        for output_set in run.sets:
+            for record in output_set.records:
+                row = {"key": record["key"], "id": record["id"], "model": record["model"],
+                       "condition": record["condition"], "template": record["template"]["name"],
+                       "failed": record.get("error") is not None}
+                row.update({name: s.items[record["key"]] for name, s in sections.items() if record["key"] in s.items})
+                f.write(json.dumps(json_safe(row), ensure_ascii=False) + "\n")
+
+
+# ---------------------------------------------------------------------------------------------
+# The printed table
+# ---------------------------------------------------------------------------------------------
+
+@dataclass
+class Row:
+    scorer: str
+    value: Optional[float]  # a rate in [0, 1] or a score (``unit`` says how to print it); None: unavailable
+    n: int
+    backbone: str
+    unanswered: Optional[int] = None
+    unit: str = "%"
+    source: str = ""        # where the scored outputs came from (the demo: its model, or "fixture")
+
+
+def format_table(rows: Sequence[Row]) -> str:
+    """A plain-text table: scorer, value, unanswered (count and rate), n, [outputs,] backbone. The outputs
+    column appears when a row names its source."""
+    sources = any(r.source for r in rows)
+    header = ("scorer", "value", "unanswered", "n") + (("outputs",) if sources else ()) + ("backbone",)
+    body = []
+    for r in rows:
+        if r.value is None:
+            value = "n/a"
+        else:
+            value = f"{100 * r.value:.1f}%" if r.unit == "%" else f"{r.value:.4f}"
+        if r.unanswered is None:
+            unanswered = "-"
+        else:
+            unanswered = f"{r.unanswered} ({100 * r.unanswered / r.n:.1f}%)" if r.n else str(r.unanswered)
+        body.append((r.scorer, value, unanswered, str(r.n)) + ((r.source,) if sources else ()) + (r.backbone,))
+    widths = [max(len(line[i]) for line in [header, *body]) for i in range(len(header))]
+    fmt = lambda line: "  ".join(cell.ljust(w) for cell, w in zip(line, widths)).rstrip()  # noqa: E731
+    return "\n".join([fmt(header), fmt(tuple("-" * w for w in widths)), *map(fmt, body)])
+
+
+def _pct(value: Optional[float]) -> Optional[float]:
+    return None if value is None else value / 100
+
+
+def result_rows(results: Mapping[str, Any]) -> list[Row]:
+    """The headline numbers of a results dict as table rows (set label in brackets when a run has several)."""
+    several = len(results.get("sets", [])) > 1
+    rows: list[Row] = []
+
+    def label(name: str, entry: Mapping[str, Any]) -> str:
+        if not several or "condition" not in entry:
+            return name
+        return f"{name} [{entry['condition']}/{entry['template']}]"
+
+    for name, section in results["scorers"].items():
+        if section["status"] != "ok":
+            rows.append(Row(name, None, 0, f"{section['status'].replace('_', ' ')}: {section['reason']}"))
+            continue
+        builder = _ROW_BUILDERS[name]
+        for entry in section["results"]:
+            rows += builder(entry, lambda n, e=entry: label(n, e))
+    return rows
+
+
+def _outputs_note(entry: Mapping[str, Any]) -> str:
+    missing = f", missing {entry['missing']}" if entry.get("missing") else ""
+    return f"failed outputs {entry.get('failed', entry.get('failed_outputs', 0))}{missing}"
+
+
+def _accuracy_rows(entry: Mapping[str, Any], label: Callable[[str], str]) -> list[Row]:
+    note = f"{entry['rule_description']}; {_outputs_note(entry)}"
+    rows = [Row(label(f"answers: {entry['rule']}"), entry["accuracy"], entry["n"], note, entry["unanswered"])]
+    if "official_scorer_accuracy" in entry:
+        rows.append(Row(label("accuracy: official MMAR/MMAU scorer"), entry["official_scorer_accuracy"], entry["n"],
+                        "the official scorer's test of the gold answer (rule-based, no model)"))
+    return rows
+
+
+def _aria_rows(entry: Mapping[str, Any], label: Callable[[str], str]) -> list[Row]:
+    from ..scoring.aria import METRIC_NAMES, METRICS
+
+    rows = [Row(label(f"aria: {m} {METRIC_NAMES[m]}"), entry.get(m), entry["n"], entry["backbones"][m], unit="score")
+            for m in METRICS]
+    covered = "+".join(entry.get("aria_metrics") or []) or "none"
+    mode = _mode(entry)
+    rows.append(Row(label(f"aria: ARIA (mean of {covered})"), entry.get("aria"), entry["n"],
+                    f"reasoning mode: {mode}; {_outputs_note(entry)}", unit="score"))
+    return rows
+
+
+def _mode(result: Mapping[str, Any]) -> str:
+    """The reasoning mode ARIA assigned, or why there is none."""
+    if result.get("reasoning_mode"):
+        return result["reasoning_mode"]
+    return "none (the profile matches none of the paper's modes)" if result.get("aria_complete") else \
+        "not assigned (ARIA incomplete)"
+
+
+def _perturbation_rows(entry: Mapping[str, Any], label: Callable[[str], str]) -> list[Row]:
+    rows = []
+    for p in entry["perturbations"]:
+        mode = _mode(p)
+        delta = p["delta"]["aria"]
+        note = (f"{p['paper_name']}: accuracy {100 * p['accuracy']:.1f}%, answers changed "
+                f"{100 * p['answer_change_rate']:.1f}%, ARIA delta "
+                f"{'n/a' if delta is None else f'{delta:+.4f}'}; mode {mode}")
+        rows.append(Row(label(f"perturbation: {p['perturbation']}"), p.get("aria"), entry["n"], note,
+                        round(p["unanswered_rate"] * entry["n"]), unit="score"))
+    return rows
+
+
+def _judge_note(entry: Mapping[str, Any], judged: int) -> str:
+    if entry.get("headline_unavailable"):
+        return f"unavailable: {entry['headline_unavailable']}"
+    return (f"judge {', '.join(entry.get('judges') or [])}, {entry.get('raters')} rater(s); judged {judged}, "
+            f"failed {entry.get('n_failed')}")
+
+
+def _mmar_rows(entry: Mapping[str, Any], label: Callable[[str], str]) -> list[Row]:
+    value = None if entry.get("headline_unavailable") else entry.get("rubrics")
+    return [Row(label("mmar_rubrics: Accuracy (official gate)"), _pct(entry.get("accuracy")), entry["n"],
+                "rule-based (no model)"),
+            Row(label("mmar_rubrics: Rubrics (x100)"), value, entry["n"], _judge_note(entry, entry.get("n_judged")),
+                unit="score")]
+
+
+def _audiospan_rows(entry: Mapping[str, Any], label: Callable[[str], str]) -> list[Row]:
+    value = None if entry.get("headline_unavailable") else _pct(entry.get("rubric"))
+    return [Row(label("audiospan_rubric: Rubric (Eq. 2)"), value, entry["n"], _judge_note(entry, entry.get("n_scored")))]
+
+
+def _anchor_rows(entry: Mapping[str, Any], label: Callable[[str], str]) -> list[Row]:
+    rows = []
+    if "chain" in entry:
+        chain = entry["chain"]
+        rows.append(Row(label("anchor_chain: Chain (Eq. 3)"), chain["chain"], chain["n"],
+                        f"{entry['parse']} parsing; random {100 * chain['random_chain']:.4g}%; unparsed "
+                        f"{chain['unparsed']}; incomplete chains left out {entry['chains_incomplete']}"))
+    if "native_mcq" in entry:
+        mcq = entry["native_mcq"]
+        rows.append(Row(label("audiospan: native MCQ Accuracy (Eq. 1)"), mcq["accuracy"], mcq["n"],
+                        f"{entry['parse']} parsing; random {100 * mcq['random_accuracy']:.4g}%", mcq["unparsed"]))
+    return rows
+
+
+def _text_prior_rows(entry: Mapping[str, Any], label: Callable[[str], str]) -> list[Row]:
+    tp, decomposition = entry["text_prior"], entry["decomposition"]
+    n = entry["counts"]["items"]
+    note = f"{entry['model']}, conditions {', '.join(entry['conditions'])}"
+    suffix = f" [{entry['template']}]"
+    values = [("text prior: Full accuracy", tp.get("full_mean")), ("text prior: None accuracy", tp.get("none_mean")),
+              ("text prior: R_TP = sum None / sum Full", tp.get("R_TP")),
+              ("text prior: TB - chance", tp.get("tb_minus_chance_mean")),
+              ("decomposition: XS / AN", decomposition["XS_over_AN"].get("mean"))]
+    return [Row(name + suffix, value, n, note) for name, value in values if value is not None]
+
+
+_ROW_BUILDERS = {"accuracy": _accuracy_rows, "aria": _aria_rows, "perturbations": _perturbation_rows,
+                 "mmar_rubrics": _mmar_rows, "audiospan_rubric": _audiospan_rows, "anchor_chain": _anchor_rows,
+                 "text_prior_decomposition": _text_prior_rows}
+
+
+__all__ = ["ITEMS_FILE", "JUDGE_CACHE_FILE", "RESULTS_FILE", "JudgeOptions", "ProgressJudge", "Row", "RunFolder",
+           "ScoreOptions", "build_judge", "check_extraction", "format_table", "json_safe", "parse_scorers",
+           "probe_judge", "read_run", "result_rows", "score_run"]

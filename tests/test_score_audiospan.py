@@ -1,0 +1,77 @@
+"""`audioreason score` on a hand-built AudioSpan run (the synthetic raw folder of the data tests: 6 native MCQs,
+6 open-ended items, 2 anchor chains; the C.1 template): native MCQ Accuracy, the anchor Chain, exact-letter
+accuracy and the judged OEQ Rubric against a scripted judge server, checked by hand; the MMAR and ARIA scorers
+named as not fitting."""
+import json
+
+import pytest
+
+from audioreason.inference.prompts import get_template
+from audioreason.inference.runner import load_items
+from audioreason.inference.score import JudgeOptions, ScoreOptions, score_run
+from fixtures.audiospan_synth import write_audiospan_folder
+from judge_server import running_server
+
+MODEL = "hand-model"
+# Gold is C for native MCQs ("option C") and for anchor links ("y").
+REPLIES = {"en-talk-001/native/P/mcq": "C", "en-talk-001/native/U/mcq": "C", "en-talk-001/native/R/mcq": "B",
+           "zh-show-002/native/P/mcq": "C", "zh-show-002/native/U/mcq": "c", "zh-show-002/native/R/mcq": "C",
+           "en-talk-001/anchor/1": "C", "en-talk-001/anchor/2": "C", "en-talk-001/anchor/3": "C",
+           "zh-show-002/anchor/1": "C", "zh-show-002/anchor/2": "A", "zh-show-002/anchor/3": "C"}
+# Every OEQ: criterion 0 (essential) semantically correct, 1 (essential, localization) temporally correct,
+# 2 (supporting, with a time range) partial and at the wrong time.
+VERDICT = {"criteria": [{"index": 0, "semantic": "correct", "temporal": "none", "justification": "stated"},
+                        {"index": 1, "semantic": "none", "temporal": "correct", "justification": "located"},
+                        {"index": 2, "semantic": "partial", "temporal": "wrong", "justification": "half"}]}
+SCRIPT = {"scenarios": {"span-judge": [{"reply": json.dumps(VERDICT)}]}}
+
+
+@pytest.fixture(scope="module")
+def scored(tmp_path_factory):
+    root = tmp_path_factory.mktemp("audiospan_run")
+    raw = write_audiospan_folder(root / "raw")
+    template = get_template("audiospan")
+    run_dir = root / "run"
+    run_dir.mkdir()
+    records = []
+    for index, item in enumerate(load_items("audiospan", str(raw))):
+        reply = REPLIES.get(item["id"], "At 00:02 the speaker explains it, as the host says at the start.")
+        records.append({"key": json.dumps([MODEL, "full", template.name, item["id"]]), "id": item["id"],
+                        "index": index, "model": MODEL, "condition": "full", "template": template.to_dict(),
+                        "output": reply, "error": None})
+    (run_dir / "outputs.jsonl").write_text("".join(json.dumps(r) + "\n" for r in records))
+    (run_dir / "run.json").write_text(json.dumps({"config": {"benchmark": "audiospan", "data": str(raw)},
+                                                  "models": {"main": {"name": MODEL}}, "status": "finished"}))
+    with running_server(SCRIPT, root / "server") as server:
+        judge = JudgeOptions(model="span-judge", base_url=server.base_url, api_key_env="SPAN_TEST_KEY")
+        results = score_run(run_dir, ScoreOptions(scorers=["auto"], judge=judge, progress=False))
+        return results, server.requests()
+
+
+def test_the_multiple_choice_scores_by_hand(scored):
+    results, _ = scored
+    (accuracy,) = results["scorers"]["accuracy"]["results"]
+    # C.1 exact letters over the 12 MCQs: 4 native + 3 + 2 anchor links right; "c" is unparsed.
+    assert (accuracy["rule"], accuracy["correct"], accuracy["n"], accuracy["unanswered"]) == ("exact_letter", 9, 12, 1)
+    (entry,) = results["scorers"]["anchor_chain"]["results"]
+    assert entry["native_mcq"]["accuracy"] == pytest.approx(4 / 6) and entry["native_mcq"]["unparsed"] == 1
+    # Chains: all three links right = 1; right, wrong, right = credited up to the first error = 1/3.
+    assert entry["chain"]["chain"] == pytest.approx((1 + 1 / 3) / 2) and entry["chains_incomplete"] == 0
+    assert entry["parse"] == "exact"
+
+
+def test_the_open_ended_rubric_by_hand(scored):
+    results, requests = scored
+    (entry,) = results["scorers"]["audiospan_rubric"]["results"]
+    # (1*1 + 1*1 + 0.5 * 1[0.5 > 0] * (0.5 + 0) / 2) / (1 + 1 + 0.5) = 2.125 / 2.5 = 85% for each of the 6 items.
+    assert entry["rubric"] == pytest.approx(85.0) and (entry["n"], entry["n_scored"], entry["n_failed"]) == (6, 6, 0)
+    assert entry["raters"] == 1 and entry["judges"] == ["span-judge"]
+    judged = [r for r in requests if r["messages"][-1]["content"] != "Reply with the word OK."]
+    assert len(judged) == 6
+
+
+def test_scorers_for_other_benchmarks_and_templates_are_named_not_run(scored):
+    results, _ = scored
+    assert {k: v["status"] for k, v in results["not_run"].items()} == {
+        "aria": "not_applicable", "mmar_rubrics": "not_applicable", "text_prior_decomposition": "not_applicable"}
+    assert results["not_run"]["mmar_rubrics"]["reason"].endswith("the benchmark is audiospan")
