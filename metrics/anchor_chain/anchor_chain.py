@@ -50,7 +50,7 @@ Returns:
     accuracy: accuracy, random_accuracy, unparsed, n, by_duration_tier, by_language, by_cognitive_level,
     by_dimension, parse, (items).
 Examples:
-    >>> metric = evaluate.load("metrics/anchor_chain")
+    >>> metric = evaluate.load(audioreason.metric_path("anchor_chain"))
     >>> metric.compute(predictions=["A", "B", "A"], references=["x", "y", "z"],
     ...                choices=[["x", "y"], ["x", "y"], ["z", "w"]], chain_id=["c1"] * 3, link_position=[1, 2, 3])
 """

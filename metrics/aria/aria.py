@@ -42,7 +42,7 @@ Returns:
     aria_complete, accuracy, unanswered_rate, answer_methods, reasoning_mode, reasoning_mode_rule, backbones (per metric, or
     "unavailable: reason"), counts (skipped and failed work), note (when ARIA is partial), items.
 Examples:
-    >>> aria = evaluate.load("metrics/aria")
+    >>> aria = evaluate.load(audioreason.metric_path("aria"))
     >>> aria.compute(predictions=[cot], references=["Dog barking"], choices=[["Dog barking", "Rain"]],
     ...              audio=["clip.wav"], backbones="offline")
 """

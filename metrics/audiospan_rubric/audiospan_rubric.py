@@ -65,7 +65,7 @@ Returns:
     by (duration_tier, language, cognitive_level, dimension), temporal_disagreements, mcq_oeq (with
     n_no_essential, n_no_mcq, n_unscored), judge_stats.
 Examples:
-    >>> m = evaluate.load("metrics/audiospan_rubric")
+    >>> m = evaluate.load(audioreason.metric_path("audiospan_rubric"))
     >>> m.compute(predictions=responses, references=ids, items="oeq.jsonl", judge_model="gpt-4o",
     ...           raters=3)
 """

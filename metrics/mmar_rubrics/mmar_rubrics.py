@@ -52,7 +52,7 @@ Returns:
     failed_ids, partial_ids, modality / category / sub-category tables, judge_stats, judges, compat, prompt,
     reliability (alpha, or None with the reason in "unavailable"), items.
 Examples:
-    >>> mmar = evaluate.load("metrics/mmar_rubrics")
+    >>> mmar = evaluate.load(audioreason.metric_path("mmar_rubrics"))
     >>> mmar.compute(predictions=reasonings, references=ids, answers=answers, items="MMAR-meta.jsonl",
     ...              compat=True)
 """

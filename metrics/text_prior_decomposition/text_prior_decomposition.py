@@ -59,7 +59,7 @@ Args:
 Returns:
     models, accuracy, text_prior, retention, decomposition, by_category, counts, options, (items).
 Examples:
-    >>> metric = evaluate.load("metrics/text_prior_decomposition")
+    >>> metric = evaluate.load(audioreason.metric_path("text_prior_decomposition"))
     >>> metric.compute(predictions=[True, False, True, True], references=None,
     ...                model=["m"] * 4, item_id=["q1"] * 4, condition=["full", "none", "frag:2:0", "frag:2:1"])
 """
