@@ -130,3 +130,22 @@ def test_the_wheel_carries_modules_and_cards_and_the_bare_names_resolve(tmp_path
     assert out["chain"] == 1.0
     assert out["mmar"] == [r["id"] for r in records]
     assert out["anchor"] == [["anchor"], 6]
+
+
+def test_the_readme_quick_start_works_in_a_fresh_shell_anywhere(tmp_path):
+    """The README's quick-start block, run by bash in an empty directory with a fresh module cache: it prints what
+    the README says it prints."""
+    readme = (ROOT / "README.md").read_text(encoding="utf-8")
+    section = readme.split("## Quick start", 1)[1]
+    script = section.split("```bash\n", 1)[1].split("```", 1)[0]
+    printed = section.split("prints\n\n```\n", 1)[1].split("```", 1)[0]
+    bin_dir = tmp_path / "bin"
+    bin_dir.mkdir()
+    wrapper = bin_dir / "python"  # "python" is the environment's Python
+    wrapper.write_text(f'#!/bin/sh\nexec "{sys.executable}" "$@"\n')
+    wrapper.chmod(0o755)
+    env = {**os.environ, "PATH": f"{bin_dir}:{os.environ['PATH']}", "HF_HOME": str(tmp_path / "hf"),
+           "HF_MODULES_CACHE": str(tmp_path / "hf" / "modules"), "PYTHONPATH": str(ROOT)}
+    done = subprocess.run(["bash", "-c", script], cwd=tmp_path, env=env, capture_output=True, text=True, timeout=300)
+    assert done.returncode == 0, done.stderr[-2000:]
+    assert done.stdout == printed
