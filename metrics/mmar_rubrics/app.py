@@ -7,6 +7,7 @@ import gradio as gr
 
 from audioreason.judges import MMAR_JUDGE_MODEL
 from audioreason.mmar_rubrics import MMARRubricsScorer, default_judge
+from audioreason.scale import rounded
 
 GROUPS = ["modality", "category", "sub-category"]
 COLUMNS = ["rubrics", "accuracy", "n", "n_judged", "n_gated", "n_failed"]
@@ -30,10 +31,6 @@ def _records(text: str) -> list[dict]:
     return rows
 
 
-def _round(v):
-    return round(v, 2) if isinstance(v, float) else v
-
-
 def score(records_text: str, model: str, base_url: str, api_key_env: str, compat: bool, raters: float):
     rows = _records(records_text)
     judge = default_judge(bool(compat), model or MMAR_JUDGE_MODEL, base_url=base_url or None,
@@ -42,9 +39,9 @@ def score(records_text: str, model: str, base_url: str, api_key_env: str, compat
     result = scorer.score(rows, [r["reasoning"] for r in rows], [r["predicted_answer"] for r in rows],
                           return_items=True)
     overall = {"headers": ["group", "value"] + COLUMNS,
-               "data": [["overall", "all"] + [_round(result[c]) for c in COLUMNS]]
-               + [[g, name] + [_round(t[c]) for c in COLUMNS] for g in GROUPS for name, t in result[g].items()]}
-    return overall, json.loads(json.dumps(result, default=str))
+               "data": rounded([["overall", "all"] + [result[c] for c in COLUMNS]]
+                               + [[g, name] + [t[c] for c in COLUMNS] for g in GROUPS for name, t in result[g].items()])}
+    return overall, rounded(json.loads(json.dumps(result, default=str)))
 
 
 def build_demo() -> gr.Blocks:
@@ -63,7 +60,7 @@ def build_demo() -> gr.Blocks:
                 raters = gr.Number(value=5, label="Raters (compat: 5)", precision=0)
                 button = gr.Button("Score", variant="primary")
             with gr.Column():
-                table = gr.Dataframe(label="Rubrics and Accuracy (x100)")
+                table = gr.Dataframe(label="Rubrics and Accuracy (0-1; the paper prints x100)")
                 details = gr.JSON(label="Result, with every rater's verdicts")
         button.click(score, [records, model, base_url, key_env, compat, raters], [table, details])
     return demo
