@@ -29,10 +29,8 @@ import torch
 
 from ..audio import AudioError
 from .cache import TextCache
-from .clap_audio import (CLAP_RATE, crop, describe, fusion_input, joined, numpy_seed, open_signal, source_key,
-                         windows)
-
-AUDIO_MODES = ("whole", "random_crop")
+from .clap_audio import (AUDIO_MODES, CLAP_RATE, crop, describe, fusion_input, joined, numpy_seed, open_signal,
+                         source_key, windows)
 
 
 def _unit(x: torch.Tensor) -> np.ndarray:

@@ -32,6 +32,7 @@ from ..audio import AudioError, audio_info, in_memory_audio, iter_blocks, load_a
 from ..audio.fragments import resampled_length
 
 CLAP_RATE = 48000
+AUDIO_MODES = ("whole", "random_crop")  # M1: the paper's whole audio, or one seeded 10-s crop (option)
 BLOCK_S = 10.0  # seconds per read
 CONTEXT_S = 0.5  # resampler context read on either side of a stretch (as audio.read_prefix does)
 
