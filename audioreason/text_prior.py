@@ -25,6 +25,10 @@ output is a wrong answer (``_fragment_evidence``, ``audioreason.scoring.text_pri
 the item decomposition (Table 1, Table 4), the per-category table (Table 5), counts of missing and
 errored predictions, and optionally the per-item table. The formulas live in
 ``audioreason.scoring.text_prior``; this module parses, validates and groups.
+
+Scale: every accuracy, rate (R_TP, R_N), share and chance level is a fraction in [0, 1], the project's one
+scale (``audioreason.scale``); the paper prints them x 100 (R_2 = 45.0 in the paper is 0.45 here). They are
+computed exactly and returned as the nearest floats.
 """
 from __future__ import annotations
 
@@ -33,11 +37,14 @@ import numbers
 import re
 from collections import Counter, defaultdict
 from dataclasses import dataclass
+from fractions import Fraction
 from typing import Any, Callable, Hashable, Iterable, Mapping, NamedTuple, Optional, Sequence
 
 from .answers import extract_hybrid, is_gold
 from .jsonl import parse_json_lines
+from .scale import floats, rounded
 from .scoring import text_prior as tp
+from .timestamps import as_fraction
 
 CORRECT, WRONG, ERROR = "correct", "wrong", "error"
 ERROR_METHODS = ("unanswered", "judge_error", "judge_invalid")  # extraction outcomes that are errors
@@ -388,7 +395,7 @@ def _chance_for(items: Iterable[Hashable], n_choices: Mapping[Hashable, int],
     """The TB chance level: ``chance`` when given (the paper's flat 25 % for MMAU and MMAR), else the
     mean of 1 / (number of choices) over the TB items, when every one has its choices."""
     if chance is not None:
-        return chance, "option"
+        return as_fraction(chance), "option"
     items = list(items)
     if items and all(i in n_choices for i in items):
         return tp.chance_level([n_choices[i] for i in items]), "choices"
@@ -476,7 +483,7 @@ def _retention_section(tables: list[_ModelTable]) -> dict[str, Any]:
         used = [m for m in per_model if per_model[m][n]["R_N"] is not None]
         curve.append({"N": n, **tp.stats([per_model[m][n]["R_N"] for m in used]), "models": used,
                       "excluded": {m: per_model[m][n]["reason"] for m in per_model if m not in used}})
-    return {"per_model": per_model, "curve": curve, "unit": "percent of Full accuracy"}
+    return {"per_model": per_model, "curve": curve, "unit": "fraction of Full accuracy"}
 
 
 def _fragment_evidence(outcome: Outcome, errored_fragments: str) -> Optional[bool]:
@@ -526,7 +533,7 @@ def _decomposition_section(tables: list[_ModelTable], errored_fragments: str,
             "fragments_evaluated": has_fragments,
             "counts": counts,
             "shares": tp.shares(counts, len(q)),
-            "AN_share": counts["AN_total"] / len(q) if q else None,
+            "AN_share": Fraction(counts["AN_total"], len(q)) if q else None,
             "XS_unverified": unverified,
             "unverified_reasons": {"errored": reasons["errored"], "missing": reasons["missing"]},
             "XS_over_AN": tp.global_dependency(counts[tp.FS], counts[tp.XS]) if has_fragments else None,
@@ -581,7 +588,7 @@ def _category_section(tables: list[_ModelTable], item_category: Mapping[Hashable
         rows.append({
             "category": category,
             "n_items": len(items),
-            "share": len(items) / len(universe),
+            "share": Fraction(len(items), len(universe)),
             "n_models": len(per_model),
             "full": tp.mean_or_none([e["full"] for e in per_model.values()]),
             "none": tp.mean_or_none([e["none"] for e in per_model.values()]),
@@ -660,7 +667,7 @@ def score_text_prior(data: Any, *, errored_fragments: str = "separate", chance: 
     }
     if return_items:
         result["items"] = _item_rows(tables, labels, item_category, universe)
-    return result
+    return floats(result)
 
 
 def _item_rows(tables: list[_ModelTable], labels: Mapping[str, Mapping[Hashable, tuple]],
@@ -707,42 +714,37 @@ def records_from_jsonl(text: str) -> list[dict[str, Any]]:
     return parse_json_lines(text)
 
 
-def _pct(value: Optional[float], scale: float = 100.0) -> Optional[float]:
-    return None if value is None else round(scale * value, 2)
-
-
 def summary_tables(result: Mapping[str, Any]) -> dict[str, tuple[list[str], list[list[Any]]]]:
-    """The result as display tables, name -> (headers, rows), values in percent (R_N already is)."""
+    """The result as display tables, name -> (headers, rows): values on the 0-1 scale, rounded to 4 decimals
+    (``audioreason.scale.rounded``)."""
     text_prior = result["text_prior"]
-    tp_rows = [[m, _pct(e["full"]), _pct(e["none"]), _pct(e["R_TP"]), _pct(e["tb"]), _pct(e["chance"]),
-                _pct(e["tb_minus_chance"]), e["n_full"], e["n_none"], e["n_tb"]]
-               for m, e in text_prior["per_model"].items()]
-    tp_rows.append(["(models)", _pct(text_prior["full_mean"]), _pct(text_prior["none_mean"]), _pct(text_prior["R_TP"]),
-                    _pct(text_prior["tb_mean"]), _pct(text_prior["chance_mean"]),
-                    _pct(text_prior["tb_minus_chance_mean"]), None, None, None])
-    retention_rows = [[p["N"], _pct(p["mean"], 1), _pct(p["min"], 1), _pct(p["max"], 1), p["n"], ", ".join(p["models"]),
+    tp_rows = [[m, e["full"], e["none"], e["R_TP"], e["tb"], e["chance"], e["tb_minus_chance"], e["n_full"],
+                e["n_none"], e["n_tb"]] for m, e in text_prior["per_model"].items()]
+    tp_rows.append(["(models)", text_prior["full_mean"], text_prior["none_mean"], text_prior["R_TP"],
+                    text_prior["tb_mean"], text_prior["chance_mean"], text_prior["tb_minus_chance_mean"], None, None,
+                    None])
+    retention_rows = [[p["N"], p["mean"], p["min"], p["max"], p["n"], ", ".join(p["models"]),
                        "; ".join(f"{m}: {why}" for m, why in p["excluded"].items())]
                       for p in result["retention"]["curve"]]
     decomposition = result["decomposition"]
     labels = tp.LABELS
-    dec_rows = [[m, e["n_items"], *(e["counts"][c] for c in labels), e["XS_unverified"], _pct(e["XS_over_AN"]),
-                 _pct(e["AN_share"])] for m, e in decomposition["per_model"].items()]
-    dec_rows.append(["(mean share, %)", None, *(_pct(decomposition["mean_shares"][c]) for c in labels), None,
-                     _pct(decomposition["XS_over_AN"]["mean"]), _pct(decomposition["AN_share"]["mean"])])
+    dec_rows = [[m, e["n_items"], *(e["counts"][c] for c in labels), e["XS_unverified"], e["XS_over_AN"],
+                 e["AN_share"]] for m, e in decomposition["per_model"].items()]
+    dec_rows.append(["(mean share)", None, *(decomposition["mean_shares"][c] for c in labels), None,
+                     decomposition["XS_over_AN"]["mean"], decomposition["AN_share"]["mean"]])
     tables = {
-        "text_prior": (["model", "Full %", "None %", "R_TP %", "TB %", "chance %", "TB - chance", "n Full", "n None",
+        "text_prior": (["model", "Full", "None", "R_TP", "TB", "chance", "TB - chance", "n Full", "n None",
                         "n TB"], tp_rows),
         "retention": (["N", "R_N mean", "min", "max", "models", "used", "excluded"], retention_rows),
-        "decomposition": (["model", "items", *labels, "XS unverified", "XS/AN %", "AN %"], dec_rows),
+        "decomposition": (["model", "items", *labels, "XS unverified", "XS/AN", "AN share"], dec_rows),
     }
     if result.get("by_category"):
         tables["by_category"] = (
-            ["category", "items", "share %", "Full %", "None %", "Full - None", f"N={TABLE5_N} acc %",
-             f"R_{TABLE5_N}", "models"],
-            [[r["category"], r["n_items"], _pct(r["share"]), _pct(r["full"]), _pct(r["none"]), _pct(r["gap"]),
-              _pct(r[f"frag{TABLE5_N}_accuracy"]), _pct(r[f"R_{TABLE5_N}"], 1), r["n_models"]]
-             for r in result["by_category"]])
-    return tables
+            ["category", "items", "share", "Full", "None", "Full - None", f"N={TABLE5_N} acc", f"R_{TABLE5_N}",
+             "models"],
+            [[r["category"], r["n_items"], r["share"], r["full"], r["none"], r["gap"],
+              r[f"frag{TABLE5_N}_accuracy"], r[f"R_{TABLE5_N}"], r["n_models"]] for r in result["by_category"]])
+    return {name: (headers, rounded(rows)) for name, (headers, rows) in tables.items()}
 
 
 # ---------------------------------------------------------------------------------------------
@@ -751,10 +753,9 @@ def summary_tables(result: Mapping[str, Any]) -> dict[str, tuple[list[str], list
 
 class DemoRow(NamedTuple):
     name: str
-    value: Optional[float]  # a fraction when unit == "%"; R_N rows are given as fractions too (R_N / 100)
+    value: Optional[float]  # on the 0-1 scale, as every score here
     n: int
     note: str
-    unit: str = "%"
 
 
 def demo_records() -> list[dict[str, Any]]:
@@ -819,8 +820,7 @@ def demo_rows() -> list[DemoRow]:
     ]
     for point in result["retention"]["curve"]:
         excluded = ", ".join(point["excluded"]) or "none"
-        rows.append(DemoRow(f"retention: R_{point['N']}", None if point["mean"] is None else point["mean"] / 100,
-                            n_items, f"{note}; mean of {point['n']} model{'s' * (point['n'] != 1)} (excluded: {excluded})"))
+        rows.append(DemoRow(f"retention: R_{point['N']}", point["mean"], n_items, f"{note}; mean of {point['n']} model{'s' * (point['n'] != 1)} (excluded: {excluded})"))
     for category in tp.CATEGORIES + ("AN_total",):
         rows.append(DemoRow(f"decomposition: {category} share (model mean)", decomposition["mean_shares"][category],
                             n_items, note))

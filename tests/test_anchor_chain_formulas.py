@@ -5,6 +5,7 @@ from fractions import Fraction
 
 import pytest
 
+from audioreason.anchor_chain import score_anchor_chain
 from audioreason.scoring.anchor_chain import (accuracy, chain_score, grounding_split, per_link_accuracy,
                                               random_chain_expectation)
 
@@ -87,3 +88,17 @@ def test_grounding_split_empty_group_is_none():
 def test_accuracy_eq1():
     assert accuracy([True, False, True, True]) == pytest.approx(0.75)
     assert accuracy([]) is None
+
+
+def test_scores_are_exact_fractions_and_the_output_is_the_nearest_float():
+    """Chains scored 2/3 and 1 average exactly 5/6: in floats (2/3 + 1) / 2 prints 0.8333333333333333, one
+    unit below the float nearest 5/6 (the project's one scale is 0-1, computed exactly; audioreason.scale)."""
+    assert chain_score([True, True, False]) == Fraction(2, 3)
+    assert random_chain_expectation([4, 4, 4]) == Fraction(7, 64)
+    assert accuracy([True, False, True]) == Fraction(2, 3)
+    items = [{"id": f"{c}{k}", "chain_id": c, "link_position": k, "choices": ["x", "y"], "answer": "x"}
+             for c in ("a", "b") for k in (1, 2, 3)]
+    result = score_anchor_chain(items, ["A", "A", "B", "A", "A", "A"])
+    assert result["chain"] == float(Fraction(5, 6)) == 0.8333333333333334
+    assert result["random_chain"] == float(Fraction(1, 3) * (Fraction(1, 2) + Fraction(1, 4) + Fraction(1, 8)))
+    assert type(result["chain"]) is float and type(result["grounding"]["U|located"]) is float

@@ -6,7 +6,7 @@ import soundfile as sf
 import torch
 
 from audioreason.audio import AudioError, synthesize_clip
-from audioreason.backends import clap as clap_module
+from audioreason.backends import clap_audio
 from audioreason.backends.clap import ClapBackend
 from tiny_models import build_clap
 
@@ -35,11 +35,11 @@ def test_a_file_is_streamed_window_by_window(clap, tmp_path, monkeypatch):
     seen = []
     real = ClapBackend._embed_audio
 
-    def spy(self, clips, batch_size=16, truncation="rand_trunc"):
+    def spy(self, clips, *args, **kwargs):
         seen.append([len(c) for c in clips])
-        return real(self, clips, batch_size, truncation)
+        return real(self, clips, *args, **kwargs)
 
-    monkeypatch.setattr(clap_module, "load_audio", no_whole_load)
+    monkeypatch.setattr(clap_audio, "load_audio", no_whole_load)
     monkeypatch.setattr(ClapBackend, "_embed_audio", spy)
     from_file = fresh(clap).embed_sources([str(path)], "whole", batch_size=3)[0]
     # 7.3 s = seven 1-s windows and 0.3 s, embedded at most 3 windows at a time

@@ -19,15 +19,15 @@ def test_unflagged_when_criterion_graded_on_time(flag):
     crit = dict(WHEN) if flag is None else dict(WHEN, localization=flag)
     item = {"id": "oeq-1", "rubric": [crit, WHO]}
     out = score_verdicts([item], [[reply(("none", "correct"), ("correct", "none"))]])
-    assert out["rubric"] == 100.0
-    assert out["temporal"] == 100.0 and out["by_importance"]["essential"]["n_temporal"] == 1
+    assert out["rubric"] == 1.0
+    assert out["temporal"] == 1.0 and out["by_importance"]["essential"]["n_temporal"] == 1
     out = score_verdicts([item], [[reply(("none", "missing"), ("correct", "none"))]])
-    assert out["rubric"] == 50.0  # a localization answer without a time scores 0 (C.2)
+    assert out["rubric"] == 0.5  # a localization answer without a time scores 0 (C.2)
 
 
 def test_the_judge_may_grade_the_same_criterion_on_content():
     out = score_verdicts([{"id": "oeq-2", "rubric": [WHEN]}], [[reply(("partial", "none"))]])
-    assert out["rubric"] == 50.0 and out["temporal"] is None
+    assert out["rubric"] == 0.5 and out["temporal"] is None
 
 
 @pytest.mark.parametrize("pair,rule", [

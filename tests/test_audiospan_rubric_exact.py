@@ -43,8 +43,8 @@ def test_rater_mean_is_exact_in_every_order(order):
     # (3/5 + 4/5 + 1) / 3 = 4/5 exactly: a passing item whatever the rater order (float sums give
     # 0.7999999999999999 in four of the six orders).
     out = score_verdicts([item(0)], [[rater(v) for v in order]], mcq_correct=[True], return_items=True)
-    assert out["rubric"] == 80.0
-    assert out["items"][0]["rubric"] == 80.0
+    assert out["rubric"] == 0.8
+    assert out["items"][0]["rubric"] == 0.8
     assert out["items"][0]["rater_scores"] == [float(v) for v in order]
     assert out["mcq_oeq"]["cells"] == {"both_pass": 1, "both_fail": 0, "mcq_only": 0, "oeq_only": 0, "middle": 0}
     assert out["histogram"] == [0] * 8 + [1, 0]   # 0.8 lands in [0.8, 0.9)
@@ -58,7 +58,7 @@ def test_tied_items_count_half_in_the_auc():
     out = score_verdicts([item(0), item(1)], [a, b], mcq_correct=[True, False])["mcq_oeq"]
     assert out["auc"] == 0.5
     assert out["cells"] == {"both_pass": 1, "both_fail": 0, "mcq_only": 0, "oeq_only": 1, "middle": 0}
-    assert out["rubric_plus"] == out["rubric_minus"] == 80.0
+    assert out["rubric_plus"] == out["rubric_minus"] == 0.8
 
 
 def test_trimmed_mean_and_majority_stay_exact():
@@ -66,7 +66,7 @@ def test_trimmed_mean_and_majority_stay_exact():
     # trimmed: drop 3/5 and 1 -> 4/5; majority: 4/5 (two of four)
     for method in ("trimmed_mean", "majority"):
         out = score_verdicts([item(0)], [raters], mcq_correct=[False], aggregation=method)
-        assert out["rubric"] == 80.0 and out["mcq_oeq"]["cells"]["oeq_only"] == 1
+        assert out["rubric"] == 0.8 and out["mcq_oeq"]["cells"]["oeq_only"] == 1
 
 
 def test_pure_d3_functions_read_floats_as_written():

@@ -72,7 +72,7 @@ def test_the_judged_path_refuses_them_before_any_call(change, message):
 
 def test_good_items_pass_and_a_criterion_may_have_no_time_range():
     check_items(ITEMS, for_judge=True)
-    assert score_verdicts(ITEMS, [[REPLY], [REPLY]], RESPONSES)["rubric"] == 100.0
+    assert score_verdicts(ITEMS, [[REPLY], [REPLY]], RESPONSES)["rubric"] == 1.0
 
 
 @pytest.mark.parametrize("option", ["tolerance_s", "span_tolerance_s"])
@@ -120,7 +120,7 @@ def _metric():
 def test_a_none_first_response_reaches_the_scorer_through_evaluate():
     out = _metric().compute(predictions=[None, RESPONSES[1]], references=[it["id"] for it in ITEMS], items=ITEMS,
                             verdicts=[json.dumps([REPLY]), json.dumps([REPLY])])
-    assert out["n"] == 2 and out["rubric"] == 100.0
+    assert out["n"] == 2 and out["rubric"] == 1.0
 
 
 def test_the_metric_passes_the_boundary_errors_on():

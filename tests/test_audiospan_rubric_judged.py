@@ -77,7 +77,7 @@ def seen(server, scenario):
 
 def test_valid_verdicts_score_and_prompt(server):
     out = AudioSpanRubricScorer(judge(server, "good0")).score([ITEMS[0]], [RESPONSES[0]], return_items=True)
-    assert out["rubric"] == pytest.approx(100.0)
+    assert out["rubric"] == pytest.approx(1.0)
     assert (out["n"], out["n_scored"], out["n_failed"], out["n_failed_raters"]) == (1, 1, 0, 0)
     assert out["n_temporal_disagreements"] == 0
     msgs = seen(server, "good0")[0]["messages"]
@@ -88,18 +88,18 @@ def test_valid_verdicts_score_and_prompt(server):
 
 def test_partial_and_breakdowns(server):
     out = AudioSpanRubricScorer(judge(server, "good1")).score([ITEMS[1]], [RESPONSES[1]])
-    assert out["rubric"] == pytest.approx(100 * 0.375 / 3)
+    assert out["rubric"] == pytest.approx(0.375 / 3)
     assert out["by"]["cognitive_level"] == {"reasoning": {"n": 1, "n_scored": 1, "n_failed": 0,
-                                                          "mean": pytest.approx(12.5),
-                                                          "mean_judged_only": pytest.approx(12.5)}}
+                                                          "mean": pytest.approx(0.125),
+                                                          "mean_judged_only": pytest.approx(0.125)}}
     assert set(out["by"]["duration_tier"]) == {"L"} and set(out["by"]["language"]) == {"zh"}
     # semantic: wrong, partial, wrong -> 0.5/3; temporal: essential wrong (supporting partial not counted)
-    assert out["semantic"] == pytest.approx(100 * 0.5 / 3) and out["temporal"] == 0.0
+    assert out["semantic"] == pytest.approx(0.5 / 3) and out["temporal"] == 0.0
 
 
 def test_invalid_reply_is_reasked(server):
     out = AudioSpanRubricScorer(judge(server, "reask")).score([ITEMS[0]], [RESPONSES[0]], return_items=True)
-    assert out["rubric"] == pytest.approx(100.0)
+    assert out["rubric"] == pytest.approx(1.0)
     calls = seen(server, "reask")
     assert len(calls) == 3
     assert "breaks the rule" in calls[2]["messages"][-1]["content"]
@@ -111,7 +111,7 @@ def test_invalid_forever_is_a_counted_failure(server):
     out = AudioSpanRubricScorer(judge(server, "never"), raters=2).score([ITEMS[0]], [RESPONSES[0]],
                                                                        return_items=True)
     # the failed item counts at 0 in the headline, at 100 in the upper bound; no judged-only mean exists
-    assert out["rubric"] == 0.0 and out["rubric_upper"] == 100.0 and out["rubric_judged_only"] is None
+    assert out["rubric"] == 0.0 and out["rubric_upper"] == 1.0 and out["rubric_judged_only"] is None
     assert out["n_failed"] == 1 and out["n_failed_raters"] == 2 and "1 item(s) failed judging" in out["warnings"][0]
     assert out["histogram"] == [0] * 10
     assert all(j["status"] == "invalid" for j in out["items"][0]["judge"])
@@ -152,7 +152,7 @@ def test_validator_rules_and_errors():
 def test_score_verdicts_mcq_oeq_and_aggregation():
     v0, v1 = validate_reply(json.loads(GOOD0), RUBRIC), validate_reply(json.loads(GOOD1), RUBRIC)
     out = score_verdicts(ITEMS, [[v0, v1, None], [v1]], mcq_correct={"pair-0": True, "pair-1": True})
-    assert out["rubric"] == pytest.approx(100 * ((1 + 0.125) / 2 + 0.125) / 2)
+    assert out["rubric"] == pytest.approx(((1 + 0.125) / 2 + 0.125) / 2)
     assert out["mcq_oeq"]["rubric_plus"] == pytest.approx(out["rubric"]) and out["mcq_oeq"]["auc"] is None
     out = score_verdicts(ITEMS, [[v0], [v1]], mcq_correct=[True, False])
     assert out["mcq_oeq"]["auc"] == 1.0 and out["mcq_oeq"]["cells"]["both_pass"] == 1
@@ -165,11 +165,11 @@ def test_evaluate_module_from_folder(server):
     metric = evaluate.load(str(ROOT / "metrics" / "audiospan_rubric"))
     out = metric.compute(predictions=[RESPONSES[0]], references=[json.dumps(ITEMS[0])], judge_model="good0",
                          base_url=server.base_url, api_key_env="JUDGE_TEST_KEY")
-    assert out["rubric"] == pytest.approx(100.0) and out["n_failed"] == 0
+    assert out["rubric"] == pytest.approx(1.0) and out["n_failed"] == 0
     v0 = validate_reply(json.loads(GOOD0), RUBRIC)
     out = metric.compute(predictions=[RESPONSES[0]], references=[json.dumps(ITEMS[0])],
                          verdicts=[json.dumps([v0])])
-    assert out["rubric"] == pytest.approx(100.0)
+    assert out["rubric"] == pytest.approx(1.0)
 
 
 def test_metric_card_has_header_and_prompt():
@@ -193,7 +193,7 @@ def test_deterministic_check_and_missing_rule():
     # criterion 0: judge "missing" but 12:35 matches -> flagged; criterion 2: "missing" vs unrelated times -> not
     assert [(d["criterion"], d["judge"], d["check"]) for d in out["temporal_disagreements"]] == [
         (0, "missing", "correct")]
-    assert out["rubric"] == pytest.approx(100 * (0 + 1 + 0.5 + 0.5) / 3)
+    assert out["rubric"] == pytest.approx((0 + 1 + 0.5 + 0.5) / 3)
 
 
 @pytest.mark.parametrize("path", ["metrics/audiospan_rubric/README.md", "metrics/audiospan_rubric/audiospan_rubric.py",

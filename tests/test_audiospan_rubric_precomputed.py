@@ -19,14 +19,14 @@ ITEM = {"id": "oeq-7", "question": "Who speaks, and when does the bell ring?", "
 ENTRIES = [{"index": 0, "semantic": "correct", "temporal": "none"},
            {"index": 1, "semantic": "none", "temporal": "wrong"},
            {"index": 2, "semantic": "partial", "temporal": "none"}]
-EXPECTED = 100 * (1 + 0 + 0.5 * 0.5) / 2.5  # = 50
+EXPECTED = (1 + 0 + 0.5 * 0.5) / 2.5  # = 0.5
 
 
 def test_entries_are_paired_by_index_not_position():
     shuffled = {"criteria": [ENTRIES[2], ENTRIES[0], ENTRIES[1]]}
     out = score_verdicts([ITEM], [[shuffled]])
     assert out["rubric"] == pytest.approx(EXPECTED)
-    assert out["semantic"] == pytest.approx(100 * 1.5 / 2)
+    assert out["semantic"] == pytest.approx(1.5 / 2)
 
 
 def test_a_bare_list_per_rater_is_a_reply():

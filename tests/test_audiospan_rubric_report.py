@@ -21,17 +21,17 @@ def test_table3_avg_is_the_unweighted_mean_of_the_tiers():
     items = [item(0, "S"), item(1, "S"), item(2, "M"), item(3, "L")]
     verdicts = [one("correct"), one("correct"), one("wrong"), one("partial")]
     out = score_verdicts(items, verdicts)
-    assert out["rubric"] == 62.5            # pooled: (1 + 1 + 0 + 0.5) / 4
-    assert out["rubric_avg"] == 50.0        # Table 3 Avg: (1 + 0 + 0.5) / 3
+    assert out["rubric"] == 0.625           # pooled: (1 + 1 + 0 + 0.5) / 4
+    assert out["rubric_avg"] == 0.5         # Table 3 Avg: (1 + 0 + 0.5) / 3
     assert out["rubric_avg_missing_tiers"] == []
-    assert {k: v["mean"] for k, v in out["by"]["duration_tier"].items()} == {"L": 50.0, "M": 0.0, "S": 100.0}
+    assert {k: v["mean"] for k, v in out["by"]["duration_tier"].items()} == {"L": 0.5, "M": 0.0, "S": 1.0}
 
 
 def test_table3_avg_needs_all_three_tiers():
     out = score_verdicts([item(0, "S"), item(1, "M"), item(2, "L")], [one("correct"), one("wrong"), [None]])
     # the failed L item counts at 0 in the headline numbers, and is left out of the judged-only ones
-    assert out["rubric"] == pytest.approx(100 / 3) and out["rubric_avg"] == pytest.approx(100 / 3)
-    assert out["rubric_judged_only"] == 50.0 and out["rubric_upper"] == pytest.approx(200 / 3)
+    assert out["rubric"] == pytest.approx(1 / 3) and out["rubric_avg"] == pytest.approx(1 / 3)
+    assert out["rubric_judged_only"] == 0.5 and out["rubric_upper"] == pytest.approx(2 / 3)
     assert out["rubric_avg_judged_only"] is None and out["rubric_avg_missing_tiers"] == []
     assert out["n_failed"] == 1 and out["by"]["duration_tier"]["L"]["mean_judged_only"] is None
     none_judged = score_verdicts([item(0, "S"), item(1, "M")], [one("correct"), one("wrong")])
@@ -46,4 +46,4 @@ def test_d3_matched_set_keeps_items_with_an_essential_criterion():
     # matched: oeq-0 (right, 1) and oeq-1 (wrong, 0); oeq-2 has no essential criterion, oeq-3 no MCQ
     # outcome, oeq-4 no Rubric (its only rater failed)
     assert (d3["n"], d3["n_no_essential"], d3["n_no_mcq"], d3["n_unscored"]) == (2, 1, 1, 1)
-    assert d3["auc"] == 1.0 and d3["rubric_plus"] == 100.0 and d3["rubric_minus"] == 0.0 and d3["p"] == 0.5
+    assert d3["auc"] == 1.0 and d3["rubric_plus"] == 1.0 and d3["rubric_minus"] == 0.0 and d3["p"] == 0.5

@@ -56,7 +56,7 @@ def test_score_verdicts_span_tolerance_option_only_moves_the_flags():
     verdict = [{"criteria": [{"index": 0, "semantic": "none", "temporal": "correct", "timestamp": "11:00-12:26"}]}]
     plain = score_verdicts([item], [verdict], ["Applause 11:00-12:26."])
     widened = score_verdicts([item], [verdict], ["Applause 11:00-12:26."], span_tolerance_s=5.0)
-    assert plain["rubric"] == widened["rubric"] == 100.0
+    assert plain["rubric"] == widened["rubric"] == 1.0
     assert [(d["judge"], d["check"]) for d in plain["temporal_disagreements"]] == [("correct", "wrong")]
     assert widened["temporal_disagreements"] == []
     assert plain["span_tolerance_s"] == 0.0 and widened["span_tolerance_s"] == 5.0

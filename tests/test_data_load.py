@@ -178,8 +178,8 @@ def test_build_scripts_write_what_their_cards_declare(name, tmp_path, capsys):
     config = declared["configs"][0]["config_name"]
     loaded = load_dataset(str(tmp_path / "out"), config, split="test", cache_dir=str(tmp_path / "cache2"))
     assert len(loaded) > 0 and isinstance(loaded.features["audio"], Audio)
-    with pytest.raises(FileExistsError):
-        _script(name).main([str(raw), str(tmp_path / "out"), "--cache-dir", str(tmp_path / "cache")])
+    assert _script(name).main([str(raw), str(tmp_path / "out"), "--cache-dir", str(tmp_path / "cache")]) == 1
+    assert "is not empty; pass --overwrite to replace it" in capsys.readouterr().err
 
 
 @pytest.mark.parametrize("name", ["mmar", "mmau_test_mini", "audiospan"])

@@ -124,26 +124,26 @@ def test_a_locked_cache_spills_the_verdicts_and_never_blocks_the_loop(server, tm
     holder.start()
     ready.wait()
     runner = JudgeRunner(judge(server, "fast"), cache=cache)
-    ticks = []
+    put, writers = cache.put, []
 
-    async def ticker():
-        while True:
-            ticks.append(time.monotonic())
-            await asyncio.sleep(0.02)
+    def recorded_put(*args, **kwargs):  # which thread waits on the lock: never the event loop's
+        writers.append(threading.current_thread())
+        return put(*args, **kwargs)
+
+    cache.put = recorded_put
 
     async def main():
-        tick = asyncio.create_task(ticker())
         try:
             return await runner.arun([request(f"l{i}") for i in range(4)])
         finally:
-            tick.cancel()
             await runner.judge.aclose()
 
     results = asyncio.run(main())
     holder.join()
     assert all(r.ok for r in results)
-    gaps = [b - a for a, b in zip(ticks, ticks[1:])]
-    assert max(gaps) < 0.15  # writes waited on the lock in a worker thread, the loop kept running
+    # Each write waited 2 x 0.2 s on the lock in a worker thread, so the loop kept running (a timing bound on
+    # the loop's pauses was flaky on a loaded machine; the thread is the property itself).
+    assert len(writers) == 4 and threading.main_thread() not in writers
     assert runner.stats.cache_spilled == 4 and cache.spill_path.is_file()
     assert all(cache.get(r.key)["status"] == "ok" for r in results)  # readable from the side file at once
     cache.close()

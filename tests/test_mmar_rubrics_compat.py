@@ -64,7 +64,7 @@ def test_all_pass_judge_scores_and_reports_alpha_unavailable_also_from_the_cache
     first = MMARRubricsScorer(judge(server, "allpass"), compat=True, cache=cache).score(*args)
     again = MMARRubricsScorer(judge(server, "allpass"), compat=True, cache=cache).score(*args)
     for result in (first, again):
-        assert result["rubrics"] == 100.0 and result["accuracy"] == 100.0 and result["n_judged"] == 2
+        assert result["rubrics"] == 1.0 and result["accuracy"] == 1.0 and result["n_judged"] == 2
         assert result["reliability"]["alpha"] is None
         assert "every pairable score is 1" in result["reliability"]["unavailable"]
     assert first["judge_stats"]["calls"] == 10 and again["judge_stats"]["calls"] == 0
@@ -98,7 +98,7 @@ def test_compat_reads_replies_by_position_with_booleans_and_warns_on_names(serve
     result = MMARRubricsScorer(judge(server, "renamed"), compat=True).score([item], ["r"], [item["answer"]],
                                                                             return_items=True)
     # true, false, true, 1.0, 0 -> 3 of 5 for every rater
-    assert result["rubrics"] == pytest.approx(60.0) and result["n_judged"] == 1
+    assert result["rubrics"] == pytest.approx(0.6) and result["n_judged"] == 1
     assert result["judge_stats"]["warnings"] == 25  # 5 names differ, 5 raters
     rater = result["items"][0]["raters"][0]
     assert [v["score"] for v in rater["verdicts"]] == [1, 0, 1, 1.0, 0]
@@ -116,7 +116,7 @@ def test_compat_resends_an_invalid_reply_unchanged_within_the_attempts(server):
     requests = seen(server, "resend")
     assert len(requests) == 7  # rater 0: invalid, invalid, valid; raters 1-4: valid at once
     assert all(r["messages"] == requests[0]["messages"] and len(r["messages"]) == 2 for r in requests)
-    assert result["rubrics"] == 100.0 and result["judge_stats"]["reasks"] == 2
+    assert result["rubrics"] == 1.0 and result["judge_stats"]["reasks"] == 2
     assert result["judge_stats"]["calls"] == 7
 
 
@@ -163,7 +163,7 @@ def test_compat_sends_the_official_wording_read_from_the_users_file(server):
     reasoning, answer = "First line.\n   Second line, indented.", item["answer"]
     scorer = MMARRubricsScorer(judge(server, "official"), compat=True, official_scorer=LOOKALIKE)
     result = scorer.score([item], [reasoning], [answer])
-    assert result["rubrics"] == 100.0
+    assert result["rubrics"] == 1.0
     sha = hashlib.sha256(LOOKALIKE.read_bytes()).hexdigest()
     assert result["prompt"] == {"wording": "official", "path": str(LOOKALIKE.resolve()), "sha256": sha}
     requests = seen(server, "official")

@@ -49,6 +49,9 @@ SCRIPT = {"scenarios": {
     "gen": [{"reply": json.dumps(GEN[:4])}, {"reply": "Here it is:\n```json\n" + json.dumps(GEN) + "\n```"}],
     "gen_dup": [{"reply": json.dumps([GEN[0]] * 5)}],
     "holistic": [{"reply": json.dumps({"score": s, "justification": "overall"})} for s in (5, 4, 3, 2, 1)],
+    # 0, 0, 0, 3 and 3 of 5: the middle three average exactly 1/5 (in floats, 0.19999999999999998)
+    "exact": [{"reply": verdict(ITEMS[0], s)}
+              for s in ([0, 0, 0, 0, 0], [1, 1, 1, 0, 0], [0, 0, 0, 0, 0], [1, 1, 1, 0, 0], [0, 0, 0, 0, 0])],
 }}
 
 
@@ -68,12 +71,22 @@ def seen(server, scenario):
     return [r for r in server.requests() if r["scenario"] == scenario]
 
 
+def test_scores_are_exact_fractions_on_the_0_to_1_scale(server):
+    """Rater scores k/5 and their middle-3 mean are exact; the result holds the nearest floats, 0-1 (the
+    project's one scale: the official scorer prints 100 x these)."""
+    item = ITEMS[0]
+    result = MMARRubricsScorer(judge(server, "exact"), compat=True).score([item], ["r"], [item["answer"]],
+                                                                         return_items=True)
+    assert result["rubrics"] == 0.2 and result["accuracy"] == 1.0 and result["items"][0]["score"] == 0.2
+    assert sorted(result["items"][0]["rater_scores"]) == [0.0, 0.0, 0.0, 0.6, 0.6]
+
+
 def test_five_raters_middle_three_average_and_verdicts(server):
     item = ITEMS[0]
     scorer = MMARRubricsScorer(judge(server, "five"), compat=True)
     result = scorer.score([item], ["The throat singing suggests open land."], [item["answer"]], return_items=True)
     expected = (0.8 + 0.6 + 0.2) / 3  # drop 1.0 and 0.0
-    assert result["rubrics"] == pytest.approx(100 * expected) and result["accuracy"] == 100.0
+    assert result["rubrics"] == pytest.approx(expected) and result["accuracy"] == 1.0
     assert (result["n"], result["n_judged"], result["n_gated"], result["n_failed"]) == (1, 1, 0, 0)
     requests = seen(server, "five")
     assert len(requests) == 5
@@ -108,7 +121,7 @@ def test_prompt_content(server):
     reasoning = "She says she will sing in one breath.\nThen she screams as she inhales."
     answer = item["answer"].lower()
     result = MMARRubricsScorer(judge(server, "prompt"), compat=True).score([item], [reasoning], [answer])
-    assert result["rubrics"] == pytest.approx(60.0)
+    assert result["rubrics"] == pytest.approx(0.6)
     requests = seen(server, "prompt")
     assert len(requests) == 5 and all(r["messages"] == requests[0]["messages"] for r in requests)
     system, user = requests[0]["messages"]
@@ -136,7 +149,7 @@ def test_invalid_reply_then_valid_after_reask(server):
     item = ITEMS[2]
     result = MMARRubricsScorer(judge(server, "reask"), raters=1).score(
         [item], ["reasoning"], [item["answer"]], return_items=True)
-    assert result["rubrics"] == pytest.approx(40.0)
+    assert result["rubrics"] == pytest.approx(0.4)
     first, second = seen(server, "reask")
     assert len(first["messages"]) == 2 and len(second["messages"]) == 4
     assert second["messages"][:2] == first["messages"]
@@ -158,8 +171,8 @@ def test_item_whose_calls_all_fail_compat_drops_it_default_counts_it(server):
     default = MMARRubricsScorer(judge(server, "down", max_attempts=2)).score(*args, return_items=True)
     assert len(seen(server, "down")) == 2 + 10  # default: 5 raters at once, 2 requests each
     assert (default["n"], default["n_rubrics"], default["n_failed"], default["n_dropped"]) == (2, 2, 1, 0)
-    # the failed item counts at 0 in the headline; at full marks it would be 50
-    assert default["accuracy"] == 50.0 and default["rubrics"] == 0.0 and default["rubrics_upper"] == 50.0
+    # the failed item counts at 0 in the headline; at full marks it would be 0.5
+    assert default["accuracy"] == 0.5 and default["rubrics"] == 0.0 and default["rubrics_upper"] == 0.5
     assert default["rubrics_judged_only"] == 0.0 and "1 correctly answered item(s) failed" in default["warnings"][0]
     assert compat["warnings"] == []
     assert default["failed_ids"] == [correct["id"]]
@@ -180,28 +193,28 @@ def test_mixed_run_by_hand_and_per_group_tables(server):
     default = MMARRubricsScorer(judge(server, "marker"), max_reasks=0).score(items, reasonings, answers)
     compat = MMARRubricsScorer(judge(server, "marker"), compat=True, max_reasks=0).score(items, reasonings, answers)
     for res in (default, compat):
-        assert res["rubrics_judged_only"] == pytest.approx(100 * (0.4 + 0.0 + 0.8) / 3)
+        assert res["rubrics_judged_only"] == pytest.approx((0.4 + 0.0 + 0.8) / 3)
         assert (res["n_judged"], res["n_gated"], res["n_failed"]) == (2, 1, 1)
-    assert compat["rubrics"] == pytest.approx(100 * (0.4 + 0.0 + 0.8) / 3)  # b dropped, as the official scorer
-    assert default["rubrics"] == pytest.approx(100 * (0.4 + 0.0 + 0.0 + 0.8) / 4)  # b failed: counted at 0
-    assert default["rubrics_upper"] == pytest.approx(100 * (0.4 + 1.0 + 0.0 + 0.8) / 4)
-    assert default["accuracy"] == pytest.approx(75.0) and default["n"] == 4
-    assert compat["accuracy"] == pytest.approx(100 * 2 / 3) and compat["n"] == 3
+    assert compat["rubrics"] == pytest.approx((0.4 + 0.0 + 0.8) / 3)  # b dropped, as the official scorer
+    assert default["rubrics"] == pytest.approx((0.4 + 0.0 + 0.0 + 0.8) / 4)  # b failed: counted at 0
+    assert default["rubrics_upper"] == pytest.approx((0.4 + 1.0 + 0.0 + 0.8) / 4)
+    assert default["accuracy"] == pytest.approx(0.75) and default["n"] == 4
+    assert compat["accuracy"] == pytest.approx(2 / 3) and compat["n"] == 3
     assert default["failed_ids"] == [b["id"]]
     # groups: a mix-sound-speech/Perception, b sound/Perception, c speech/Semantic, d mix-sound-music-speech/Perception
     assert [it["modality"] for it in items] == ["mix-sound-speech", "sound", "speech", "mix-sound-music-speech"]
     perception = default["category"]["Perception Layer"]
-    assert perception["n"] == 3 and perception["rubrics_judged_only"] == pytest.approx(100 * (0.4 + 0.8) / 2)
-    assert perception["rubrics"] == pytest.approx(100 * (0.4 + 0.8) / 3)
-    assert perception["accuracy"] == 100.0 and perception["n_failed"] == 1
+    assert perception["n"] == 3 and perception["rubrics_judged_only"] == pytest.approx((0.4 + 0.8) / 2)
+    assert perception["rubrics"] == pytest.approx((0.4 + 0.8) / 3)
+    assert perception["accuracy"] == 1.0 and perception["n_failed"] == 1
     assert compat["category"]["Perception Layer"]["n"] == 2
     assert default["category"]["Semantic Layer"]["rubrics"] == 0.0
-    assert default["modality"]["sound"]["rubrics"] == 0.0 and default["modality"]["sound"]["accuracy"] == 100.0
+    assert default["modality"]["sound"]["rubrics"] == 0.0 and default["modality"]["sound"]["accuracy"] == 1.0
     assert default["modality"]["sound"]["rubrics_judged_only"] is None
     assert "sound" not in [k for k, v in compat["modality"].items() if v["n"]]
     sub = default["sub-category"]
-    assert sub["Environmental Perception and Reasoning"]["rubrics"] == pytest.approx(40.0)
-    assert sub["Counting and Statistics"]["rubrics"] == pytest.approx(80.0)
+    assert sub["Environmental Perception and Reasoning"]["rubrics"] == pytest.approx(0.4)
+    assert sub["Counting and Statistics"]["rubrics"] == pytest.approx(0.8)
     # Five identical draws per item (a: 0.4, d: 0.8; b failed: missing): perfect intra-rater agreement.
     assert default["reliability"] == {"alpha": pytest.approx(1.0), "kind": "intra-rater (draws of one judge)",
                                       "level": "interval", "items": 3, "unavailable": None}
@@ -238,7 +251,7 @@ def test_system_level_baseline(server):
     item = ITEMS[9]
     result = MMARRubricsScorer(judge(server, "holistic"), protocol="system").score(
         [item], ["reasoning"], [wrong_answer(item)])
-    assert result["system_score"] == pytest.approx(3.0)  # middle 3 of 5, 4, 3, 2, 1
+    assert result["system_score"] == pytest.approx(3.0 / 5)  # middle 3 of 5, 4, 3, 2, 1, over the top rating 5
     assert result["accuracy"] == 0.0 and result["n_judged"] == 1  # no gate in the baseline
     request = seen(server, "holistic")[0]
     assert "Reference reasoning path" in request["messages"][1]["content"]
@@ -254,7 +267,7 @@ def test_evaluate_module(server):
                             references=[item["id"], ITEMS[11]["id"]], answers=[item["answer"], "nothing"],
                             items=str(FIXTURE), model="marker", base_url=server.base_url,
                             api_key_env="JUDGE_TEST_KEY", compat=True)
-    assert result["rubrics"] == pytest.approx(100 * 0.2 / 2) and result["accuracy"] == 50.0
+    assert result["rubrics"] == pytest.approx(0.2 / 2) and result["accuracy"] == 0.5
     with pytest.raises(ValueError):
         metric.compute(predictions=["r"], references=["not-an-id"], answers=["a"], items=str(FIXTURE))
 
@@ -293,7 +306,7 @@ def test_space_widget_scores_through_the_judge(server):
         dict(item, reasoning=f"r REPLY: {verdict(item, [1, 1, 1, 0, 0])}", predicted_answer=item["answer"]),
         dict(ITEMS[14], reasoning="r", predicted_answer=wrong_answer(ITEMS[14]))])
     table, details = app.score(records, "marker", server.base_url, "JUDGE_TEST_KEY", True, 5)
-    assert table["data"][0][:4] == ["overall", "all", 30.0, 50.0]  # (0.6 + 0) / 2, 1 of 2 correct
+    assert table["data"][0][:4] == ["overall", "all", 0.3, 0.5]  # (0.6 + 0) / 2, 1 of 2 correct
     assert details["n_judged"] == 1 and len(details["items"][0]["raters"]) == 5
     assert app.build_demo() is not None
     with pytest.raises(Exception, match="reasoning"):

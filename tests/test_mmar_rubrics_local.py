@@ -44,10 +44,10 @@ def test_real_local_judge_end_to_end(smollm2):
     [rater] = judged["raters"]
     if judged["status"] == "judged":
         assert 0.0 <= judged["score"] <= 1.0 and len(rater["verdicts"]) == 5
-        assert result["rubrics"] == pytest.approx(100 * judged["score"] / 2)
+        assert result["rubrics"] == pytest.approx(judged["score"] / 2)
     else:  # the usual outcome at this size: recorded, not scored, counted
         assert rater["status"] == "invalid" and rater["error"] and rater["raw_reply"] is not None
         assert stats["reasks"] == 0 and result["failed_ids"] == [correct["id"]]
         # the failed item counts at 0 in the headline, at full marks in the upper bound
-        assert result["accuracy"] == 50.0 and result["rubrics"] == 0.0 and result["n_rubrics"] == 2
-        assert result["rubrics_upper"] == 50.0 and result["rubrics_judged_only"] == 0.0
+        assert result["accuracy"] == 0.5 and result["rubrics"] == 0.0 and result["n_rubrics"] == 2
+        assert result["rubrics_upper"] == 0.5 and result["rubrics_judged_only"] == 0.0

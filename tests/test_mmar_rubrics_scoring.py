@@ -76,9 +76,9 @@ STATUSES = [(JUDGED, 0.6), (GATED, 0.0), (JUDGED, 1.0), (FAILED, None), (JUDGED,
 def test_compat_drops_failed_items_from_every_denominator():
     s = summarize(_items(STATUSES), compat=True)
     assert s["n"] == 5 and s["n_rubrics"] == 5 and s["n_dropped"] == 1 and s["n_failed"] == 1
-    assert s["rubrics"] == pytest.approx(100 * (0.6 + 0 + 1.0 + 0.2 + 0) / 5)  # 36.0
+    assert s["rubrics"] == pytest.approx((0.6 + 0 + 1.0 + 0.2 + 0) / 5)  # 0.36
     assert s["rubrics_judged_only"] == s["rubrics_upper"] == s["rubrics"]  # nothing failed is counted
-    assert s["accuracy"] == pytest.approx(100 * 3 / 5)  # 60.0
+    assert s["accuracy"] == pytest.approx(3 / 5)  # 0.6
 
 
 def test_default_keeps_failed_items_in_accuracy_and_counts_them():
@@ -86,10 +86,10 @@ def test_default_keeps_failed_items_in_accuracy_and_counts_them():
     assert table["n"] == 6 and table["n_rubrics"] == 6 and table["n_failed"] == 1 and table["n_dropped"] == 0
     # a failed item can only lower the headline: it counts at 0; the judged-only mean and the upper bound
     # (the failed item at full marks) stand beside it
-    assert table["rubrics"] == pytest.approx(100 * 1.8 / 6)  # 30.0
-    assert table["rubrics_judged_only"] == pytest.approx(100 * 1.8 / 5)  # 36.0
-    assert table["rubrics_upper"] == pytest.approx(100 * 2.8 / 6)  # 46.67
-    assert table["accuracy"] == pytest.approx(100 * 4 / 6)
+    assert table["rubrics"] == pytest.approx(1.8 / 6)  # 0.3
+    assert table["rubrics_judged_only"] == pytest.approx(1.8 / 5)  # 0.36
+    assert table["rubrics_upper"] == pytest.approx(2.8 / 6)  # 0.4667
+    assert table["accuracy"] == pytest.approx(4 / 6)
     assert table["failed_ids"] == [ITEMS[3]["id"]]
     assert (table["n_judged"], table["n_gated"]) == (3, 2)
 
@@ -109,23 +109,23 @@ def test_per_group_tables_by_hand():
     for name, g in by_hand.items():
         row = table["modality"][name]
         assert row["n"] == g["n"]
-        assert row["accuracy"] == pytest.approx(100 * g["correct"] / g["n"])
-        assert row["rubrics"] == pytest.approx(100 * g["sum"] / g["n"])
+        assert row["accuracy"] == pytest.approx(g["correct"] / g["n"])
+        assert row["rubrics"] == pytest.approx(g["sum"] / g["n"])
     # the literal values for the fixture: items 0 and 1 are mix-music-speech, 2 is music, 3 speech, 4 sound
     assert [ITEMS[i]["modality"] for i in range(6)] == ["mix-music-speech", "mix-music-speech", "music", "speech",
                                                        "sound", "mix-sound-speech"]
-    assert table["modality"]["mix-music-speech"]["rubrics"] == pytest.approx(30.0)  # (0.6 + 0) / 2
-    assert table["modality"]["mix-music-speech"]["accuracy"] == pytest.approx(50.0)
+    assert table["modality"]["mix-music-speech"]["rubrics"] == pytest.approx(0.3)  # (0.6 + 0) / 2
+    assert table["modality"]["mix-music-speech"]["accuracy"] == pytest.approx(0.5)
     assert table["modality"]["speech"]["rubrics"] == 0.0 and table["modality"]["speech"]["n_failed"] == 1
     assert table["modality"]["speech"]["rubrics_judged_only"] is None
-    assert table["modality"]["speech"]["rubrics_upper"] == 100.0
+    assert table["modality"]["speech"]["rubrics_upper"] == 1.0
     compat = score_table(rows, compat=True)
     assert compat["modality"]["speech"]["n"] == 0 and compat["modality"]["speech"]["accuracy"] is None
     # categories: Semantic Layer holds items 0 (0.6) and 3 (failed)
     assert [ITEMS[i]["category"] for i in (0, 3)] == ["Semantic Layer", "Semantic Layer"]
-    assert table["category"]["Semantic Layer"]["rubrics"] == pytest.approx(30.0)  # (0.6 + failed at 0) / 2
-    assert table["category"]["Semantic Layer"]["rubrics_judged_only"] == pytest.approx(60.0)
-    assert table["category"]["Semantic Layer"]["accuracy"] == pytest.approx(100.0)
+    assert table["category"]["Semantic Layer"]["rubrics"] == pytest.approx(0.3)  # (0.6 + failed at 0) / 2
+    assert table["category"]["Semantic Layer"]["rubrics_judged_only"] == pytest.approx(0.6)
+    assert table["category"]["Semantic Layer"]["accuracy"] == pytest.approx(1.0)
     assert compat["category"]["Semantic Layer"]["n"] == 1
     assert set(table["sub-category"]) == {ITEMS[i]["sub-category"] for i in range(6)}
 

@@ -106,10 +106,10 @@ def test_results_json_holds_the_hand_computed_numbers(scored):
     assert tp["counts"]["errored_predictions"] == {MODEL: {"full": 1, "none": 1}}
     # MMAR-Rubrics: the gate passes full item 0 and none items 0, 1; judged 0.4 and 0.8 by all five raters.
     rubrics = by_set(results["scorers"]["mmar_rubrics"])
-    assert rubrics["full"]["rubrics"] == pytest.approx(100 * 0.4 / 3)
-    assert rubrics["none"]["rubrics"] == pytest.approx(100 * (0.4 + 0.8) / 3)
+    assert rubrics["full"]["rubrics"] == pytest.approx(0.4 / 3)
+    assert rubrics["none"]["rubrics"] == pytest.approx((0.4 + 0.8) / 3)
     assert (rubrics["full"]["n_judged"], rubrics["full"]["n_gated"], rubrics["full"]["failed_outputs"]) == (1, 2, 1)
-    assert rubrics["none"]["accuracy"] == pytest.approx(200 / 3) and rubrics["none"]["raters"] == 5
+    assert rubrics["none"]["accuracy"] == pytest.approx(2 / 3) and rubrics["none"]["raters"] == 5
     assert rubrics["none"]["judges"] == ["rubric-judge"]
     options = results["options"]
     assert options["extraction"] == "auto" and options["perturbations"] == PERTURBATIONS
@@ -205,7 +205,9 @@ def test_the_printed_table(scored):
     _, _, results = scored
     table = format_table(result_rows(results))
     lines = {line.split("  ")[0]: line for line in table.splitlines()}
-    assert "33.3%" in lines["answers: aria [full/aria_cot]"] and "1 (33.3%)" in lines["answers: aria [full/aria_cot]"]
-    assert "13.3333" in lines["mmar_rubrics: Rubrics (x100) [full/aria_cot]"]
-    assert "200.0%" in lines["text prior: R_TP = sum None / sum Full [aria_cot]"]
-    assert "answers changed 100.0%" in lines["perturbation: ans_swap [full/aria_cot]"]
+    # One scale (0-1, 4 decimals) on every row; no percentages.
+    assert "0.3333" in lines["answers: aria [full/aria_cot]"] and "1 of 3" in lines["answers: aria [full/aria_cot]"]
+    assert "0.1333" in lines["mmar_rubrics: Rubrics [full/aria_cot]"]
+    assert "2.0000" in lines["text prior: R_TP = sum None / sum Full [aria_cot]"]
+    assert "answers changed 1.0000" in lines["perturbation: ans_swap [full/aria_cot]"]
+    assert "%" not in table

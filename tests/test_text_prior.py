@@ -1,6 +1,7 @@
 """Text prior and audio reliance: the pure formulas and the full scorer on hand-computed tables."""
 import random
 from collections import Counter
+from fractions import Fraction
 
 import pytest
 
@@ -74,7 +75,7 @@ def test_formulas_by_hand():
     # Eq. 1: per-item means 0.5, 1, 0 -> 0.5; / Acc_full 0.75 -> 66.67 %
     frag = [[True, False], [True, True], [False, False]]
     assert tp.fragment_accuracy(frag) == 0.5
-    assert tp.retention_rate(frag, 0.75) == pytest.approx(100 * 0.5 / 0.75)
+    assert tp.retention_rate(frag, 0.75) == pytest.approx(0.5 / 0.75)
     assert tp.retention_rate(frag, 0.0) is None and tp.retention_rate([], 0.5) is None
     assert tp.global_dependency(3, 1) == 0.25 and tp.global_dependency(0, 0) is None
     # FS 2, XS 2 of which 1 unverified: 1/4 if it turned out FS, 2/4 as counted
@@ -161,18 +162,18 @@ def test_text_prior_rate_and_tb_above_chance(result):
 def test_retention_curve(result):
     per = result["retention"]["per_model"]
     # m1 N=2: items (1,1) (0,1) (0,0) (1,0) (0,0) (0,0) -> 2/6; / Acc_full 4/6 -> 50 %
-    assert per["m1"][2]["fragment_accuracy"] == pytest.approx(1 / 3) and per["m1"][2]["R_N"] == pytest.approx(50)
+    assert per["m1"][2]["fragment_accuracy"] == pytest.approx(1 / 3) and per["m1"][2]["R_N"] == pytest.approx(0.5)
     # m1 N=3: only a -> 1/6 (f's errored fragment counts as not correct); / 4/6 -> 25 %
-    assert per["m1"][3]["R_N"] == pytest.approx(25) and per["m1"][3]["errored_fragment_predictions"] == 1
+    assert per["m1"][3]["R_N"] == pytest.approx(0.25) and per["m1"][3]["errored_fragment_predictions"] == 1
     # m2 N=2 without c (no frag:2:1): a 1, b .5, d 0, e 0, f .5 -> 0.4; Full 5/5 -> 40 %
-    assert per["m2"][2]["R_N"] == pytest.approx(40)
+    assert per["m2"][2]["R_N"] == pytest.approx(0.4)
     assert (per["m2"][2]["n_items"], per["m2"][2]["items_without_all_fragments"]) == (5, 1)
     assert per["m2"][3]["R_N"] is None and "k=[2]" in per["m2"][3]["reason"]
     assert per["m3"][2]["R_N"] is None and per["m3"][2]["reason"] == "no fragment predictions"
     curve = {p["N"]: p for p in result["retention"]["curve"]}
-    assert curve[2]["mean"] == pytest.approx(45) and curve[2]["models"] == ["m1", "m2"]
-    assert (curve[2]["min"], curve[2]["max"]) == (pytest.approx(40), pytest.approx(50))
-    assert curve[3]["mean"] == pytest.approx(25) and curve[3]["models"] == ["m1"]
+    assert curve[2]["mean"] == pytest.approx(0.45) and curve[2]["models"] == ["m1", "m2"]
+    assert (curve[2]["min"], curve[2]["max"]) == (pytest.approx(0.4), pytest.approx(0.5))
+    assert curve[3]["mean"] == pytest.approx(0.25) and curve[3]["models"] == ["m1"]
     assert set(curve[3]["excluded"]) == {"m2", "m3"}
 
 
@@ -306,10 +307,10 @@ def test_by_category_table5(result):
     assert speech["full"] == pytest.approx(2 / 3) and speech["none"] == pytest.approx(1 / 9)
     assert speech["gap"] == pytest.approx(5 / 9) and speech["n_models"] == 3
     # N=2: m1 (d .5, e 0, f 0) = 1/6 over Full 1/3 -> 50; m2 (d 0, e 0, f .5) = 1/6 over Full 1 -> 16.7
-    assert speech["frag2_accuracy"] == pytest.approx(1 / 6) and speech["R_2"] == pytest.approx((50 + 100 / 6) / 2)
+    assert speech["frag2_accuracy"] == pytest.approx(1 / 6) and speech["R_2"] == pytest.approx((0.5 + 1 / 6) / 2)
     assert sound["gap"] == pytest.approx(4 / 9) and sound["full"] == pytest.approx(8 / 9)
     # sound N=2: m1 (a 1, b .5, c 0) = .5 -> 50; m2 without c (a 1, b .5) = .75 -> 75
-    assert sound["R_2"] == pytest.approx(62.5) and sound["R_2_models"] == 2
+    assert sound["R_2"] == pytest.approx(0.625) and sound["R_2_models"] == 2
     assert (sound["n_items"], sound["share"]) == (3, 0.5)
 
 
@@ -408,7 +409,7 @@ def test_numpy_correctness_values_and_models_run_at_other_ns():
     records += [{"model": "y", "item_id": "q", "condition": c, "prediction": True}
                 for c in ("full", "none", "frag:3:0", "frag:3:1", "frag:3:2")]
     result = score_text_prior(records)
-    assert result["retention"]["per_model"]["x"][2]["R_N"] == pytest.approx(50)
+    assert result["retention"]["per_model"]["x"][2]["R_N"] == pytest.approx(0.5)
     assert result["retention"]["curve"][1]["excluded"] == {"x": "no fragment predictions for N=3"}
     assert result["decomposition"]["per_model"]["x"]["counts"]["FS"] == 1
 
@@ -518,10 +519,27 @@ def test_summary_tables(result):
     tables = summary_tables(result)
     assert set(tables) == {"text_prior", "retention", "decomposition", "by_category"}
     headers, rows = tables["text_prior"]
-    assert rows[0][:4] == ["m1", 66.67, 33.33, 50.0] and rows[-1][0] == "(models)"
+    assert rows[0][:4] == ["m1", 0.6667, 0.3333, 0.5] and rows[-1][0] == "(models)"
     headers, rows = tables["retention"]
-    assert rows[0][:5] == [2, 45.0, 40.0, 50.0, 2]
+    assert rows[0][:5] == [2, 0.45, 0.4, 0.5, 2]
     headers, rows = tables["decomposition"]
     assert headers[2:9] == ["TS", "FS", "XS", "AH", "UN", "AN", "XS unverified"]
-    assert rows[0][:10] == ["m1", 6, 1, 1, 2, 1, 1, 0, 1, 66.67]
+    assert rows[0][:10] == ["m1", 6, 1, 1, 2, 1, 1, 0, 1, 0.6667]
     assert rows[2][:10] == ["m3", 6, 1, 0, 0, 1, 1, 3, 0, None]
+
+
+def test_rates_are_exact_fractions_on_the_0_to_1_scale():
+    """Pooled R_TP = (0/3 + 3/3) / (2/3 + 3/3) is exactly 3/5; summing float accuracies gives
+    0.6000000000000001. Accuracies, R_TP and R_N are fractions in [0, 1] (audioreason.scale)."""
+    rows = [("m1", "q1", 1, 0), ("m1", "q2", 1, 0), ("m1", "q3", 0, 0),
+            ("m2", "q1", 1, 1), ("m2", "q2", 1, 1), ("m2", "q3", 1, 1)]
+    records = [{"model": m, "item_id": i, "condition": c, "prediction": bool(v)}
+               for m, i, full, none in rows for c, v in (("full", full), ("none", none))]
+    records += [{"model": "m1", "item_id": i, "condition": f"frag:2:{k}", "prediction": k == 0}
+                for i in ("q1", "q2", "q3") for k in (0, 1)]
+    result = score_text_prior(records)
+    assert result["text_prior"]["R_TP"] == 0.6
+    assert result["text_prior"]["per_model"]["m1"]["full"] == float(Fraction(2, 3))
+    # R_2 of m1: mean fragment accuracy 1/2 over Full accuracy 2/3 = 3/4 (the paper's 75 %)
+    assert result["retention"]["per_model"]["m1"][2]["R_N"] == 0.75
+    assert result["retention"]["unit"] == "fraction of Full accuracy"

@@ -56,15 +56,19 @@ def test_leading_errored_prediction_keeps_the_column_boolean(metric):
 
 
 def test_add_batch_then_compute(metric):
-    # evaluate's add_batch takes only predictions and references; the row columns go to compute()
-    metric.add_batch(predictions=[True, False])
-    metric.add_batch(predictions=[True, None])
-    got = metric.compute(model=["m"] * 4, item_id=["q"] * 4, condition=["full", "none", "frag:2:0", "frag:2:1"])
+    # every per-item input is a feature: add_batch streams the row columns and compute() scores what was added
+    metric.add_batch(predictions=[True, False], model=["m"] * 2, item_id=["q"] * 2, condition=["full", "none"])
+    metric.add(prediction=True, model="m", item_id="q", condition="frag:2:0")
+    metric.add_batch(predictions=[None], model=["m"], item_id=["q"], condition=["frag:2:1"])
+    got = metric.compute()
     assert got["decomposition"]["per_model"]["m"]["counts"]["FS"] == 1
-    metric.add_batch(predictions=[True])
+    assert got["counts"]["errored_predictions"]["m"] == {"full": 0, "none": 0, "frag:2:0": 0, "frag:2:1": 1}
+    metric.add_batch(predictions=[True], model=["m"], item_id=["q"], condition=["full"])
     with pytest.raises(ValueError, match="earlier batches held correctness"):
         metric.add_batch(predictions=["(A) Dog barking"], references=["Dog barking"])
-    metric.compute(model=["m"], item_id=["q"], condition=["full"])  # drain the stored batch
+    with pytest.raises(ValueError, match="chance: option.* of compute.*give them to text_prior_decomposition.compute"):
+        metric.add_batch(predictions=[True], chance=0.25)
+    metric.compute()  # drain the stored batch
 
 
 def test_issue_options_reach_the_core(metric):
@@ -90,7 +94,7 @@ def test_issue_options_reach_the_core(metric):
     (dict(predictions=[True, 3]), "prediction 1: .*got int 3"),
     (dict(predictions=[True], condition=["frag:2:5"]), r"row 0 \(model 'm', item 'q0'\): .*k=5 out of range"),
     (dict(predictions=[True, True], item_id=["q", "q"], condition=["tb", "tb"]), "row 1 .* duplicates row 0"),
-    (dict(predictions=[True, True], model=["m"]), "'model' has 1 values but there are 2 predictions"),
+    (dict(predictions=[True, True], model=["m"]), "'model' has 1 values but there are 2 rows"),
     (dict(predictions=[True], model=None), "'model' is required"),
     (dict(predictions=["(A) Dog"], references=["Dog"]), "needs the item's choices"),
     (dict(predictions=[True], errored_fragments="insufficient"), "errored_fragments must be one of"),
@@ -118,7 +122,7 @@ def test_space_widget_through_gradio_client(tmp_path):
         text_prior, retention, decomposition, by_category, full = client.predict(
             app.EXAMPLE, "separate", 0, "as_zero", api_name="/score")
         want = score_text_prior(demo_records())
-        assert text_prior["data"][0][:4] == ["model-a", 75.0, 37.5, 50.0]
+        assert text_prior["data"][0][:4] == ["model-a", 0.75, 0.375, 0.5]
         assert [row[0] for row in retention["data"]] == [2, 3, 4, 5]
         assert app.MODES == ["separate", "sufficient"]
         # model, items, TS FS XS AH UN AN, XS unverified: model-b's q4 (errored fragment) is XS, unverified
@@ -126,7 +130,7 @@ def test_space_widget_through_gradio_client(tmp_path):
                                                                   ["model-b", 7, 1, 2, 2, 1, 1, 0, 1],
                                                                   ["model-c", 8, 2, 0, 0, 1, 2, 3, 0]]
         assert by_category["data"][0][0] == want["by_category"][0]["category"]
-        assert full["text_prior"]["R_TP"] == pytest.approx(want["text_prior"]["R_TP"])
+        assert full["text_prior"]["R_TP"] == round(want["text_prior"]["R_TP"], 4)  # 58/117, 4 decimals for reading
         decomposition = client.predict(app.EXAMPLE, "sufficient", 0, "as_zero", api_name="/score")[2]
         assert decomposition["data"][1][:9] == ["model-b", 7, 1, 3, 1, 1, 1, 0, 0]  # the public code: q4 is FS
         assert app.ZERO_AN == ["as_zero", "exclude"]
@@ -137,9 +141,9 @@ def test_space_widget_through_gradio_client(tmp_path):
                  for m, i, values in rows for c, v in zip(("full", "none", "frag:2:0", "frag:2:1"), values)]
         lines += [{"model": "m1", "item_id": "t", "condition": "tb", "prediction": True, "choices": ["x", "y"]}]
         text = "\n".join(json.dumps(line) for line in lines)
-        for chance, zero_an, tb_minus_chance, xs_over_an in ((0, "as_zero", 50.0, 33.33), (0.25, "exclude", 75.0, 50.0)):
+        for chance, zero_an, tb_minus_chance, xs_over_an in ((0, "as_zero", 0.5, 0.3333), (0.25, "exclude", 0.75, 0.5)):
             text_prior, _, decomposition, _, _ = client.predict(text, "separate", chance, zero_an, api_name="/score")
-            assert text_prior["data"][-1][6] == tb_minus_chance  # TB 100 % - chance (50 % or 25 %)
+            assert text_prior["data"][-1][6] == tb_minus_chance  # TB 1 - chance (0.5 or 0.25)
             assert decomposition["data"][-1][-2] == xs_over_an  # (0 + 1 + 0) / 3 or (0 + 1) / 2
         with pytest.raises(Exception, match="line 1 is not valid JSON"):
             client.predict("not json", "separate", 0, api_name="/score")

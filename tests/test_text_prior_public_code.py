@@ -71,7 +71,7 @@ def test_mmar_tb_minus_chance_reproduces_the_paper_from_raw_outputs(mmar_tb_reco
     per_item = score_text_prior(mmar_tb_records)["text_prior"]
     assert per_item["chance_mean"] == pytest.approx(0.29335)
     assert per_item["tb_minus_chance_mean"] == pytest.approx(0.010525)
-    assert summary_tables(score_text_prior(mmar_tb_records, chance=0.25))["text_prior"][1][-1][5:7] == [25.0, 5.39]
+    assert summary_tables(score_text_prior(mmar_tb_records, chance=0.25))["text_prior"][1][-1][5:7] == [0.25, 0.0539]
 
 
 # ---------------------------------------------------------------------------------------------

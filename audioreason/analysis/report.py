@@ -55,8 +55,9 @@ def _read(results: Sequence[Mapping[str, Any]]) -> tuple[list[tuple[str, str]], 
         outputs.append(scores)
         scorers.add(_scorer(scores))
     if len(scorers) > 1:
-        raise ValueError(f"results mix scorer outputs ({', '.join(sorted(scorers))}): their scales differ (aria's "
-                         f"accuracy is a fraction, mmar_rubrics' a percentage); give one scorer's results per report")
+        raise ValueError(f"results mix scorer outputs ({', '.join(sorted(scorers))}): their measures differ (aria's "
+                         f"accuracy follows ARIA's answer extraction, mmar_rubrics' the official MMAR string match); "
+                         f"give one scorer's results per report")
     return keys, rows, outputs, scorers.pop()
 
 

@@ -13,6 +13,7 @@ returning the part that is there. Resampling uses soxr.
 from __future__ import annotations
 
 import io
+import math
 import os
 from functools import partial
 from pathlib import Path
@@ -162,12 +163,29 @@ def _as_array(source: AudioSource, backend: str) -> tuple[np.ndarray, int]:
     else:
         raise AudioError(f"unsupported audio source of type {type(source).__name__}: give a path, a file's "
                          "bytes, (array, rate), {'array': ..., 'sampling_rate': ...} or a dataset's audio value")
-    if rate is None or int(rate) <= 0:
-        raise AudioError(f"invalid sampling rate {rate!r}")
-    array = np.asarray(array, dtype=np.float32)
-    if array.ndim == 2 and array.shape[0] < array.shape[1] and array.shape[0] <= 8:
-        array = array.T  # (channels, frames), as torchcodec gives it -> (frames, channels)
-    return array, int(rate)
+    array, rate = in_memory_audio(array, rate)
+    return np.asarray(array, dtype=np.float32), rate
+
+
+def in_memory_audio(array: Any, rate: Any) -> tuple[np.ndarray, int]:
+    """A signal held in memory, checked and returned without a copy: (frames,) or (frames, channels) real
+    numbers ((channels, frames) with at most 8 channels, as torchcodec gives it, is transposed) and its rate
+    as an int. An ``AudioError`` names what is wrong: a sampling rate that is not a positive whole number of
+    Hz (None, NaN, a string, 0, 22050.5), or an array that is not 1-D or 2-D real numbers."""
+    if isinstance(rate, (bool, np.bool_)) or not isinstance(rate, (int, float, np.integer, np.floating)) \
+            or not math.isfinite(rate) or rate <= 0 or rate != int(rate):
+        raise AudioError(f"invalid sampling rate {rate!r}: it must be a positive whole number of Hz")
+    try:
+        samples = np.asarray(array)
+    except (TypeError, ValueError) as err:  # ragged nested lists
+        raise AudioError(f"the audio array cannot be read as numbers ({err})") from None
+    if samples.dtype.kind not in "iuf":
+        raise AudioError(f"the audio array must hold real numbers, got dtype {samples.dtype}")
+    if samples.ndim not in (1, 2):
+        raise AudioError(f"the audio array must be 1-D (frames) or 2-D (frames, channels), got shape {samples.shape}")
+    if samples.ndim == 2 and samples.shape[0] < samples.shape[1] and samples.shape[0] <= 8:
+        samples = samples.T  # (channels, frames) -> (frames, channels)
+    return samples, int(rate)
 
 
 def load_audio(source: AudioSource, sampling_rate: Optional[int] = None, *, mono: bool = True,

@@ -1,11 +1,13 @@
 """Read long recordings (AudioSpan runs up to 2.7 hours) without loading the whole file.
 
-Two entry points:
+Two entry points, each taking a path or a file's bytes (a dataset's embedded audio):
 
 - ``read_prefix(path, seconds, sampling_rate=None)``: the leading ``seconds`` of a file, the way
   AudioSpan truncates audio for a model with an input limit (App. C.1: "min(limit, length) as the
   leading prefix").
 - ``iter_blocks(path, block_seconds, sampling_rate=None)``: consecutive blocks covering the file.
+
+``resample_blocks`` resamples any sequence of blocks as one stream (signals held in memory use it too).
 
 soundfile is tried first here because it seeks to an exact frame and reads blocks of an exact length
 (WAV, FLAC, OGG, MP3 through libsndfile). Formats it cannot open (m4a, aac, opus in mp4...) are read
@@ -29,11 +31,12 @@ fails when the stream reaches the cut (a prefix that ends before it is read as u
 """
 from __future__ import annotations
 
+import io
 import os
 from dataclasses import dataclass
 from functools import partial
 from pathlib import Path
-from typing import Iterator, Optional, Union
+from typing import Iterable, Iterator, Optional, Union
 
 import numpy as np
 
@@ -42,6 +45,7 @@ from .header import check_held, read_promise
 from .io import first_that_reads
 
 PathLike = Union[str, os.PathLike]
+Source = Union[str, os.PathLike, bytes, bytearray]  # a path or a file's bytes
 
 
 @dataclass(frozen=True)
@@ -55,17 +59,25 @@ class AudioInfo:
     reader: str  # "soundfile" or "torchcodec"
 
 
-def _check_path(path: PathLike) -> str:
-    path = str(path)
+def _check_source(source: Source, name: Optional[str] = None) -> tuple[Union[str, bytes], str]:
+    """(what the readers open: a path or the file's bytes, what messages call it)."""
+    if isinstance(source, (bytes, bytearray)):
+        return bytes(source), name or f"embedded audio ({len(source)} bytes)"
+    path = os.fspath(source)
     if not Path(path).is_file():
         raise AudioError(f"audio file not found: {path}")
-    return path
+    return path, name or path
 
 
-def _soundfile_info(path: str) -> AudioInfo:
+def _readable(source: Union[str, bytes]):
+    """What soundfile opens: the path, or a fresh file object over the bytes."""
+    return io.BytesIO(source) if isinstance(source, bytes) else source
+
+
+def _soundfile_info(path: Union[str, bytes]) -> AudioInfo:
     import soundfile as sf
 
-    info = sf.info(path)
+    info = sf.info(_readable(path))
     if info.frames <= 0 or info.samplerate <= 0:
         # MP3 through older libsndfile can report 0 frames; treat as unreadable here.
         raise RuntimeError(f"soundfile reports {info.frames} frames at {info.samplerate} Hz")
@@ -73,7 +85,7 @@ def _soundfile_info(path: str) -> AudioInfo:
                      info.frames / info.samplerate, "soundfile")
 
 
-def _torchcodec_info(path: str) -> AudioInfo:
+def _torchcodec_info(path: Union[str, bytes]) -> AudioInfo:
     from torchcodec.decoders import AudioDecoder  # ImportError / RuntimeError when unusable
 
     meta = AudioDecoder(path).metadata
@@ -84,27 +96,28 @@ def _torchcodec_info(path: str) -> AudioInfo:
     return AudioInfo(int(round(duration * rate)), rate, int(meta.num_channels), duration, "torchcodec")
 
 
-def audio_info(path: PathLike) -> AudioInfo:
-    """Header information of an audio file, without decoding it. A WAV that holds fewer frames than its
-    header promises is an ``AudioError`` (both readers would report the shorter length without a word); a
-    cut FLAC shows only when its frames are read."""
-    path = _check_path(path)
-    check_held(read_promise(path), path)
+def audio_info(path: Source, *, name: Optional[str] = None) -> AudioInfo:
+    """Header information of an audio file (a path or its bytes; ``name``: what to call it in messages),
+    without decoding it. A WAV that holds fewer frames than its header promises is an ``AudioError`` (both
+    readers would report the shorter length without a word); a cut FLAC shows only when its frames are read."""
+    path, name = _check_source(path, name)
+    check_held(read_promise(path), name)
     return first_that_reads([("soundfile", partial(_soundfile_info, path)),
-                             ("torchcodec", partial(_torchcodec_info, path))], f"cannot read the header of {path}")
+                             ("torchcodec", partial(_torchcodec_info, path))], f"cannot read the header of {name}")
 
 
-def soundfile_blocks(path: str, block_frames: int, start_frame: int = 0,
-                     stop_frame: Optional[int] = None) -> Iterator[np.ndarray]:
+def soundfile_blocks(path: Union[str, bytes], block_frames: int, start_frame: int = 0,
+                     stop_frame: Optional[int] = None, name: Optional[str] = None) -> Iterator[np.ndarray]:
     """(frames, channels) float32 blocks of ``block_frames`` (the last shorter) from ``start_frame`` to
-    ``stop_frame`` (default: the end the header gives), read with soundfile.
+    ``stop_frame`` (default: the end the header gives), read with soundfile from a path or a file's bytes.
 
     A read that fails (libsndfile on a cut FLAC: "flac decoder lost sync", "Internal psf_fseek() failed")
     or a stream that ends before the promised frame is an ``AudioError`` naming the frames it could not read.
     """
     import soundfile as sf
 
-    with sf.SoundFile(path) as f:
+    name = name or str(path)
+    with sf.SoundFile(_readable(path)) as f:
         stop = f.frames if stop_frame is None else min(stop_frame, f.frames)
         position = start_frame
         while position < stop:
@@ -114,17 +127,17 @@ def soundfile_blocks(path: str, block_frames: int, start_frame: int = 0,
                     f.seek(start_frame)
                 block = f.read(wanted, dtype="float32", always_2d=True)
             except RuntimeError as err:  # soundfile.LibsndfileError
-                raise AudioError(f"{path}: cannot read frames {position} to {position + wanted} of {f.frames} "
+                raise AudioError(f"{name}: cannot read frames {position} to {position + wanted} of {f.frames} "
                                  f"({type(err).__name__}: {err}); the file is truncated or damaged") from None
             if len(block) == 0:
-                raise AudioError(f"{path}: the stream ended at frame {position} of {f.frames} its header promises; "
+                raise AudioError(f"{name}: the stream ended at frame {position} of {f.frames} its header promises; "
                                  "the file is truncated or damaged")
             position += len(block)
             yield block
 
 
-def _source_blocks_torchcodec(path: str, rate: int, block_frames: int, start_frame: int,
-                              stop_frame: Optional[int], duration: float) -> Iterator[np.ndarray]:
+def _source_blocks_torchcodec(path: Union[str, bytes], rate: int, block_frames: int, start_frame: int,
+                              stop_frame: Optional[int], duration: float, name: str) -> Iterator[np.ndarray]:
     from torchcodec.decoders import AudioDecoder
 
     decoder = AudioDecoder(path)
@@ -133,7 +146,11 @@ def _source_blocks_torchcodec(path: str, rate: int, block_frames: int, start_fra
     stop = duration if stop_frame is None else min(stop_frame / rate, duration)
     while start < stop - 1e-9:
         end = min(start + block_seconds, stop)
-        samples = decoder.get_samples_played_in_range(start, end)
+        try:
+            samples = decoder.get_samples_played_in_range(start, end)
+        except RuntimeError as err:  # FFmpeg on damaged data
+            raise AudioError(f"{name}: cannot decode {start:.3f} s to {end:.3f} s ({err}); the file is "
+                             "truncated or damaged") from None
         block = samples.data.numpy().T.astype(np.float32, copy=False)  # (frames, channels)
         if len(block) == 0:
             break
@@ -141,12 +158,12 @@ def _source_blocks_torchcodec(path: str, rate: int, block_frames: int, start_fra
         start = end
 
 
-def _source_blocks(path: str, info: AudioInfo, block_frames: int, start_frame: int,
-                   stop_frame: Optional[int]) -> Iterator[np.ndarray]:
+def _source_blocks(path: Union[str, bytes], info: AudioInfo, block_frames: int, start_frame: int,
+                   stop_frame: Optional[int], name: str) -> Iterator[np.ndarray]:
     if info.reader == "soundfile":
-        return soundfile_blocks(path, block_frames, start_frame, stop_frame)
+        return soundfile_blocks(path, block_frames, start_frame, stop_frame, name)
     return _source_blocks_torchcodec(path, info.sampling_rate, block_frames, start_frame, stop_frame,
-                                     info.duration)
+                                     info.duration, name)
 
 
 def _check_finite(block: np.ndarray, path: str) -> None:
@@ -154,9 +171,32 @@ def _check_finite(block: np.ndarray, path: str) -> None:
         raise AudioError(f"{path}: {int((~np.isfinite(block)).sum())} NaN or infinite samples")
 
 
-def iter_blocks(path: PathLike, block_seconds: float, sampling_rate: Optional[int] = None, *,
-                mono: bool = True, start: float = 0.0, stop: Optional[float] = None) -> Iterator[np.ndarray]:
-    """Yield consecutive float32 blocks of about ``block_seconds`` each, covering [start, stop) s.
+def resample_blocks(blocks: Iterable[np.ndarray], source_rate: int, target_rate: int) -> Iterator[np.ndarray]:
+    """Resample consecutive float32 blocks, (frames,) or (frames, channels), as one stream
+    (``soxr.ResampleStream``, flushed with the last block): the output, concatenated, equals resampling the
+    concatenated input at once (see the module docstring). Holds one block plus the resampler's state."""
+    import soxr
+
+    blocks = iter(blocks)
+    resampler = None
+    # Look one block ahead so the last one is flushed with last=True.
+    pending = next(blocks, None)
+    while pending is not None:
+        following = next(blocks, None)
+        if resampler is None:
+            channels = 1 if pending.ndim == 1 else pending.shape[1]
+            resampler = soxr.ResampleStream(source_rate, target_rate, channels, dtype="float32")
+        out = resampler.resample_chunk(np.ascontiguousarray(pending, dtype=np.float32), last=following is None)
+        if len(out):
+            yield out
+        pending = following
+
+
+def iter_blocks(path: Source, block_seconds: float, sampling_rate: Optional[int] = None, *,
+                mono: bool = True, start: float = 0.0, stop: Optional[float] = None,
+                name: Optional[str] = None) -> Iterator[np.ndarray]:
+    """Yield consecutive float32 blocks of about ``block_seconds`` each, covering [start, stop) s of a file
+    (a path or its bytes; ``name``: what to call it in messages).
 
     Blocks are (frames,) when ``mono`` (channels averaged) else (frames, channels). At the source rate
     every block but the last has exactly ``round(block_seconds * rate)`` frames; resampled blocks
@@ -167,40 +207,25 @@ def iter_blocks(path: PathLike, block_seconds: float, sampling_rate: Optional[in
         raise ValueError(f"block_seconds must be positive, got {block_seconds}")
     if start < 0 or (stop is not None and stop < start):
         raise ValueError(f"invalid range start={start}, stop={stop}")
-    path = _check_path(path)
-    info = audio_info(path)
+    path, name = _check_source(path, name)
+    info = audio_info(path, name=name)
     rate = info.sampling_rate
     block_frames = max(1, int(round(block_seconds * rate)))
     start_frame = int(round(start * rate))
     stop_frame = None if stop is None else int(round(stop * rate))
-    blocks = _source_blocks(path, info, block_frames, start_frame, stop_frame)
 
-    def shaped(block: np.ndarray) -> np.ndarray:
-        return block.mean(axis=1) if mono else block
+    def checked() -> Iterator[np.ndarray]:
+        for block in _source_blocks(path, info, block_frames, start_frame, stop_frame, name):
+            _check_finite(block, name)
+            yield np.ascontiguousarray(block.mean(axis=1) if mono else block, dtype=np.float32)
 
     if not sampling_rate or sampling_rate == rate:
-        for block in blocks:
-            _check_finite(block, path)
-            yield np.ascontiguousarray(shaped(block), dtype=np.float32)
-        return
-
-    import soxr
-
-    channels = 1 if mono else info.channels
-    resampler = soxr.ResampleStream(rate, sampling_rate, channels, dtype="float32")
-    # Look one block ahead so the last one is flushed with last=True.
-    pending = next(blocks, None)
-    while pending is not None:
-        following = next(blocks, None)
-        _check_finite(pending, path)
-        out = resampler.resample_chunk(np.ascontiguousarray(shaped(pending), dtype=np.float32),
-                                       last=following is None)
-        if len(out):
-            yield out
-        pending = following
+        yield from checked()
+    else:
+        yield from resample_blocks(checked(), rate, sampling_rate)
 
 
-def read_prefix(path: PathLike, seconds: float, sampling_rate: Optional[int] = None, *,
+def read_prefix(path: Source, seconds: float, sampling_rate: Optional[int] = None, *,
                 mono: bool = True, block_seconds: float = 60.0) -> tuple[np.ndarray, int]:
     """The leading ``seconds`` of a file as (samples, rate), read without loading the rest.
 
@@ -211,17 +236,17 @@ def read_prefix(path: PathLike, seconds: float, sampling_rate: Optional[int] = N
     """
     if seconds <= 0:
         raise ValueError(f"seconds must be positive, got {seconds}")
-    path = _check_path(path)
-    info = audio_info(path)
+    path, name = _check_source(path)
+    info = audio_info(path, name=name)
     rate = info.sampling_rate
     if not sampling_rate or sampling_rate == rate:
         frames = min(int(round(seconds * rate)), info.frames) if info.reader == "soundfile" else None
-        parts = list(iter_blocks(path, min(block_seconds, seconds), None, mono=mono, stop=seconds))
+        parts = list(iter_blocks(path, min(block_seconds, seconds), None, mono=mono, stop=seconds, name=name))
         samples = np.concatenate(parts) if parts else np.zeros((0,) if mono else (0, info.channels), np.float32)
         if frames is not None:
             samples = samples[:frames]
         if len(samples) == 0:
-            raise AudioError(f"{path}: no samples in the first {seconds} s")
+            raise AudioError(f"{name}: no samples in the first {seconds} s")
         return samples, rate
     wanted = int(round(seconds * sampling_rate))
     # Read a little past the prefix (about 0.5 s of source) so the filter sees the same future samples
@@ -229,14 +254,14 @@ def read_prefix(path: PathLike, seconds: float, sampling_rate: Optional[int] = N
     context = 0.5
     parts, produced = [], 0
     for block in iter_blocks(path, min(block_seconds, seconds + context), sampling_rate, mono=mono,
-                             stop=seconds + context):
+                             stop=seconds + context, name=name):
         parts.append(block)
         produced += len(block)
     samples = np.concatenate(parts) if parts else np.zeros((0,), np.float32)
     covered_whole_file = seconds + context >= info.duration
     if produced < wanted and not covered_whole_file:
-        raise AudioError(f"{path}: resampler produced {produced} of {wanted} samples")
+        raise AudioError(f"{name}: resampler produced {produced} of {wanted} samples")
     samples = samples[:wanted]
     if len(samples) == 0:
-        raise AudioError(f"{path}: no samples in the first {seconds} s")
+        raise AudioError(f"{name}: no samples in the first {seconds} s")
     return np.ascontiguousarray(samples), int(sampling_rate)

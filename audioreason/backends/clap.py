@@ -5,36 +5,53 @@ Text is cut at 77 tokens and audio is read at 48 kHz mono (ARIA Table 11). M1 co
   * an unfused checkpoint (the paper's ``laion/clap-htsat-unfused``) reads one window of
     ``max_length_s`` (10 s): the clip is cut into consecutive windows, each embedded (the last, shorter
     one repeat-padded as CLAP pads a short clip), and the unit embeddings are averaged, weighted by each
-    window's share of the duration, then normalised. A file is streamed block by block
-    (``audio.iter_blocks``), so memory holds one batch of windows, whatever the clip's length;
+    window's share of the duration, then normalised;
   * a fused checkpoint (``enable_fusion``) uses CLAP's own long-audio fusion (``truncation="fusion"``:
-    a global downsampled view plus crops, seeded) on the whole clip, which must then fit in memory.
-``mode="random_crop"`` (option) is transformers' ``rand_trunc`` on the whole clip: a clip longer than the
-window is cropped to 10 s at a random offset drawn from a generator seeded with ``seed``.
+    a downsampled global view of the whole clip's mel spectrogram plus three crops of it, seeded),
+    built from the mel frames it uses (``clap_audio.fusion_input``).
+``mode="random_crop"`` (option) is transformers' ``rand_trunc``: a clip longer than the window is cropped
+to 10 s at a random offset drawn after seeding numpy with ``seed``; only that stretch is read.
+
+Memory is flat in the clip's length in every mode: no clip is ever held whole (``clap_audio``: sources
+are read in 10-s blocks at 48 kHz), and the model runs on at most ``batch_size`` windows, crops or fused
+inputs at a time (``benchmarks/aria_memory.py`` measures 1 minute to 10 hours). A source that cannot be
+read (missing, damaged, empty, NaN samples, an invalid array or sampling rate, or out of memory) comes
+back as its ``AudioError``, never as an exception that stops the other sources.
 """
 from __future__ import annotations
 
 import hashlib
-import os
-from pathlib import Path
-from typing import Any, Iterable, Iterator, Sequence, Union
+from contextlib import contextmanager
+from typing import Any, Callable, Iterator, Sequence, Union
 
 import numpy as np
 import torch
 
-from ..audio import AudioError, iter_blocks, load_audio
+from ..audio import AudioError
 from .cache import TextCache
-
-CLAP_RATE = 48000
-AUDIO_MODES = ("whole", "random_crop")
+from .clap_audio import (AUDIO_MODES, CLAP_RATE, crop, describe, fusion_input, joined, numpy_seed, open_signal,
+                         source_key, windows)
 
 
 def _unit(x: torch.Tensor) -> np.ndarray:
     return torch.nn.functional.normalize(x.double(), dim=-1).numpy()
 
 
+def _unit_np(v: np.ndarray) -> np.ndarray:
+    return v / np.linalg.norm(v)
+
+
 def audio_key(samples: np.ndarray) -> str:
     return hashlib.sha1(np.ascontiguousarray(samples, dtype=np.float32).tobytes()).hexdigest()
+
+
+@contextmanager
+def _reading(source: Any) -> Iterator[None]:
+    """Running out of memory on one source is that source's AudioError (the others go on)."""
+    try:
+        yield
+    except MemoryError:
+        raise AudioError(f"{describe(source)}: out of memory reading this audio") from None
 
 
 class ClapBackend:
@@ -78,26 +95,27 @@ class ClapBackend:
         """Samples the audio tower reads at once (``max_length_s`` at 48 kHz)."""
         return int(self.processor.feature_extractor.nb_max_samples)
 
+    def _features(self, clip: np.ndarray, truncation: str, seed: int) -> dict[str, torch.Tensor]:
+        """The feature extractor's input for one clip; its random draws (crops) follow ``seed``."""
+        with numpy_seed(seed):
+            return dict(self.processor.feature_extractor(
+                [clip], sampling_rate=CLAP_RATE, truncation=truncation, padding="repeatpad", return_tensors="pt"))
+
     @torch.inference_mode()
-    def _embed_audio(self, clips: list[np.ndarray], batch_size: int = 16, truncation: str = "rand_trunc") -> np.ndarray:
-        features = []
-        for clip in clips:  # features one clip at a time: the crops are drawn from numpy's global RNG
-            state = np.random.get_state()
-            np.random.seed(self.seed)
-            try:
-                features.append(self.processor.feature_extractor(
-                    [clip], sampling_rate=CLAP_RATE, truncation=truncation, padding="repeatpad",
-                    return_tensors="pt"))
-            finally:
-                np.random.set_state(state)
+    def _run(self, features: Sequence[dict[str, torch.Tensor]]) -> np.ndarray:
+        """Unit embeddings of a batch of extracted features, in one model call."""
         dtype = next(self.model.parameters()).dtype
-        rows = []
-        for i in range(0, len(features), batch_size):  # the model itself runs in batches
-            chunk = features[i:i + batch_size]
-            batch = {k: torch.cat([f[k] for f in chunk]) for k in chunk[0].keys()}
-            batch = {k: v.to(dtype) if v.is_floating_point() else v for k, v in batch.items()}
-            rows.append(_unit(self._pooled(self.model.get_audio_features(**batch))))
-        return np.concatenate(rows)
+        batch = {k: torch.cat([f[k] for f in features]) for k in features[0].keys()}
+        batch = {k: v.to(dtype) if v.is_floating_point() else v for k, v in batch.items()}
+        return _unit(self._pooled(self.model.get_audio_features(**batch)))
+
+    def _embed_audio(self, clips: list[np.ndarray], batch_size: int = 16, truncation: str = "rand_trunc",
+                     seed: Union[int, None] = None) -> np.ndarray:
+        """Unit embeddings of 48 kHz clips, ``batch_size`` at a time (features one clip at a time, each
+        with numpy seeded: the crops are drawn from numpy's global generator)."""
+        seed = self.seed if seed is None else seed
+        return np.concatenate([self._run([self._features(c, truncation, seed) for c in clips[i:i + batch_size]])
+                               for i in range(0, len(clips), batch_size)])
 
     def embed_texts(self, texts: Sequence[str], batch_size: int = 64, use_cache: bool = True) -> np.ndarray:
         compute = lambda todo: np.concatenate(  # noqa: E731
@@ -113,39 +131,12 @@ class ClapBackend:
             return self._embed_audio(list(clips))
         return self.audio_cache.lookup([audio_key(c) for c in clips], self._embed_audio, inputs=list(clips))
 
-    # ------------------------------------------------------------------ whole audio (M1 default)
-    def _windows(self, chunks: Iterable[np.ndarray]) -> Iterator[tuple[np.ndarray, float]]:
-        """Consecutive windows of ``self.window`` samples (the last one shorter) with their duration share
-        (samples / window); raises AudioError when there is no sample at all."""
-        buffer, size, total = [], 0, 0
-        for chunk in chunks:
-            buffer.append(np.asarray(chunk, dtype=np.float32))
-            size += len(chunk)
-            while size >= self.window:
-                joined = np.concatenate(buffer)
-                yield joined[:self.window], 1.0
-                buffer, size, total = [joined[self.window:]], size - self.window, total + self.window
-        if size:
-            yield np.concatenate(buffer), size / self.window
-        elif total == 0:
-            raise AudioError("audio has no samples")
-
-    def _embed_whole(self, items: Sequence[Iterable[np.ndarray]], batch_size: int) -> list[Union[np.ndarray, AudioError]]:
-        """Whole-clip unit embedding per item (see the module docstring), or the AudioError its audio
-        raised. Windows of consecutive items share batches; at most ``batch_size`` windows are held."""
-        if self.fused:  # CLAP's own fusion reads the whole clip at once
-            results: list[Union[np.ndarray, AudioError]] = []
-            for chunks in items:
-                try:
-                    clip = np.concatenate([np.asarray(c, dtype=np.float32) for c in chunks] or [np.zeros(0, np.float32)])
-                    if not len(clip):
-                        raise AudioError("audio has no samples")
-                    results.append(self._embed_audio([clip], truncation="fusion")[0])
-                except AudioError as err:
-                    results.append(err)
-            return results
-        sums: list[Any] = [0.0] * len(items)
-        weights = [0.0] * len(items)
+    # ------------------------------------------------------------------ sources (M1)
+    def _embed_whole(self, sources: Sequence[Any], batch_size: int) -> list[Union[np.ndarray, AudioError]]:
+        """Whole-clip unit embedding of each unfused source (see the module docstring), or its AudioError.
+        Windows of consecutive sources share batches; at most ``batch_size`` windows are held."""
+        sums: list[Any] = [0.0] * len(sources)
+        weights = [0.0] * len(sources)
         failed: dict[int, AudioError] = {}
         pending: list[tuple[int, np.ndarray, float]] = []
 
@@ -156,9 +147,13 @@ class ClapBackend:
                 weights[i] += weight
             pending.clear()
 
-        for i, chunks in enumerate(items):
+        def source_windows(source: Any) -> Iterator[tuple[np.ndarray, float]]:
+            with _reading(source):
+                yield from windows(open_signal(source).blocks(), self.window)
+
+        for i, source in enumerate(sources):
             try:
-                for window, weight in self._windows(chunks):
+                for window, weight in source_windows(source):
                     pending.append((i, window, weight))
                     if len(pending) == batch_size:
                         flush()
@@ -167,19 +162,62 @@ class ClapBackend:
                 pending[:] = [p for p in pending if p[0] != i]
         if pending:
             flush()
-        return [failed[i] if i in failed else _unit_np(sums[i] / weights[i]) for i in range(len(items))]
+        return [failed[i] if i in failed else _unit_np(sums[i] / weights[i]) for i in range(len(sources))]
+
+    def _embed_each(self, sources: Sequence[Any], batch_size: int,
+                    features: Callable[[Any], dict[str, torch.Tensor]]) -> list[Union[np.ndarray, AudioError]]:
+        """One model input per source (``features``: a crop's or a fused clip's), run ``batch_size`` at a
+        time; a source whose reading fails gets its AudioError."""
+        results: list[Union[np.ndarray, AudioError, None]] = [None] * len(sources)
+        pending: list[tuple[int, dict[str, torch.Tensor]]] = []
+
+        def flush() -> None:
+            for (i, _), vec in zip(pending, self._run([f for _, f in pending])):
+                results[i] = vec
+            pending.clear()
+
+        for i, source in enumerate(sources):
+            try:
+                with _reading(source):
+                    pending.append((i, features(source)))
+            except AudioError as err:
+                results[i] = err
+            if len(pending) == batch_size:
+                flush()
+        if pending:
+            flush()
+        return results
+
+    def _crop_features(self, source: Any, seed: int) -> dict[str, torch.Tensor]:
+        clip = crop(open_signal(source), self.window, seed)
+        if not len(clip):
+            raise AudioError("audio has no samples")
+        return self._features(clip, "rand_trunc", seed)
+
+    def _fused_features(self, source: Any, seed: int) -> dict[str, torch.Tensor]:
+        signal = open_signal(source)
+        stacked = fusion_input(signal, self.processor.feature_extractor, seed)
+        if stacked is not None:
+            return {"input_features": torch.from_numpy(stacked[None]), "is_longer": torch.tensor([[True]])}
+        clip = joined(signal.blocks())  # at most one window and one hop: CLAP's features of the clip itself
+        if not len(clip):
+            raise AudioError("audio has no samples")
+        return self._features(clip, "fusion", seed)
 
     def embed_sources(self, sources: Sequence[Any], mode: str = "whole", batch_size: int = 16,
-                      use_cache: bool = True) -> list[Union[np.ndarray, AudioError]]:
-        """Unit audio embedding of each source (a path, ``(array, rate)`` or ``{"array", "sampling_rate"}``,
-        any rate, averaged to mono and resampled to 48 kHz), or the AudioError that reading it raised.
+                      use_cache: bool = True, seed: Union[int, None] = None) -> list[Union[np.ndarray, AudioError]]:
+        """Unit audio embedding of each source (a path, a file's bytes, ``{"path", "bytes"}``, a dataset's
+        audio value, ``(array, rate)`` or ``{"array", "sampling_rate"}``; any rate, averaged to mono and
+        resampled to 48 kHz), or the AudioError that reading it raised.
 
-        ``mode="whole"`` (ARIA's "whole audio input", default) or ``"random_crop"`` (one seeded 10 s
-        crop). Identical sources (same file and modification time, or same samples) are embedded once
-        per process with ``use_cache``; failures are not cached."""
+        ``mode="whole"`` (ARIA's "whole audio input", default) or ``"random_crop"`` (one 10-s crop);
+        ``seed`` (default: the backend's) seeds the crop and a fused CLAP's crops. Identical sources (same
+        file and modification time, same bytes or samples) are embedded once per process with
+        ``use_cache``; failures are not cached."""
         if mode not in AUDIO_MODES:
             raise ValueError(f"mode must be one of {AUDIO_MODES}, got {mode!r}")
-        keys = [(mode, _source_key(src)) if use_cache else None for src in sources]
+        seed = self.seed if seed is None else seed
+        keys = [(mode, seed, source_key(src)) if use_cache else None for src in sources]
         results: dict[int, Union[np.ndarray, AudioError]] = {
             i: self.whole_cache[k] for i, k in enumerate(keys) if k is not None and k in self.whole_cache}
         todo = [i for i in range(len(sources)) if i not in results]
@@ -187,58 +225,16 @@ class ClapBackend:
         for i in todo:
             first.setdefault(keys[i] if use_cache else i, i)
         distinct = sorted(set(first.values()))
-        if mode == "whole":
-            computed = self._embed_whole([_chunks(sources[i]) for i in distinct], batch_size)
+        chosen = [sources[i] for i in distinct]
+        if mode == "random_crop":
+            computed = self._embed_each(chosen, batch_size, lambda src: self._crop_features(src, seed))
+        elif self.fused:
+            computed = self._embed_each(chosen, batch_size, lambda src: self._fused_features(src, seed))
         else:
-            computed = []
-            for i in distinct:
-                try:
-                    computed.append(load_audio(sources[i], CLAP_RATE)[0])
-                except AudioError as err:
-                    computed.append(err)
-            clips = [c for c in computed if not isinstance(c, AudioError)]
-            vecs = iter(self._embed_audio(clips, batch_size) if clips else [])
-            computed = [c if isinstance(c, AudioError) else next(vecs) for c in computed]
+            computed = self._embed_whole(chosen, batch_size)
         by_first = dict(zip(distinct, computed))
         for i in todo:
             results[i] = by_first[first[keys[i] if use_cache else i]]
             if use_cache and not isinstance(results[i], AudioError):
                 self.whole_cache[keys[i]] = results[i]
         return [results[i] for i in range(len(sources))]
-
-
-def _unit_np(v: np.ndarray) -> np.ndarray:
-    return v / np.linalg.norm(v)
-
-
-def _source_path(source: Any) -> Union[str, None]:
-    if isinstance(source, (str, os.PathLike)):
-        return str(source)
-    if isinstance(source, dict) and source.get("array") is None and source.get("path"):
-        return str(source["path"])
-    return None
-
-
-def _source_key(source: Any) -> tuple:
-    """What identifies a source's audio: a file by path, size and modification time; samples by hash."""
-    path = _source_path(source)
-    if path is not None:
-        try:
-            st = Path(path).stat()
-        except OSError:
-            return ("missing", path)
-        return ("file", str(Path(path).resolve()), st.st_size, st.st_mtime_ns)
-    try:
-        array, rate = (source["array"], source.get("sampling_rate")) if isinstance(source, dict) else source
-        return ("array", audio_key(np.asarray(array, dtype=np.float32)), rate)
-    except (TypeError, ValueError, KeyError):
-        return ("unhashable", id(source))
-
-
-def _chunks(source: Any) -> Iterator[np.ndarray]:
-    """48 kHz mono blocks of a source: a file streamed in 10-s blocks, an array resampled at once."""
-    path = _source_path(source)
-    if path is not None:
-        yield from iter_blocks(path, 10.0, CLAP_RATE)
-    else:
-        yield load_audio(source, CLAP_RATE)[0]

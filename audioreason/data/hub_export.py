@@ -196,24 +196,23 @@ def write_card(out_dir: Path, card_text: Optional[str], configs: Sequence[HubCon
     return path
 
 
-def prepare_out_dir(out_dir: Union[str, os.PathLike], overwrite: bool) -> Path:
+def check_out_dir(out_dir: Union[str, os.PathLike], overwrite: bool, how: str = "pass overwrite=True") -> Path:
+    """The resolved output folder; FileExistsError when it holds anything and ``overwrite`` is off (``how``
+    says how to allow it: the library's keyword, or the command line's flag)."""
     out = Path(out_dir).expanduser().resolve()
-    if out.exists() and any(out.iterdir()):
-        if not overwrite:
-            raise FileExistsError(f"{out} is not empty; pass overwrite=True to replace it")
-        shutil.rmtree(out)
-    out.mkdir(parents=True, exist_ok=True)
+    if out.exists() and not out.is_dir():
+        raise FileExistsError(f"{out} is a file; give a folder")
+    if out.exists() and any(out.iterdir()) and not overwrite:
+        raise FileExistsError(f"{out} is not empty; {how} to replace it")
     return out
 
 
-def default_card(builder_cls: type[BenchmarkBuilder]) -> str:
-    """A minimal card (licence, description, citation) for an export made without a card file."""
-    import yaml
-
-    front = yaml.safe_dump({"license": builder_cls.LICENSE, "pretty_name": builder_cls.BENCHMARK},
-                           sort_keys=False)
-    return (f"---\n{front}---\n# {builder_cls.BENCHMARK}\n\n{builder_cls.DESCRIPTION}\n\n"
-            f"Source: {builder_cls.HOMEPAGE}\n\n## Citation\n\n```bibtex\n{builder_cls.CITATION}\n```\n")
+def prepare_out_dir(out_dir: Union[str, os.PathLike], overwrite: bool) -> Path:
+    out = check_out_dir(out_dir, overwrite)
+    if out.exists():
+        shutil.rmtree(out)
+    out.mkdir(parents=True, exist_ok=True)
+    return out
 
 
 def export_parquet_folder(dataset: Union[datasets.Dataset, Mapping[str, datasets.Dataset]],
@@ -231,13 +230,41 @@ def export_parquet_folder(dataset: Union[datasets.Dataset, Mapping[str, datasets
     return out
 
 
-def push_folder(folder: Union[str, os.PathLike], repo_id: str, *, private: bool = False,
-                token: Optional[str] = None) -> str:
-    """Publish a Hub-ready folder as the dataset repo ``repo_id`` (created if needed); returns its URL."""
-    from huggingface_hub import HfApi
+def licence_notice(card_text: str) -> str:
+    """What a dataset card says about its licence: the YAML ``license`` and the body's "Licence and
+    attribution" section (printed before anything is published openly)."""
+    from huggingface_hub import DatasetCard
 
-    api = HfApi(token=token)
+    card = DatasetCard(card_text)
+    licence = card.data.to_dict().get("license", "not stated in the card")
+    lines, inside = [], False
+    for line in card.text.splitlines():
+        if line.startswith("## "):
+            inside = line[3:].strip().lower().startswith("licen")
+            continue
+        if inside:
+            lines.append(line)
+    section = "\n".join(lines).strip() or "(the card has no licence section)"
+    return f"licence: {licence}\n{section}"
+
+
+def push_folder(folder: Union[str, os.PathLike], repo_id: str, *, private: bool = True,
+                token: Optional[str] = None, api: Any = None) -> str:
+    """Publish a Hub-ready folder as the dataset repo ``repo_id`` (created if needed); returns its URL.
+
+    Private by default: the benchmarks' licences (CC BY-NC, CC BY-NC-SA; AudioSpan's audio may not be
+    redistributed) leave opening a copy to its owner, so ``private=False`` must be asked for. ``api``: an
+    ``huggingface_hub.HfApi`` (default: one made with ``token``)."""
+    if api is None:
+        from huggingface_hub import HfApi
+
+        api = HfApi(token=token)
     api.create_repo(repo_id, repo_type="dataset", private=private, exist_ok=True)
+    if private and not api.repo_info(repo_id, repo_type="dataset").private:
+        # create_repo(exist_ok=True) leaves an existing repo as it is: never upload into an open one by default.
+        raise PermissionError(f"the dataset repo {repo_id} already exists and is public: nothing was uploaded "
+                              "(make it private on the Hub, or publish openly on purpose: private=False; --public on the command "
+                              "line)")
     api.upload_folder(repo_id=repo_id, folder_path=str(folder), repo_type="dataset",
                       commit_message="Upload with audioreason.data")
     return f"https://huggingface.co/datasets/{repo_id}"

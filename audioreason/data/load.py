@@ -17,6 +17,7 @@ from __future__ import annotations
 
 import argparse
 import os
+import sys
 import warnings
 from dataclasses import dataclass
 from pathlib import Path
@@ -31,7 +32,7 @@ from ..audio.io import resolve_audio_backend
 from .audio_files import check_inside
 from .builder import MISSING_AUDIO_POLICIES, REPEATED_ID_POLICIES, BenchmarkBuilder
 from .features import TEST_SPLIT
-from .hub_export import default_card, export_parquet_folder, push_folder
+from .hub_export import check_out_dir, export_parquet_folder, licence_notice, push_folder
 from .hub_load import is_hub_folder, load_hub_folder, pick_config, read_card_yaml, split_patterns
 from .validation import ValidationReport
 from .mmar import METADATA_FILE as MMAR_METADATA
@@ -98,7 +99,8 @@ def export_benchmark(name: str, dataset: datasets.Dataset, out_dir: Union[str, o
                      audio_root: Optional[Union[str, os.PathLike]] = None, **options: Any) -> Path:
     """Write a built benchmark as a Hub-ready folder (MMAR, MMAU: parquet shards with embedded audio;
     AudioSpan: audio files plus metadata). ``card`` is the dataset card text (its YAML ``configs`` and
-    ``dataset_info`` are rewritten from what was written); without one a minimal card is made.
+    ``dataset_info`` are rewritten from what was written); default: the benchmark's shipped card
+    (``audioreason.dataset_card_path(name)``).
 
     ``audio_root``: the raw folder the dataset was built from. Given, every audio file is resolved again
     (symlinks followed) and the export is refused, before anything is written, when one lies outside it
@@ -108,7 +110,11 @@ def export_benchmark(name: str, dataset: datasets.Dataset, out_dir: Union[str, o
     spec = benchmark_spec(name)
     if audio_root is not None:
         check_inside(dataset, audio_root, action="nothing was exported")
-    return spec.export(dataset, out_dir, card=card or default_card(spec.builder), overwrite=overwrite, **options)
+    if card is None:
+        from ..shipped import dataset_card_path
+
+        card = Path(dataset_card_path(spec.name)).read_text(encoding="utf-8")
+    return spec.export(dataset, out_dir, card=card, overwrite=overwrite, **options)
 
 
 def _offline() -> bool:
@@ -205,23 +211,51 @@ def load_benchmark(name: str, path_or_hub_id: Union[str, os.PathLike], split: st
 # The build step behind datasets_scripts/<name>/build.py
 # ----------------------------------------------------------------------------------------------
 
-def run_build_script(name: str, card_path: Union[str, os.PathLike], argv: Optional[Sequence[str]] = None) -> int:
+def run_build_script(name: str, card_path: Union[str, os.PathLike], argv: Optional[Sequence[str]] = None, *,
+                     api: Any = None) -> int:
     """raw folder -> builder (validated) -> Hub-ready folder with the card -> optionally the Hub. Only audio
-    inside the raw folder is ever exported (``export_benchmark(..., audio_root=raw)``)."""
+    inside the raw folder is ever exported (``export_benchmark(..., audio_root=raw)``).
+
+    ``--push-to-hub ORG/NAME`` publishes a private dataset repo; ``--public`` publishes it openly, after
+    printing the card's licence (it asks nothing: the flag is the decision). An error is one line on stderr
+    and exit status 1 (2 for bad arguments); ``--debug`` shows the traceback instead. ``api``: the
+    ``huggingface_hub.HfApi`` to push with (tests pass a stand-in)."""
+    from ..cli import describe_error
+
     spec = benchmark_spec(name)
-    parser = argparse.ArgumentParser(prog=f"datasets_scripts/{spec.name}/build.py",
-                                     description=f"Build the Hub-ready {spec.name} folder from its raw folder.")
+    prog = f"datasets_scripts/{spec.name}/build.py"
+    parser = argparse.ArgumentParser(prog=prog, description=f"Build the Hub-ready {spec.name} folder from its raw folder.")
     parser.add_argument("raw", help=f"raw {spec.name} folder (with {' or '.join(spec.raw_markers)})")
     parser.add_argument("out", help="output folder (Hub-ready: README.md + data)")
     parser.add_argument("--on-missing-audio", choices=MISSING_AUDIO_POLICIES, default="raise")
     parser.add_argument("--on-repeated-id", choices=REPEATED_ID_POLICIES, default="raise")
     parser.add_argument("--audio-backend", choices=("auto", "torchcodec", "soundfile"), default="auto")
     parser.add_argument("--cache-dir", default=None, help="datasets cache for the build")
-    parser.add_argument("--report", default=None, help="also write the validation report here (JSON)")
+    parser.add_argument("--report", default=None, help="also write the validation report here (JSON), "
+                                                       "also when validation fails")
     parser.add_argument("--overwrite", action="store_true", help="replace a non-empty output folder")
     parser.add_argument("--push-to-hub", metavar="ORG/NAME", default=None,
-                        help="then upload the folder as this dataset repo (needs a token and network)")
+                        help="then upload the folder as this dataset repo, private (needs a token and network)")
+    parser.add_argument("--public", action="store_true",
+                        help="with --push-to-hub: publish openly instead (the card's licence is printed first)")
+    parser.add_argument("--debug", action="store_true", help="show the traceback of an error")
     args = parser.parse_args(argv)
+    if args.public and not args.push_to_hub:
+        parser.error("--public goes with --push-to-hub ORG/NAME")
+    try:
+        return _build_and_export(spec, Path(card_path).read_text(encoding="utf-8"), args, api)
+    except Exception as err:
+        if args.debug:
+            raise
+        report = getattr(err, "report", None)
+        if args.report and isinstance(report, ValidationReport):
+            report.write_json(args.report)
+        print(f"{prog}: error: {describe_error(err)}", file=sys.stderr)
+        return 1
+
+
+def _build_and_export(spec: BenchmarkSpec, card: str, args: argparse.Namespace, api: Any) -> int:
+    check_out_dir(args.out, args.overwrite, how="pass --overwrite")  # before the build, not after it
     config = "all" if spec.name == "audiospan" else None
     dataset, report = build_benchmark(spec.name, args.raw, config=config, cache_dir=args.cache_dir,
                                       on_missing_audio=args.on_missing_audio, on_repeated_id=args.on_repeated_id,
@@ -229,9 +263,14 @@ def run_build_script(name: str, card_path: Union[str, os.PathLike], argv: Option
     print(report.summary())
     if args.report:
         report.write_json(args.report)
-    card = Path(card_path).read_text(encoding="utf-8")
     out = export_benchmark(spec.name, dataset, args.out, card=card, overwrite=args.overwrite, audio_root=args.raw)
     print(f"wrote {out} ({len(dataset)} items); load it with datasets.load_dataset({str(out)!r})")
     if args.push_to_hub:
-        print(f"published {push_folder(out, args.push_to_hub)}")
+        if args.public:
+            print(f"--public: {args.push_to_hub} will be readable by anyone. The card's licence "
+                  f"(read it: it is not asked again):\n{licence_notice(card)}")
+        url = push_folder(out, args.push_to_hub, private=not args.public, api=api)
+        visibility = "public" if args.public else "private: only you and your organisation see it; --public " \
+                                                  "publishes openly"
+        print(f"published {url} ({visibility})")
     return 0

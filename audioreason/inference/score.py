@@ -448,37 +448,26 @@ def _write(run: RunFolder, options: ScoreOptions, sections: dict[str, Section], 
 @dataclass
 class Row:
     scorer: str
-    value: Optional[float]  # a rate in [0, 1] or a score (``unit`` says how to print it); None: unavailable
+    value: Optional[float]  # on the one scale of every scorer, 0-1 (audioreason.scale); None: unavailable
     n: int
     backbone: str
     unanswered: Optional[int] = None
-    unit: str = "%"
     source: str = ""        # where the scored outputs came from (the demo: its model, or "fixture")
 
 
 def format_table(rows: Sequence[Row]) -> str:
-    """A plain-text table: scorer, value, unanswered (count and rate), n, [outputs,] backbone. The outputs
-    column appears when a row names its source."""
+    """A plain-text table: scorer, value (0-1, 4 decimals), unanswered (count of n), n, [outputs,] backbone.
+    The outputs column appears when a row names its source."""
     sources = any(r.source for r in rows)
     header = ("scorer", "value", "unanswered", "n") + (("outputs",) if sources else ()) + ("backbone",)
     body = []
     for r in rows:
-        if r.value is None:
-            value = "n/a"
-        else:
-            value = f"{100 * r.value:.1f}%" if r.unit == "%" else f"{r.value:.4f}"
-        if r.unanswered is None:
-            unanswered = "-"
-        else:
-            unanswered = f"{r.unanswered} ({100 * r.unanswered / r.n:.1f}%)" if r.n else str(r.unanswered)
+        value = "n/a" if r.value is None else f"{r.value:.4f}"
+        unanswered = "-" if r.unanswered is None else f"{r.unanswered} of {r.n}"
         body.append((r.scorer, value, unanswered, str(r.n)) + ((r.source,) if sources else ()) + (r.backbone,))
     widths = [max(len(line[i]) for line in [header, *body]) for i in range(len(header))]
     fmt = lambda line: "  ".join(cell.ljust(w) for cell, w in zip(line, widths)).rstrip()  # noqa: E731
     return "\n".join([fmt(header), fmt(tuple("-" * w for w in widths)), *map(fmt, body)])
-
-
-def _pct(value: Optional[float]) -> Optional[float]:
-    return None if value is None else value / 100
 
 
 def result_rows(results: Mapping[str, Any]) -> list[Row]:
@@ -518,12 +507,12 @@ def _accuracy_rows(entry: Mapping[str, Any], label: Callable[[str], str]) -> lis
 def _aria_rows(entry: Mapping[str, Any], label: Callable[[str], str]) -> list[Row]:
     from ..scoring.aria import METRIC_NAMES, METRICS
 
-    rows = [Row(label(f"aria: {m} {METRIC_NAMES[m]}"), entry.get(m), entry["n"], entry["backbones"][m], unit="score")
+    rows = [Row(label(f"aria: {m} {METRIC_NAMES[m]}"), entry.get(m), entry["n"], entry["backbones"][m])
             for m in METRICS]
     covered = "+".join(entry.get("aria_metrics") or []) or "none"
     mode = _mode(entry)
     rows.append(Row(label(f"aria: ARIA (mean of {covered})"), entry.get("aria"), entry["n"],
-                    f"reasoning mode: {mode}; {_outputs_note(entry)}", unit="score"))
+                    f"reasoning mode: {mode}; {_outputs_note(entry)}"))
     return rows
 
 
@@ -540,11 +529,11 @@ def _perturbation_rows(entry: Mapping[str, Any], label: Callable[[str], str]) ->
     for p in entry["perturbations"]:
         mode = _mode(p)
         delta = p["delta"]["aria"]
-        note = (f"{p['paper_name']}: accuracy {100 * p['accuracy']:.1f}%, answers changed "
-                f"{100 * p['answer_change_rate']:.1f}%, ARIA delta "
+        note = (f"{p['paper_name']}: accuracy {p['accuracy']:.4f}, answers changed "
+                f"{p['answer_change_rate']:.4f}, ARIA delta "
                 f"{'n/a' if delta is None else f'{delta:+.4f}'}; mode {mode}")
         rows.append(Row(label(f"perturbation: {p['perturbation']}"), p.get("aria"), entry["n"], note,
-                        round(p["unanswered_rate"] * entry["n"]), unit="score"))
+                        round(p["unanswered_rate"] * entry["n"])))
     return rows
 
 
@@ -557,14 +546,13 @@ def _judge_note(entry: Mapping[str, Any], judged: int) -> str:
 
 def _mmar_rows(entry: Mapping[str, Any], label: Callable[[str], str]) -> list[Row]:
     value = None if entry.get("headline_unavailable") else entry.get("rubrics")
-    return [Row(label("mmar_rubrics: Accuracy (official gate)"), _pct(entry.get("accuracy")), entry["n"],
+    return [Row(label("mmar_rubrics: Accuracy (official gate)"), entry.get("accuracy"), entry["n"],
                 "rule-based (no model)"),
-            Row(label("mmar_rubrics: Rubrics (x100)"), value, entry["n"], _judge_note(entry, entry.get("n_judged")),
-                unit="score")]
+            Row(label("mmar_rubrics: Rubrics"), value, entry["n"], _judge_note(entry, entry.get("n_judged")))]
 
 
 def _audiospan_rows(entry: Mapping[str, Any], label: Callable[[str], str]) -> list[Row]:
-    value = None if entry.get("headline_unavailable") else _pct(entry.get("rubric"))
+    value = None if entry.get("headline_unavailable") else entry.get("rubric")
     return [Row(label("audiospan_rubric: Rubric (Eq. 2)"), value, entry["n"], _judge_note(entry, entry.get("n_scored")))]
 
 
@@ -573,12 +561,12 @@ def _anchor_rows(entry: Mapping[str, Any], label: Callable[[str], str]) -> list[
     if "chain" in entry:
         chain = entry["chain"]
         rows.append(Row(label("anchor_chain: Chain (Eq. 3)"), chain["chain"], chain["n"],
-                        f"{entry['parse']} parsing; random {100 * chain['random_chain']:.4g}%; unparsed "
+                        f"{entry['parse']} parsing; random {chain['random_chain']:.4f}; unparsed "
                         f"{chain['unparsed']}; incomplete chains left out {entry['chains_incomplete']}"))
     if "native_mcq" in entry:
         mcq = entry["native_mcq"]
         rows.append(Row(label("audiospan: native MCQ Accuracy (Eq. 1)"), mcq["accuracy"], mcq["n"],
-                        f"{entry['parse']} parsing; random {100 * mcq['random_accuracy']:.4g}%", mcq["unparsed"]))
+                        f"{entry['parse']} parsing; random {mcq['random_accuracy']:.4f}", mcq["unparsed"]))
     return rows
 
 

@@ -13,6 +13,7 @@ from typing import Iterable, Mapping, Optional, Sequence, Union
 import numpy as np
 
 METRICS = ("M1", "M2", "M3", "M4", "M5", "M6")
+M4_ABSENT = ("info_zero", "term_zero")  # what an absent slot's M4 term is (see m4_step_causality)
 METRIC_NAMES = {
     "M1": "Acoustic Grounding",
     "M2": "Inter-step Coherence",
@@ -67,7 +68,7 @@ def m4_step_causality(ppl_p: float, ppl_pa: Optional[float], ppl_par: Optional[f
     ``absent="term_zero"`` (option): an absent slot's term is 0 instead.
     With A absent, Info_R compares PPL(gold|P,R) to PPL(gold|P): ``ppl_pa`` is then the P-only value.
     """
-    if absent not in ("term_zero", "info_zero"):
+    if absent not in M4_ABSENT:
         raise ValueError(f"absent must be 'info_zero' or 'term_zero', got {absent!r}")
     missing = 0.0 if absent == "term_zero" else 0.5
     term_a = missing if ppl_pa is None else causality_term(ppl_pa - ppl_p)
@@ -131,6 +132,9 @@ class FittedThresholds:
     accuracy: float = 0.42  # "high accuracy"
     aria_reasoning: float = 0.50  # "high ARIA" for a model with high accuracy
     aria_scaffolding: float = 0.47  # for a model with low accuracy
+
+
+RULE_THRESHOLDS = {"paper": ProfileThresholds, "fitted": FittedThresholds}  # the thresholds each rule reads
 
 
 def reasoning_mode(profile: Mapping[str, float], rule: str = "paper",

@@ -8,8 +8,9 @@ judge, no I/O.
   3), via ``audioreason.judges.aggregate(values, "trimmed_mean", trim=1)``; with fewer valid raters it
   drops one from each end only while at least one value remains (4: middle 2, 3: median, 2 or 1: mean);
 * a wrong answer (the gate) scores 0 and is never judged;
-* Total Score (``rubrics``) = 100 x mean instance score, Accuracy = 100 x correct / total, overall and per
-  modality, category and sub-category.
+* Total Score (``rubrics``) = mean instance score, Accuracy = correct / total, overall and per modality,
+  category and sub-category, on the project's one scale: fractions in [0, 1] (``audioreason.scale``; the
+  paper and the official scorer print 100 times these).
 
 Items whose judging failed (fewer valid raters than ``min_valid_raters``; in compat any failed rater):
   * ``compat=True`` (the official scorer): dropped from every denominator, Accuracy included;
@@ -19,12 +20,14 @@ Items whose judging failed (fewer valid raters than ``min_valid_raters``; in com
     Beside it: ``rubrics_judged_only`` (failed items left out) and ``rubrics_upper`` (failed items at full
     marks); the true score lies between the headline and the upper bound.
 
-Sums are ``math.fsum``: the correctly rounded total, whatever the order of the items.
+Exact arithmetic: rater scores, instance scores and the sums and shares over items are ``fractions.Fraction``
+(a rater's k/5, a middle-3 mean of them), so equal submissions score equally whatever the order of the items;
+``audioreason.mmar_rubrics`` turns them into the nearest floats for its result.
 """
 from __future__ import annotations
 
-import math
 from dataclasses import asdict, dataclass, field
+from fractions import Fraction
 from typing import Any, Iterable, Mapping, Optional, Sequence
 
 from audioreason.judges import aggregate
@@ -33,30 +36,31 @@ JUDGED, GATED, FAILED = "judged", "gated", "failed"
 GROUP_KEYS = ("modality", "category", "sub-category")
 
 
-def rater_score(scores: Sequence[float], max_scores: Sequence[float]) -> float:
-    """sum(scores) / sum(max option of each criterion)."""
+def rater_score(scores: Sequence[float], max_scores: Sequence[float]) -> Fraction:
+    """sum(scores) / sum(max option of each criterion), exact (a float is read as the value it holds)."""
     if len(scores) != len(max_scores):
         raise ValueError(f"{len(scores)} scores for {len(max_scores)} criteria")
-    denominator = float(sum(max_scores))
+    denominator = sum((Fraction(m) for m in max_scores), Fraction(0))
     if denominator <= 0:
         raise ValueError("the criteria's maximum scores sum to 0")
-    return float(sum(scores)) / denominator
+    return sum((Fraction(x) for x in scores), Fraction(0)) / denominator
 
 
-def instance_score(rater_scores: Sequence[Optional[float]], trim: int = 1) -> Optional[float]:
-    """Drop-highest-and-lowest average over the valid raters (None marks a failed rater); None if none."""
+def instance_score(rater_scores: Sequence[Optional[Fraction]], trim: int = 1) -> Optional[Fraction]:
+    """Drop-highest-and-lowest average over the valid raters (None marks a failed rater); None if none.
+    Exact for Fraction rater scores."""
     return aggregate(list(rater_scores), "trimmed_mean", trim=trim).value
 
 
 @dataclass
 class ItemScore:
-    """One item's outcome. ``score`` is 0.0 for a gated item, None for a failed one."""
+    """One item's outcome. ``score`` is 0 for a gated item, None for a failed one."""
 
     id: str
     correct: bool
     status: str  # "judged" | "gated" | "failed"
-    score: Optional[float] = None
-    rater_scores: list[Optional[float]] = field(default_factory=list)
+    score: Optional[Fraction] = None
+    rater_scores: list[Optional[Fraction]] = field(default_factory=list)
     n_valid_raters: int = 0
     groups: dict[str, Any] = field(default_factory=dict)  # modality, category, sub-category
 
@@ -64,24 +68,25 @@ class ItemScore:
         return asdict(self)
 
 
-def _pct(num: float, den: int) -> Optional[float]:
-    return 100.0 * num / den if den else None
+def _share(num: Fraction, den: int) -> Optional[Fraction]:
+    return Fraction(num) / den if den else None
 
 
 def summarize(items: Sequence[ItemScore], compat: bool = False) -> dict[str, Any]:
-    """Rubrics and Accuracy (x100) and counts over ``items``. See the module docstring for failed items."""
+    """Rubrics and Accuracy (exact fractions in [0, 1]) and counts over ``items``. See the module docstring
+    for failed items."""
     counted = [it for it in items if not (compat and it.status == FAILED)]
     scored = [it for it in counted if it.status != FAILED]
     failed = [it for it in items if it.status == FAILED]
     n_judged = sum(it.status == JUDGED for it in items)
     n_partial = sum(it.status == JUDGED and it.n_valid_raters < len(it.rater_scores) for it in items)
-    total = math.fsum(float(it.score or 0.0) for it in scored)
+    total = sum((Fraction(it.score or 0) for it in scored), Fraction(0))
     n_failed_counted = len(counted) - len(scored)
     return {
-        "rubrics": _pct(total, len(counted)),
-        "rubrics_judged_only": _pct(total, len(scored)),
-        "rubrics_upper": _pct(total + n_failed_counted, len(counted)),
-        "accuracy": _pct(sum(bool(it.correct) for it in counted), len(counted)),
+        "rubrics": _share(total, len(counted)),
+        "rubrics_judged_only": _share(total, len(scored)),
+        "rubrics_upper": _share(total + n_failed_counted, len(counted)),
+        "accuracy": _share(sum(bool(it.correct) for it in counted), len(counted)),
         "n": len(counted),
         "n_rubrics": len(counted),
         "n_correct": sum(bool(it.correct) for it in counted),

@@ -21,7 +21,8 @@ AudioSpan multiple-choice scores from raw model replies to the C.1 template ("An
 letter"). task="chain" (default): anchor chains of three linked MCQs (perception, understanding,
 reasoning); Chain = 1/3 sum_k prod_{j<=k} 1[a_hat_j = a_j], per-link accuracy P/U/R, the grounding split
 (U and R accuracy on chains whose perception link is correct vs wrong), breakdowns by operation, duration
-tier and language, and the random baseline from the option counts (10.9375% for four options).
+tier and language, and the random baseline from the option counts (7/64 = 0.109375 for four options).
+Every score is a fraction in [0, 1] (the paper prints percentages).
 task="accuracy": native MCQ Accuracy with breakdowns by tier, language, cognitive level and dimension.
 """
 
@@ -49,31 +50,46 @@ Returns:
     accuracy: accuracy, random_accuracy, unparsed, n, by_duration_tier, by_language, by_cognitive_level,
     by_dimension, parse, (items).
 Examples:
-    >>> metric = evaluate.load("metrics/anchor_chain")
+    >>> metric = evaluate.load(audioreason.metric_path("anchor_chain"))
     >>> metric.compute(predictions=["A", "B", "A"], references=["x", "y", "z"],
     ...                choices=[["x", "y"], ["x", "y"], ["z", "w"]], chain_id=["c1"] * 3, link_position=[1, 2, 3])
 """
 
-_FEATURES = datasets.Features({"predictions": datasets.Value("string"), "references": datasets.Value("string")})
 _CHAIN_COLUMNS = ("chain_id", "link_position", "operation", "duration_tier", "language")
 _MCQ_COLUMNS = ("duration_tier", "language", "cognitive_level", "dimension")
 
 
 @evaluate.utils.file_utils.add_start_docstrings(_DESCRIPTION, _KWARGS_DESCRIPTION)
 class AnchorChain(shells.ShellMetric):  # not imported by name: evaluate takes the first Metric class it sees
+    SCORER = "anchor_chain"
+
     def _info(self):
         return evaluate.MetricInfo(description=_DESCRIPTION, citation=_CITATION,
-                                   inputs_description=_KWARGS_DESCRIPTION, features=_FEATURES)
+                                   inputs_description=_KWARGS_DESCRIPTION, features=shells.features(self.SCORER),
+                                   reference_urls=["https://arxiv.org/abs/2608.26431"])
 
     def _compute(self, predictions, references, choices=None, task="chain", parse="exact", return_items=False,
-                 item_id=None, **columns):
+                 item_id=None, rows="all", **columns):
         if task not in ("chain", "accuracy"):
             raise ValueError(f"task must be 'chain' or 'accuracy', got {task!r}")
+        columns = {k: shells.present(v) for k, v in columns.items()}
         allowed = _CHAIN_COLUMNS if task == "chain" else _MCQ_COLUMNS
-        unknown = set(columns) - set(allowed)
+        unknown = {k for k, v in columns.items() if v is not None} - set(allowed)
         if unknown:
             raise ValueError(f"unknown argument(s) for task={task!r}: {sorted(unknown)}")
-        items = items_from_columns(references, choices, id=item_id, **columns)
+        # rows="applicable" (one AudioSpan run beside audiospan_rubric): the multiple-choice rows, those with choices.
+        keep = list(range(len(references)))
+        if shells.check_rows(rows) == "applicable" and choices is not None:
+            keep = [i for i in keep if choices[i] is not None]
+        pick = lambda column: None if column is None else [column[i] for i in keep]  # noqa: E731
+        item_id = shells.present(item_id)
+        items = items_from_columns(pick(references), pick(choices), id=pick(item_id),
+                                   **{k: pick(v) for k, v in columns.items()})
+        predictions = pick(predictions)
         if task == "chain":
-            return score_anchor_chain(items, predictions, parse=parse, return_items=return_items)
-        return score_mcq_accuracy(items, predictions, parse=parse, return_items=return_items)
+            result = score_anchor_chain(items, predictions, parse=parse, return_items=return_items)
+        else:
+            result = score_mcq_accuracy(items, predictions, parse=parse, return_items=return_items)
+        if rows == "applicable":
+            result["rows_left_out"] = {"n": len(references) - len(keep), "why": "no choices: not a multiple-choice row"}
+        return result

@@ -8,6 +8,7 @@ import gradio as gr
 
 from audioreason.anchor_chain import demo_items, score_anchor_chain, score_mcq_accuracy
 from audioreason.jsonl import parse_json_lines
+from audioreason.scale import rounded
 from audioreason.spaces import load_file
 
 _anchor, _anchor_replies, _native, _native_replies = demo_items()
@@ -33,7 +34,7 @@ def score(rows_text: str, task: str, parse: str):
             result = score_mcq_accuracy(rows, replies, parse=parse)
     except ValueError as err:
         raise gr.Error(str(err))
-    return json.loads(json.dumps(result, default=str))
+    return rounded(json.loads(json.dumps(result, default=str)))  # 0-1, 4 decimals for reading
 
 
 def build_demo() -> gr.Blocks:

@@ -6,6 +6,7 @@ import gradio as gr
 
 from audioreason.aria import AriaScorer
 from audioreason.cot import parse_cot
+from audioreason.scale import rounded
 
 EXAMPLE = ("[PERCEPTION]\nEntities: dog, car horn\nDescription: A dog barks twice, then a car horn sounds.\n"
            "[ANALYSIS]\nThe barks are close and loud; the horn is further away.\n"
@@ -30,7 +31,7 @@ def score(cot: str, choices_text: str, gold: str, audio_path, backbones: str, m3
     slots = parse_cot(cot)
     table = [[name, getattr(slots, name) if name != "entities" else ", ".join(slots.entities)]
              for name in ("entities", "description", "analysis", "reasoning", "answer")]
-    return table, item["extracted"], result
+    return table, item["extracted"], rounded(result)  # 0-1, 4 decimals for reading
 
 
 def build_demo() -> gr.Blocks:

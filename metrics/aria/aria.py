@@ -42,7 +42,7 @@ Returns:
     aria_complete, accuracy, unanswered_rate, answer_methods, reasoning_mode, reasoning_mode_rule, backbones (per metric, or
     "unavailable: reason"), counts (skipped and failed work), note (when ARIA is partial), items.
 Examples:
-    >>> aria = evaluate.load("metrics/aria")
+    >>> aria = evaluate.load(audioreason.metric_path("aria"))
     >>> aria.compute(predictions=[cot], references=["Dog barking"], choices=[["Dog barking", "Rain"]],
     ...              audio=["clip.wav"], backbones="offline")
 """
@@ -50,17 +50,35 @@ Examples:
 
 @evaluate.utils.file_utils.add_start_docstrings(_DESCRIPTION, _KWARGS_DESCRIPTION)
 class Aria(shells.ShellMetric):  # not imported by name: evaluate takes the first Metric class it sees
+    SCORER = "aria"
+
     def _info(self):
         return evaluate.MetricInfo(
             description=_DESCRIPTION,
             citation=_CITATION,
             inputs_description=_KWARGS_DESCRIPTION,
-            features=datasets.Features({"predictions": datasets.Value("string"),
-                                        "references": datasets.Value("string")}),
+            features=shells.features(self.SCORER),
+            reference_urls=["https://arxiv.org/abs/2602.14224"],
         )
 
-    def _compute(self, predictions, references, choices=None, audio=None, return_items=False, **options):
-        if choices is None:
+    def _compute(self, predictions, references, choices=None, audio=None, model=None, condition=None,
+                 return_items=False, rows="all", **options):
+        if shells.present(choices) is None:
             raise ValueError("aria needs choices=[[...], ...]: one list of choices per prediction")
+        models = sorted({m for m in model or [] if m is not None})
+        if len(models) > 1:
+            raise ValueError(f"aria scores one model per compute(); the model column names {models}")
+        keep = list(range(len(predictions)))
+        conditions = sorted({c for c in condition or [] if c is not None})
+        if shells.check_rows(rows) == "applicable":  # ARIA reads the CoT written with the full audio
+            keep = [i for i in keep if (condition or [None] * len(predictions))[i] in (None, "full")]
+        elif len(conditions) > 1:
+            raise ValueError(f"the condition column holds {conditions}: aria scores one condition; rows='applicable' "
+                             f"scores the full-audio rows and counts the rest")
+        pick = lambda column: None if column is None else [column[i] for i in keep]  # noqa: E731
         scorer = AriaScorer(AriaConfig(), **options)
-        return scorer.score(predictions, references, choices, audio=audio, return_items=return_items)
+        result = scorer.score(pick(predictions), pick(references), pick(choices), audio=pick(shells.present(audio)),
+                              return_items=return_items)
+        if rows == "applicable":
+            result["rows_left_out"] = {"n": len(predictions) - len(keep), "why": "a condition other than full"}
+        return result

@@ -10,6 +10,7 @@ import gradio as gr
 
 from audioreason.audiospan_rubric import score_verdicts
 from audioreason.jsonl import parse_json_lines
+from audioreason.scale import rounded
 from audioreason.spaces import load_file
 
 EXAMPLE = "\n".join(json.dumps(row) for row in [
@@ -43,7 +44,7 @@ def score(rows_text: str):
         result = score_verdicts(items, verdicts, [row.get("response") for row in rows], return_items=True)
     except ValueError as err:  # score_verdicts names the item (position and id) and the field
         raise gr.Error(f"ValueError: {err}")
-    return json.loads(json.dumps(result, default=str))
+    return rounded(json.loads(json.dumps(result, default=str)))  # 0-1, 4 decimals for reading
 
 
 def build_demo() -> gr.Blocks:

@@ -29,7 +29,7 @@ time_range). A judge gives each criterion a semantic verdict (correct 1, partial
 temporal verdict (correct 1, wrong 0, missing, none). An essential criterion is graded on one dimension, the
 judge's choice (App. C.3: semantic "none" = graded on tau), or tau when the criterion is marked
 localization: true; a supporting one scores 1[sigma>0](sigma+tau)/2 with a missing tau falling back to sigma
-(Table 7). Rubric = importance-weighted mean (Eq. 2), in exact fractions, x100: the mean over items and
+(Table 7). Rubric = importance-weighted mean (Eq. 2), in exact fractions, in [0, 1] (the paper prints x100): the mean over items and
 Table 3's Avg (unweighted mean of the S/M/L tiers); semantic% and temporal% (Eq. 4), breakdowns by tier,
 language, cognitive level and dimension, the ten-bin histogram, and with mcq_correct the MCQ-vs-OEQ analysis
 of D.3 on items with an essential criterion (Rubric+, Rubric-, AUC with ties 1/2, four cells).
@@ -49,7 +49,7 @@ Args:
         tolerance_s (float, 5.0: a time point within this of the reference range is correct),
         span_tolerance_s (float, 0.0: a span must overlap the range; > 0 also accepts one that close, an option
         beyond the paper), sampling (SamplingParams). The deterministic check only flags disagreements.
-    verdicts (list, optional): precomputed verdicts, one JSON string (or list) per item holding one entry per
+    verdicts (list, optional): precomputed verdicts, one JSON string (or list, stored as its JSON) per item holding one entry per
         rater: a judge reply {"criteria": [...]}, a bare list of criteria entries, the raw reply text, or null
         for a failed rater. Validated and put in index order exactly as a judge's reply; a bad shape raises
         ValueError naming the item and rater. No judge is called.
@@ -61,28 +61,52 @@ Args:
     true/false/0/1/null; tolerances finite seconds >= 0; judge client settings as OpenAICompatibleJudge checks.
 Returns:
     rubric (mean over items), rubric_avg (Table 3 Avg over S/M/L; None while a tier is missing, listed in
-    rubric_avg_missing_tiers), semantic, temporal (percent), by_importance, n, n_scored, n_failed, histogram,
+    rubric_avg_missing_tiers), semantic, temporal (fractions in [0, 1]), by_importance, n, n_scored, n_failed, histogram,
     by (duration_tier, language, cognitive_level, dimension), temporal_disagreements, mcq_oeq (with
     n_no_essential, n_no_mcq, n_unscored), judge_stats.
 Examples:
-    >>> m = evaluate.load("metrics/audiospan_rubric")
+    >>> m = evaluate.load(audioreason.metric_path("audiospan_rubric"))
     >>> m.compute(predictions=responses, references=ids, items="oeq.jsonl", judge_model="gpt-4o",
     ...           raters=3)
 """
 
 @evaluate.utils.file_utils.add_start_docstrings(_DESCRIPTION, _KWARGS_DESCRIPTION)
 class AudiospanRubric(shells.ShellMetric):  # not imported by name: evaluate takes the first Metric class it sees
+    SCORER = "audiospan_rubric"
+
     def _info(self):
         return evaluate.MetricInfo(
             description=_DESCRIPTION,
             citation=_CITATION,
             inputs_description=_KWARGS_DESCRIPTION,
-            features=datasets.Features({"predictions": datasets.Value("string"),
-                                        "references": datasets.Value("string")}),
+            features=shells.features(self.SCORER),
+            reference_urls=["https://arxiv.org/abs/2608.26431"],
         )
 
-    def _compute(self, predictions, references, items=None, judge=None, judge_model=None, verdicts=None,
-                 mcq_correct=None, return_items=False, **options):
+    def _compute(self, predictions, references, item_id=None, choices=None, verdicts=None, mcq_correct=None,
+                 items=None, judge=None, judge_model=None, return_items=False, rows="all", **options):
+        # rows="applicable" (one AudioSpan run beside anchor_chain): the open-ended rows, those without choices.
+        keep = list(range(len(references)))
+        if shells.check_rows(rows) == "applicable" and choices is not None:
+            keep = [i for i in keep if choices[i] is None]
+        left_out = len(references) - len(keep)
+        item_id = shells.present(item_id)
+        references = [references[i] if item_id is None or item_id[i] is None else item_id[i] for i in keep]
+        predictions = [predictions[i] for i in keep]
+        verdicts = shells.present(verdicts)
+        verdicts = None if verdicts is None else [verdicts[i] for i in keep]
+        if not isinstance(mcq_correct, dict) and shells.present(mcq_correct) is not None:
+            mcq_correct = [mcq_correct[i] for i in keep]
+        elif not isinstance(mcq_correct, dict):
+            mcq_correct = None
+        result = self._score(predictions, references, verdicts, mcq_correct, items, judge, judge_model, return_items,
+                             options)
+        if rows == "applicable":
+            result["rows_left_out"] = {"n": left_out, "why": "choices: a multiple-choice row"}
+        return result
+
+    def _score(self, predictions, references, verdicts, mcq_correct, items, judge, judge_model, return_items,
+               options):
         if items is not None:
             chosen = items_for_references(items, references)
         else:

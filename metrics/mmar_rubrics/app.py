@@ -14,6 +14,7 @@ from audioreason.judges import MMAR_JUDGE_MODEL, Completion, JudgeCallError
 from audioreason.judges.base import CLIENT_ERROR
 from audioreason.jsonl import parse_json_lines
 from audioreason.mmar_rubrics import MMARRubricsScorer, default_judge
+from audioreason.scale import rounded
 from audioreason.spaces import load_file
 
 GROUPS = ["modality", "category", "sub-category"]
@@ -25,8 +26,8 @@ JUDGES = ["replies in the records", "OpenAI-compatible server"]
 def _example() -> str:
     """Two real MMAR records (the demo sample) with a reasoning each: the first answered right and judged by
     five recorded replies (5, 4, 4, 3 and 2 of 5 criteria met: middle three 0.8, 0.8, 0.6, item 0.7333), the
-    second answered wrong (gated: 0, no judge call). By hand: Rubrics = 100 x (0.7333 + 0) / 2 = 36.67,
-    Accuracy = 50."""
+    second answered wrong (gated: 0, no judge call). By hand: Rubrics = (0.7333 + 0) / 2 = 0.3667,
+    Accuracy = 0.5 (0-1, the project's one scale; the paper prints x100)."""
     rows = [json.loads(line) for line in (resources.files("audioreason") / "resources" / "demo" /
                                           "mmar_sample.jsonl").read_text("utf-8").splitlines() if line.strip()]
     first, second = rows[0], rows[1]
@@ -87,10 +88,6 @@ def _records(text: str) -> list:
     return rows
 
 
-def _round(v):
-    return round(v, 2) if isinstance(v, float) else v
-
-
 def score(records_text: str, model: str, base_url: str, api_key_env: str, compat: bool, raters: float,
           judge_kind: str = JUDGES[1], progress=gr.Progress()):
     """The widget's /score endpoint; ``judge_kind`` comes last so that API calls written for the server judge
@@ -113,9 +110,9 @@ def score(records_text: str, model: str, base_url: str, api_key_env: str, compat
         raise gr.Error(str(err))
     progress(1.0, desc="done")
     overall = {"headers": ["group", "value"] + COLUMNS,
-               "data": [["overall", "all"] + [_round(result[c]) for c in COLUMNS]]
-               + [[g, name] + [_round(t[c]) for c in COLUMNS] for g in GROUPS for name, t in result[g].items()]}
-    return overall, json.loads(json.dumps(result, default=str))
+               "data": rounded([["overall", "all"] + [result[c] for c in COLUMNS]]
+                               + [[g, name] + [t[c] for c in COLUMNS] for g in GROUPS for name, t in result[g].items()])}
+    return overall, rounded(json.loads(json.dumps(result, default=str)))
 
 
 def build_demo() -> gr.Blocks:
@@ -136,7 +133,7 @@ def build_demo() -> gr.Blocks:
                 raters = gr.Number(value=5, label="Raters (compat: 5)", precision=0)
                 button = gr.Button("Score", variant="primary")
             with gr.Column():
-                table = gr.Dataframe(label="Rubrics and Accuracy (x100)")
+                table = gr.Dataframe(label="Rubrics and Accuracy (0-1; the paper prints x100)")
                 details = gr.JSON(label="Result, with every rater's verdicts")
         button.click(score, [records, model, base_url, key_env, compat, raters, judge_kind], [table, details],
                      api_name="score")

@@ -23,7 +23,8 @@ _DESCRIPTION = """\
 MMAR-Rubrics scores a model's reasoning on MMAR items against instance-level rubrics (5 binary criteria
 written from the gold chain of thought). An answer that fails the official MMAR string match scores 0 and
 is not judged; a correct one is judged 5 times by an LLM judge, each rater's score is satisfied / k, and
-the item's score is the mean of the middle 3. Rubrics (Total Score) and Accuracy are x100, overall and per
+the item's score is the mean of the middle 3. Rubrics (Total Score) and Accuracy are fractions in [0, 1] (the paper
+prints x100), overall and per
 modality, category and sub-category. compat=True reproduces the official scorer exactly.
 """
 
@@ -51,24 +52,27 @@ Returns:
     failed_ids, partial_ids, modality / category / sub-category tables, judge_stats, judges, compat, prompt,
     reliability (alpha, or None with the reason in "unavailable"), items.
 Examples:
-    >>> mmar = evaluate.load("metrics/mmar_rubrics")
+    >>> mmar = evaluate.load(audioreason.metric_path("mmar_rubrics"))
     >>> mmar.compute(predictions=reasonings, references=ids, answers=answers, items="MMAR-meta.jsonl",
     ...              compat=True)
 """
 
 @evaluate.utils.file_utils.add_start_docstrings(_DESCRIPTION, _KWARGS_DESCRIPTION)
 class MmarRubrics(shells.ShellMetric):  # not imported by name: evaluate takes the first Metric class it sees
+    SCORER = "mmar_rubrics"
+
     def _info(self):
         return evaluate.MetricInfo(
             description=_DESCRIPTION,
             citation=_CITATION,
             inputs_description=_KWARGS_DESCRIPTION,
-            features=datasets.Features({"predictions": datasets.Value("string"),
-                                        "references": datasets.Value("string")}),
+            features=shells.features(self.SCORER),
+            reference_urls=["https://arxiv.org/abs/2602.14224"],
         )
 
     def _compute(self, predictions, references, answers=None, items=None, judge=None, model=None,
                  return_items=False, **options):
+        answers = shells.present(answers)
         if answers is None or items is None:
             raise ValueError("mmar_rubrics needs answers=[...] (predicted answers) and items=[...] or a "
                              "JSONL path (the MMAR records the references name)")

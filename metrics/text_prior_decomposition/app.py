@@ -9,6 +9,7 @@ import gradio as gr
 
 from audioreason.audio import AudioError
 from audioreason.audio.fragments import fragment_audio
+from audioreason.scale import rounded
 from audioreason.text_prior import demo_records, records_from_jsonl, score_text_prior, summary_tables
 
 EXAMPLE = "\n".join(json.dumps(r) for r in demo_records())
@@ -26,7 +27,7 @@ def score(records_text: str, errored_fragments: str, chance: float, zero_an_mode
     by_category = tables.get("by_category", (["category"], []))
     frames = [{"headers": h, "data": rows} for h, rows in
               (tables["text_prior"], tables["retention"], tables["decomposition"], by_category)]
-    return (*frames, json.loads(json.dumps(result, default=str)))
+    return (*frames, rounded(json.loads(json.dumps(result, default=str))))  # 0-1, 4 decimals for reading
 
 
 def fragment(audio_path, ns, rate, progress=gr.Progress()):
@@ -64,8 +65,8 @@ def build_demo() -> gr.Blocks:
                                           label="XS/AN model mean: a model with no audio-needed item counts")
                     button = gr.Button("Score", variant="primary")
                 with gr.Column():
-                    text_prior = gr.Dataframe(label="Text prior (%)")
-                    retention = gr.Dataframe(label="Retention curve R_N (% of Full)")
+                    text_prior = gr.Dataframe(label="Text prior (0-1)")
+                    retention = gr.Dataframe(label="Retention curve R_N (fraction of Full)")
                     decomposition = gr.Dataframe(label="Item decomposition (counts)")
                     by_category = gr.Dataframe(label="By category (Table 5)")
                     full = gr.JSON(label="Full result")

@@ -25,7 +25,7 @@ How much of an audio benchmark score needs the audio. One row per (model, item, 
 condition is "full" (audio), "none" (no audio input), "tb" (the model's text-only backbone) or
 "frag:N:k" (the k-th of N equal-duration fragments). Returns accuracy per condition, the text-prior rate
 R_TP = Acc_none / Acc_full (per model, and across models as a ratio of sums), TB above chance, the
-retention rate R_N (percent) and its curve over N, the item decomposition TS / FS / XS / AH / UN with
+retention rate R_N (a fraction of Full accuracy) and its curve over N, the item decomposition TS / FS / XS / AH / UN with
 XS/AN over models, and the per-category Full-None gap and N=2 retention (Table 5).
 """
 
@@ -59,23 +59,27 @@ Args:
 Returns:
     models, accuracy, text_prior, retention, decomposition, by_category, counts, options, (items).
 Examples:
-    >>> metric = evaluate.load("metrics/text_prior_decomposition")
+    >>> metric = evaluate.load(audioreason.metric_path("text_prior_decomposition"))
     >>> metric.compute(predictions=[True, False, True, True], references=None,
     ...                model=["m"] * 4, item_id=["q1"] * 4, condition=["full", "none", "frag:2:0", "frag:2:1"])
 """
 
-_RAW = datasets.Features({"predictions": datasets.Value("string"), "references": datasets.Value("string")})
-_CORRECTNESS = datasets.Features({"predictions": datasets.Value("bool"), "references": datasets.Value("string")})
+_RAW = shells.features("text_prior_decomposition")
+_CORRECTNESS = shells.features("text_prior_decomposition", predictions=datasets.Value("bool"))
 
 
 @evaluate.utils.file_utils.add_start_docstrings(_DESCRIPTION, _KWARGS_DESCRIPTION)
 class TextPriorDecomposition(shells.ShellMetric):  # not imported by name: evaluate takes the first Metric class
+    SCORER = "text_prior_decomposition"
+
     def _info(self):
         return evaluate.MetricInfo(
             description=_DESCRIPTION,
             citation=_CITATION,
             inputs_description=_KWARGS_DESCRIPTION,
             features=[_RAW, _CORRECTNESS],
+            reference_urls=["https://arxiv.org/abs/2604.24401"],
+            codebase_urls=["https://github.com/leonardofhy/all-that-glitters-is-not-audio"],
         )
 
     # evaluate stores predictions in one typed Arrow column and picks its type from the first row, which
@@ -124,8 +128,11 @@ class TextPriorDecomposition(shells.ShellMetric):  # not imported by name: evalu
         return super().add(prediction=prediction, reference="" if reference is None else reference, **kwargs)
 
     def _compute(self, predictions, references, model=None, item_id=None, condition=None, choices=None,
-                 category=None, question=None, **options):
+                 category=None, question=None, rows="all", **options):
+        shells.check_rows(rows)  # every row applies: the decomposition reads every condition
         references = [r if r else None for r in references]
-        records = records_from_columns(predictions, references, model=model, item_id=item_id, condition=condition,
-                                       choices=choices, category=category, question=question)
+        present = shells.present
+        records = records_from_columns(predictions, references, model=present(model), item_id=present(item_id),
+                                       condition=present(condition), choices=present(choices),
+                                       category=present(category), question=present(question))
         return score_text_prior(records, **options)
