@@ -261,6 +261,10 @@ def build_space(name: str, out: Any, runs: Sequence[Any] = (), wheel: Optional[P
         if not runs[0].is_dir():
             raise SpaceBuildError(f"no run to pre-fill {name} with: the demo's run folder {runs[0]} does not exist; "
                                   "run `audioreason demo` first, or pass --run RUN_DIR (a scored run folder)")
+    unscored = [str(r) for r in runs if not (Path(r).expanduser() / "results.json").is_file()]
+    if unscored:  # refused before anything is written
+        raise SpaceBuildError(f"not a scored run folder (no results.json): {', '.join(unscored)}; give a folder of "
+                              "`audioreason run` scored by `audioreason score`")
     if out.exists() and (not out.is_dir() or any(out.iterdir())):
         if not overwrite:
             raise SpaceBuildError(f"{out} exists and is not empty; give a new folder or --overwrite")
@@ -341,13 +345,9 @@ def load_file(file: Any) -> str:
 # ---------------------------------------------------------------------------------------------
 
 def space_command(args: Any) -> int:
-    """`audioreason space build`; a build that cannot work ends as one line on stderr with exit status 2."""
-    from .report.load import ResultsError
-
-    try:
-        summary = build_space(args.name, args.out, runs=args.runs or (), overwrite=args.overwrite)
-    except (SpaceBuildError, ResultsError, ValueError) as err:
-        args.space_parser.exit(2, f"audioreason space build: error: {err}\n")
+    """`audioreason space build`. A build that cannot work raises SpaceBuildError saying why; the command line
+    prints it as one line with exit status 1."""
+    summary = build_space(args.name, args.out, runs=args.runs or (), overwrite=args.overwrite)
     weights = sum(summary["weights_bytes"].values())
     print(f"built the {summary['app']} Space in {summary['out']}: {summary['wheel']} unpacked "
           f"({summary['package_files']} files), {len(summary['requirements'])} requirement lines"
@@ -368,7 +368,7 @@ def add_space_parser(sub: Any) -> None:
     build.add_argument("--run", action="append", dest="runs", help="explorer, report: a scored run folder to open with (repeat; "
                        "default: the demo's run folder)")
     build.add_argument("--overwrite", action="store_true", help="replace OUT when it is not empty")
-    build.set_defaults(run=space_command, space_parser=build)
+    build.set_defaults(run=space_command)
 
 
 __all__ = ["APPS", "SpaceApp", "SpaceBuildError", "TORCH_CPU_INDEX", "add_space_parser", "build_space", "build_wheel",

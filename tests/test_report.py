@@ -9,7 +9,7 @@ import sys
 import pytest
 
 from audioreason.report import build_report, load_results
-from audioreason.report.scale import display, fraction, percent, scale_of
+from audioreason.report.scale import display, fraction, scale_of
 
 
 # ---------------------------------------------------------------------------------------------
@@ -17,17 +17,24 @@ from audioreason.report.scale import display, fraction, percent, scale_of
 # ---------------------------------------------------------------------------------------------
 
 def test_both_scales_render_alike():
-    # MMAR-Rubrics as main's scorer writes it (x100, no scale stated) and as a 0-1 result states it.
-    assert display(36.666667, "mmar_rubrics", "rubrics") == "36.7%"
-    assert display(0.36666667, "mmar_rubrics", "rubrics", {"scale": 1}) == "36.7%"
-    assert display(0.36666667, "mmar_rubrics", "rubrics", {"scale": "0-1"}) == "36.7%"
-    assert display(36.666667, "anchor_chain", "chain", {"scale": "0-100"}) == "36.7%"
-    # ARIA scores in [0, 1], four decimals (ARIA-Rubrics Table 1); an item's MMAR score is a fraction.
+    # MMAR-Rubrics as the scorer writes it now (0-1) and as it wrote it before the one scale (x100, no scale
+    # stated: values above 1 tell), and as a result states either: the same text, four decimals.
+    old, new = {"rubrics": 36.666667, "accuracy": 50.0}, {"rubrics": 0.36666667, "accuracy": 0.5}
+    assert display(36.666667, "mmar_rubrics", "rubrics", old) == "0.3667"
+    assert display(0.36666667, "mmar_rubrics", "rubrics", new) == "0.3667"
+    assert display(0.36666667, "mmar_rubrics", "rubrics", {"scale": 1}) == "0.3667"
+    assert display(36.666667, "anchor_chain", "chain", {"scale": "0-100"}) == "0.3667"
+    assert display(0.36666667, "anchor_chain", "chain", {"scale": "0-1"}) == "0.3667"
+    # An item's MMAR score was a fraction on the old scale too; ARIA scores always were.
+    assert fraction(0.7333, "mmar_rubrics", "item.score", old) == pytest.approx(0.7333)
     assert display(0.08333333, "aria", "M2") == "0.0833"
-    assert fraction(0.7333, "mmar_rubrics", "item.score") == pytest.approx(0.7333)
-    assert scale_of("text_prior_decomposition", "R_N") == 100 and scale_of("text_prior_decomposition", "TB") == 1
+    # Text prior: only R_N was a percentage; its accuracies (TB) were fractions.
+    legacy = {"retention": {"per_model": {"a": {"2": {"R_N": 50.0}}}}}
+    assert scale_of("text_prior_decomposition", "R_N", legacy) == 100
+    assert scale_of("text_prior_decomposition", "TB", legacy) == 1
+    assert scale_of("text_prior_decomposition", "R_N", {"retention": {"per_model": {"a": {"2": {"R_N": 0.5}}}}}) == 1
     # Missing and undefined are "n/a", never 0.
-    assert display(None, "aria", "M1") == display(float("nan"), "accuracy", "accuracy") == percent(None) == "n/a"
+    assert display(None, "aria", "M1") == display(float("nan"), "accuracy", "accuracy") == "n/a"
     with pytest.raises(ValueError, match="states scale 10"):
         display(5, "aria", "aria", {"scale": 10})
 
@@ -38,7 +45,7 @@ def test_a_scale_stated_for_the_file_holds_for_its_results(tmp_path):
                                      "accuracy": 0.5, "n": 4}]}}}
     (tmp_path / "results.json").write_text(json.dumps(results))
     entry = load_results(tmp_path).entries[0]
-    assert display(entry.result["rubrics"], "mmar_rubrics", "rubrics", entry.result) == "25.0%"
+    assert display(entry.result["rubrics"], "mmar_rubrics", "rubrics", entry.result) == "0.2500"
     results["scale"] = "percent"
     (tmp_path / "results.json").write_text(json.dumps(results))
     with pytest.raises(ValueError, match="states scale 'percent'"):
@@ -109,9 +116,9 @@ def test_tables_show_the_scorers_numbers(report, demo_session, audiospan_run):
     assert f"| n/a | {aria['M2']:.4f} | {aria['M3']:.4f} | {aria['M4']:.4f} | n/a | {aria['M6']:.4f} | " \
            f"{aria['aria']:.4f} |" in row
     mmar = demo["scorers"]["mmar_rubrics"]["results"][0]
-    assert f"{mmar['rubrics']:.1f}%" in md  # main's MMAR-Rubrics is x100: shown as is, with %
-    # The AudioSpan run (tests/test_report_runs.py): Chain 1/3, native accuracy 100%, Rubric 85%.
-    assert "| 33.3% |" in md and "85.0%" in md and "100.0%" in md
+    assert f"| {mmar['rubrics']:.4f} |" in md
+    # The AudioSpan run (tests/test_report_runs.py): Chain 1/3, native accuracy 1, Rubric 0.85.
+    assert "| Chain (Eq. 3) | 0.3333 |" in md and "| 0.8500 |" in md and "| native MCQ Accuracy (Eq. 1) | 1.0000 |" in md
 
 
 def test_figures_name_backbones_judge_and_modes(report, demo_session):
@@ -141,11 +148,11 @@ def test_text_prior_figures_read_the_hand_table(report, text_prior_result):
         "TS": 1, "FS": 1, "XS": 0, "AH": 0, "UN": 2}
     assert {k: decomposition["b"]["counts"][k] for k in ("TS", "FS", "XS", "AH", "UN")} == {
         "TS": 0, "FS": 0, "XS": 1, "AH": 0, "UN": 3}
-    # R_2 of a: mean fragment accuracy (2/4 + 0/4) / 2 = 0.25 over Full 2/4 = 50% of Full; b: 0 of 1/4 = 0%.
-    assert result["retention"]["per_model"]["a"][2]["R_N"] == pytest.approx(50.0)
+    # R_2 of a: mean fragment accuracy (2/4 + 0/4) / 2 = 0.25 over Full 2/4 = 0.5 of Full; b: 0 of 1/4 = 0.
+    assert result["retention"]["per_model"]["a"][2]["R_N"] == pytest.approx(0.5)
     section = page[page.index('<section id="text_prior_decomposition"'):]
     assert "two models" in section and 'id="figure-retention"' in section and 'id="figure-decomposition"' in section
-    assert re.search(r"\| a \|[^\n]*\| 50\.0% \|", md)
+    assert re.search(r"\| a \|[^\n]*\| 0\.5000 \|", md)
 
 
 def test_the_command_writes_both_files_and_refuses_an_unscored_run(tmp_path, demo_session):
@@ -159,5 +166,5 @@ def test_the_command_writes_both_files_and_refuses_an_unscored_run(tmp_path, dem
     (unscored / "run.json").write_text("{}")
     done = subprocess.run([sys.executable, "-m", "audioreason.cli", "report", str(unscored)], capture_output=True,
                           text=True)
-    assert done.returncode == 2
+    assert done.returncode == 1 and done.stderr.startswith("audioreason report: error: ResultsError: ")
     assert "no results.json in this folder (it holds a run: score it first with `audioreason score`)" in done.stderr

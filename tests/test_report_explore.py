@@ -20,10 +20,10 @@ def _rows(view, **filters):
 def test_leaderboard_shows_each_scorers_headline(view):
     [row] = [dict(zip(explore.LEADERBOARD_COLUMNS, r)) for r in explore.leaderboard([view])]
     # 12 MCQs (6 native, all right; 6 anchor links, 2 right): 8/12. Chain (Eq. 3) 1/3 beside the uniform guess
-    # over 4 options (1/4 + 1/16 + 1/64) / 3 = 10.9%; Rubric 0.85 (tests/test_report_runs.py).
+    # over 4 options (1/4 + 1/16 + 1/64) / 3 = 0.1094; Rubric 0.85 (tests/test_report_runs.py).
     assert (row["model"], row["condition"], row["n"]) == ("scripted-model", "full", "12")
-    assert row["accuracy (rule)"] == "66.7% (exact_letter)"
-    assert row["Chain"] == "33.3% (random 10.9%)" and row["AudioSpan Rubric"] == "85.0%"
+    assert row["accuracy (rule)"] == "0.6667 (exact_letter)"
+    assert row["Chain"] == "0.3333 (random 0.1094)" and row["AudioSpan Rubric"] == "0.8500"
     assert row["ARIA"] == row["MMAR Rubrics"] == ""  # not scored in this run: empty, not 0
 
 

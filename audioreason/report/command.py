@@ -5,17 +5,14 @@ import argparse
 
 
 def report_command(args: argparse.Namespace) -> int:
-    """Write the report; a bad input ends as one line on stderr with exit status 2."""
+    """Write the report. A results file that cannot be read raises ResultsError naming it; the command line
+    prints it as one line with exit status 1 (``audioreason --debug report`` shows the traceback)."""
     from .build import build_report
-    from .load import ResultsError
 
     try:
         summary = build_report(args.results, args.output, args.markdown, args.title)
-    except (ResultsError, ValueError) as err:
-        args.report_parser.exit(2, f"audioreason report: error: {err}\n")
     except ImportError as err:  # matplotlib is a runtime requirement; an environment without it says so
-        args.report_parser.exit(2, f"audioreason report: error: the figures need matplotlib ({err}); "
-                                   "pip install matplotlib==3.11.2\n")
+        raise RuntimeError(f"the figures need matplotlib ({err}); pip install matplotlib==3.11.2") from err
     print(f"wrote {summary['html']} ({len(summary['figures'])} figures, {len(summary['tables'])} tables) and "
           f"{summary['markdown']}")
     for skipped in summary["not_run"]:
@@ -30,7 +27,7 @@ def add_report_parser(sub) -> None:
     report.add_argument("-o", "--output", default="report.html", help="the HTML file (default: %(default)s)")
     report.add_argument("--markdown", help="where the Markdown tables go (default: the output with .md)")
     report.add_argument("--title", default="audioreason report")
-    report.set_defaults(run=report_command, report_parser=report)
+    report.set_defaults(run=report_command)
 
 
 __all__ = ["add_report_parser", "report_command"]

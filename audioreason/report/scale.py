@@ -1,19 +1,18 @@
-"""The one place that knows on which scale each scorer reports each number, and the one formatter.
+"""The one place that knows on which scale each number of a result is, and the one formatter.
 
-The scorers do not share a scale yet: ``aria`` and ``anchor_chain`` report fractions in [0, 1], the
-``mmar_rubrics`` and ``audiospan_rubric`` scores are percentages (x100, as their papers print them), and
-``text_prior_decomposition`` reports accuracies as fractions but R_N as a percentage. A result that states
-its own scale (``"scale": 100`` or ``"scale": 1``: the value of a perfect score, for every number in it) is
-read as it says (also written ``"0-100"`` or ``"0-1"``; a ``results.json`` that states one for the whole file
-passes it to every result in it, ``load``); otherwise the scale comes from ``PERCENT_FIELDS`` below, the
-scales the scorers wrote before the project settled on one (results written then state none). Everything the report and the
-explorer show goes through ``fraction`` (to a number in [0, 1]) and ``display`` (to text), so either scale
-renders the same way.
+Every scorer here reports on one scale, fractions in [0, 1] (``audioreason.scale``); the report and the
+explorer print them the same way, with four decimals (a paper's percentage is 100 times the value). Results
+written before that (``mmar_rubrics`` and ``audiospan_rubric`` scores, and ``text_prior_decomposition``'s R_N,
+were percentages then) are still read right:
 
-Display conventions: the ARIA metrics M1-M6 and the ARIA score are shown as scores in [0, 1] with four
-decimals (ARIA-Rubrics Table 1); every other number (accuracy, Rubrics, Rubric, Chain, R_TP, R_N, shares)
-is shown as a percentage with one decimal. A missing value (None, NaN: unavailable or undefined) is
-"n/a", never 0.
+- a result that states its scale (``"scale"``: 100, 1, ``"0-100"`` or ``"0-1"``; a ``results.json`` that states
+  one for the whole file passes it to every result in it, ``load``) is read as it says;
+- otherwise a result of one of those scorers whose headline values exceed 1 (impossible in [0, 1]: rubrics or
+  accuracy, rubric, semantic or temporal, an R_N) is read on their old scale (``LEGACY_PERCENT_FIELDS``);
+- otherwise the value is a fraction.
+
+Everything shown goes through ``fraction`` (to a number in [0, 1]) and ``display`` (to text). A missing value
+(None, NaN: unavailable or undefined) is "n/a", never 0.
 """
 from __future__ import annotations
 
@@ -21,18 +20,32 @@ import math
 from typing import Any, Mapping, Optional
 
 PERCENT, FRACTION = 100.0, 1.0
+DECIMALS = 4  # as audioreason.scale.DISPLAY_DECIMALS
 
-# Fields a scorer reports as percentages (0-100) when its result does not state a scale; "*" is every field.
-PERCENT_FIELDS: dict[str, frozenset[str]] = {
+# Fields those scorers wrote as percentages (0-100) before the one 0-1 scale; "*" is every field.
+LEGACY_PERCENT_FIELDS: dict[str, frozenset[str]] = {
     "mmar_rubrics": frozenset({"*"}),
     "audiospan_rubric": frozenset({"*"}),
     "text_prior_decomposition": frozenset({"R_N", "R_2"}),
 }
-# Exceptions to "*": fields those scorers report as fractions (an item's MMAR-Rubrics score is the middle-3
-# mean of its raters' satisfied/total, in [0, 1]; the headline is 100 x the mean of these).
-FRACTION_FIELDS: dict[str, frozenset[str]] = {"mmar_rubrics": frozenset({"item.score"})}
-# Fields shown as [0, 1] scores rather than percentages (ARIA-Rubrics Table 1).
-SCORE_FIELDS = frozenset({"M1", "M2", "M3", "M4", "M5", "M6", "aria"})
+# Exceptions to "*": fields that were fractions then too (an item's MMAR-Rubrics score, the middle-3 mean of its
+# raters' satisfied/total).
+LEGACY_FRACTION_FIELDS: dict[str, frozenset[str]] = {"mmar_rubrics": frozenset({"item.score"})}
+# The headline values that tell an old result: any above 1 cannot be a fraction.
+LEGACY_HEADLINES: dict[str, tuple[str, ...]] = {"mmar_rubrics": ("rubrics", "accuracy"),
+                                                "audiospan_rubric": ("rubric", "semantic", "temporal")}
+
+
+def _legacy_percent(scorer: str, result: Optional[Mapping[str, Any]]) -> bool:
+    """Whether ``result`` (a scorer's result or an item's values) was written on the old percentage scale."""
+    if not isinstance(result, Mapping):
+        return False
+    values = [result.get(k) for k in LEGACY_HEADLINES.get(scorer, ())]
+    if scorer == "text_prior_decomposition":
+        per_model = (result.get("retention") or {}).get("per_model") or {}
+        values = [v.get("R_N") for per_n in per_model.values() if isinstance(per_n, Mapping)
+                  for v in per_n.values() if isinstance(v, Mapping)]
+    return any((number(v) or 0) > 1 for v in values)
 
 
 STATED = {100: PERCENT, "100": PERCENT, "0-100": PERCENT, 1: FRACTION, "1": FRACTION, "0-1": FRACTION}
@@ -46,13 +59,14 @@ def stated_scale(stated: Any, where: str) -> float:
 
 
 def scale_of(scorer: str, field: str, result: Optional[Mapping[str, Any]] = None) -> float:
-    """The value of a perfect score for ``field`` of a ``scorer`` result: 100 or 1."""
+    """The value of a perfect score for ``field`` of a ``scorer`` result: 1, or 100 as stated or as an old
+    result was written."""
     stated = result.get("scale") if isinstance(result, Mapping) else None
     if stated is not None:
         return stated_scale(stated, f"a {scorer} result")
-    if field in FRACTION_FIELDS.get(scorer, frozenset()):
+    if not _legacy_percent(scorer, result) or field in LEGACY_FRACTION_FIELDS.get(scorer, frozenset()):
         return FRACTION
-    fields = PERCENT_FIELDS.get(scorer, frozenset())
+    fields = LEGACY_PERCENT_FIELDS.get(scorer, frozenset())
     return PERCENT if "*" in fields or field in fields else FRACTION
 
 
@@ -70,18 +84,11 @@ def fraction(value: Any, scorer: str, field: str, result: Optional[Mapping[str, 
     return None if value is None else value / scale_of(scorer, field, result)
 
 
-def percent(share: Optional[float]) -> str:
-    """A share in [0, 1] as text: "41.7%" (None: "n/a")."""
-    return "n/a" if share is None else f"{100 * share:.1f}%"
-
-
 def display(value: Any, scorer: str, field: str, result: Optional[Mapping[str, Any]] = None) -> str:
-    """Text for a reported number: "0.5530" for ARIA scores, "41.7%" for every rate or percentage score."""
+    """Text for a reported number on the 0-1 scale: "0.4167" ("n/a" when missing or undefined)."""
     share = fraction(value, scorer, field, result)
-    if share is None or field not in SCORE_FIELDS:
-        return percent(share)
-    return f"{share:.4f}"
+    return "n/a" if share is None else f"{share:.{DECIMALS}f}"
 
 
-__all__ = ["FRACTION", "FRACTION_FIELDS", "PERCENT", "PERCENT_FIELDS", "SCORE_FIELDS", "display", "fraction", "number",
-           "percent", "scale_of", "stated_scale"]
+__all__ = ["DECIMALS", "FRACTION", "LEGACY_FRACTION_FIELDS", "LEGACY_PERCENT_FIELDS", "PERCENT", "display", "fraction",
+           "number", "scale_of", "stated_scale"]

@@ -6,7 +6,7 @@ from dataclasses import dataclass, field
 from typing import Any, Callable, Optional, Sequence
 
 from .load import Entry, Results, unique
-from .scale import display, number, percent
+from .scale import display, number
 
 
 @dataclass
@@ -25,7 +25,7 @@ def _count(value: Any) -> str:
 def _of_n(part: Any, whole: Any) -> str:
     if part is None or not whole:
         return _count(part)
-    return f"{part} ({percent(part / whole)})"
+    return f"{part} of {whole}"
 
 
 def accuracy_table(entries: Sequence[Entry]) -> Table:
@@ -102,7 +102,7 @@ def audiospan_rubric_table(entries: Sequence[Entry]) -> Table:
              ", ".join(map(str, e.result.get("judges") or [])) or "verdicts given"] for e in entries]
     notes = unique(w for e in entries for w in e.result.get("warnings") or [])
     return Table("audiospan_rubric", "AudioSpan Rubric (AudioSpan Eq. 2, Eq. 4)",
-                 ["set", "Rubric", "tier average", "semantic%", "temporal%", "n", "scored", "failed", "judge"], rows, notes)
+                 ["set", "Rubric", "tier average", "semantic", "temporal", "n", "scored", "failed", "judge"], rows, notes)
 
 
 def anchor_chain_table(entries: Sequence[Entry]) -> Table:
