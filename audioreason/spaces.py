@@ -106,8 +106,10 @@ def build_wheel(out_dir: Path, root: Optional[Path] = None) -> Path:
         source.mkdir()
         for name in ("setup.py", "README.md"):
             shutil.copyfile(root / name, source / name)
-        shutil.copytree(root / "audioreason", source / "audioreason",
-                        ignore=shutil.ignore_patterns("__pycache__", "*.pyc"))
+        # metrics/ and datasets_scripts/: setup.py bundles them into the package (audioreason/bundled/).
+        for folder in ("audioreason", "metrics", "datasets_scripts"):
+            if (root / folder).is_dir():
+                shutil.copytree(root / folder, source / folder, ignore=shutil.ignore_patterns("__pycache__", "*.pyc"))
         out_dir.mkdir(parents=True, exist_ok=True)
         done = subprocess.run([sys.executable, "-m", "pip", "wheel", str(source), "--no-deps", "--no-build-isolation",
                                "--disable-pip-version-check", "-q", "-w", str(out_dir)],

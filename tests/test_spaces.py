@@ -62,6 +62,7 @@ def test_a_built_folder_carries_the_package_and_the_runs(built):
     folder = Path(built["explorer"]["out"])
     assert {"app.py", "README.md", "requirements.txt", "audioreason"} <= {p.name for p in folder.iterdir()}
     assert (folder / "audioreason" / "report" / "explore.py").is_file()
+    assert (folder / "audioreason" / "bundled" / "metrics" / "aria" / "aria.py").is_file()  # as setup.py bundles it
     assert len(list(folder.glob("audioreason-*.dist-info"))) == 1
     run = folder / built["explorer"]["runs"][0]
     assert {"run.json", "outputs.jsonl", "results.json", "items.jsonl", "benchmark_items.jsonl"} <= {
