@@ -126,6 +126,12 @@ class Page:
         if self.demo is not None:
             self.demo.close()
 
+    def __enter__(self):
+        return self
+
+    def __exit__(self, *exc) -> None:
+        self.close()
+
 
 def _wav(path: Path, seconds: float = 2.0, rate: int = 16000) -> Path:
     import soundfile as sf
@@ -143,8 +149,7 @@ def test_text_box_widgets(browser, shots, tmp_path):
     ]
     for folder, scored in cases:
         app = load_app(folder)
-        page = Page(browser, app.build_demo())
-        try:
+        with Page(browser, app.build_demo()) as page:
             page.wait_for("Score")
             example = page.textarea()
             assert example.strip(), f"{folder} opens with an empty input"
@@ -159,14 +164,11 @@ def test_text_box_widgets(browser, shots, tmp_path):
             page.clear_textarea()
             page.click("Score")
             page.wait_for("Paste at least one")
-        finally:
-            page.close()
 
 
 def test_text_prior_widget_scores_and_cuts_an_upload(browser, shots, tmp_path):
     app = load_app("metrics/text_prior_decomposition")
-    page = Page(browser, app.build_demo())
-    try:
+    with Page(browser, app.build_demo()) as page:
         page.click("Score")
         page.wait_for("TS", "R_")
         page.shot(shots, "text_prior_scores")
@@ -175,31 +177,25 @@ def test_text_prior_widget_scores_and_cuts_an_upload(browser, shots, tmp_path):
         page.click("Cut")
         page.wait_for("frag:2:0", "frag:5:4")
         page.shot(shots, "text_prior_fragments")
-    finally:
-        page.close()
 
 
 def test_aria_widget(browser, shots, tmp_path, tiny_backbones):
     app = load_app("metrics/aria")
     real = app.AriaScorer
     app.AriaScorer = lambda backbones, m3_mode: real(backbones=tiny_backbones, m3_mode=m3_mode)
-    page = Page(browser, app.build_demo())
-    try:
+    with Page(browser, app.build_demo()) as page:
         page.upload(_wav(tmp_path / "dog.wav"), "audio/")
         page.wait(lambda: "0:02" in page.text(), "the uploaded 2 s clip in the player")
         page.click("Score")
         text = page.wait_for('"M2"', '"aria_metrics"')
         assert '"M1":null' not in re.sub(r"\s+", "", text)  # M1 scored the uploaded audio
         page.shot(shots, "aria")
-    finally:
-        page.close()
 
 
 def test_explorer_opens_the_demo_run_and_adds_an_upload(browser, shots, demo_session, tmp_path):
     run = demo_session[0] / "cascade-run"
     app = load_app("spaces/explorer")
-    page = Page(browser, app.build_demo([str(run)]))
-    try:
+    with Page(browser, app.build_demo([str(run)])) as page:
         text = page.wait_for("Leaderboard", "cascade")
         assert "Chain of thought, by slot" in text
         results = tmp_path / "results.json"
@@ -208,8 +204,6 @@ def test_explorer_opens_the_demo_run_and_adds_an_upload(browser, shots, demo_ses
         page.click("Open")
         page.wait_for("uploaded-run")
         page.shot(shots, "explorer")
-    finally:
-        page.close()
 
 
 def test_report_app_and_the_report_page(browser, shots, demo_session, tmp_path):
@@ -218,8 +212,7 @@ def test_report_app_and_the_report_page(browser, shots, demo_session, tmp_path):
 
     run = demo_session[0] / "cascade-run"
     app = load_app("spaces/report")
-    page = Page(browser, app.build_demo([str(run)]))
-    try:
+    with Page(browser, app.build_demo([str(run)])) as page:
         text = page.wait_for("ARIA-Rubrics profile M1-M6", "4 figures")
         assert "Anchor Chain ladder" not in text
         # A scorer's own output (anchor_chain's compute with its per-chain outcomes) adds its own section.
@@ -230,8 +223,6 @@ def test_report_app_and_the_report_page(browser, shots, demo_session, tmp_path):
         page.click("Report on the uploaded files")
         page.wait_for("Anchor Chain ladder and per-link accuracy", "uniform guess (4 options)")
         page.shot(shots, "report_app")
-    finally:
-        page.close()
     out = tmp_path / "report.html"
     build_report([run], out)
     page = Page(browser, url=out.as_uri())
