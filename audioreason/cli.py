@@ -334,6 +334,11 @@ def main(argv: Optional[Sequence[str]] = None) -> int:
     prompt.add_argument("choices", nargs="+")
     prompt.set_defaults(run=_prompt)
     _add_anchor_commands(sub)
+    from .report.command import add_report_parser
+    from .spaces import add_space_parser
+
+    add_report_parser(sub)  # `audioreason report RESULTS... -o report.html`
+    add_space_parser(sub)   # `audioreason space build NAME OUT`: a Hugging Face Space folder of an app
     args = parser.parse_args(argv)
     command = " ".join(filter(None, [args.command, getattr(args, "anchor_command", None)]))
     try:

@@ -34,3 +34,26 @@ def tiny_backbones_f64(tiny_backbones):
         backend = load_backend(role, tiny_backbones[role])
         backend.model.to(torch.float64)
     return tiny_backbones
+
+
+@pytest.fixture(scope="session")
+def demo_session(tmp_path_factory):
+    """`audioreason demo` run once per session (about 3 minutes on 2 cores): (workdir, stdout, --json payload).
+    Its run folder (workdir / "cascade-run") is read by the demo, report, explorer and browser tests; none may
+    write into it."""
+    import json
+    import subprocess
+
+    workdir = tmp_path_factory.mktemp("demo")
+    out = workdir / "demo.json"
+    proc = subprocess.run([sys.executable, "-m", "audioreason.cli", "demo", "--workdir", str(workdir), "--json",
+                           str(out), "--no-progress"], capture_output=True, text=True, check=True)
+    return workdir, proc.stdout, json.loads(out.read_text())
+
+
+@pytest.fixture(scope="session")
+def audiospan_run(tmp_path_factory):
+    """A scored AudioSpan run folder (tests/test_report_runs.py says what it holds)."""
+    from test_report_runs import make_audiospan_run
+
+    return make_audiospan_run(tmp_path_factory.mktemp("audiospan_scored"))

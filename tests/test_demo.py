@@ -3,8 +3,6 @@ scored by `audioreason score`, fixture rows only where a scorer needs what a 135
 and a second demo reusing the outputs. The demo runs once (the command, as the README shows it); every test
 reads that run."""
 import json
-import subprocess
-import sys
 
 import pytest
 
@@ -15,12 +13,8 @@ ROWS_FROM_FIXTURES = ("text prior:", "retention:", "decomposition:", "anchor_cha
 
 
 @pytest.fixture(scope="module")
-def demo(tmp_path_factory):
-    workdir = tmp_path_factory.mktemp("demo")
-    out = workdir / "demo.json"
-    proc = subprocess.run([sys.executable, "-m", "audioreason.cli", "demo", "--workdir", str(workdir), "--json",
-                           str(out), "--no-progress"], capture_output=True, text=True, check=True)
-    return workdir, proc.stdout, json.loads(out.read_text())
+def demo(demo_session):
+    return demo_session  # tests/conftest.py: the demo command run once per session, shared with the report tests
 
 
 def rows_by_name(payload):

@@ -9,6 +9,7 @@ import gradio as gr
 from audioreason.anchor_chain import demo_items, score_anchor_chain, score_mcq_accuracy
 from audioreason.jsonl import parse_json_lines
 from audioreason.scale import rounded
+from audioreason.spaces import load_file
 
 _anchor, _anchor_replies, _native, _native_replies = demo_items()
 EXAMPLE_CHAIN = "\n".join(json.dumps({**item, "reply": reply}) for item, reply in zip(_anchor, _anchor_replies))
@@ -44,14 +45,16 @@ def build_demo() -> gr.Blocks:
         with gr.Row():
             with gr.Column():
                 rows = gr.Textbox(label="Items with replies (JSON Lines)", lines=14, value=EXAMPLE_CHAIN)
+                upload = gr.File(label="or load a JSON Lines file", file_types=[".jsonl", ".json", ".txt"])
                 task = gr.Radio(["chain", "accuracy"], value="chain", label="Score")
                 parse = gr.Radio(["exact", "tolerant"], value="exact", label="Answer parsing")
                 button = gr.Button("Score", variant="primary")
             result = gr.JSON(label="Result")
         button.click(score, [rows, task, parse], [result], api_name="score")
+        upload.upload(load_file, [upload], [rows], api_name=False)
     return demo
 
 
 if __name__ == "__main__":
     os.environ.setdefault("GRADIO_ANALYTICS_ENABLED", "False")
-    build_demo().launch()
+    build_demo().launch(show_error=True)

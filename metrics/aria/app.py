@@ -13,12 +13,20 @@ EXAMPLE = ("[PERCEPTION]\nEntities: dog, car horn\nDescription: A dog barks twic
            "[REASONING]\nThe main sound source is the dog.\n[ANSWER]\n(A) Dog barking")
 
 
-def score(cot: str, choices_text: str, gold: str, audio_path, backbones: str, m3_mode: str):
-    choices = [c.strip() for c in choices_text.splitlines() if c.strip()]
-    if not choices or not gold.strip():
+def score(cot: str, choices_text: str, gold: str, audio_path, backbones: str, m3_mode: str, progress=gr.Progress()):
+    choices = [c.strip() for c in (choices_text or "").splitlines() if c.strip()]
+    if not choices or not (gold or "").strip():
         raise gr.Error("Give one choice per line and the gold answer.")
-    result = AriaScorer(backbones=backbones, m3_mode=m3_mode).score(
-        [cot], [gold.strip()], [choices], audio=[audio_path] if audio_path else None, return_items=True)
+    if gold.strip() not in choices:
+        raise gr.Error(f"The gold answer {gold.strip()!r} is not one of the choices.")
+    # The first call loads the backbones (the packaged offline weights: about a minute on a CPU Space).
+    progress(0.1, desc=f"loading the {backbones} backbones and scoring M1-M6")
+    try:
+        result = AriaScorer(backbones=backbones, m3_mode=m3_mode).score(
+            [cot or ""], [gold.strip()], [choices], audio=[audio_path] if audio_path else None, return_items=True)
+    except ValueError as err:  # input the scorer refuses (it names the field)
+        raise gr.Error(str(err))
+    progress(1.0, desc="done")
     item = result.pop("items")[0]
     slots = parse_cot(cot)
     table = [[name, getattr(slots, name) if name != "entities" else ", ".join(slots.entities)]
@@ -49,4 +57,4 @@ def build_demo() -> gr.Blocks:
 
 if __name__ == "__main__":
     os.environ.setdefault("GRADIO_ANALYTICS_ENABLED", "False")
-    build_demo().launch()
+    build_demo().launch(show_error=True)

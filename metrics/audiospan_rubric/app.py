@@ -11,6 +11,7 @@ import gradio as gr
 from audioreason.audiospan_rubric import score_verdicts
 from audioreason.jsonl import parse_json_lines
 from audioreason.scale import rounded
+from audioreason.spaces import load_file
 
 EXAMPLE = "\n".join(json.dumps(row) for row in [
     {"item": {"id": "oeq1", "duration_tier": "S", "language": "en", "cognitive_level": "P",
@@ -53,11 +54,13 @@ def build_demo() -> gr.Blocks:
                     "temporal}]}). Verdicts are validated against the dimension rules before scoring.")
         with gr.Row():
             rows = gr.Textbox(label="Items, responses and judge replies (JSON Lines)", lines=14, value=EXAMPLE)
+            upload = gr.File(label="or load a JSON Lines file", file_types=[".jsonl", ".json", ".txt"])
             result = gr.JSON(label="Result")
         gr.Button("Score", variant="primary").click(score, [rows], [result], api_name="score")
+        upload.upload(load_file, [upload], [rows], api_name=False)
     return demo
 
 
 if __name__ == "__main__":
     os.environ.setdefault("GRADIO_ANALYTICS_ENABLED", "False")
-    build_demo().launch()
+    build_demo().launch(show_error=True)

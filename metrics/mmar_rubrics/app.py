@@ -1,43 +1,114 @@
 """Space widget for the `mmar_rubrics` metric: paste MMAR records with a model's reasoning and answer
-(JSON Lines), point it at an OpenAI-compatible judge, and see Rubrics and Accuracy overall and per
-modality, category and sub-category, with every rater's verdicts."""
+(JSON Lines) and see Rubrics and Accuracy overall and per modality, category and sub-category, with every
+rater's verdicts. The judge is either an OpenAI-compatible server (the paper's gpt-4o-2024-11-20 by default)
+or the judge replies written in the records (``judge_replies``: one per rater), which the widget's example
+uses so that it scores with no server: recorded replies are validated, trimmed and averaged exactly as live
+ones (arXiv:2602.14224 §3.2)."""
 import json
+import os
+from importlib import resources
 
 import gradio as gr
 
-from audioreason.judges import MMAR_JUDGE_MODEL
+from audioreason.judges import MMAR_JUDGE_MODEL, Completion, JudgeCallError
+from audioreason.judges.base import CLIENT_ERROR
+from audioreason.jsonl import parse_json_lines
 from audioreason.mmar_rubrics import MMARRubricsScorer, default_judge
 from audioreason.scale import rounded
+from audioreason.spaces import load_file
 
 GROUPS = ["modality", "category", "sub-category"]
 COLUMNS = ["rubrics", "accuracy", "n", "n_judged", "n_gated", "n_failed"]
+NEEDED = ("question", "choices", "answer", "rubric", "reasoning", "predicted_answer")
+JUDGES = ["replies in the records", "OpenAI-compatible server"]
 
 
-def _records(text: str) -> list[dict]:
-    rows = []
-    for n, line in enumerate((text or "").splitlines(), 1):
-        if line.strip():
-            try:
-                rows.append(json.loads(line))
-            except json.JSONDecodeError as err:
-                raise gr.Error(f"line {n} is not JSON: {err}")
+def _example() -> str:
+    """Two real MMAR records (the demo sample) with a reasoning each: the first answered right and judged by
+    five recorded replies (5, 4, 4, 3 and 2 of 5 criteria met: middle three 0.8, 0.8, 0.6, item 0.7333), the
+    second answered wrong (gated: 0, no judge call). By hand: Rubrics = (0.7333 + 0) / 2 = 0.3667,
+    Accuracy = 0.5 (0-1, the project's one scale; the paper prints x100)."""
+    rows = [json.loads(line) for line in (resources.files("audioreason") / "resources" / "demo" /
+                                          "mmar_sample.jsonl").read_text("utf-8").splitlines() if line.strip()]
+    first, second = rows[0], rows[1]
+    names = [c["name"] for c in first["rubric"]]
+
+    def reply(met: int) -> list:
+        return [{"name": n, "score": int(i < met), "justification": "met" if i < met else "not addressed"}
+                for i, n in enumerate(names)]
+
+    first.update(reasoning="Throat singing and long-song phrasing point to Mongolian steppe music; the dry sound "
+                           "with no echo suits open, flat land rather than a canyon or a forest.",
+                 predicted_answer=first["answer"], judge_replies=[reply(m) for m in (5, 4, 4, 3, 2)])
+    wrong = next(c for c in second["choices"] if c != second["answer"])
+    second.update(reasoning="The man sounds pleased and calm.", predicted_answer=wrong, judge_replies=[])
+    return "\n".join(json.dumps(r, ensure_ascii=False) for r in (first, second))
+
+
+EXAMPLE = _example()
+
+
+class RecordedReplies:
+    """A judge that answers with the replies written in the records (``judge_replies``, one per rater, in
+    order) for the record whose question and reasoning the request quotes. A call with no reply left is a
+    failed call, counted like any other."""
+
+    name = "recorded replies"
+
+    def __init__(self, rows: list):
+        self._queues = [(str(r["question"]), str(r["reasoning"]), list(r.get("judge_replies") or [])) for r in rows]
+
+    async def complete(self, messages, params, budget=None):
+        text = "\n".join(str(m.get("content", "")) for m in messages)
+        for question, reasoning, queue in self._queues:
+            if question in text and reasoning in text:
+                if not queue:
+                    raise JudgeCallError("the record has no recorded reply left for this rater", kind=CLIENT_ERROR)
+                reply = queue.pop(0)
+                return Completion(reply if isinstance(reply, str) else json.dumps(reply))
+        raise JudgeCallError("no record matches the judge request", kind=CLIENT_ERROR)
+
+    async def aclose(self):
+        return None
+
+
+def _records(text: str) -> list:
+    try:
+        rows = parse_json_lines(text or "")
+    except ValueError as err:
+        raise gr.Error(f"each line must be one JSON object: {err}")
     if not rows:
-        raise gr.Error("Paste at least one record.")
-    missing = [r.get("id", f"line {n}") for n, r in enumerate(rows, 1)
-               if not all(k in r for k in ("question", "choices", "answer", "rubric", "reasoning",
-                                            "predicted_answer"))]
-    if missing:
-        raise gr.Error(f"records need question, choices, answer, rubric, reasoning, predicted_answer: {missing[:3]}")
+        raise gr.Error("Paste at least one record (one JSON object per line).")
+    for n, row in enumerate(rows, 1):
+        if not isinstance(row, dict):
+            raise gr.Error(f"line {n}: expected a JSON object, got a {type(row).__name__}")
+        missing = [k for k in NEEDED if k not in row]
+        if missing:
+            raise gr.Error(f"line {n} ({row.get('id', 'no id')}): missing {', '.join(missing)}")
     return rows
 
 
-def score(records_text: str, model: str, base_url: str, api_key_env: str, compat: bool, raters: float):
+def score(records_text: str, model: str, base_url: str, api_key_env: str, compat: bool, raters: float,
+          judge_kind: str = JUDGES[1], progress=gr.Progress()):
+    """The widget's /score endpoint; ``judge_kind`` comes last so that API calls written for the server judge
+    (six arguments) keep working."""
     rows = _records(records_text)
-    judge = default_judge(bool(compat), model or MMAR_JUDGE_MODEL, base_url=base_url or None,
-                          api_key_env=api_key_env or "OPENAI_API_KEY")
-    scorer = MMARRubricsScorer(judge, compat=bool(compat), raters=int(raters or 5))
-    result = scorer.score(rows, [r["reasoning"] for r in rows], [r["predicted_answer"] for r in rows],
-                          return_items=True)
+    n_raters = int(raters or 5)
+    if n_raters < 1:
+        raise gr.Error("Raters must be at least 1.")
+    if judge_kind == JUDGES[0]:
+        judge = RecordedReplies(rows)
+    else:
+        judge = default_judge(bool(compat), model or MMAR_JUDGE_MODEL, base_url=base_url or None,
+                              api_key_env=api_key_env or "OPENAI_API_KEY")
+    progress(0.1, desc=f"judging {len(rows)} record(s) x {n_raters} rater(s)")
+    try:
+        scorer = MMARRubricsScorer(judge, compat=bool(compat), raters=n_raters)
+        result = scorer.score(rows, [r["reasoning"] for r in rows], [r["predicted_answer"] for r in rows],
+                              return_items=True)
+    except ValueError as err:  # a record the scorer cannot use: check_items names it
+        raise gr.Error(str(err))
+    progress(1.0, desc="done")
     overall = {"headers": ["group", "value"] + COLUMNS,
                "data": rounded([["overall", "all"] + [result[c] for c in COLUMNS]]
                                + [[g, name] + [t[c] for c in COLUMNS] for g in GROUPS for name, t in result[g].items()])}
@@ -47,13 +118,15 @@ def score(records_text: str, model: str, base_url: str, api_key_env: str, compat
 def build_demo() -> gr.Blocks:
     with gr.Blocks(title="MMAR-Rubrics") as demo:
         gr.Markdown("# MMAR-Rubrics\nAnswer-gated rubric scoring by an LLM judge (see the metric card). One "
-                    "MMAR record per line (as in MMAR-meta.jsonl) plus `reasoning` and `predicted_answer`. "
-                    "The judge is any OpenAI-compatible server; its key is read from the named environment "
-                    "variable.")
+                    "MMAR record per line (as in MMAR-meta.jsonl) plus `reasoning` and `predicted_answer`. The "
+                    "judge is an OpenAI-compatible server (its key is read from the named environment variable) "
+                    "or the replies written in each record's `judge_replies` (one per rater), as in the example.")
         with gr.Row():
             with gr.Column():
-                records = gr.Textbox(label="Records (JSON Lines)", lines=12)
-                model = gr.Textbox(value=MMAR_JUDGE_MODEL, label="Judge model")
+                records = gr.Textbox(label="Records (JSON Lines)", lines=12, value=EXAMPLE)
+                upload = gr.File(label="or load a JSON Lines file", file_types=[".jsonl", ".json", ".txt"])
+                judge_kind = gr.Radio(JUDGES, value=JUDGES[0], label="Judge")
+                model = gr.Textbox(value=MMAR_JUDGE_MODEL, label="Judge model (server)")
                 base_url = gr.Textbox(value="", label="Base URL (empty: OpenAI)")
                 key_env = gr.Textbox(value="OPENAI_API_KEY", label="API key environment variable")
                 compat = gr.Checkbox(value=True, label="Official scorer (compat)")
@@ -62,9 +135,12 @@ def build_demo() -> gr.Blocks:
             with gr.Column():
                 table = gr.Dataframe(label="Rubrics and Accuracy (0-1; the paper prints x100)")
                 details = gr.JSON(label="Result, with every rater's verdicts")
-        button.click(score, [records, model, base_url, key_env, compat, raters], [table, details])
+        button.click(score, [records, model, base_url, key_env, compat, raters, judge_kind], [table, details],
+                     api_name="score")
+        upload.upload(load_file, [upload], [records], api_name=False)
     return demo
 
 
 if __name__ == "__main__":
-    build_demo().launch()
+    os.environ.setdefault("GRADIO_ANALYTICS_ENABLED", "False")
+    build_demo().launch(show_error=True)

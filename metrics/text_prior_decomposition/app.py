@@ -30,12 +30,13 @@ def score(records_text: str, errored_fragments: str, chance: float, zero_an_mode
     return (*frames, rounded(json.loads(json.dumps(result, default=str))))  # 0-1, 4 decimals for reading
 
 
-def fragment(audio_path, ns, rate):
+def fragment(audio_path, ns, rate, progress=gr.Progress()):
     if not audio_path:
         raise gr.Error("Upload an audio file.")
     if not ns:
         raise gr.Error("Choose at least one N.")
     out_dir = tempfile.mkdtemp(prefix="fragments-")
+    progress(0.1, desc=f"cutting into N = {', '.join(sorted(ns))} fragments (one streaming pass)")
     try:
         result = fragment_audio(audio_path, out_dir, ns=[int(n) for n in ns], sampling_rate=int(rate) or None)
     except (AudioError, ValueError) as err:
@@ -87,4 +88,4 @@ def build_demo() -> gr.Blocks:
 
 if __name__ == "__main__":
     os.environ.setdefault("GRADIO_ANALYTICS_ENABLED", "False")
-    build_demo().launch()
+    build_demo().launch(show_error=True)

@@ -1,0 +1,15 @@
+"""Results as a person would rather look at them: ``audioreason report RESULTS... -o report.html`` writes one
+self-contained HTML file (tables and matplotlib figures as inline SVG) and the tables as Markdown.
+
+    from audioreason.report import build_report, load_results
+    build_report(["runs/q2a", "runs/salmonn/results.json", "aria_output.json"], "report.html")
+
+``load`` reads the results (``audioreason score`` output or any scorer's own output), ``scale`` is the one
+place that knows each number's scale and formats it, ``tables`` and ``figures`` draw them, ``build`` puts the
+page together (with ARIA-Rubrics §4's validity statistics when the results allow them), and ``explore``
+serves the explorer Space (per-item views of a run).
+"""
+from .build import build_report, render
+from .load import Entry, Results, ResultsError, detect_scorer, load_results
+
+__all__ = ["Entry", "Results", "ResultsError", "build_report", "detect_scorer", "load_results", "render"]

@@ -1,0 +1,199 @@
+"""Reading results for the report and the explorer.
+
+``load_results(paths)`` takes, in any mix:
+
+- ``results.json`` written by ``audioreason score`` (its ``items.jsonl`` beside it is read too), or the run
+  folder that holds them;
+- any scorer's own output saved as JSON: a metric's ``compute(...)`` result (with ``items`` when it was asked
+  for with ``return_items=True``), a list of such results, or ``{"model", "benchmark", "result"}`` wrappers
+  (the input of ``audioreason.analysis.validity_report``). A bare result is named after its file.
+
+Each scorer result becomes one ``Entry`` (a scorer's numbers for one model under one condition and template,
+with its per-item rows); a scorer that did not run is kept in ``not_run`` with its reason, so the report can
+say why a figure is missing.
+"""
+from __future__ import annotations
+
+import json
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Any, Iterable, Mapping, Optional, Sequence, Union
+
+from ..jsonl import read_json_lines
+from .scale import stated_scale
+
+RESULTS_FILE, ITEMS_FILE = "results.json", "items.jsonl"  # the names `audioreason score` writes
+SCORERS = ("accuracy", "aria", "perturbations", "mmar_rubrics", "audiospan_rubric", "anchor_chain",
+           "text_prior_decomposition")
+
+
+class ResultsError(ValueError):
+    """A results file that cannot be read; the message names the file and what is wrong."""
+
+
+@dataclass
+class Entry:
+    """One scorer's result for one (model, condition, template) set, with its per-item rows."""
+
+    scorer: str
+    result: dict[str, Any]
+    model: str
+    benchmark: Optional[str] = None
+    condition: Optional[str] = None
+    template: Optional[str] = None
+    source: str = ""
+    items: list[dict[str, Any]] = field(default_factory=list)
+    options: dict[str, Any] = field(default_factory=dict)  # the scoring options of the run (judge, backbones)
+
+    @property
+    def label(self) -> str:
+        """The model, benchmark, condition and template that are known: "m on mmar [full/aria_cot]"."""
+        setting = "/".join(x for x in (self.condition, self.template) if x)
+        name = f"{self.model} on {self.benchmark}" if self.benchmark else self.model
+        return f"{name} [{setting}]" if setting else name
+
+
+@dataclass
+class Results:
+    entries: list[Entry] = field(default_factory=list)
+    not_run: list[dict[str, str]] = field(default_factory=list)  # {source, scorer, status, reason}
+    runs: list[dict[str, Any]] = field(default_factory=list)     # what produced each results.json
+    sources: list[str] = field(default_factory=list)
+
+    def of(self, scorer: str) -> list[Entry]:
+        return [e for e in self.entries if e.scorer == scorer]
+
+    def scorers(self) -> list[str]:
+        return [s for s in SCORERS if self.of(s)]
+
+
+def detect_scorer(result: Mapping[str, Any]) -> Optional[str]:
+    """Which scorer wrote a bare result, from the keys only that scorer writes (None: not a scorer result)."""
+    if "text_prior" in result and "decomposition" in result:
+        return "text_prior_decomposition"
+    if ("chain" in result and "random_chain" in result) or "random_accuracy" in result \
+            or "native_mcq" in result or isinstance(result.get("chain"), Mapping):
+        return "anchor_chain"
+    if "rubrics" in result:
+        return "mmar_rubrics"
+    if "rubric" in result and "semantic" in result:
+        return "audiospan_rubric"
+    if "aria_metrics" in result or any(f"M{i}" in result for i in range(1, 7)):
+        return "aria"
+    if "perturbations" in result:
+        return "perturbations"
+    if "accuracy" in result:
+        return "accuracy"
+    return None
+
+
+def _read_json(path: Path) -> Any:
+    try:
+        return json.loads(path.read_text(encoding="utf-8"))
+    except (OSError, UnicodeDecodeError) as err:
+        raise ResultsError(f"{path}: cannot be read ({err})") from None
+    except json.JSONDecodeError as err:
+        raise ResultsError(f"{path}: not JSON ({err.msg} at line {err.lineno} column {err.colno})") from None
+
+
+def _score_output(path: Path, data: Mapping[str, Any], out: Results) -> None:
+    """A results.json of `audioreason score`, with the items.jsonl beside it."""
+    run = data.get("run") or {}
+    options = data.get("options") or {}
+    file_scale = data.get("scale")  # a scale stated for the whole file holds for every result without its own
+    if file_scale is not None:
+        stated_scale(file_scale, str(path))
+    rows = []
+    items_file = path.with_name(ITEMS_FILE)
+    if items_file.is_file():
+        try:
+            rows = read_json_lines(items_file)
+        except (OSError, ValueError) as err:
+            raise ResultsError(f"{items_file}: {err}") from None
+    out.runs.append({"source": str(path), **{k: run.get(k) for k in ("model", "adapter", "description", "benchmark",
+                                                                      "status", "counts")},
+                     "scored": (data.get("scored") or {}).get("finished"), "options": options,
+                     "items_file": str(items_file) if rows else None})
+    for scorer, section in (data.get("scorers") or {}).items():
+        if not isinstance(section, Mapping):
+            raise ResultsError(f"{path}: scorers.{scorer} is {type(section).__name__}, not an object")
+        if section.get("status") != "ok":
+            out.not_run.append({"source": str(path), "scorer": scorer, "status": str(section.get("status")),
+                                "reason": str(section.get("reason") or "")})
+            continue
+        for n, result in enumerate(section.get("results") or []):
+            if not isinstance(result, Mapping):
+                raise ResultsError(f"{path}: scorers.{scorer}.results[{n}] is not an object")
+            result = dict(result) if file_scale is None else {"scale": file_scale, **result}
+            entry = Entry(scorer, dict(result), str(result.get("model") or run.get("model") or path.parent.name),
+                          run.get("benchmark"), result.get("condition"), result.get("template"), str(path),
+                          options=dict(options))
+            entry.items = [row for row in rows if _row_of(row, entry)]
+            out.entries.append(entry)
+
+
+def _row_of(row: Mapping[str, Any], entry: Entry) -> bool:
+    """Whether an items.jsonl row belongs to ``entry`` (its set, and a value of its scorer)."""
+    if entry.scorer not in row or row.get("model") != entry.model:
+        return False
+    if entry.scorer == "text_prior_decomposition":  # one result over every condition of a template
+        return row.get("template") == entry.template
+    return row.get("condition") == entry.condition and row.get("template") == entry.template
+
+
+def _bare_results(path: Path, data: Any, out: Results) -> None:
+    """A scorer's own output, a list of them, or {model, benchmark, result} wrappers."""
+    listed = data if isinstance(data, list) else [data]
+    for n, element in enumerate(listed):
+        where = f"{path}" + (f"[{n}]" if isinstance(data, list) else "")
+        if not isinstance(element, Mapping):
+            raise ResultsError(f"{where}: expected a scorer's result (a JSON object), got {type(element).__name__}")
+        result = element.get("result", element)
+        if not isinstance(result, Mapping):
+            raise ResultsError(f"{where}: 'result' is {type(result).__name__}, not a scorer's result")
+        scorer = element.get("scorer") or detect_scorer(result)
+        if scorer not in SCORERS:
+            raise ResultsError(f"{where}: not a scorer's result (none of the keys a scorer writes: rubrics, rubric "
+                               f"and semantic, chain, text_prior, M1-M6, accuracy); give results.json of "
+                               f"`audioreason score` or a metric's compute() output")
+        result = dict(result)
+        items = result.pop("items", None) or []
+        if scorer == "anchor_chain" and not isinstance(result.get("chain"), Mapping) and "native_mcq" not in result:
+            result = {"native_mcq": result} if "random_accuracy" in result else {"chain": result}
+        model = element.get("model") or result.get("model") or path.stem
+        out.entries.append(Entry(scorer, result, str(model), element.get("benchmark"), element.get("condition"),
+                                 element.get("template"), where, [dict(i) for i in items if isinstance(i, Mapping)]))
+
+
+def load_results(paths: Union[str, Path, Sequence[Union[str, Path]]]) -> Results:
+    """Every result in ``paths`` (files or run folders), in the order given."""
+    paths = [paths] if isinstance(paths, (str, Path)) else list(paths)
+    if not paths:
+        raise ResultsError("no results given")
+    out = Results()
+    for given in paths:
+        path = Path(given).expanduser()
+        if path.is_dir():
+            if not (path / RESULTS_FILE).is_file():
+                hint = (" (it holds a run: score it first with `audioreason score`)" if (path / "run.json").is_file()
+                        else "")
+                raise ResultsError(f"{path}: no {RESULTS_FILE} in this folder{hint}")
+            path = path / RESULTS_FILE
+        if not path.is_file():
+            raise ResultsError(f"{path}: no such file")
+        data = _read_json(path)
+        if isinstance(data, Mapping) and isinstance(data.get("scorers"), Mapping):
+            _score_output(path, data, out)
+        else:
+            _bare_results(path, data, out)
+        out.sources.append(str(path))
+    return out
+
+
+def unique(values: Iterable[Any]) -> list[Any]:
+    """Values in first-seen order, repeats and Nones dropped."""
+    return [v for v in dict.fromkeys(values) if v is not None]
+
+
+__all__ = ["Entry", "ITEMS_FILE", "RESULTS_FILE", "Results", "ResultsError", "SCORERS", "detect_scorer",
+           "load_results", "unique"]

@@ -1,0 +1,174 @@
+"""The report's tables: one per scorer, each number as the scorer reported it, shown through ``scale.display``.
+Rendered as Markdown (``markdown``) and inside the HTML report."""
+from __future__ import annotations
+
+from dataclasses import dataclass, field
+from typing import Any, Callable, Optional, Sequence
+
+from .load import Entry, Results, unique
+from .scale import display, number
+
+
+@dataclass
+class Table:
+    key: str
+    title: str
+    header: list[str]
+    rows: list[list[str]]
+    notes: list[str] = field(default_factory=list)
+
+
+def _count(value: Any) -> str:
+    return "n/a" if value is None else str(value)
+
+
+def _of_n(part: Any, whole: Any) -> str:
+    if part is None or not whole:
+        return _count(part)
+    return f"{part} of {whole}"
+
+
+def accuracy_table(entries: Sequence[Entry]) -> Table:
+    rows = [[e.label, e.result.get("rule", ""), display(e.result.get("accuracy"), "accuracy", "accuracy", e.result),
+             f"{_count(e.result.get('correct'))}/{_count(e.result.get('n'))}",
+             _of_n(e.result.get("unanswered"), e.result.get("n")), _count(e.result.get("failed")),
+             display(e.result.get("official_scorer_accuracy"), "accuracy", "accuracy", e.result)] for e in entries]
+    return Table("accuracy", "Accuracy", ["set", "rule", "accuracy", "correct/n", "unanswered", "failed outputs",
+                                          "official scorer"], rows,
+                 unique(f"{e.result.get('rule')}: {e.result.get('rule_description')}" for e in entries))
+
+
+def aria_table(entries: Sequence[Entry]) -> Table:
+    metrics = ["M1", "M2", "M3", "M4", "M5", "M6", "aria"]
+    rows = [[e.label, *(display(e.result.get(m), "aria", m, e.result) for m in metrics),
+             "+".join(e.result.get("aria_metrics") or []) or "none",
+             display(e.result.get("accuracy"), "aria", "accuracy", e.result),
+             display(e.result.get("unanswered_rate"), "aria", "unanswered_rate", e.result),
+             f"{e.result.get('reasoning_mode') or 'none'} ({e.result.get('reasoning_mode_rule', 'paper')})",
+             _count((e.result.get("counts") or {}).get("items", e.result.get("n")))] for e in entries]
+    notes = [f"{e.label}: {e.result['note']}" for e in entries if e.result.get("note")]
+    notes += unique(f"{m}: {b}" for e in entries for m, b in (e.result.get("backbones") or {}).items())
+    return Table("aria", "ARIA-Rubrics (scores in [0, 1])", ["set", *metrics[:-1], "ARIA", "ARIA covers", "accuracy",
+                                                           "unanswered", "reasoning mode (rule)", "n"], rows, notes)
+
+
+def perturbations_table(entries: Sequence[Entry]) -> Table:
+    rows = []
+    for e in entries:
+        for p in e.result.get("perturbations") or []:
+            rows.append([e.label, p.get("perturbation", ""), display(p.get("aria"), "aria", "aria", p),
+                         "n/a" if number((p.get("delta") or {}).get("aria")) is None else f"{p['delta']['aria']:+.4f}",
+                         display(p.get("accuracy"), "aria", "accuracy", p),
+                         display(p.get("answer_change_rate"), "aria", "answer_change_rate", p),
+                         p.get("reasoning_mode") or "none"])
+    return Table("perturbations", "CoT perturbations (ARIA-Rubrics App. B, Table 7)",
+                 ["set", "perturbation", "ARIA", "ARIA delta", "accuracy", "answers changed", "mode"], rows)
+
+
+def mmar_rubrics_table(entries: Sequence[Entry]) -> Table:
+    rows = []
+    for e in entries:
+        r = e.result
+        alpha = (r.get("reliability") or {}).get("alpha")
+        rubrics = "n/a (" + r["headline_unavailable"] + ")" if r.get("headline_unavailable") else \
+            display(r.get("rubrics"), e.scorer, "rubrics", r)
+        rows.append([e.label, rubrics, display(r.get("accuracy"), e.scorer, "accuracy", r), _count(r.get("n")),
+                     _count(r.get("n_judged")), _count(r.get("n_gated")), _count(r.get("n_failed")),
+                     ", ".join(map(str, r.get("judges") or [])) + f" x{r.get('raters', '?')}",
+                     "n/a" if number(alpha) is None else f"{alpha:.3f}"])
+    notes = unique(w for e in entries for w in e.result.get("warnings") or [])
+    return Table("mmar_rubrics", "MMAR-Rubrics (x100; arXiv:2602.14224 §3.2)",
+                 ["set", "Rubrics", "Accuracy", "n", "judged", "gated (wrong answer: 0)", "failed", "judge x raters",
+                  "raters' alpha"], rows, notes)
+
+
+def mmar_groups_table(entries: Sequence[Entry]) -> Table:
+    rows = []
+    for e in entries:
+        for group in ("modality", "category", "sub-category"):
+            for name, t in (e.result.get(group) or {}).items():
+                rows.append([e.label, group, name, display(t.get("rubrics"), e.scorer, "rubrics", e.result),
+                             display(t.get("accuracy"), e.scorer, "accuracy", e.result), _count(t.get("n"))])
+    return Table("mmar_groups", "MMAR-Rubrics by modality, category and sub-category",
+                 ["set", "group", "name", "Rubrics", "Accuracy", "n"], rows)
+
+
+def audiospan_rubric_table(entries: Sequence[Entry]) -> Table:
+    rows = [[e.label, display(e.result.get("rubric"), e.scorer, "rubric", e.result),
+             display(e.result.get("rubric_avg"), e.scorer, "rubric_avg", e.result),
+             display(e.result.get("semantic"), e.scorer, "semantic", e.result),
+             display(e.result.get("temporal"), e.scorer, "temporal", e.result), _count(e.result.get("n")),
+             _count(e.result.get("n_scored")), _count(e.result.get("n_failed")),
+             ", ".join(map(str, e.result.get("judges") or [])) or "verdicts given"] for e in entries]
+    notes = unique(w for e in entries for w in e.result.get("warnings") or [])
+    return Table("audiospan_rubric", "AudioSpan Rubric (AudioSpan Eq. 2, Eq. 4)",
+                 ["set", "Rubric", "tier average", "semantic", "temporal", "n", "scored", "failed", "judge"], rows, notes)
+
+
+def anchor_chain_table(entries: Sequence[Entry]) -> Table:
+    rows = []
+    for e in entries:
+        chain, mcq = e.result.get("chain"), e.result.get("native_mcq")
+        if isinstance(chain, dict):
+            rows.append([e.label, "Chain (Eq. 3)", display(chain.get("chain"), e.scorer, "chain", chain),
+                         display(chain.get("random_chain"), e.scorer, "random_chain", chain),
+                         *(display(chain.get(k), e.scorer, k, chain) for k in ("P", "U", "R")),
+                         _count(chain.get("n")), _count(chain.get("unparsed"))])
+        if isinstance(mcq, dict):
+            rows.append([e.label, "native MCQ Accuracy (Eq. 1)", display(mcq.get("accuracy"), e.scorer, "accuracy", mcq),
+                         display(mcq.get("random_accuracy"), e.scorer, "random_accuracy", mcq), "", "", "",
+                         _count(mcq.get("n")), _count(mcq.get("unparsed"))])
+    return Table("anchor_chain", "AudioSpan multiple-choice scores (random baseline beside each)",
+                 ["set", "score", "value", "random", "P", "U", "R", "n", "unparsed"], rows)
+
+
+def text_prior_table(entries: Sequence[Entry]) -> Table:
+    rows, ns = [], ("2", "3", "4", "5")
+    for e in entries:
+        r = e.result
+        for model, tp in ((r.get("text_prior") or {}).get("per_model") or {}).items():
+            retention = ((r.get("retention") or {}).get("per_model") or {}).get(model) or {}
+            decomposition = ((r.get("decomposition") or {}).get("per_model") or {}).get(model) or {}
+            rows.append([f"{model} [{e.template}]" if e.template else model,
+                         *(display(tp.get(k), e.scorer, k, r) for k in ("full", "none", "tb", "R_TP")),
+                         *(display((retention.get(n) or {}).get("R_N"), e.scorer, "R_N", r) for n in ns),
+                         display(decomposition.get("XS_over_AN"), e.scorer, "XS_over_AN", r)])
+    return Table("text_prior", "Text prior and audio reliance (All That Glitters Is Not Audio, Tables 1 and 3)",
+                 ["model [template]", "Full", "None", "TB", "R_TP", *(f"R_{n}" for n in ns), "XS/AN"], rows)
+
+
+TABLES: list[tuple[str, Callable[[Sequence[Entry]], Table]]] = [
+    ("accuracy", accuracy_table), ("aria", aria_table), ("perturbations", perturbations_table),
+    ("mmar_rubrics", mmar_rubrics_table), ("mmar_rubrics", mmar_groups_table),
+    ("audiospan_rubric", audiospan_rubric_table), ("anchor_chain", anchor_chain_table),
+    ("text_prior_decomposition", text_prior_table),
+]
+
+
+def all_tables(results: Results) -> list[tuple[str, Table]]:
+    """(scorer, table) for every scorer with results, in report order; tables without rows left out."""
+    tables = [(scorer, make(results.of(scorer))) for scorer, make in TABLES if results.of(scorer)]
+    return [(scorer, t) for scorer, t in tables if t.rows]
+
+
+def not_run_table(results: Results) -> Optional[Table]:
+    if not results.not_run:
+        return None
+    return Table("not_run", "Scorers that did not run", ["source", "scorer", "status", "reason"],
+                 [[n["source"], n["scorer"], n["status"], n["reason"]] for n in results.not_run])
+
+
+def _cell(text: Any) -> str:
+    return str(text).replace("|", "\\|").replace("\n", " ")
+
+
+def markdown(table: Table, level: int = 2) -> str:
+    lines = [f"{'#' * level} {table.title}", "", "| " + " | ".join(map(_cell, table.header)) + " |",
+             "|" + "|".join("---" for _ in table.header) + "|"]
+    lines += ["| " + " | ".join(map(_cell, row)) + " |" for row in table.rows]
+    if table.notes:
+        lines += [""] + [f"- {_cell(n)}" for n in table.notes]
+    return "\n".join(lines) + "\n"
+
+
+__all__ = ["TABLES", "Table", "all_tables", "markdown", "not_run_table"]

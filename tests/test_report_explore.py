@@ -1,0 +1,82 @@
+"""The explorer's data (``audioreason.report.explore``) on the scripted AudioSpan run of tests/test_report_runs.py
+(known numbers) and the demo's run: leaderboard, filters, an item's answers and timeline, bundles, uploads."""
+import json
+import zipfile
+
+import pytest
+
+from audioreason.report import explore
+
+
+@pytest.fixture(scope="module")
+def view(audiospan_run):
+    return explore.open_run(audiospan_run)
+
+
+def _rows(view, **filters):
+    return [dict(zip(explore.ITEM_COLUMNS, row)) for row in explore.item_table([view], filters or None)]
+
+
+def test_leaderboard_shows_each_scorers_headline(view):
+    [row] = [dict(zip(explore.LEADERBOARD_COLUMNS, r)) for r in explore.leaderboard([view])]
+    # 12 MCQs (6 native, all right; 6 anchor links, 2 right): 8/12. Chain (Eq. 3) 1/3 beside the uniform guess
+    # over 4 options (1/4 + 1/16 + 1/64) / 3 = 0.1094; Rubric 0.85 (tests/test_report_runs.py).
+    assert (row["model"], row["condition"], row["n"]) == ("scripted-model", "full", "12")
+    assert row["accuracy (rule)"] == "0.6667 (exact_letter)"
+    assert row["Chain"] == "0.3333 (random 0.1094)" and row["AudioSpan Rubric"] == "0.8500"
+    assert row["ARIA"] == row["MMAR Rubrics"] == ""  # not scored in this run: empty, not 0
+
+
+def test_filters_select_items_by_operation_and_tier(view):
+    assert explore.facet_values([view])["operation"] == ["addition", "deletion"]
+    deletion = _rows(view, operation=["deletion"])
+    assert [r["id"] for r in deletion] == [f"zh-show-002/anchor/{k}" for k in (1, 2, 3)]
+    assert [r["correct"] for r in deletion] == ["yes", "yes", "no"]  # P, U right; R wrong
+    assert {r["tier"] for r in _rows(view, duration_tier=["S"])} == {"S"}
+    assert len(_rows(view)) == 18  # 6 native MCQs, 6 anchor links, 6 OEQs
+
+
+def test_an_anchor_link_shows_its_answer_and_the_edit_on_the_timeline(view):
+    key = next(r["key"] for r in _rows(view) if r["id"] == "zh-show-002/anchor/1")
+    detail = explore.item_detail(view, key)
+    assert detail["answers"] == [["exact_letter", "y", "exact", "yes"]]
+    # The deletion at 1.0-1.6 s of a 4.0 s recording: left 25%, width 15%.
+    assert "anchor 1: deletion: 1.0-1.6 s" in detail["timeline"]
+    assert "left:25.000%;width:15.000%" in detail["timeline"]
+    assert detail["audio"].endswith("zh-show-002.wav")
+
+
+def test_an_open_question_shows_its_timed_criteria(view):
+    key = next(r["key"] for r in _rows(view) if r["id"] == "en-talk-001/native/P/oeq")
+    detail = explore.item_detail(view, key)
+    assert "criterion 2: Locates it: 1.5-2.5 s" in detail["timeline"]
+    assert detail["output"] == "At 00:02 the speaker explains the point; a detail follows."
+
+
+def test_a_bundle_opens_without_the_benchmark_folder(demo_session, tmp_path):
+    bundle = explore.export_bundle(demo_session[0] / "cascade-run", tmp_path / "bundle")
+    items = [json.loads(line) for line in (bundle / explore.BENCHMARK_ITEMS_FILE).read_text().splitlines()]
+    assert len(items) == 12 and all((bundle / it["audio"]).is_file() for it in items)
+    reopened = explore.open_run(bundle)
+    assert reopened.notes == [] and len(reopened.items) == 12
+    first = explore.item_table([reopened])[0]
+    detail = explore.item_detail(reopened, first[1])
+    assert "**Q:**" in detail["header"] and detail["audio"].startswith(str(bundle))
+
+
+def test_uploads_are_staged_as_runs_or_refused_by_name(demo_session, tmp_path):
+    run = demo_session[0] / "cascade-run"
+    archive = tmp_path / "run.zip"
+    with zipfile.ZipFile(archive, "w") as z:
+        for name in ("run.json", "outputs.jsonl", "results.json", "items.jsonl"):
+            z.write(run / name, f"my-run/{name}")
+    [staged] = explore.stage_uploads([archive], tmp_path / "staged")
+    assert staged.name == "my-run" and explore.open_run(staged).results.entries
+    (tmp_path / "notes.txt").write_text("x")
+    with pytest.raises(ValueError, match="notes.txt: give a zipped run folder"):
+        explore.stage_uploads([tmp_path / "notes.txt"], tmp_path / "staged2")
+    bad = tmp_path / "evil.zip"
+    with zipfile.ZipFile(bad, "w") as z:
+        z.writestr("../escape/results.json", "{}")
+    with pytest.raises(ValueError, match="unsafe paths in the zip"):
+        explore.stage_uploads([bad], tmp_path / "staged3")
