@@ -5,13 +5,11 @@ one the build writes; every light app's folder is assembled (wheel unpacked, run
 fresh interpreter that can import only the folder and the distributions its requirements.txt installs (and
 what those require), where it builds its UI and scores its own example. The real fresh-venv install
 (``python -m venv``, ``pip install -r requirements.txt`` from the package index, launch, one request over
-HTTP) downloads, so it runs only when asked: AUDIOREASON_SPACE_INSTALL=anchor_chain (or a comma list, or
-"all" with aria's torch stack and weights)."""
+HTTP) downloads, so it is a script, not a test: benchmarks/space_install.py."""
 import json
 import os
 import subprocess
 import sys
-import time
 from pathlib import Path
 
 import pytest
@@ -20,7 +18,7 @@ from audioreason.spaces import (APPS, SpaceBuildError, build_space, build_wheel,
                                 uploaded_text, wheel_pins)
 
 ROOT = Path(__file__).resolve().parents[1]
-LIGHT = [name for name in APPS if name != "aria"]  # aria ships ~570 MB of weights: the opt-in install check
+LIGHT = [name for name in APPS if name != "aria"]  # aria ships ~570 MB of weights: benchmarks/space_install.py
 
 
 @pytest.fixture(scope="module")
@@ -199,61 +197,3 @@ def test_light_apps_run_from_their_folders_with_only_their_requirements(built):
     explorer = results["explorer"]["out"]
     assert len(explorer["board"]) == 1 and explorer["rows"] == 12 and "cascade" in explorer["board"][0][2]
     assert results["report"]["out"].startswith("8 results (accuracy, aria, mmar_rubrics): 4 figures")
-
-
-# ---------------------------------------------------------------------------------------------
-# Opt-in: a fresh venv installs from the folder's requirements.txt and serves the app
-# ---------------------------------------------------------------------------------------------
-
-ASKED = [n.strip() for n in os.environ.get("AUDIOREASON_SPACE_INSTALL", "").split(",") if n.strip()]
-ASKED = list(APPS) if ASKED == ["all"] else ASKED
-
-
-@pytest.mark.skipif(not ASKED, reason="downloads from the package index: set AUDIOREASON_SPACE_INSTALL=anchor_chain "
-                                      "(or a comma list, or all) to run it")
-@pytest.mark.parametrize("name", ASKED or ["none"])
-def test_a_fresh_venv_installs_and_serves_the_app(name, tmp_path, wheel, demo_session):
-    app = APPS[name]
-    folder = tmp_path / name
-    build_space(name, folder, runs=[demo_session[0] / "cascade-run"] if app.runs else (), wheel=wheel)
-    venv = tmp_path / "venv"
-    started = time.monotonic()
-    subprocess.run([sys.executable, "-m", "venv", str(venv)], check=True)  # no --system-site-packages
-    python = venv / "bin" / "python"
-    done = subprocess.run([str(python), "-m", "pip", "install", "-q", "-r", "requirements.txt"], cwd=folder,
-                          capture_output=True, text=True)
-    assert done.returncode == 0, done.stderr[-3000:]
-    installed = time.monotonic() - started
-    print(f"{name}: fresh venv install {installed:.0f} s")
-    port = 7870 + list(APPS).index(name)
-    env = {**{k: v for k, v in os.environ.items() if k != "PYTHONPATH"}, "GRADIO_SERVER_PORT": str(port),
-           "GRADIO_SERVER_NAME": "127.0.0.1", "GRADIO_ANALYTICS_ENABLED": "False"}
-    server = subprocess.Popen([str(python), "app.py"], cwd=folder, env=env, stdout=subprocess.PIPE,
-                              stderr=subprocess.STDOUT, text=True)
-    try:
-        client = subprocess.run([str(python), "-c", CLIENT, f"http://127.0.0.1:{port}/", name], capture_output=True,
-                                text=True, timeout=600)
-        assert client.returncode == 0, client.stderr[-3000:]
-        print(f"{name}: served: {client.stdout.strip()[:300]}")
-    finally:
-        server.terminate()
-        server.wait(timeout=30)
-
-
-CLIENT = r'''
-import sys, time
-from gradio_client import Client
-url, name = sys.argv[1], sys.argv[2]
-for _ in range(600):
-    try:
-        client = Client(url, verbose=False)
-        break
-    except Exception:
-        time.sleep(1)
-api = {"anchor_chain": "/score", "audiospan_rubric": "/score", "mmar_rubrics": "/score", "aria": "/score",
-       "text_prior_decomposition": "/score", "explorer": "/show", "report": "/render"}[name]
-print(sorted(client.view_api(return_format="dict", print_info=False)["named_endpoints"]))
-if name not in ("explorer", "report"):  # their endpoints read a session's state; the widgets score their example
-    given = {"audio_path": None} if name == "aria" else {}  # its example has no audio (M1 then unavailable)
-    print(str(client.predict(api_name=api, **given))[:200])
-'''
