@@ -51,6 +51,10 @@ def test_an_open_question_shows_its_timed_criteria(view):
     detail = explore.item_detail(view, key)
     assert "criterion 2: Locates it: 1.5-2.5 s" in detail["timeline"]
     assert detail["output"] == "At 00:02 the speaker explains the point; a detail follows."
+    assert [v[2:] for v in detail["verdicts"]] == [  # from the run's items.jsonl: criterion, verdict, reason
+        ["0", "semantic correct, temporal none", "states the point"],
+        ["1", "semantic none, temporal correct", "02:00 is in range"],
+        ["2", "semantic partial, temporal wrong", "detail vague, time off"]]
 
 
 def test_a_bundle_opens_without_the_benchmark_folder(demo_session, tmp_path):

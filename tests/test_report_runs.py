@@ -64,9 +64,9 @@ class ScriptedJudge:
 def _oeq_verdicts(prompt: str) -> str:
     # The synthetic OEQ rubric: essential claim, essential localization, supporting with a time range.
     return json.dumps({"criteria": [
-        {"index": 0, "semantic": "correct", "temporal": "none", "justification": "states the point"},
-        {"index": 1, "semantic": "none", "temporal": "correct", "justification": "02:00 is in range"},
-        {"index": 2, "semantic": "partial", "temporal": "wrong", "justification": "detail vague, time off"}]})
+        {"index": 0, "semantic": "correct", "temporal": "none", "reason": "states the point"},
+        {"index": 1, "semantic": "none", "temporal": "correct", "reason": "02:00 is in range"},
+        {"index": 2, "semantic": "partial", "temporal": "wrong", "reason": "detail vague, time off"}]})
 
 
 def make_audiospan_run(root: Path) -> Path:

@@ -20,9 +20,9 @@ REPLIES = {"en-talk-001/native/P/mcq": "C", "en-talk-001/native/U/mcq": "C", "en
            "zh-show-002/anchor/1": "C", "zh-show-002/anchor/2": "A", "zh-show-002/anchor/3": "C"}
 # Every OEQ: criterion 0 (essential) semantically correct, 1 (essential, localization) temporally correct,
 # 2 (supporting, with a time range) partial and at the wrong time.
-VERDICT = {"criteria": [{"index": 0, "semantic": "correct", "temporal": "none", "justification": "stated"},
-                        {"index": 1, "semantic": "none", "temporal": "correct", "justification": "located"},
-                        {"index": 2, "semantic": "partial", "temporal": "wrong", "justification": "half"}]}
+VERDICT = {"criteria": [{"index": 0, "semantic": "correct", "temporal": "none", "reason": "stated"},
+                        {"index": 1, "semantic": "none", "temporal": "correct", "reason": "located"},
+                        {"index": 2, "semantic": "partial", "temporal": "wrong", "reason": "half"}]}
 SCRIPT = {"scenarios": {"span-judge": [{"reply": json.dumps(VERDICT)}]}}
 
 
@@ -45,11 +45,11 @@ def scored(tmp_path_factory):
     with running_server(SCRIPT, root / "server") as server:
         judge = JudgeOptions(model="span-judge", base_url=server.base_url, api_key_env="SPAN_TEST_KEY")
         results = score_run(run_dir, ScoreOptions(scorers=["auto"], judge=judge, progress=False))
-        return results, server.requests()
+        return results, server.requests(), run_dir
 
 
 def test_the_multiple_choice_scores_by_hand(scored):
-    results, _ = scored
+    results, _, _ = scored
     (accuracy,) = results["scorers"]["accuracy"]["results"]
     # C.1 exact letters over the 12 MCQs: 4 native + 3 + 2 anchor links right; "c" is unparsed.
     assert (accuracy["rule"], accuracy["correct"], accuracy["n"], accuracy["unanswered"]) == ("exact_letter", 9, 12, 1)
@@ -61,7 +61,7 @@ def test_the_multiple_choice_scores_by_hand(scored):
 
 
 def test_the_open_ended_rubric_by_hand(scored):
-    results, requests = scored
+    results, requests, _ = scored
     (entry,) = results["scorers"]["audiospan_rubric"]["results"]
     # (1*1 + 1*1 + 0.5 * 1[0.5 > 0] * (0.5 + 0) / 2) / (1 + 1 + 0.5) = 2.125 / 2.5 = 0.85 for each of the 6 items.
     assert entry["rubric"] == pytest.approx(0.85) and (entry["n"], entry["n_scored"], entry["n_failed"]) == (6, 6, 0)
@@ -70,8 +70,20 @@ def test_the_open_ended_rubric_by_hand(scored):
     assert len(judged) == 6
 
 
+def test_the_items_table_keeps_each_criterion_verdict(scored):
+    _, _, run_dir = scored
+    rows = [json.loads(line) for line in (run_dir / "items.jsonl").read_text().splitlines()]
+    open_ended = [r for r in rows if "audiospan_rubric" in r]
+    assert len(open_ended) == 6
+    for row in open_ended:  # what the explorer shows: each rater's verdict per criterion, with its justification
+        (rater,) = row["audiospan_rubric"]["judge"]
+        assert row["audiospan_rubric"]["rubric"] == pytest.approx(0.85) and rater["status"] == "ok"
+        assert [(c["index"], c["semantic"], c["temporal"], c["reason"]) for c in rater["verdict"]["criteria"]] \
+            == [(0, "correct", "none", "stated"), (1, "none", "correct", "located"), (2, "partial", "wrong", "half")]
+
+
 def test_scorers_for_other_benchmarks_and_templates_are_named_not_run(scored):
-    results, _ = scored
+    results, _, _ = scored
     assert {k: v["status"] for k, v in results["not_run"].items()} == {
         "aria": "not_applicable", "mmar_rubrics": "not_applicable", "text_prior_decomposition": "not_applicable"}
     assert results["not_run"]["mmar_rubrics"]["reason"].endswith("the benchmark is audiospan")

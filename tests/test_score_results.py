@@ -192,7 +192,14 @@ def test_items_table_has_one_row_per_output(scored):
     assert [(r["condition"], r["id"]) for r in rows] == [(c, it["id"]) for c in ("full", "none") for it in ITEMS]
     first, failed = rows[0], rows[2]
     assert first["accuracy"]["aria"] == {"choice": "Open Grassland", "method": "exact", "correct": True}
-    assert first["mmar_rubrics"] == {"status": "judged", "score": pytest.approx(0.4), "correct": True}
+    judged = {k: first["mmar_rubrics"][k] for k in ("status", "score", "correct")}
+    assert judged == {"status": "judged", "score": pytest.approx(0.4), "correct": True}
+    raters = first["mmar_rubrics"]["raters"]  # each rater's verdict per criterion, for the explorer
+    assert [r["rater"] for r in raters] == [0, 1, 2, 3, 4] and all(r["score"] == pytest.approx(0.4) for r in raters)
+    assert [(v["name"], v["score"], v["justification"]) for v in raters[0]["verdicts"]] == [
+        ("Cue Identification: Throat Singing", 1, "checked"), ("Cue Identification: Long Song", 1, "checked"),
+        ("Acoustic Environment Reasoning", 0, "checked"), ("Cultural Context Association", 0, "checked"),
+        ("Correct Environmental Selection", 0, "checked")]
     assert failed["failed"] is True and failed["accuracy"]["aria"]["method"] == "unanswered"
     assert failed["mmar_rubrics"]["status"] == "gated"
     assert first["perturbations"]["ans_swap"]["changed"] is True

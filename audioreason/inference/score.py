@@ -17,8 +17,9 @@ Writes, into the run folder (or ``out``):
                    the reason, or its results: one entry per set with the scorer's whole aggregate output
                    (backbones, judge and its statistics, reasoning mode, extraction rule, unanswered, failed)
     items.jsonl    one row per output: key, id, model, condition, template, failed, and each scorer's values
-                   for that output (the extracted choice per rule, ARIA metrics, rubric status and score,
-                   text-prior label, each perturbation's answer and ARIA)
+                   for that output (the extracted choice per rule, ARIA metrics, rubric status and score with
+                   each rater's verdict per criterion and its justification, text-prior label, each
+                   perturbation's answer and ARIA)
 
 A judge's reachability is checked with one short request before its scorer runs (``probe_judge``); busy
 replies (429, 5xx) count as reachable, since the scorer retries them. Verdicts are cached in

@@ -342,7 +342,8 @@ def mmar_rubrics_section(make_scorer: Callable[[], Any], sets: Sequence[OutputSe
             detail = by_id.get(str(record["id"]))  # compat drops items whose judging failed
             section.items[record["key"]] = ({"status": "dropped (judging failed, compat)"} if detail is None else
                                             {"status": detail["status"], "score": detail["score"],
-                                             "correct": detail["correct"]})
+                                             "correct": detail["correct"],
+                                             "raters": detail.get("raters", [])})  # verdicts, justifications
     return section
 
 
@@ -360,7 +361,8 @@ def audiospan_rubric_section(make_scorer: Callable[[], Any], sets: Sequence[Outp
         details = result.pop("items")
         section.results.append({**output_set.describe(), **result, "failed_outputs": output_set.failed})
         for record, detail in zip(records, details):
-            section.items[record["key"]] = {"rubric": detail.get("rubric"), "n_valid_raters": detail.get("n_valid_raters")}
+            section.items[record["key"]] = {"rubric": detail.get("rubric"), "n_valid_raters": detail.get("n_valid_raters"),
+                                            "judge": detail.get("judge", [])}  # each rater's verdict per criterion
     return section
 
 

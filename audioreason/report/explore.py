@@ -320,7 +320,7 @@ def _verdicts(row: Mapping[str, Any]) -> list[list[str]]:
         for n, judged in enumerate(detail.get("judge") or []):
             for c in ((judged.get("verdict") or {}).get("criteria") or []):
                 out.append([scorer, str(n), str(c.get("index")), f"semantic {c.get('semantic')}, temporal "
-                            f"{c.get('temporal')}", str(c.get("justification") or "")])
+                            f"{c.get('temporal')}", str(c.get("reason") or "")])  # the AudioSpan prompt's field
     return out
 
 
