@@ -93,6 +93,8 @@ def test_the_report_draws_every_figure_the_results_support(report):
         "decomposition"]
     assert sorted(summary["figures"]) == sorted(re.findall(r'<figure id="figure-([a-z_]+)"', page))
     assert page.count("<svg") == len(summary["figures"])
+    # The scored AudioSpan run keeps per-chain outcomes: its ladder is drawn (P 1/2, P and U 1/2, all three 0).
+    assert "lists no per-chain outcomes" not in page
 
 
 def test_the_report_is_self_contained(report):

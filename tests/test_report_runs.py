@@ -116,6 +116,12 @@ def test_audiospan_run_holds_chain_and_rubric(audiospan_run):
     entry = results["scorers"]["anchor_chain"]["results"][0]
     # chain 1: every link wrong, 0; chain 2: P, U right, R wrong, (1 + 1 + 0) / 3. Chain (Eq. 3) = (0 + 2/3) / 2.
     assert entry["chain"]["chain"] == pytest.approx(1 / 3)
+    # Per-chain outcomes are kept, so the report can draw the chain ladder from a scored run.
+    assert [(c["chain_id"], c["links"]) for c in entry["chain"]["chains"]] == [
+        ("en-talk-001/chain", [False, False, False]), ("zh-show-002/chain", [True, True, False])]
+    from audioreason.report.figures import chain_ladder
+
+    assert chain_ladder(entry["chain"]["chains"]) == [0.5, 0.5, 0.0]  # its mean is the Chain, 1/3
     assert (entry["chain"]["P"], entry["chain"]["U"], entry["chain"]["R"]) == (0.5, 0.5, 0.0)
     assert entry["native_mcq"]["accuracy"] == pytest.approx(1.0)  # every native gold is option C
     rubric = results["scorers"]["audiospan_rubric"]["results"][0]

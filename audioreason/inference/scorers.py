@@ -393,7 +393,7 @@ def anchor_chain_section(sets: Sequence[OutputSet], items: Mapping[str, Mapping[
         if complete:
             ordered = [complete[c][p] for c in complete for p in (1, 2, 3)]
             entry["chain"] = score_anchor_chain([items[r["id"]] for r in ordered], [r.get("output") for r in ordered],
-                                                parse=parse)
+                                                parse=parse, return_items=True)  # per-chain outcomes: the ladder
         if native:
             mcq = score_mcq_accuracy([items[r["id"]] for r in native], [r.get("output") for r in native], parse=parse,
                                      return_items=True)
