@@ -22,6 +22,7 @@ from __future__ import annotations
 import hashlib
 import math
 import os
+from abc import ABC, abstractmethod
 from contextlib import contextmanager
 from pathlib import Path
 from typing import Any, Iterable, Iterator, Mapping, Optional, Union
@@ -117,22 +118,24 @@ def source_key(source: Any) -> tuple:
     return ("array", digest.hexdigest(), samples.shape, rate)
 
 
-class Signal:
+class Signal(ABC):
     """A source opened for reading at 48 kHz, never whole: ``frames`` at the source ``rate``, ``length``
     (48 kHz samples), ``blocks(start, stop)``: 48 kHz mono float32 blocks of source frames [start, stop)."""
 
     rate: int
 
     @property
+    @abstractmethod
     def frames(self) -> int:
-        raise NotImplementedError
+        """Frames at the source rate."""
 
     @property
     def length(self) -> int:
         return resampled_length(self.frames, self.rate, CLAP_RATE)
 
+    @abstractmethod
     def blocks(self, start: int = 0, stop: Optional[int] = None) -> Iterator[np.ndarray]:
-        raise NotImplementedError
+        """48 kHz mono float32 blocks of source frames [start, stop)."""
 
 
 class FileSignal(Signal):
