@@ -13,8 +13,9 @@ measures the cache path. Three runs of the same items, in the same order:
   * 429s: the first request of ``--burst-429`` consecutive items gets a 429 (no Retry-After); the retry is
     answered.
 
-The client keeps its defaults (AIMD limit halved by a 429 only, +1/limit per success, +1 per 5 s without
-a 429; 20 attempts; backoff 1 s base, full jitter) except ``timeout_s``, shortened so a hang costs seconds.
+The client keeps its defaults (the limit halved by a 429 or 503, never by a timeout; +1/limit per success,
++1 per 5 s without a 429; 20 attempts; backoff 1 s base, full jitter) except ``timeout_s``, shortened so a
+hang costs seconds.
 A retried request goes to the back of the queue, so the burst's own verdicts come late; "t" is seconds
 from the start of the run, "faults" the faulty requests the server received in the slice, "limit" the
 lowest concurrency limit sampled in it (every 50 ms).
