@@ -8,6 +8,7 @@ import multiprocessing
 import sqlite3
 import threading
 import time
+import types
 
 import pytest
 
@@ -78,6 +79,53 @@ def test_a_lowered_limit_grows_back_with_time_as_well_as_successes():
         await limiter.acquire()
         assert limiter.limit == 8.0  # never above the maximum
         limiter.release()
+
+    asyncio.run(main())
+
+
+def test_limit_recovery_on_a_controlled_clock(monkeypatch):
+    """The limiter's rules on a clock the test moves (no wall-clock bound): a 429 halves the limit and
+    restarts the recovery clock; +1 per whole recovery_s after it, a part period carrying over to the next
+    step; +1/limit per success; a timeout (a plain release) changes nothing; never above the maximum, and no
+    credit piles up while at it."""
+    from audioreason.judges import client
+
+    now = [100.0]
+    monkeypatch.setattr(client, "time", types.SimpleNamespace(monotonic=lambda: now[0], time=time.time))
+
+    async def main():
+        limiter = AdaptiveLimiter(8, recovery_s=5.0)
+
+        async def call(**outcome):  # one request: acquire at the current clock, then release with outcome
+            await limiter.acquire()
+            limiter.release(**outcome)
+            return limiter.limit
+
+        assert await call(overloaded=True) == 4.0
+        assert await call(overloaded=True) == 2.0
+        assert await call(overloaded=True) == 1.0  # 429s at t=100: 8 -> 4 -> 2 -> 1
+        assert await call() == 1.0  # a timeout says nothing about the rate
+        now[0] = 104.9
+        assert await call() == 1.0  # not yet a whole period
+        now[0] = 107.5
+        assert await call() == 2.0  # one period (t=105)
+        now[0] = 110.0
+        assert await call() == 3.0  # the second period ends at t=110, not 112.5: the half period carried over
+        assert await call(success=True) == pytest.approx(3 + 1 / 3)
+        assert await call(overloaded=True) == pytest.approx(5 / 3)  # a 429 restarts the clock at t=110
+        now[0] = 114.9
+        assert await call() == pytest.approx(5 / 3)
+        now[0] = 115.0
+        assert await call() == pytest.approx(8 / 3)
+        now[0] = 1000.0
+        assert await call() == 8.0  # capped at the maximum
+        now[0] = 2000.0
+        assert await call(overloaded=True) == 4.0  # 1000 s at the maximum earned no credit ...
+        now[0] = 2004.0
+        assert await call() == 4.0  # ... the recovery counts from the 429 only
+        now[0] = 2005.0
+        assert await call() == 5.0
+        assert limiter.lowest_limit == 1.0 and limiter.in_flight == 0
 
     asyncio.run(main())
 

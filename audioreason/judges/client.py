@@ -65,12 +65,12 @@ class AdaptiveLimiter:
         self._waiters: deque[asyncio.Future] = deque()
 
     def _recover(self) -> None:
-        """+1 per ``recovery_s`` since the last change, up to the maximum."""
+        """+1 per whole ``recovery_s`` since the last change, up to the maximum (a part period carries over)."""
         now = time.monotonic()
         steps = int((now - self._last_change) / self.recovery_s) if self.recovery_s > 0 else 0
         if steps and self.limit < self.max_concurrency:
             self.limit = min(float(self.max_concurrency), self.limit + steps)
-            self._last_change = now
+            self._last_change += steps * self.recovery_s
         elif self.limit >= self.max_concurrency:
             self._last_change = now
 
