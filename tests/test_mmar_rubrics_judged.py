@@ -50,6 +50,9 @@ SCRIPT = {"scenarios": {
     "gen_dup": [{"reply": json.dumps([GEN[0]] * 5)}],
     "holistic": [{"reply": json.dumps({"score": s, "justification": "overall"})} for s in (5, 4, 3, 2, 1)],
     # 0, 0, 0, 3 and 3 of 5: the middle three average exactly 1/5 (in floats, 0.19999999999999998)
+    # a broken deployment (no verdict), then the fixed one: reruns of the same conversation get step 2
+    "fixed": [{"reply": "no verdict here"}, {"reply": verdict(ITEMS[3], [1, 1, 0, 0, 0])}],
+    "fixed_metric": [{"reply": "no verdict here"}, {"reply": verdict(ITEMS[3], [1, 1, 0, 0, 0])}],
     "exact": [{"reply": verdict(ITEMS[0], s)}
               for s in ([0, 0, 0, 0, 0], [1, 1, 1, 0, 0], [0, 0, 0, 0, 0], [1, 1, 1, 0, 0], [0, 0, 0, 0, 0])],
 }}
@@ -311,3 +314,33 @@ def test_space_widget_scores_through_the_judge(server):
     assert app.build_demo() is not None
     with pytest.raises(Exception, match="reasoning"):
         app.score(json.dumps(item), "marker", server.base_url, "JUDGE_TEST_KEY", True, 5)
+
+
+def test_invalid_verdicts_are_judged_again_on_a_rerun_by_default(server, tmp_path):
+    """Issue: a broken deployment's invalid replies were cached, and a rerun against the fixed server made no
+    call and reported the item failed. Invalid outcomes are kept in the cache but judged again by default."""
+    item, cache = ITEMS[3], str(tmp_path / "scorer.sqlite")
+
+    def score(**kw):
+        scorer = MMARRubricsScorer(judge(server, "fixed"), raters=1, max_reasks=0, cache=cache, **kw)
+        return scorer.score([item], ["reasoning"], [item["answer"]])
+
+    assert score()["n_failed"] == 1 and len(seen(server, "fixed")) == 1
+    kept = score(retry_invalid_cached=False)  # the option: the cached invalid outcome stands, no call
+    assert kept["n_failed"] == 1 and len(seen(server, "fixed")) == 1
+    again = score()  # the default: judged again, now by the fixed server
+    assert again["n_failed"] == 0 and again["rubrics"] == pytest.approx(2 / 5) and len(seen(server, "fixed")) == 2
+
+
+def test_the_metric_passes_retry_invalid_cached_on(server, tmp_path):
+    import evaluate
+
+    metric = evaluate.load(str(ROOT / "metrics" / "mmar_rubrics"))
+    item = ITEMS[3]
+    args = dict(predictions=["reasoning"], references=[item["id"]], answers=[item["answer"]], items=str(FIXTURE),
+                model="fixed_metric", base_url=server.base_url, api_key_env="JUDGE_TEST_KEY", raters=1,
+                max_reasks=0, cache=str(tmp_path / "metric.sqlite"))
+    assert metric.compute(**args)["n_failed"] == 1
+    assert metric.compute(**args, retry_invalid_cached=False)["n_failed"] == 1
+    assert len(seen(server, "fixed_metric")) == 1
+    assert metric.compute(**args)["rubrics"] == pytest.approx(2 / 5) and len(seen(server, "fixed_metric")) == 2
