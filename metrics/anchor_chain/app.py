@@ -7,7 +7,7 @@ import os
 import gradio as gr
 
 from audioreason.anchor_chain import demo_items, score_anchor_chain, score_mcq_accuracy
-from audioreason.jsonl import parse_json_lines
+from audioreason.jsonl import parse_json_records
 from audioreason.scale import rounded
 from audioreason.spaces import load_file
 
@@ -18,14 +18,9 @@ EXAMPLE_MCQ = "\n".join(json.dumps({**item, "reply": reply}) for item, reply in 
 
 def score(rows_text: str, task: str, parse: str):
     try:
-        rows = parse_json_lines(rows_text)
+        rows = parse_json_records(rows_text, what="an object (an item with its reply)")
     except ValueError as err:
-        raise gr.Error(f"each line must be one JSON object: {err}")
-    if not rows:
-        raise gr.Error("Paste at least one JSON line.")
-    for n, row in enumerate(rows, 1):
-        if not isinstance(row, dict):
-            raise gr.Error(f"JSON line {n}: expected an object (an item with its reply), got a {type(row).__name__}")
+        raise gr.Error(str(err))
     replies = [row.pop("reply", None) for row in rows]
     try:
         if task == "chain":

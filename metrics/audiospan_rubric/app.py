@@ -9,7 +9,7 @@ import os
 import gradio as gr
 
 from audioreason.audiospan_rubric import score_verdicts
-from audioreason.jsonl import parse_json_lines
+from audioreason.jsonl import parse_json_records
 from audioreason.scale import rounded
 from audioreason.spaces import load_file
 
@@ -28,16 +28,10 @@ EXAMPLE = "\n".join(json.dumps(row) for row in [
 
 def score(rows_text: str):
     try:
-        rows = parse_json_lines(rows_text)
+        rows = parse_json_records(rows_text, needed=("item", "judge_reply"),
+                                  hint="each line holds item, response, judge_reply")
     except ValueError as err:
-        raise gr.Error(f"each line must be one JSON object: {err}")
-    if not rows:
-        raise gr.Error("Paste at least one JSON line.")
-    for n, row in enumerate(rows, 1):
-        for key in ("item", "judge_reply"):
-            if not isinstance(row, dict) or key not in row:
-                raise gr.Error(f"JSON line {n}: the field {key!r} is missing "
-                               "(each line holds item, response, judge_reply)")
+        raise gr.Error(str(err))
     try:
         items = [row["item"] for row in rows]
         verdicts = [[row["judge_reply"]] for row in rows]  # validated by score_verdicts, as a judge's reply

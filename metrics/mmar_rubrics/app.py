@@ -12,7 +12,7 @@ import gradio as gr
 
 from audioreason.judges import MMAR_JUDGE_MODEL, Completion, JudgeCallError
 from audioreason.judges.base import CLIENT_ERROR
-from audioreason.jsonl import parse_json_lines
+from audioreason.jsonl import parse_json_records
 from audioreason.mmar_rubrics import MMARRubricsScorer, default_judge
 from audioreason.scale import rounded
 from audioreason.spaces import load_file
@@ -74,18 +74,9 @@ class RecordedReplies:
 
 def _records(text: str) -> list:
     try:
-        rows = parse_json_lines(text or "")
+        return parse_json_records(text, needed=NEEDED, hint="each line holds " + ", ".join(NEEDED))
     except ValueError as err:
-        raise gr.Error(f"each line must be one JSON object: {err}")
-    if not rows:
-        raise gr.Error("Paste at least one record (one JSON object per line).")
-    for n, row in enumerate(rows, 1):
-        if not isinstance(row, dict):
-            raise gr.Error(f"line {n}: expected a JSON object, got a {type(row).__name__}")
-        missing = [k for k in NEEDED if k not in row]
-        if missing:
-            raise gr.Error(f"line {n} ({row.get('id', 'no id')}): missing {', '.join(missing)}")
-    return rows
+        raise gr.Error(str(err))
 
 
 def score(records_text: str, model: str, base_url: str, api_key_env: str, compat: bool, raters: float,
