@@ -92,6 +92,7 @@ def test_results_json_holds_the_hand_computed_numbers(scored):
     run_dir, _, results = scored
     assert json.loads((run_dir / RESULTS_FILE).read_text()) == results
     assert results["run"]["model"] == MODEL and results["run"]["benchmark"] == "mmar"
+    assert results["scale"] == "0-1"  # stated for the whole file: the report never has to infer it
     assert [(s["condition"], s["n"], s["failed"]) for s in results["sets"]] == [("full", 3, 1), ("none", 3, 0)]
     accuracy = by_set(results["scorers"]["accuracy"])
     # full: (C) Open Grassland right, (D) wrong, the failed output unanswered; none: two right, one without a tag.

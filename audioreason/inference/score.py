@@ -37,6 +37,7 @@ from pathlib import Path
 from typing import Any, Callable, Mapping, Optional, Sequence
 
 from ..jsonl import read_json_lines
+from ..scale import SCALE
 from .runner import OUTPUTS_FILE, RUN_FILE, git_commit, load_items, package_versions
 from .scorers import (JUDGED, RULES, SCORERS, OutputSet, Section, accuracy_section, anchor_chain_section,
                       aria_sets, aria_section, audiospan_rubric_section, fit_reason, mmar_rubrics_section,
@@ -409,6 +410,7 @@ def _results(run: RunFolder, options: ScoreOptions, sections: dict[str, Section]
                 "counts": run.run.get("counts"), "git": run.run.get("git")},
         "sets": [{**s.describe(), "n": len(s.records), "failed": s.failed} for s in run.sets],
         "missing_outputs": sum(s.missing for s in run.sets),
+        "scale": SCALE,  # every score, rate and accuracy in this file (a reader never has to infer it)
         "options": options.to_dict(),
         "scorers": {name: section.to_dict() for name, section in sections.items()},
         "not_run": {name: {"status": s.status, "reason": s.reason} for name, s in sections.items()

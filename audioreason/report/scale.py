@@ -6,7 +6,8 @@ written before that (``mmar_rubrics`` and ``audiospan_rubric`` scores, and ``tex
 were percentages then) are still read right:
 
 - a result that states its scale (``"scale"``: 100, 1, ``"0-100"`` or ``"0-1"``; a ``results.json`` that states
-  one for the whole file passes it to every result in it, ``load``) is read as it says;
+  one for the whole file passes it to every result in it, ``load``; ``audioreason score`` always states "0-1")
+  is read as it says;
 - otherwise a result of one of those scorers whose headline values exceed 1 (impossible in [0, 1]: rubrics or
   accuracy, rubric, semantic or temporal, an R_N) is read on their old scale (``LEGACY_PERCENT_FIELDS``);
 - otherwise the value is a fraction.
