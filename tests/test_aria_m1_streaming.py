@@ -238,3 +238,16 @@ def test_a_memory_error_is_an_audio_error_of_that_item(tiny_backbones, tmp_path,
         with pytest.raises(AriaInputError, match=r"item 1: .*huge.wav.*out of memory"):
             AriaScorer(m1_audio=m1_audio, **kwargs).score(
                 [GOOD, GOOD], ["Dog barking"] * 2, [["Dog barking", "Rain"]] * 2, audio=audio)
+
+
+def test_a_source_without_a_stable_key_is_never_cached_nor_shared(clap, monkeypatch):
+    """A source with nothing to hash (a remote dataset decoder) was keyed by id(), which Python reuses once an
+    object is freed: a later clip could get an earlier clip's cached embedding."""
+    import audioreason.backends.clap as clap_module
+
+    monkeypatch.setattr(clap_module, "source_key", lambda src: ("unhashable", 7))  # every source: one reused id
+    backend = fresh(clap)
+    rain, music = (synthesize_clip(kind, 3.0, 16000, kind) for kind in ("speech", "music"))
+    first, second = backend.embed_sources([(rain, 16000), (music, 16000)], "whole", batch_size=2)
+    later = backend.embed_sources([(music, 16000)], "whole")[0]
+    assert not np.allclose(first, second) and np.allclose(later, second) and backend.whole_cache == {}

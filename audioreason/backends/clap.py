@@ -218,12 +218,15 @@ class ClapBackend:
             raise ValueError(f"mode must be one of {AUDIO_MODES}, got {mode!r}")
         seed = self.seed if seed is None else seed
         keys = [(mode, seed, source_key(src)) if use_cache else None for src in sources]
+        # A source with nothing stable to hash (keyed by its id, which Python reuses once it is freed) is
+        # never cached nor shared: another clip could later get its embedding.
+        keys = [None if k is not None and k[2][0] == "unhashable" else k for k in keys]
         results: dict[int, Union[np.ndarray, AudioError]] = {
             i: self.whole_cache[k] for i, k in enumerate(keys) if k is not None and k in self.whole_cache}
         todo = [i for i in range(len(sources)) if i not in results]
         first = {}  # repeated sources inside this call: computed once
         for i in todo:
-            first.setdefault(keys[i] if use_cache else i, i)
+            first.setdefault(keys[i] if keys[i] is not None else i, i)
         distinct = sorted(set(first.values()))
         chosen = [sources[i] for i in distinct]
         if mode == "random_crop":
@@ -234,7 +237,7 @@ class ClapBackend:
             computed = self._embed_whole(chosen, batch_size)
         by_first = dict(zip(distinct, computed))
         for i in todo:
-            results[i] = by_first[first[keys[i] if use_cache else i]]
-            if use_cache and not isinstance(results[i], AudioError):
+            results[i] = by_first[first[keys[i] if keys[i] is not None else i]]
+            if keys[i] is not None and not isinstance(results[i], AudioError):
                 self.whole_cache[keys[i]] = results[i]
         return [results[i] for i in range(len(sources))]

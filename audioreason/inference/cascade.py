@@ -236,7 +236,11 @@ class CascadeAdapter:
             details[i] = {"transcript": transcript.text, "asr_seconds": 0.0 if cached else transcript.seconds,
                           "transcript_cached": cached}
         if text_requests:
-            for i, generation in zip(details, self.lm.generate(text_requests, decoding)):
+            generations = self.lm.generate(text_requests, decoding)
+            if len(generations) != len(text_requests):  # a plugged-in LM must answer every request
+                raise RuntimeError(f"{self.lm.name} returned {len(generations)} outputs for {len(text_requests)} "
+                                   "requests")
+            for i, generation in zip(details, generations):
                 generation.details = {**details[i], **generation.details}
                 generation.seconds += details[i]["asr_seconds"]
                 results[i] = generation

@@ -33,7 +33,6 @@ and an open-ended item) are not run and are counted in run.json by reason.
 from __future__ import annotations
 
 import datetime as _dt
-import hashlib
 import importlib
 import inspect
 import json
@@ -54,8 +53,8 @@ RUN_FILE = "run.json"
 OUTPUTS_FILE = "outputs.jsonl"
 SHARD_DIR = "shards"
 
-# Adapter kinds the runner can build by name: "module:Class". Other adapters (an OpenAI-compatible endpoint,
-# a cascade) register here too.
+# Adapter kinds the runner can build by name: "module:Class". The OpenAI-compatible and cascade adapters take
+# more than a model name (a server, two models): they are built in Python and passed to `run(adapters=...)`.
 ADAPTERS = {
     "transformers": "audioreason.inference.transformers_audio:TransformersAudioAdapter",
     "text-lm": "audioreason.inference.text_lm:TextLMAdapter",
@@ -110,13 +109,18 @@ def unit_key(model: str, condition: str, template: PromptTemplate, item_id: str)
 
 
 def make_adapter(kind: str, model: str, **options: Any) -> ModelAdapter:
-    """Build a registered adapter; options its constructor does not take are left out."""
+    """Build a registered adapter. ``device`` (the runner's, per process) goes only to adapters that take it;
+    any other option the adapter does not take is an error (never dropped: it would change the run unseen)."""
     if kind not in ADAPTERS:
         raise ValueError(f"unknown adapter {kind!r}: choose from {', '.join(ADAPTERS)}")
     module, name = ADAPTERS[kind].split(":")
     cls = getattr(importlib.import_module(module), name)
     accepted = inspect.signature(cls).parameters
-    return cls(model, **{k: v for k, v in options.items() if k in accepted and v is not None})
+    given = {k: v for k, v in options.items() if v is not None and (k != "device" or k in accepted)}
+    unknown = sorted(set(given) - set(accepted))
+    if unknown:
+        raise ValueError(f"the {kind} adapter takes no option {', '.join(map(repr, unknown))}")
+    return cls(model, **given)
 
 
 # ------------------------------------------------------------------------------------------------
@@ -360,6 +364,7 @@ class Runner:
             "adapter": getattr(adapter, "kind", type(adapter).__name__), "condition": unit.condition.name,
             "template": unit.template.to_dict(), "decoding": self.decoding.to_dict(),
             "output": generation.text, "error": generation.error, "finish_reason": generation.finish_reason,
+            "details": generation.details or None,  # the adapter's own record (a cascade's transcript, retries)
             "audio": audio, "tokens": {"prompt": generation.prompt_tokens, "completion": generation.completion_tokens},
             "timings": {"audio_s": round(audio_s, 6), "generate_s": round(generation.seconds, 6),
                         "batch_size": batch_size},
@@ -532,14 +537,6 @@ def write_run_file(out: Path, content: dict[str, Any]) -> None:
     os.replace(tmp, out / RUN_FILE)
 
 
-def fingerprint(records: Iterable[dict]) -> str:
-    """A hash of (key, output, error) over records: equal for two runs that produced the same outputs."""
-    digest = hashlib.sha256()
-    for r in sorted(records, key=lambda r: r["key"]):
-        digest.update(json.dumps([r["key"], r.get("output"), r.get("error")], ensure_ascii=False).encode())
-    return digest.hexdigest()
-
-
 __all__ = ["ADAPTERS", "OUTPUTS_FILE", "RUN_FILE", "RunConfig", "Runner", "ShardWriter", "Unit", "batches",
-           "fingerprint", "gather", "length_sorted", "load_items", "make_adapter", "plan_units", "read_shards",
+           "gather", "length_sorted", "load_items", "make_adapter", "plan_units", "read_shards",
            "run", "select_records", "unit_key"]
