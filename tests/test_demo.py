@@ -41,6 +41,8 @@ def test_the_outputs_are_the_cascades_own(demo):
     assert all(r["error"] is None and r["output"] and 0 < r["tokens"]["completion"] <= DEMO_MAX_NEW_TOKENS
                for r in outputs)
     assert all(r["audio"]["seconds"] == 3.0 and r["decoding"]["temperature"] == 0.0 for r in outputs)
+    # each output keeps what the cascade heard: the recognizer's transcript (a string, maybe empty) and its time
+    assert all(isinstance(r["details"]["transcript"], str) and r["details"]["asr_seconds"] >= 0 for r in outputs)
     description = run["models"]["main"]["description"]
     assert "whisper" in description and "beam 1" in description and "SmolLM2-135M-Instruct" in description
     assert run["status"] == "finished" and run["counts"]["ok"] == 12

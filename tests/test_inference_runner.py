@@ -252,3 +252,10 @@ def test_embedded_audio_gives_the_same_outputs_as_files(first_run, adapter, mmar
     assert summary["counts"]["ok"] == 24 and not (tmp_path / "frag").exists()  # bytes are split in memory
     assert [(r["key"], r["output"], r["audio"]) for r in outputs(tmp_path / "out")] == \
            [(r["key"], r["output"], r["audio"]) for r in outputs(first_run[0])]
+
+
+def test_an_option_the_adapter_does_not_take_is_refused_not_dropped():
+    from audioreason.inference.runner import make_adapter
+
+    with pytest.raises(ValueError, match=r"the text-lm adapter takes no option 'preset'"):
+        make_adapter("text-lm", "any/model", preset="qwen2-audio", device="cpu")

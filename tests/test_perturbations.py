@@ -106,3 +106,21 @@ def test_perturbation_names():
         parse_perturbations("swap")
     assert {p.paper_name for p in PERTURBATIONS.values()} >= {"NoStruct", "AnsSwap", "Irrelevant", "WrongPerc",
                                                               "RandHints", "Decoration", "Scaffolding"}
+
+
+def test_an_item_without_a_wrong_choice_is_left_out_and_counted_not_the_whole_set():
+    from audioreason.aria import AriaScorer
+    from audioreason.inference.scorers import OutputSet, perturbation_section
+
+    cot = "[PERCEPTION]\nEntities: dog\nDescription: barking.\n[ANALYSIS]\nClose.\n[REASONING]\nA dog.\n[ANSWER]\n(A) {}"
+    items = {"ok": {"id": "ok", "question": "What?", "choices": ["dog", "rain"], "answer": "dog"},
+             "one": {"id": "one", "question": "What?", "choices": ["dog", "dog "], "answer": "dog"}}
+    records = [{"key": k, "id": k, "output": cot.format("dog"), "error": None} for k in ("ok", "one")]
+    scorer = AriaScorer(backbones=dict.fromkeys(("clap", "embedder", "lm", "nli", "vectors")))
+    section = perturbation_section(scorer, [OutputSet("m", "full", "aria_cot", "h", records)], items,
+                                   ["ans_swap", "no_struct"], seed=0, progress=lambda n: None)
+    (result,) = section.results
+    assert result["n"] == 1 and result["not_perturbed"] == 1 and set(section.items) == {"ok"}
+    rows = {r["perturbation"]: r for r in result["perturbations"]}
+    assert rows["ans_swap"]["answer_change_rate"] == 1.0 and rows["no_struct"]["answer_change_rate"] == 0.0
+    assert len(section.notes) == 1 and section.notes[0].startswith("full/aria_cot: 1 item(s) not perturbed: one: ")

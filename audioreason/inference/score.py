@@ -341,8 +341,9 @@ def _aria_sections(run: RunFolder, options: ScoreOptions, want_aria: bool) -> di
     sets = aria_sets(run.sets, run.items)
     n = sum(len(s.records) for s in sets)
     passes = (1 if want_aria else 0) + (len(options.perturbations) + 1 if options.perturbations else 0)
-    scorer = AriaScorer(backbones=options.aria_backbones, on_audio_error="skip",
-                        **options.scorer_options.get("aria", {}))
+    # An unreadable clip is that item's M1 (counted in audio_errors), unless the user's options say otherwise.
+    scorer = AriaScorer(backbones=options.aria_backbones,
+                        **{"on_audio_error": "skip", **options.scorer_options.get("aria", {})})
     bar = _bar(n * passes, "aria", options.progress)
     out = {}
     try:

@@ -18,7 +18,7 @@ apply to but that have no output in it (a run cut short, a later ``--limit``) ar
 """
 from __future__ import annotations
 
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, replace
 from typing import Any, Callable, Mapping, Optional, Sequence
 
 from .. import answers
@@ -279,14 +279,24 @@ def perturbation_section(scorer: Any, sets: Sequence[OutputSet], items: Mapping[
 
     section = Section("ok")
     for output_set in aria_sets(sets, items):
-        references, choices, audio = aria_inputs(output_set, items)
-        chosen = [items[r["id"]] for r in output_set.records]
-        try:
-            texts = {name: [perturb(name, r.get("output"), item, seed) for r, item in zip(output_set.records, chosen)]
-                     for name in ["rendered", *names]}
-        except ValueError as err:  # an item without a wrong choice to point to
-            section.notes.append(f"{output_set.label}: not perturbed: {err}")
+        # An item with no wrong choice to point to cannot take the adversarial checks: it is left out of every
+        # check of its set (so each delta compares the same items) and counted, never the whole set dropped.
+        kept, texts, skipped = [], {name: [] for name in ["rendered", *names]}, []
+        for record in output_set.records:
+            try:
+                perturbed = {name: perturb(name, record.get("output"), items[record["id"]], seed) for name in texts}
+            except ValueError as err:
+                skipped.append(f"{record['id']}: {err}")
+                continue
+            kept.append(record)
+            for name, text in perturbed.items():
+                texts[name].append(text)
+        if skipped:
+            section.notes.append(f"{output_set.label}: {len(skipped)} item(s) not perturbed: {'; '.join(skipped)}")
+        if not kept:
             continue
+        output_set = replace(output_set, records=kept)
+        references, choices, audio = aria_inputs(output_set, items)
         scored = {}
         for name, perturbed in texts.items():
             scored[name] = scorer.score(perturbed, references, choices, audio=audio, return_items=True)
@@ -308,7 +318,8 @@ def perturbation_section(scorer: Any, sets: Sequence[OutputSet], items: Mapping[
                 section.items.setdefault(record["key"], {})[name] = {
                     "aria": row.get("aria"), "choice": row["extracted"]["choice"], "changed": moved,
                     "text": text}
-        section.results.append({**output_set.describe(), "n": len(output_set.records), "seed": seed,
+        section.results.append({**output_set.describe(), "n": len(output_set.records), "not_perturbed": len(skipped),
+                                "seed": seed,
                                 "backbones": base.get("backbones"), "perturbations": rows})
     return section
 
