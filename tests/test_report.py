@@ -170,3 +170,18 @@ def test_the_command_writes_both_files_and_refuses_an_unscored_run(tmp_path, dem
                           text=True)
     assert done.returncode == 1 and done.stderr.startswith("audioreason report: error: ResultsError: ")
     assert "no results.json in this folder (it holds a run: score it first with `audioreason score`)" in done.stderr
+
+
+def test_validity_inputs_are_on_the_scale_the_tables_show():
+    """A result written in percent (an older mmar_rubrics) beside 0-1 ones: the statistics read it as 0.42, as
+    the table does, not as 42."""
+    from audioreason.report.build import _validity_inputs
+    from audioreason.report.load import Entry
+
+    entries = [Entry("mmar_rubrics", {"rubrics": 42.0, "accuracy": 60.0}, "old", "mmar"),
+               Entry("mmar_rubrics", {"rubrics": 0.40, "accuracy": 0.55}, "new", "mmar"),
+               Entry("mmar_rubrics", {"rubrics": 0.30, "accuracy": 0.50, "scale": "0-1"}, "third", "mmau")]
+    inputs, reason = _validity_inputs(entries)
+    assert reason is None
+    assert [(i["model"], i["result"]["rubrics"], i["result"]["accuracy"]) for i in inputs] == [
+        ("old", pytest.approx(0.42), pytest.approx(0.60)), ("new", 0.40, 0.55), ("third", 0.30, 0.50)]

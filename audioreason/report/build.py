@@ -15,6 +15,7 @@ from typing import Any, Optional, Sequence, Union
 
 from .figures import Figure, correlation_heatmap, draw_all
 from .load import Entry, Results, load_results, unique
+from .scale import fraction
 from .tables import Table, all_tables, markdown, not_run_table
 
 VALIDITY_SCORERS = ("aria", "mmar_rubrics", "accuracy")  # validity_report reads these scorers' measures
@@ -34,6 +35,8 @@ figcaption{font-size:.75rem;color:#444}figcaption li{margin:0}.note{font-size:.8
 def _validity_inputs(entries: Sequence[Entry]) -> tuple[list[dict[str, Any]], Optional[str]]:
     """validity_report's input: one result per (model, benchmark); Full-condition sets when a model has
     several; None and the reason when the results cannot support it."""
+    from ..analysis import MEASURES
+
     keyed: dict[tuple[str, str], list[Entry]] = {}
     for e in entries:
         if e.benchmark:
@@ -45,7 +48,10 @@ def _validity_inputs(entries: Sequence[Entry]) -> tuple[list[dict[str, Any]], Op
         if len(group) != 1:
             return [], (f"{key[0]} on {key[1]} has {len(group)} results (conditions or templates); the statistics "
                         "need one per (model, benchmark)")
-        chosen.append({"model": key[0], "benchmark": key[1], "result": group[0].result})
+        # the measures on the 0-1 scale, as the tables read them (a result written in percent included)
+        result = group[0].result
+        scaled = {m: fraction(v, group[0].scorer, m, result) for m, v in result.items() if m in MEASURES}
+        chosen.append({"model": key[0], "benchmark": key[1], "result": {**result, **scaled}})
     if len(chosen) < 2:
         return [], f"needs results of at least two (model, benchmark) pairs with a benchmark named; got {len(chosen)}"
     return chosen, None
@@ -77,6 +83,8 @@ def validity_section(results: Results) -> tuple[Optional[Table], Optional[Figure
                       ["measure", "statistic", "value", "p", "95% interval", "n", "unavailable", "inputs"], rows)
         described = (f"{scorer} measures of {len(report['models'])} models on {', '.join(report['benchmarks'])}: "
                      f"one value per (model, benchmark)")
+        later = [s for s in VALIDITY_SCORERS[VALIDITY_SCORERS.index(scorer) + 1:] if results.of(s)]
+        notes += [f"{s}: validity statistics not shown (the report shows one scorer's: {scorer}'s)" for s in later]
         return table, correlation_heatmap(report["correlation_matrix"], described), notes
     return None, None, notes
 

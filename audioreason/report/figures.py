@@ -198,8 +198,9 @@ def accuracy_bars(entries: Sequence[Entry]) -> Optional[Figure]:
     unanswered = [(e.result.get("unanswered") or 0) / e.result["n"] if e.result.get("n") else None for e in entries]
     fig, ax = plt.subplots(figsize=(max(4.0, 1.1 * len(entries) + 2), 3.2))
     xs = range(len(entries))
-    ax.bar(xs, [100 * (v or 0) for v in correct], color="#1f77b4", label="correct")
-    ax.bar(xs, [100 * (u or 0) for u in unanswered], bottom=[100 * (v or 0) for v in correct], color="#c7c7c7",
+    # A missing accuracy or count is a gap (no bar), never a 0 bar.
+    ax.bar(xs, [_height(v) for v in correct], color="#1f77b4", label="correct")
+    ax.bar(xs, [_height(u) for u in unanswered], bottom=[_height(v) for v in correct], color="#c7c7c7",
            label="unanswered (no choice extracted)")
     ax.set_xticks(list(xs), labels, fontsize=7)
     ax.set(ylabel="% of items", ylim=(0, 100))

@@ -77,7 +77,7 @@ def mmar_rubrics_table(entries: Sequence[Entry]) -> Table:
                      ", ".join(map(str, r.get("judges") or [])) + f" x{r.get('raters', '?')}",
                      "n/a" if number(alpha) is None else f"{alpha:.3f}"])
     notes = unique(w for e in entries for w in e.result.get("warnings") or [])
-    return Table("mmar_rubrics", "MMAR-Rubrics (x100; arXiv:2602.14224 §3.2)",
+    return Table("mmar_rubrics", "MMAR-Rubrics (0-1; the paper prints 100 times these; arXiv:2602.14224 §3.2)",
                  ["set", "Rubrics", "Accuracy", "n", "judged", "gated (wrong answer: 0)", "failed", "judge x raters",
                   "raters' alpha"], rows, notes)
 
