@@ -543,19 +543,29 @@ def _decomposition_section(tables: list[_ModelTable], errored_fragments: str,
             "missing_full": sum(i not in full for i in none),
             "missing_none": sum(i not in none for i in full),
         }
-    # XS/AN across models: every model with fragments, one with |AN| = 0 as 0 or left out (zero_an_models)
-    with_fragments = [m for m, e in per_model.items() if e["fragments_evaluated"]]
+    # XS/AN across models (Table 4): the models with fragments and at least one item in Q. A model without
+    # any item in Q has no decomposition and is left out, never averaged in as 0 (the public code's
+    # decompose_model returns None for it); one with items but |AN| = 0 follows zero_an_models.
+    excluded = {}
+    for m, e in per_model.items():
+        if not e["fragments_evaluated"]:
+            excluded[m] = "no fragment predictions"
+        elif not e["n_items"]:
+            excluded[m] = "no item with both a Full and a None prediction"
+    decomposed = [m for m in per_model if m not in excluded]
     xs_terms = {m: tp.xs_over_an_for_mean(per_model[m]["counts"][tp.FS], per_model[m]["counts"][tp.XS],
-                                          zero_an_models) for m in with_fragments}
-    with_xs = [m for m in with_fragments if xs_terms[m] is not None]
+                                          zero_an_models) for m in decomposed}
+    with_xs = [m for m in decomposed if xs_terms[m] is not None]
+    zero_an = [m for m in decomposed if per_model[m]["XS_over_AN"] is None]
+    excluded.update({m: "no audio-needed item (zero_an_models='exclude')" for m in zero_an if m not in with_xs})
     with_items = [m for m, e in per_model.items() if e["n_items"]]
     mean_shares = {c: tp.mean_or_none([per_model[m]["shares"][c] for m in with_items])
                    for c in tp.LABELS + ("AN_total",)}
     section = {
         "per_model": per_model,
         "XS_over_AN": {**tp.stats([xs_terms[m] for m in with_xs]), "models": with_xs,
-                       "models_with_zero_AN": [m for m in with_fragments if per_model[m]["XS_over_AN"] is None],
-                       "zero_an_models": zero_an_models},
+                       "excluded": {m: excluded[m] for m in per_model if m in excluded},
+                       "models_with_zero_AN": zero_an, "zero_an_models": zero_an_models},
         "AN_share": {**tp.stats([per_model[m]["AN_share"] for m in with_items]), "models": with_items},
         "mean_shares": mean_shares,
         "models_without_fragments": [m for m, e in per_model.items() if not e["fragments_evaluated"]],
@@ -616,8 +626,10 @@ def score_text_prior(data: Any, *, errored_fragments: str = "separate", chance: 
     run errored, i.e. prediction None, counts as correct, so the item is FS; an unreadable output is a wrong
     answer). ``chance``: the TB chance level; when given it is used for every model, whatever the choices
     (the paper's MMAU and MMAR "TB − chance" use 0.25); when None, the mean of 1 / (number of choices) over
-    the TB items. ``zero_an_models``: how a model with fragments but no audio-needed item enters the XS/AN
-    model mean: "as_zero" (default, the public analysis code) or "exclude". ``judge(text, question,
+    the TB items. ``zero_an_models``: how a model with fragments and items with both Full and None, but no
+    audio-needed item among them, enters the XS/AN model mean: "as_zero" (default, the public analysis
+    code) or "exclude"; a model with no item with both Full and None is left out in both modes and named
+    in ``decomposition.XS_over_AN.excluded``. ``judge(text, question,
     choices) -> index``: passed to ``extract_hybrid`` for raw outputs its regexes cannot decide.
     """
     if errored_fragments not in tp.ERRORED_FRAGMENT_MODES:
@@ -826,6 +838,7 @@ def demo_rows() -> list[DemoRow]:
                             n_items, note))
     xs = decomposition["XS_over_AN"]
     spread = f"min {xs['min']:.2f}, max {xs['max']:.2f} over {xs['n']} models" if xs["n"] else "no model"
+    spread += f" (excluded: {', '.join(xs['excluded']) or 'none'})"
     unverified = sum(e["XS_unverified"] for e in decomposition["per_model"].values())
     spread += f"; {unverified} XS item{'s' * (unverified != 1)} unverified (errored or missing fragments)"
     rows.append(DemoRow("decomposition: XS / AN (model mean)", xs["mean"], n_items, f"{note}; {spread}"))

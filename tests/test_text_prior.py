@@ -200,7 +200,8 @@ def test_decomposition(result):
     assert m3["XS_unverified"] == 0
     assert dec["models_without_fragments"] == ["m3"]
     assert dec["XS_over_AN"] == {"mean": pytest.approx(7 / 12), "min": 0.5, "max": pytest.approx(2 / 3), "n": 2,
-                                 "models": ["m1", "m2"], "models_with_zero_AN": [], "zero_an_models": "as_zero"}
+                                 "models": ["m1", "m2"], "excluded": {"m3": "no fragment predictions"},
+                                 "models_with_zero_AN": [], "zero_an_models": "as_zero"}
     assert dec["mean_shares"]["TS"] == pytest.approx((1 / 6 + 1 / 5 + 1 / 6) / 3)
     assert dec["mean_shares"]["XS"] == pytest.approx((2 / 6 + 2 / 5 + 0) / 3)
     assert sum(dec["mean_shares"][c] for c in tp.LABELS) == pytest.approx(1)

@@ -89,6 +89,17 @@ def test_issue_options_reach_the_core(metric):
     assert default["decomposition"]["XS_over_AN"]["models"] == ["m1", "m2"]
 
 
+def test_xs_over_an_mean_leaves_out_a_model_without_an_item_in_full_and_none(metric):
+    # the issue's table: m0 q1 Full right, None wrong, both fragments wrong (XS/AN 1); m1 has Full and
+    # fragments but no None row, so no decomposition: the mean is 1.0 over [m0], not 0.5 over [m0, m1]
+    rows = [("m0", "full", True), ("m0", "none", False), ("m0", "frag:2:0", False), ("m0", "frag:2:1", False),
+            ("m1", "full", True), ("m1", "frag:2:0", True), ("m1", "frag:2:1", False)]
+    got = metric.compute(predictions=[r[2] for r in rows], model=[r[0] for r in rows], item_id=["q1"] * len(rows),
+                         condition=[r[1] for r in rows])["decomposition"]["XS_over_AN"]
+    assert (got["mean"], got["n"], got["models"]) == (1.0, 1, ["m0"])
+    assert got["excluded"] == {"m1": "no item with both a Full and a None prediction"}
+
+
 @pytest.mark.parametrize("kwargs, message", [
     (dict(predictions=[True, "(A)"]), "prediction 1 is a raw value but prediction 0 is a correctness value"),
     (dict(predictions=[True, 3]), "prediction 1: .*got int 3"),

@@ -170,7 +170,8 @@ def test_xs_over_an_mean_averages_zero_an_models_as_zero_by_default():
     assert dec["per_model"]["m2"]["counts"]["AN_total"] == 0
     assert dec["per_model"]["m2"]["XS_over_AN"] is None  # undefined for the model itself
     assert dec["XS_over_AN"] == {"mean": pytest.approx(0.25), "min": 0.0, "max": 0.5, "n": 2,
-                                 "models": ["m1", "m2"], "models_with_zero_AN": ["m2"], "zero_an_models": "as_zero"}
+                                 "models": ["m1", "m2"], "excluded": {"m3": "no fragment predictions"},
+                                 "models_with_zero_AN": ["m2"], "zero_an_models": "as_zero"}
     assert dec["models_without_fragments"] == ["m3"]
     assert score_text_prior(_zero_an_records())["options"]["zero_an_models"] == "as_zero"
 
@@ -178,8 +179,30 @@ def test_xs_over_an_mean_averages_zero_an_models_as_zero_by_default():
 def test_xs_over_an_mean_can_leave_zero_an_models_out():
     dec = score_text_prior(_zero_an_records(), zero_an_models="exclude")["decomposition"]
     assert dec["XS_over_AN"] == {"mean": 0.5, "min": 0.5, "max": 0.5, "n": 1, "models": ["m1"],
+                                 "excluded": {"m2": "no audio-needed item (zero_an_models='exclude')",
+                                              "m3": "no fragment predictions"},
                                  "models_with_zero_AN": ["m2"], "zero_an_models": "exclude"}
     assert dec["per_model"] == score_text_prior(_zero_an_records())["decomposition"]["per_model"]
+
+
+def _no_shared_item_records():
+    """The issue's table. m0: q1 Full right, None wrong, both N=2 fragments wrong -> XS, XS/AN 1.
+    m1: q1 Full right and fragment 0 right, but no None row: no item with both Full and None."""
+    rows = [("m0", "full", T), ("m0", "none", F), ("m0", "frag:2:0", F), ("m0", "frag:2:1", F),
+            ("m1", "full", T), ("m1", "frag:2:0", T), ("m1", "frag:2:1", F)]
+    return [{"model": m, "item_id": "q1", "condition": c, "prediction": v} for m, c, v in rows]
+
+
+@pytest.mark.parametrize("mode", tp.ZERO_AN_MODES)
+def test_xs_over_an_mean_leaves_out_a_model_without_an_item_in_full_and_none(mode):
+    # The public code's decompose_model returns None for m1 (no common ids), so Table 4 averages m0 only:
+    # 1.0 over [m0], not (1 + 0) / 2 = 0.5 over [m0, m1].
+    dec = score_text_prior(_no_shared_item_records(), zero_an_models=mode)["decomposition"]
+    assert dec["per_model"]["m1"]["n_items"] == 0 and dec["per_model"]["m1"]["missing_none"] == 1
+    assert dec["XS_over_AN"] == {"mean": 1.0, "min": 1.0, "max": 1.0, "n": 1, "models": ["m0"],
+                                 "excluded": {"m1": "no item with both a Full and a None prediction"},
+                                 "models_with_zero_AN": [], "zero_an_models": mode}
+    assert dec["AN_share"]["models"] == ["m0"] and dec["mean_shares"]["XS"] == 1.0
 
 
 def test_zero_an_option_is_checked():

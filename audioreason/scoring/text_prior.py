@@ -26,8 +26,10 @@ LABELS = CATEGORIES + (AN_UNSPLIT,)
 # "sufficient": correct, as the public analysis code counts a fragment whose run errored.
 ERRORED_FRAGMENT_MODES = ("separate", "sufficient")
 
-# How a model with fragments but no audio-needed item (|AN| = 0, XS/AN undefined) enters the XS/AN model
-# mean: "as_zero" (default): as 0, as the public analysis code averages it; "exclude": left out.
+# How a model with fragments and items (both Full and None) but no audio-needed item among them (|AN| = 0,
+# XS/AN undefined) enters the XS/AN model mean: "as_zero" (default): as 0, as the public analysis code
+# averages it; "exclude": left out. A model with no item at all has no decomposition and is left out in
+# both modes (the public code's decompose_model returns None for it): callers never pass it here.
 ZERO_AN_MODES = ("as_zero", "exclude")
 
 

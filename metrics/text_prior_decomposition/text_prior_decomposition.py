@@ -53,8 +53,10 @@ Args:
     chance (float, optional): the TB chance level for every model, whatever the choices (0.25 reproduces
         the paper's MMAU and MMAR "TB - chance"); default: the mean of 1 / (number of choices) over the
         TB items.
-    zero_an_models ("as_zero" | "exclude"): how a model with fragments but no audio-needed item enters
-        the XS/AN model mean: as 0 (default, the public analysis code) or left out.
+    zero_an_models ("as_zero" | "exclude"): how a model with fragments and items in both Full and None,
+        but no audio-needed item among them, enters the XS/AN model mean: as 0 (default, the public
+        analysis code) or left out. A model with no item in both Full and None is left out in both modes
+        (named in decomposition.XS_over_AN.excluded).
     return_items (bool): also return the per-item table with each item's category.
 Returns:
     models, accuracy, text_prior, retention, decomposition, by_category, counts, options, (items).
