@@ -8,6 +8,7 @@ import pytest
 
 from audioreason import answers
 from audioreason.data.mmar import build_demo_dataset
+from audioreason.inference.scorers import answer_text
 
 ROWS_FROM_FIXTURES = ("text prior:", "retention:", "decomposition:", "anchor_chain:", "audiospan:", "audiospan_rubric:")
 
@@ -64,9 +65,12 @@ def test_rows_of_real_outputs_are_computed_from_them(demo):
               for p, t in zip(items, texts)]
     assert rows["answers: hybrid"]["value"] == pytest.approx(sum(answers.is_gold(e, p["answer"])
                                                                  for e, p in zip(hybrid, items)) / 12)
-    # The MMAR-Rubrics gate is the official scorer's test: the two rows agree.
-    assert rows["mmar_rubrics: Accuracy (official gate)"]["value"] == \
-           pytest.approx(rows["accuracy: official MMAR/MMAU scorer"]["value"])
+    # The official MMAR/MMAU scorer reads the whole reply; the MMAR-Rubrics gate reads the Answer slot.
+    official = [answers.official_string_match(p["answer"], t, meta[p["id"]]["choices"]) for p, t in zip(items, texts)]
+    assert rows["accuracy: official MMAR/MMAU scorer"]["value"] == pytest.approx(sum(official) / 12)
+    gate = [answers.official_string_match(p["answer"], answer_text(t), meta[p["id"]]["choices"])
+            for p, t in zip(items, texts)]
+    assert rows["mmar_rubrics: Accuracy (official gate)"]["value"] == pytest.approx(sum(gate) / 12)
     aria = payload["aria"]
     assert aria["n"] == 12 and aria["reasoning_mode"] is None  # M1 and M5 have no offline weights
     assert rows["aria: M1 Acoustic Grounding"]["value"] is None and "CLAP" in rows["aria: M1 Acoustic Grounding"]["backbone"]

@@ -41,7 +41,7 @@ def test_scorers_that_do_not_fit_are_named_with_the_reason_and_not_run(plain_run
     assert "this run has full" in reasons["text_prior_decomposition"]
     assert all("results" not in results["scorers"][name] for name in reasons)  # nothing was scored
     (accuracy,) = results["scorers"]["accuracy"]["results"]  # the plain template: the official string match
-    assert (accuracy["rule"], accuracy["correct"], accuracy["official_scorer_accuracy"]) == ("official", 1, 1 / 3)
+    assert (accuracy["rule"], accuracy["correct"], accuracy["official_scorer_accuracy"]) == ("official_slot", 1, 1 / 3)
     out = capsys.readouterr().out
     assert "aria" in out and "not applicable: ARIA scores four-step CoT outputs" in out
 

@@ -205,7 +205,8 @@ def add_score_arguments(parser: argparse.ArgumentParser, *, seed_option: str = "
                              "audiospan_rubric, anchor_chain, text_prior_decomposition")
     parser.add_argument("--extraction", default="auto",
                         help="answer extraction: auto (each template's rule), all, or one of aria, aria_tolerant, "
-                             "official, strict, hybrid, exact_letter")
+                             "official_slot, strict, hybrid, exact_letter (the official MMAR/MMAU scorer, on the "
+                             "whole reply, is reported for every set whatever the rule)")
     parser.add_argument("--aria-backbones", default="paper",
                         help="paper (default), offline, or ROLE=SPEC pairs on a preset (offline,lm=/models/qwen)")
     parser.add_argument("--perturbations", default="none",

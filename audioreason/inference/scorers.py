@@ -2,7 +2,8 @@
 others do not), and each scorer's section of the results, built by calling the core scorers:
 
 - ``accuracy``: the answer extractors of ``audioreason.answers`` (rules in ``RULES``; by default the one the
-  template asks for: ``DEFAULT_RULES``), per (model, condition, template) set of outputs;
+  template asks for: ``DEFAULT_RULES``), per (model, condition, template) set of outputs; every set's entries
+  also give the official MMAR/MMAU scorer's accuracy (``official_scorer_correct``: its match on the whole reply);
 - ``aria``: ``audioreason.aria.AriaScorer`` on the sets written with the ``aria_cot`` template (ARIA scores
   four-step CoTs, ARIA-Rubrics §3.2); with ``perturbations``, the CoT checks of ``audioreason.perturbations``;
 - ``mmar_rubrics``: ``audioreason.mmar_rubrics.MMARRubricsScorer`` (a judge);
@@ -52,7 +53,8 @@ RULES: dict[str, Rule] = {r.name: r for r in (
          lambda text, item: answers.extract_aria(text, item["choices"])),
     Rule("aria_tolerant", "ARIA-Rubrics App. E on the parser's Answer slot (**Answer:**, Answer: ...)",
          lambda text, item: answers.extract_aria(text, item["choices"], tags="tolerant")),
-    Rule("official", "official MMAR/MMAU string match on the Answer slot (the whole output without one)",
+    Rule("official_slot", "the official MMAR/MMAU string match on the Answer slot only (the whole output without "
+         "one), as an extractor: not the official scorer, which reads the whole reply",
          lambda text, item: answers.extract_string_match(answer_text(text), item["choices"])),
     Rule("strict", "strict string match (letters, word order) on the Answer slot",
          lambda text, item: answers.extract_string_match(answer_text(text), item["choices"], strict=True)),
@@ -62,8 +64,17 @@ RULES: dict[str, Rule] = {r.name: r for r in (
          lambda text, item: parse_answer(text, item["choices"], "exact")),
 )}
 # The rule each template's instruction asks for: the CoT's [ANSWER] tag, the free prompt's "Answer:" line,
-# the option text (the official MMAR/MMAU scorers), the option letter (AudioSpan C.1).
-DEFAULT_RULES = {"aria_cot": "aria", "aria_plain": "aria_tolerant", "plain": "official", "audiospan": "exact_letter"}
+# the option text (the official MMAR/MMAU string match), the option letter (AudioSpan C.1).
+DEFAULT_RULES = {"aria_cot": "aria", "aria_plain": "aria_tolerant", "plain": "official_slot",
+                 "audiospan": "exact_letter"}
+RENAMED_RULES = {"official": "official_slot"}
+
+
+def official_scorer_correct(output: Optional[str], item: Mapping[str, Any]) -> bool:
+    """The official MMAR/MMAU scorer's verdict on one reply: its string match on the whole raw reply, as
+    MMAU's evaluation.py reads ``model_output`` and MMAR's code/evaluation.py reads ``answer_prediction``
+    (the reply as the MMAR inference scripts save it). A failed output is an empty reply: wrong."""
+    return answers.official_string_match(item["answer"], output or "", item["choices"])
 
 
 @dataclass
@@ -195,6 +206,10 @@ def extraction_rules(template: str, extraction: str) -> list[str]:
         return [DEFAULT_RULES.get(template, "hybrid")]
     if extraction == "all":
         return list(RULES)
+    if extraction in RENAMED_RULES:
+        raise ValueError(f"extraction rule {extraction!r} is now {RENAMED_RULES[extraction]!r} (the official string "
+                         "match on the Answer slot); the official scorer on the whole reply is reported for every "
+                         "set as official_scorer_accuracy")
     if extraction not in RULES:
         raise ValueError(f"unknown extraction rule {extraction!r}: choose auto, all or one of {', '.join(RULES)}")
     return [extraction]
@@ -206,6 +221,8 @@ def accuracy_section(sets: Sequence[OutputSet], items: Mapping[str, Mapping[str,
         pairs = [(r, items[r["id"]]) for r in output_set.records if is_mcq(items[r["id"]])]
         if not pairs:
             continue
+        # The official scorer, whatever the template and the rules: its match on the whole raw reply.
+        official = sum(official_scorer_correct(r.get("output"), item) for r, item in pairs)
         for rule_name in extraction_rules(output_set.template, extraction):
             rule = RULES[rule_name]
             found = [rule.extract(r.get("output") or "", item) for r, item in pairs]
@@ -214,11 +231,8 @@ def accuracy_section(sets: Sequence[OutputSet], items: Mapping[str, Mapping[str,
             entry = {**output_set.describe(), "rule": rule_name, "rule_description": rule.description,
                      "accuracy": sum(correct) / len(pairs), "correct": sum(correct), "n": len(pairs),
                      "unanswered": summary["unanswered"], "methods": summary["methods"],
-                     "failed": sum(r.get("error") is not None for r, _ in pairs)}
-            if rule_name == "official":  # the official scorer's own test of the gold answer
-                official = [answers.official_string_match(item["answer"], answer_text(r.get("output")),
-                                                          item["choices"]) for r, item in pairs]
-                entry["official_scorer_accuracy"] = sum(official) / len(pairs)
+                     "failed": sum(r.get("error") is not None for r, _ in pairs),
+                     "official_scorer_accuracy": official / len(pairs), "official_scorer_correct": official}
             section.results.append(entry)
             for (record, _), e, ok in zip(pairs, found, correct):
                 section.items.setdefault(record["key"], {})[rule_name] = {"choice": e.choice, "method": e.method,
