@@ -118,3 +118,37 @@ def test_a_second_demo_reuses_the_outputs(demo, monkeypatch):
     monkeypatch.setattr(demo_module, "DEMO_MAX_NEW_TOKENS", demo_module.DEMO_MAX_NEW_TOKENS + 1)
     with pytest.raises(AssertionError, match="loaded again"):  # another configuration is run anew
         demo_module.run_cascade(workdir)
+
+
+def _table(lines):
+    """Rows of a printed demo table, split on the widths of its dashed rule: scorer -> cells."""
+    lines = [line for line in lines if line.strip()]
+    rule = next(i for i, line in enumerate(lines) if set(line.replace(" ", "")) == {"-"})
+    starts = [i for i, ch in enumerate(lines[rule]) if ch == "-" and (i == 0 or lines[rule][i - 1] == " ")]
+    cut = lambda line: [line[a:b].strip() for a, b in zip(starts, starts[1:] + [None])]  # noqa: E731
+    return [cut(lines[rule - 1])] + [cut(line) for line in lines[rule + 1:]]
+
+
+def test_the_readme_demo_block_is_what_the_demo_prints(demo):
+    """Every row the README shows is a row the demo prints: the same value, unanswered count, n and source;
+    the backbone as printed, or its beginning where the README abridges it with '...'."""
+    import re
+    from pathlib import Path
+
+    _, stdout, _ = demo
+    readme = (Path(__file__).resolve().parents[1] / "README.md").read_text(encoding="utf-8")
+    block = re.search(r"What it prints:\n\n```\n(.*?)```", readme, re.S).group(1)
+    shown, printed = _table(block.splitlines()), _table(stdout.splitlines()[2:])
+    assert shown[0] == printed[0] == ["scorer", "value", "unanswered", "n", "outputs", "backbone"]
+    rows = {cells[0]: cells for cells in printed[1:]}
+    assert len(shown) > 15
+    for cells in shown[1:]:
+        assert cells[0] in rows, f"the README shows a row the demo does not print: {cells[0]!r}"
+        actual = rows[cells[0]]
+        assert cells[1:5] == actual[1:5], f"README row {cells[0]!r}: {cells[1:5]} but the demo prints {actual[1:5]}"
+        backbone = cells[5]
+        if backbone.endswith("..."):
+            head = backbone[:-3].rstrip(" ;,(")
+            assert actual[5].startswith(head), f"README row {cells[0]!r}: backbone {backbone!r} vs {actual[5]!r}"
+        else:
+            assert backbone == actual[5], f"README row {cells[0]!r}: backbone {backbone!r} vs {actual[5]!r}"
