@@ -7,7 +7,11 @@ questions and plays audio with no benchmark folder and no ``datasets`` installed
 file, the items come from the benchmark folder the run read (when ``datasets`` is installed and the folder
 is still there); otherwise the explorer shows the outputs and scores and says the questions are missing.
 
-What it gives: ``leaderboard`` (one row per model, condition and template with each scorer's headline),
+A bundle's audio is played only from inside the bundle; an uploaded zip is capped (``MAX_ZIP_BYTES``,
+``MAX_ZIP_MEMBERS``); a file that cannot be read or shown is a ``ResultsError`` line naming it.
+
+What it gives: ``leaderboard`` (one row per model, condition and template with each scorer's headline; the
+accuracy by the benchmark's own rule, ``BENCHMARK_ACCURACY``),
 ``item_table`` (one row per output, filtered by category, duration tier, anchor operation and reasoning
 mode), ``item_detail`` (the question, the output's CoT slots, each extracted answer with its rule, the ARIA
 metrics, the rubric verdicts with their justifications when the per-item output carries them, the anchors
@@ -82,9 +86,9 @@ def _bundled_audio(folder: Path, audio: Any) -> Optional[str]:
     an absolute path, a link out of it): a bundle only plays the audio it carries."""
     if not isinstance(audio, str) or not audio:
         return None
-    root = folder.resolve()
-    path = (folder / audio).resolve()  # an absolute ``audio`` replaces folder; resolve() follows links
-    return str(path) if path.is_relative_to(root) and path != root else None
+    root, path = folder.resolve(), folder / audio  # an absolute ``audio`` replaces folder
+    resolved = path.resolve()  # follows links and ".."
+    return str(path) if resolved.is_relative_to(root) and resolved != root else None
 
 
 def _benchmark_items(folder: Path, run: Mapping[str, Any], notes: list[str]) -> dict[str, dict[str, Any]]:
@@ -162,7 +166,8 @@ def _open_run(path: Path) -> RunView:
     for entry in results.entries:
         with reading(entry.source):
             _headline(entry), _count_of(entry)
-    with reading(f"{folder} ({', '.join(n for n in (OUTPUTS_FILE, ITEMS_FILE, BENCHMARK_ITEMS_FILE) if (folder / n).is_file())})"):
+    present = [n for n in (OUTPUTS_FILE, ITEMS_FILE, BENCHMARK_ITEMS_FILE) if (folder / n).is_file()]
+    with reading(f"{folder} ({', '.join(present)})"):
         item_table([view]), facet_values([view])
     return view
 
@@ -549,7 +554,7 @@ def open_runs(paths: Sequence[Any]) -> tuple[list[RunView], list[str]]:
     return views, errors
 
 
-__all__ = ["BENCHMARK_ITEMS_FILE", "FILTERS", "ITEM_COLUMNS", "LEADERBOARD_COLUMNS", "MAX_ZIP_BYTES",
-           "MAX_ZIP_MEMBERS", "RUN_FOLDER_FILES", "RunView",
-           "correct_legend", "export_bundle", "facet_values", "item_detail", "item_table", "leaderboard", "open_run", "open_runs",
-           "stage_uploads", "timeline_html"]
+__all__ = ["BENCHMARK_ACCURACY", "BENCHMARK_ITEMS_FILE", "FILTERS", "ITEM_COLUMNS", "LEADERBOARD_COLUMNS",
+           "MAX_ZIP_BYTES", "MAX_ZIP_MEMBERS", "RUN_FOLDER_FILES", "RunView", "correct_legend", "export_bundle",
+           "facet_values", "item_detail", "item_table", "leaderboard", "open_run", "open_runs", "stage_uploads",
+           "timeline_html"]

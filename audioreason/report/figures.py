@@ -385,8 +385,8 @@ def rubric_figure(entries: Sequence[Entry]) -> Optional[Figure]:
         means = [fraction(judged(by_tier.get(t) or {}, "mean"), e.scorer, "rubric", r) for t in tier_names]
         data[f"by tier: {e.label}"] = dict(zip(tier_names, _bars(tiers, [k + offset for k in range(len(tier_names))],
                                                                  means, width, color=colour, label=e.label)))
-        caption.append(f"{e.label}: {r.get('n_failed', 0)} item(s) whose judging failed; Rubric "
-                       + (f"n/a ({unavailable(r)})" if unavailable(r) else display(r.get('rubric'), e.scorer, 'rubric', r)))
+        headline = f"n/a ({unavailable(r)})" if unavailable(r) else display(r.get("rubric"), e.scorer, "rubric", r)
+        caption.append(f"{e.label}: {r.get('n_failed', 0)} item(s) whose judging failed; Rubric {headline}")
         caption += [f"{e.label}: Rubric of tier {t} n/a (every item sent to the judge failed)" for t, m in
                     zip(tier_names, means) if m is None and (by_tier.get(t) or {}).get("mean") is not None]
     hist.set_xticks(range(10), [f"{10 * b}-{10 * b + 10}" for b in range(10)], rotation=60, fontsize=6)

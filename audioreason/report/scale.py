@@ -13,7 +13,8 @@ were percentages then) are still read right:
 - otherwise the value is a fraction.
 
 Everything shown goes through ``fraction`` (to a number in [0, 1]) and ``display`` (to text). A missing value
-(None, NaN: unavailable or undefined) is "n/a", never 0.
+(None, NaN: unavailable or undefined) is "n/a", never 0; so is a judged score whose judged items all failed
+(``unavailable``, ``judged``: a headline or one breakdown row).
 """
 from __future__ import annotations
 
