@@ -27,7 +27,7 @@ from pathlib import Path
 from typing import Any, Mapping, Optional, Sequence
 
 from ..jsonl import read_json_lines
-from .load import ITEMS_FILE, RESULTS_FILE, Entry, Results, ResultsError, _read_json, load_results, reading, unique
+from .load import ITEMS_FILE, RESULTS_FILE, Entry, Results, ResultsError, load_results, read_json, reading, unique
 from .scale import display, judged, number
 
 RUN_FILE, OUTPUTS_FILE = "run.json", "outputs.jsonl"  # the names `audioreason run` writes
@@ -143,7 +143,7 @@ def open_run(path: Any) -> RunView:
 def _open_run(path: Path) -> RunView:
     folder = path if path.is_dir() else path.parent
     notes: list[str] = []
-    run = _read_json(folder / RUN_FILE) if (folder / RUN_FILE).is_file() else {}
+    run = read_json(folder / RUN_FILE) if (folder / RUN_FILE).is_file() else {}
     if not isinstance(run, dict):
         raise ResultsError(f"{folder / RUN_FILE}: a {type(run).__name__}, not an object")
     results = load_results(path) if path.is_file() or (folder / RESULTS_FILE).is_file() else Results()

@@ -104,7 +104,7 @@ def detect_scorer(result: Mapping[str, Any]) -> Optional[str]:
     return None
 
 
-def _read_json(path: Path) -> Any:
+def read_json(path: Path) -> Any:
     try:
         return json.loads(path.read_text(encoding="utf-8"))
     except (OSError, UnicodeDecodeError) as err:
@@ -204,7 +204,7 @@ def load_results(paths: Union[str, Path, Sequence[Union[str, Path]]]) -> Results
             path = path / RESULTS_FILE
         if not path.is_file():
             raise ResultsError(f"{path}: no such file")
-        data = _read_json(path)
+        data = read_json(path)
         with reading(path):
             if isinstance(data, Mapping) and isinstance(data.get("scorers"), Mapping):
                 _score_output(path, data, out)
@@ -220,4 +220,4 @@ def unique(values: Iterable[Any]) -> list[Any]:
 
 
 __all__ = ["Entry", "ITEMS_FILE", "RESULTS_FILE", "Results", "ResultsError", "SCORERS", "detect_scorer",
-           "load_results", "reading", "unique"]
+           "load_results", "read_json", "reading", "unique"]
