@@ -22,7 +22,7 @@ def test_leaderboard_shows_each_scorers_headline(view):
     # 12 MCQs (6 native, all right; 6 anchor links, 2 right): 8/12. Chain (Eq. 3) 1/3 beside the uniform guess
     # over 4 options (1/4 + 1/16 + 1/64) / 3 = 0.1094; Rubric 0.85 (tests/test_report_runs.py).
     assert (row["model"], row["condition"], row["n"]) == ("scripted-model", "full", "12")
-    assert row["accuracy (rule)"] == "0.6667 (exact_letter)"
+    assert row["accuracy (rule)"] == "0.6667 (exact_letter, AudioSpan App. C.1)"  # AudioSpan's own rule
     assert row["Chain"] == "0.3333 (random 0.1094)" and row["AudioSpan Rubric"] == "0.8500"
     assert row["ARIA"] == row["MMAR Rubrics"] == ""  # not scored in this run: empty, not 0
 
@@ -31,7 +31,7 @@ def test_filters_select_items_by_operation_and_tier(view):
     assert explore.facet_values([view])["operation"] == ["addition", "deletion"]
     deletion = _rows(view, operation=["deletion"])
     assert [r["id"] for r in deletion] == [f"zh-show-002/anchor/{k}" for k in (1, 2, 3)]
-    assert [r["correct"] for r in deletion] == ["yes", "yes", "no"]  # P, U right; R wrong
+    assert [r["correct"] for r in deletion] == ["exact_letter yes", "exact_letter yes", "exact_letter no"]  # P, U; R
     assert {r["tier"] for r in _rows(view, duration_tier=["S"])} == {"S"}
     assert len(_rows(view)) == 18  # 6 native MCQs, 6 anchor links, 6 OEQs
 

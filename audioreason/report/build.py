@@ -14,9 +14,9 @@ from pathlib import Path
 from typing import Any, Optional, Sequence, Union
 
 from .figures import Figure, correlation_heatmap, draw_all
-from .load import Entry, Results, load_results, unique
+from .load import Entry, Results, load_results, reading, unique
 from .scale import fraction
-from .tables import Table, all_tables, markdown, not_run_table
+from .tables import TABLES, Table, all_tables, markdown, not_run_table
 
 VALIDITY_SCORERS = ("aria", "mmar_rubrics", "accuracy")  # validity_report reads these scorers' measures
 
@@ -183,7 +183,13 @@ def build_report(paths: Union[str, Path, Sequence[Union[str, Path]]], out: Union
     if not results.entries:
         raise ValueError("the results hold no scorer result (every scorer was not applicable or unavailable: "
                          + "; ".join(f"{n['scorer']}: {n['reason']}" for n in results.not_run) + ")")
-    page, md, summary = render(results, title)
+    for entry in results.entries:  # a field of the wrong type: one line naming its file, before any figure
+        with reading(entry.source):
+            for scorer, make in TABLES:
+                if scorer == entry.scorer:
+                    make([entry])
+    with reading(", ".join(results.sources)):
+        page, md, summary = render(results, title)
     out = Path(out)
     out.parent.mkdir(parents=True, exist_ok=True)
     out.write_text(page, encoding="utf-8")

@@ -7,7 +7,11 @@ questions and plays audio with no benchmark folder and no ``datasets`` installed
 file, the items come from the benchmark folder the run read (when ``datasets`` is installed and the folder
 is still there); otherwise the explorer shows the outputs and scores and says the questions are missing.
 
-What it gives: ``leaderboard`` (one row per model, condition and template with each scorer's headline),
+A bundle's audio is played only from inside the bundle; an uploaded zip is capped (``MAX_ZIP_BYTES``,
+``MAX_ZIP_MEMBERS``); a file that cannot be read or shown is a ``ResultsError`` line naming it.
+
+What it gives: ``leaderboard`` (one row per model, condition and template with each scorer's headline; the
+accuracy by the benchmark's own rule, ``BENCHMARK_ACCURACY``),
 ``item_table`` (one row per output, filtered by category, duration tier, anchor operation and reasoning
 mode), ``item_detail`` (the question, the output's CoT slots, each extracted answer with its rule, the ARIA
 metrics, the rubric verdicts with their justifications when the per-item output carries them, the anchors
@@ -23,8 +27,8 @@ from pathlib import Path
 from typing import Any, Mapping, Optional, Sequence
 
 from ..jsonl import read_json_lines
-from .load import ITEMS_FILE, RESULTS_FILE, Entry, Results, ResultsError, load_results, unique
-from .scale import display, number
+from .load import ITEMS_FILE, RESULTS_FILE, Entry, Results, ResultsError, load_results, read_json, reading, unique
+from .scale import display, judged, number
 
 RUN_FILE, OUTPUTS_FILE = "run.json", "outputs.jsonl"  # the names `audioreason run` writes
 BENCHMARK_ITEMS_FILE = "benchmark_items.jsonl"
@@ -54,19 +58,51 @@ class RunView:
 
 
 def _jsonl(path: Path) -> list[dict[str, Any]]:
-    try:
-        return [r for r in read_json_lines(path) if isinstance(r, dict)]
-    except (OSError, ValueError) as err:
-        raise ResultsError(f"{path}: {err}") from None
+    """The objects of a run's JSON Lines file; anything else is an error naming the file and the record."""
+    with reading(path):
+        try:
+            rows = read_json_lines(path)
+        except OSError as err:
+            raise ResultsError(f"{path}: {err}") from None
+    for n, row in enumerate(rows, start=1):
+        if not isinstance(row, dict):
+            raise ResultsError(f"{path}: record {n} is a {type(row).__name__}, not an object")
+    return rows
+
+
+def _keyed(path: Path) -> dict[str, dict[str, Any]]:
+    """A run's records by their ``key`` (outputs.jsonl, items.jsonl); a key that is not a string is an error."""
+    out = {}
+    for n, row in enumerate(_jsonl(path), start=1):
+        if "key" in row:
+            if not isinstance(row["key"], str):
+                raise ResultsError(f"{path}: record {n}: 'key' is a {type(row['key']).__name__}, not a string")
+            out[row["key"]] = row
+    return out
+
+
+def _bundled_audio(folder: Path, audio: Any) -> Optional[str]:
+    """A bundle item's audio as a path inside the bundle, or None for one that points outside it (``../x.wav``,
+    an absolute path, a link out of it): a bundle only plays the audio it carries."""
+    if not isinstance(audio, str) or not audio:
+        return None
+    root, path = folder.resolve(), folder / audio  # an absolute ``audio`` replaces folder
+    resolved = path.resolve()  # follows links and ".."
+    return str(path) if resolved.is_relative_to(root) and resolved != root else None
 
 
 def _benchmark_items(folder: Path, run: Mapping[str, Any], notes: list[str]) -> dict[str, dict[str, Any]]:
     bundled = folder / BENCHMARK_ITEMS_FILE
     if bundled.is_file():
-        items = _jsonl(bundled)
-        for item in items:  # audio paths in a bundle are relative to it
-            if isinstance(item.get("audio"), str) and not Path(item["audio"]).is_absolute():
-                item["audio"] = str(folder / item["audio"])
+        items, outside = _jsonl(bundled), []
+        for item in items:  # audio paths in a bundle are relative to it and stay inside it
+            audio = item.get("audio")
+            item["audio"] = _bundled_audio(folder, audio)
+            if item["audio"] is None and audio:
+                outside.append(str(audio))
+        if outside:
+            notes.append(f"{len(outside)} item(s) of {BENCHMARK_ITEMS_FILE} name audio outside the bundle "
+                         f"({', '.join(map(repr, outside[:3]))}{', ...' if len(outside) > 3 else ''}): not played")
         return {str(it.get("id")): it for it in items}
     config = run.get("config") or {}
     if not config.get("benchmark") or not config.get("data"):
@@ -97,26 +133,43 @@ def _plain_item(item: Mapping[str, Any]) -> dict[str, Any]:
 
 
 def open_run(path: Any) -> RunView:
-    """A run folder or bundle (or a lone results.json / scorer output, shown without outputs)."""
+    """A run folder or bundle (or a lone results.json / scorer output, shown without outputs). A file that
+    cannot be read or shown is a ResultsError naming it."""
     path = Path(path).expanduser()
+    with reading(path):
+        return _open_run(path)
+
+
+def _open_run(path: Path) -> RunView:
     folder = path if path.is_dir() else path.parent
     notes: list[str] = []
-    run = json.loads((folder / RUN_FILE).read_text(encoding="utf-8")) if (folder / RUN_FILE).is_file() else {}
+    run = read_json(folder / RUN_FILE) if (folder / RUN_FILE).is_file() else {}
+    if not isinstance(run, dict):
+        raise ResultsError(f"{folder / RUN_FILE}: a {type(run).__name__}, not an object")
     results = load_results(path) if path.is_file() or (folder / RESULTS_FILE).is_file() else Results()
     if not results.entries and not results.not_run:
         notes.append("not scored yet: no results.json (run `audioreason score` on the folder)")
-    outputs = {r["key"]: r for r in _jsonl(folder / OUTPUTS_FILE) if "key" in r} if (folder / OUTPUTS_FILE).is_file() else {}
+    outputs = _keyed(folder / OUTPUTS_FILE) if (folder / OUTPUTS_FILE).is_file() else {}
     if not outputs:
         notes.append("no outputs.jsonl: the model outputs (CoT) are not shown")
-    rows = {r["key"]: r for r in _jsonl(folder / ITEMS_FILE) if "key" in r} if (folder / ITEMS_FILE).is_file() else {}
-    items = _benchmark_items(folder, run, notes) if outputs or rows else {}
+    rows = _keyed(folder / ITEMS_FILE) if (folder / ITEMS_FILE).is_file() else {}
+    with reading(folder / (BENCHMARK_ITEMS_FILE if (folder / BENCHMARK_ITEMS_FILE).is_file() else RUN_FILE)):
+        items = _benchmark_items(folder, run, notes) if outputs or rows else {}
     if path.is_file() and path.name != RESULTS_FILE:  # a scorer's own output: its per-item rows by position
         for entry in results.entries:
             for n, item_row in enumerate(entry.items):
                 key = f"{entry.source}#{n}"
                 rows[key] = {"key": key, "id": str(item_row.get("id", n)), "model": entry.model,
                              "condition": entry.condition, "template": entry.template, entry.scorer: item_row}
-    return RunView(folder.name if path.is_dir() else path.name, folder, run, results, outputs, rows, items, notes)
+    view = RunView(folder.name if path.is_dir() else path.name, folder, run, results, outputs, rows, items, notes)
+    # A field of the wrong type fails now, named, not later in a Space handler.
+    for entry in results.entries:
+        with reading(entry.source):
+            _headline(entry), _count_of(entry)
+    present = [n for n in (OUTPUTS_FILE, ITEMS_FILE, BENCHMARK_ITEMS_FILE) if (folder / n).is_file()]
+    with reading(f"{folder} ({', '.join(present)})"):
+        item_table([view]), facet_values([view])
+    return view
 
 
 # ---------------------------------------------------------------------------------------------
@@ -161,19 +214,57 @@ def export_bundle(run_folder: Any, out: Any) -> Path:
 LEADERBOARD_COLUMNS = ["run", "benchmark", "model", "condition", "template", "n", "accuracy (rule)", "ARIA",
                        "reasoning mode", "MMAR Rubrics", "AudioSpan Rubric", "Chain", "R_TP"]
 
+# The leaderboard's accuracy is each benchmark's own rule: (the accuracy scorer's rule entry, the field of it,
+# the name shown). MMAR and MMAU: their official scorer (the string match of their evaluation scripts);
+# AudioSpan: App. C.1, the reply is exactly one option letter.
+OFFICIAL = ("official", "official_scorer_accuracy", "official MMAR/MMAU scorer")
+BENCHMARK_ACCURACY = {"mmar": OFFICIAL, "mmau": OFFICIAL, "mmau_test_mini": OFFICIAL,
+                      "audiospan": ("exact_letter", "accuracy", "exact_letter, AudioSpan App. C.1")}
+
+
+def _benchmark_key(name: Optional[str]) -> str:
+    return str(name or "").strip().lower().replace("-", "_")
+
+
+def _accuracy_headline(entries: Sequence[Entry], benchmark: Optional[str]) -> str:
+    """The accuracy of one set by its benchmark's own rule, naming the rule. A benchmark the table does not
+    know shows the one rule it was scored with; several rules and no benchmark rule: n/a, naming them."""
+    by_rule = {e.result.get("rule"): e for e in entries}
+    known = BENCHMARK_ACCURACY.get(_benchmark_key(benchmark))
+    if known is None:
+        if len(by_rule) != 1:
+            return f"n/a (no rule of its own for benchmark {benchmark!r}; scored with {', '.join(map(str, by_rule))})"
+        rule, entry = next(iter(by_rule.items()))
+        return f"{display(entry.result.get('accuracy'), 'accuracy', 'accuracy', entry.result)} ({rule})"
+    rule, field_name, shown = known
+    entry = by_rule.get(rule)
+    if entry is None or field_name not in entry.result:
+        return (f"n/a ({shown} not scored: this set was scored with {', '.join(map(str, by_rule))}; "
+                f"score with --extraction {rule} or all)")
+    return f"{display(entry.result.get(field_name), 'accuracy', 'accuracy', entry.result)} ({shown})"
+
+
+def correct_legend(views: Sequence[RunView]) -> str:
+    """What the item table's "correct" column and the leaderboard's accuracy mean for the open runs."""
+    benchmarks = unique(_benchmark_key(e.benchmark or v.benchmark) for v in views for e in v.results.of("accuracy"))
+    rules = "; ".join(f"{b}: {BENCHMARK_ACCURACY[b][2]}" if b in BENCHMARK_ACCURACY else f"{b or 'no benchmark'}: "
+                      "the one rule it was scored with" for b in benchmarks)
+    return ("**correct**: for each answer-extraction rule the output was scored with, whether the choice that "
+            "rule extracts is the gold answer (`rule yes|no`; an anchor link: the Chain scorer's verdict). "
+            "**accuracy (rule)** on the leaderboard is each benchmark's own rule"
+            + (f" ({rules})" if rules else "") + "; `audioreason score --extraction all` scores every rule.")
+
 
 def _headline(entry: Entry) -> tuple[str, str]:
-    """(column, value text) of a scorer's headline for the leaderboard."""
+    """(column, value text) of a scorer's headline for the leaderboard (accuracy: ``_accuracy_headline``)."""
     r = entry.result
-    if entry.scorer == "accuracy":
-        return "accuracy (rule)", f"{display(r.get('accuracy'), 'accuracy', 'accuracy', r)} ({r.get('rule')})"
     if entry.scorer == "aria":
         return "ARIA", display(r.get("aria"), "aria", "aria", r) + ("" if r.get("aria_complete", True) else
                                                                    f" (of {'+'.join(r.get('aria_metrics') or [])})")
     if entry.scorer == "mmar_rubrics":
-        return "MMAR Rubrics", "n/a" if r.get("headline_unavailable") else display(r.get("rubrics"), entry.scorer, "rubrics", r)
+        return "MMAR Rubrics", display(judged(r, "rubrics"), entry.scorer, "rubrics", r)
     if entry.scorer == "audiospan_rubric":
-        return "AudioSpan Rubric", "n/a" if r.get("headline_unavailable") else display(r.get("rubric"), entry.scorer, "rubric", r)
+        return "AudioSpan Rubric", display(judged(r, "rubric"), entry.scorer, "rubric", r)
     if entry.scorer == "anchor_chain" and isinstance(r.get("chain"), Mapping):
         c = r["chain"]
         return "Chain", f"{display(c.get('chain'), entry.scorer, 'chain', c)} (random {display(c.get('random_chain'), entry.scorer, 'random_chain', c)})"
@@ -182,22 +273,31 @@ def _headline(entry: Entry) -> tuple[str, str]:
     return "", ""
 
 
+def _count_of(entry: Entry) -> Any:
+    return entry.result.get("n") or (entry.result.get("counts") or {}).get("items")
+
+
 def leaderboard(views: Sequence[RunView]) -> list[list[str]]:
     """One row per (run, model, condition, template), each scorer's headline in its column."""
     rows: dict[tuple, dict[str, str]] = {}
+    accuracy: dict[tuple, list[Entry]] = {}  # one accuracy entry per rule: the benchmark's rule is chosen below
     for view in views:
         for entry in view.results.entries:
             conditions = [entry.condition] if entry.scorer != "text_prior_decomposition" else ["(all)"]
             key = (view.name, entry.benchmark or view.benchmark or "", entry.model, conditions[0] or "", entry.template or "")
             row = rows.setdefault(key, {"n": ""})
+            if entry.scorer == "accuracy":
+                accuracy.setdefault(key, []).append(entry)
             column, value = _headline(entry)
             if column:
                 row[column] = value
             if entry.scorer == "aria":
                 row["reasoning mode"] = entry.result.get("reasoning_mode") or "none"
-            n = entry.result.get("n") or (entry.result.get("counts") or {}).get("items")
+            n = _count_of(entry)
             if n and not row["n"]:
                 row["n"] = str(n)
+    for key, entries in accuracy.items():
+        rows[key]["accuracy (rule)"] = _accuracy_headline(entries, key[1])
     return [[*key, *(row.get(c, "") for c in LEADERBOARD_COLUMNS[5:])] for key, row in rows.items()]
 
 
@@ -213,10 +313,12 @@ ITEM_COLUMNS = ["run", "key", "id", "model", "condition", "template", "category"
 
 
 def _correct(row: Mapping[str, Any]) -> str:
-    verdicts = [v.get("correct") for v in (row.get("accuracy") or {}).values() if isinstance(v, Mapping)]
+    """Each rule's verdict, named ("official yes, exact_letter no"); an anchor link's Chain verdict (see
+    ``correct_legend``)."""
+    verdicts = [(rule, v.get("correct")) for rule, v in (row.get("accuracy") or {}).items() if isinstance(v, Mapping)]
     if not verdicts and isinstance(row.get("anchor_chain"), Mapping):
-        verdicts = [row["anchor_chain"].get("correct")]
-    return "/".join("yes" if v else "no" for v in verdicts if v is not None)
+        verdicts = [("chain", row["anchor_chain"].get("correct"))]
+    return ", ".join(f"{rule} {'yes' if v else 'no'}" for rule, v in verdicts if v is not None)
 
 
 def _rubric(row: Mapping[str, Any]) -> str:
@@ -325,7 +427,12 @@ def _verdicts(row: Mapping[str, Any]) -> list[list[str]]:
 
 
 def item_detail(view: RunView, key: str) -> dict[str, Any]:
-    """Everything the explorer shows for one output."""
+    """Everything the explorer shows for one output (a malformed record: a ResultsError naming the run)."""
+    with reading(view.folder):
+        return _item_detail(view, key)
+
+
+def _item_detail(view: RunView, key: str) -> dict[str, Any]:
     from ..cot import parse_cot
 
     record = view.outputs.get(key, {})
@@ -357,15 +464,57 @@ def item_detail(view: RunView, key: str) -> dict[str, Any]:
 
 
 RUN_FOLDER_FILES = (RUN_FILE, OUTPUTS_FILE, RESULTS_FILE, ITEMS_FILE, BENCHMARK_ITEMS_FILE)
+# What an uploaded zip may expand to: a bundle of results with its items' audio fits easily; a zip bomb does not.
+# A bigger run opens from its folder (``python app.py RUN_DIR`` or ``open_run``), which has no cap.
+MAX_ZIP_BYTES = 200 * 2**20
+MAX_ZIP_MEMBERS = 5000
+_CHUNK = 2**20
 
 
-def stage_uploads(files: Sequence[Any], dest: Any) -> list[Path]:
-    """Uploaded files as paths ``open_run`` and ``load_results`` take: a .zip is unpacked and each folder in
-    it that holds results.json or run.json is one run; loose run-folder files (run.json, outputs.jsonl,
-    results.json, items.jsonl, benchmark_items.jsonl) are put together as one run; any other .json file is
-    a scorer's own output."""
+def _unzip(path: Path, target: Path, max_bytes: int, max_members: int) -> None:
+    """Extract a zip into ``target`` within the caps: refused from its headers first (member count, declared
+    sizes, unsafe names), then counted while extracting, since headers can lie."""
     import zipfile
 
+    def too_big(size: int) -> ValueError:
+        return ValueError(f"{path.name}: expands to {size:,} bytes or more; an uploaded zip may expand to at most "
+                          f"{max_bytes:,} (open a bigger run from its folder)")
+
+    try:
+        with zipfile.ZipFile(path) as z:
+            members = z.infolist()
+            if len(members) > max_members:
+                raise ValueError(f"{path.name}: {len(members):,} files in the zip; an upload may hold at most "
+                                 f"{max_members:,}")
+            unsafe = [m.filename for m in members if m.filename.startswith("/") or ".." in Path(m.filename).parts]
+            if unsafe:
+                raise ValueError(f"{path.name}: unsafe paths in the zip: {unsafe[:3]}")
+            declared = sum(m.file_size for m in members)
+            if declared > max_bytes:
+                raise too_big(declared)
+            written = 0
+            for member in members:
+                out = target / member.filename
+                if member.is_dir():
+                    out.mkdir(parents=True, exist_ok=True)
+                    continue
+                out.parent.mkdir(parents=True, exist_ok=True)
+                with z.open(member) as source, open(out, "wb") as sink:
+                    while chunk := source.read(_CHUNK):
+                        written += len(chunk)
+                        if written > max_bytes:
+                            raise too_big(written)
+                        sink.write(chunk)
+    except (zipfile.BadZipFile, zipfile.LargeZipFile, NotImplementedError, RuntimeError, EOFError, OSError) as err:
+        raise ValueError(f"{path.name}: cannot be unpacked ({type(err).__name__}: {err})") from None
+
+
+def stage_uploads(files: Sequence[Any], dest: Any, max_bytes: int = MAX_ZIP_BYTES,
+                  max_members: int = MAX_ZIP_MEMBERS) -> list[Path]:
+    """Uploaded files as paths ``open_run`` and ``load_results`` take: a .zip is unpacked (at most
+    ``max_bytes`` uncompressed in ``max_members`` files) and each folder in it that holds results.json or
+    run.json is one run; loose run-folder files (run.json, outputs.jsonl, results.json, items.jsonl,
+    benchmark_items.jsonl) are put together as one run; any other .json file is a scorer's own output."""
     dest = Path(dest)
     loose, paths = dest / "uploaded-run", []
     for n, given in enumerate(files or []):
@@ -373,13 +522,10 @@ def stage_uploads(files: Sequence[Any], dest: Any) -> list[Path]:
         if path.suffix == ".zip":
             target = dest / f"zip-{n}"
             try:
-                with zipfile.ZipFile(path) as z:
-                    unsafe = [m for m in z.namelist() if m.startswith("/") or ".." in Path(m).parts]
-                    if unsafe:
-                        raise ValueError(f"{path.name}: unsafe paths in the zip: {unsafe[:3]}")
-                    z.extractall(target)
-            except zipfile.BadZipFile as err:
-                raise ValueError(f"{path.name}: not a zip file ({err})") from None
+                _unzip(path, target, max_bytes, max_members)
+            except ValueError:
+                shutil.rmtree(target, ignore_errors=True)  # nothing half-extracted is left behind
+                raise
             found = sorted({p.parent for p in target.rglob("*") if p.name in (RESULTS_FILE, RUN_FILE)})
             if not found:
                 raise ValueError(f"{path.name}: the zip holds no run folder (no results.json or run.json in it)")
@@ -408,6 +554,7 @@ def open_runs(paths: Sequence[Any]) -> tuple[list[RunView], list[str]]:
     return views, errors
 
 
-__all__ = ["BENCHMARK_ITEMS_FILE", "FILTERS", "ITEM_COLUMNS", "LEADERBOARD_COLUMNS", "RUN_FOLDER_FILES", "RunView",
-           "export_bundle", "facet_values", "item_detail", "item_table", "leaderboard", "open_run", "open_runs",
-           "stage_uploads", "timeline_html"]
+__all__ = ["BENCHMARK_ACCURACY", "BENCHMARK_ITEMS_FILE", "FILTERS", "ITEM_COLUMNS", "LEADERBOARD_COLUMNS",
+           "MAX_ZIP_BYTES", "MAX_ZIP_MEMBERS", "RUN_FOLDER_FILES", "RunView", "correct_legend", "export_bundle",
+           "facet_values", "item_detail", "item_table", "leaderboard", "open_run", "open_runs", "stage_uploads",
+           "timeline_html"]

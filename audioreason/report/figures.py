@@ -15,7 +15,7 @@ from dataclasses import dataclass, field
 from typing import Any, Callable, Optional, Sequence
 
 from .load import Entry, Results, unique
-from .scale import display, fraction, number
+from .scale import display, fraction, judged, number, unavailable
 
 LINKS = ("P", "U", "R")
 DECOMPOSITION = ("TS", "FS", "XS", "AH", "UN")
@@ -30,6 +30,7 @@ class Figure:
     title: str
     svg: str
     caption: list[str] = field(default_factory=list)  # provenance: models, backbones, judge, modes, notes
+    data: dict[str, Any] = field(default_factory=dict)  # what the bars show, in percent; None: n/a (no bar)
 
 
 def _pyplot():
@@ -38,8 +39,10 @@ def _pyplot():
     matplotlib.use("Agg", force=True)
     import matplotlib.pyplot as plt
 
+    # Stable element ids (the same data, the same file); every text (labels, titles, ticks, legends) as plain
+    # text: a model named "gpt$\\frac{$x" is a name, not mathtext to parse.
     plt.rcParams.update({"svg.fonttype": "none", "font.size": 9, "axes.titlesize": 10, "figure.dpi": 100,
-                         "svg.hashsalt": "audioreason"})  # stable element ids: the same data, the same file
+                         "svg.hashsalt": "audioreason", "text.parse_math": False})
     return plt
 
 
@@ -55,6 +58,18 @@ def _svg(fig: Any) -> str:
 def _height(share: Optional[float]) -> float:
     """A bar's height in percent; a missing value is a gap (NaN draws nothing), never a 0 bar."""
     return math.nan if share is None else 100 * share
+
+
+def _bars(ax: Any, xs: Sequence[float], shares: Sequence[Optional[float]], width: float = 0.8,
+          **style: Any) -> list[Optional[float]]:
+    """Bars of ``shares`` (fractions) at ``xs``; a missing one draws no bar and "n/a" at its foot, never a 0
+    bar. Returns the heights in percent (None: n/a), for ``Figure.data``."""
+    heights = [None if v is None else 100 * v for v in shares]
+    ax.bar(xs, [math.nan if h is None else h for h in heights], width, **style)
+    for x, h in zip(xs, heights):
+        if h is None:
+            ax.text(x, 1, "n/a", ha="center", va="bottom", rotation=90, fontsize=6, color="#777777")
+    return heights
 
 
 def _colours(n: int) -> list[Any]:
@@ -198,8 +213,8 @@ def accuracy_bars(entries: Sequence[Entry]) -> Optional[Figure]:
     unanswered = [(e.result.get("unanswered") or 0) / e.result["n"] if e.result.get("n") else None for e in entries]
     fig, ax = plt.subplots(figsize=(max(4.0, 1.1 * len(entries) + 2), 3.2))
     xs = range(len(entries))
-    # A missing accuracy or count is a gap (no bar), never a 0 bar.
-    ax.bar(xs, [_height(v) for v in correct], color="#1f77b4", label="correct")
+    # A missing accuracy or count is a gap (no bar, "n/a"), never a 0 bar.
+    heights = _bars(ax, list(xs), correct, color="#1f77b4", label="correct")
     ax.bar(xs, [_height(u) for u in unanswered], bottom=[_height(v) for v in correct], color="#c7c7c7",
            label="unanswered (no choice extracted)")
     ax.set_xticks(list(xs), labels, fontsize=7)
@@ -207,7 +222,8 @@ def accuracy_bars(entries: Sequence[Entry]) -> Optional[Figure]:
     ax.legend(fontsize=7, frameon=False)
     caption = provenance(entries)
     caption += [f"{e.label}: accuracy not available" for e, v in zip(entries, correct) if v is None]
-    return Figure("accuracy", "Accuracy and unanswered share per set", _svg(fig), caption)
+    return Figure("accuracy", "Accuracy and unanswered share per set", _svg(fig), caption,
+                  {"correct": dict(zip(labels, heights))})
 
 
 # ---------------------------------------------------------------------------------------------
@@ -312,7 +328,7 @@ def anchor_chain_figure(entries: Sequence[Entry]) -> Optional[Figure]:
             ladder.bar(xs, [100 * r for r in rungs], width, color=colour,
                        label=f"{e.label}: Chain {display(chain.get('chain'), 'anchor_chain', 'chain', chain)}")
         per_link = [fraction(chain.get(name), "anchor_chain", name, chain) for name in LINKS]
-        links.bar(xs, [_height(v) for v in per_link], width, color=colour, label=e.label)
+        _bars(links, xs, per_link, width, color=colour, label=e.label)
         if None in rungs:
             caption.append(f"{e.label}: the result lists no per-chain outcomes; ladder not drawn")
         caption.append(f"{e.label}: {chain.get('n')} chains, {chain.get('unparsed')} unparsed replies, "
@@ -346,28 +362,33 @@ def rubric_figure(entries: Sequence[Entry]) -> Optional[Figure]:
     caption = provenance(rows)
     groups = [("all", None), ("essential", "essential"), ("supporting", "supporting")]
     tier_names = unique(t for e in rows for t in ((e.result.get("by") or {}).get("duration_tier") or {}))
+    data: dict[str, Any] = {}
     for i, (e, colour) in enumerate(zip(rows, _colours(len(rows)))):
         r = e.result
         offset = (i - (len(rows) - 1) / 2) * width
         counts = r.get("histogram") or []
-        if counts:
-            total = sum(counts)
-            hist.bar([b + offset for b in range(len(counts))], [100 * c / total if total else 0 for c in counts],
+        total = sum(counts)
+        if total:  # no item judged: no histogram (empty bins are not a 0% share)
+            hist.bar([b + offset for b in range(len(counts))], [100 * c / total for c in counts],
                      width, color=colour, label=f"{e.label} (n={total})")
+        elif counts:
+            caption.append(f"{e.label}: no item was judged; the histogram is not drawn")
         for j, (name, key) in enumerate(groups):
             source = r if key is None else (r.get("by_importance") or {}).get(key) or {}
             sem = fraction(source.get("semantic"), e.scorer, "semantic", r)
             tem = fraction(source.get("temporal"), e.scorer, "temporal", r)
-            axes2.bar(2 * j + offset, _height(sem), width, color=colour, label=e.label if j == 0 else None)
-            axes2.bar(2 * j + 1 + offset, _height(tem), width, color=colour, hatch="//", alpha=0.6)
+            _bars(axes2, [2 * j + offset], [sem], width, color=colour, label=e.label if j == 0 else None)
+            _bars(axes2, [2 * j + 1 + offset], [tem], width, color=colour, hatch="//", alpha=0.6)
             caption += [f"{e.label}: {axis}% of {name} criteria undefined (no verdict on that axis)"
                         for axis, v in (("semantic", sem), ("temporal", tem)) if v is None]
         by_tier = (r.get("by") or {}).get("duration_tier") or {}
-        tiers.bar([k + offset for k in range(len(tier_names))],
-                  [_height(fraction((by_tier.get(t) or {}).get("mean"), e.scorer, "rubric", r)) for t in tier_names],
-                  width, color=colour, label=e.label)
-        caption.append(f"{e.label}: {r.get('n_failed', 0)} item(s) whose judging failed; Rubric "
-                       f"{display(r.get('rubric'), e.scorer, 'rubric', r)}")
+        means = [fraction(judged(by_tier.get(t) or {}, "mean"), e.scorer, "rubric", r) for t in tier_names]
+        data[f"by tier: {e.label}"] = dict(zip(tier_names, _bars(tiers, [k + offset for k in range(len(tier_names))],
+                                                                 means, width, color=colour, label=e.label)))
+        headline = f"n/a ({unavailable(r)})" if unavailable(r) else display(r.get("rubric"), e.scorer, "rubric", r)
+        caption.append(f"{e.label}: {r.get('n_failed', 0)} item(s) whose judging failed; Rubric {headline}")
+        caption += [f"{e.label}: Rubric of tier {t} n/a (every item sent to the judge failed)" for t, m in
+                    zip(tier_names, means) if m is None and (by_tier.get(t) or {}).get("mean") is not None]
     hist.set_xticks(range(10), [f"{10 * b}-{10 * b + 10}" for b in range(10)], rotation=60, fontsize=6)
     hist.set(xlabel="item Rubric (%)", ylabel="% of items", title="Rubric histogram")
     axes2.set_xticks(range(6), [f"{name}\n{axis}" for name, _ in groups for axis in ("semantic", "temporal")], fontsize=7)
@@ -375,11 +396,12 @@ def rubric_figure(entries: Sequence[Entry]) -> Optional[Figure]:
     tiers.set_xticks(range(len(tier_names)), tier_names)
     tiers.set(ylabel="mean Rubric %", ylim=(0, 100), title="Rubric by duration tier")
     for ax in (hist, axes2, tiers):
-        ax.legend(fontsize=6, frameon=False)
+        if ax.get_legend_handles_labels()[0]:  # an undrawn histogram has nothing to name
+            ax.legend(fontsize=6, frameon=False)
     caption.append("semantic% and temporal% are reported overall and by importance; a split by tier is not in the "
                    "scorer's results")
     return Figure("audiospan_rubric", "AudioSpan Rubric: histogram, semantic vs temporal, by tier (AudioSpan Eq. 2, "
-                                      "Eq. 4, App. D.4)", _svg(fig), caption)
+                                      "Eq. 4, App. D.4)", _svg(fig), caption, data)
 
 
 # ---------------------------------------------------------------------------------------------
@@ -394,26 +416,31 @@ def mmar_rubrics_figure(entries: Sequence[Entry]) -> Optional[Figure]:
     plt = _pyplot()
     fig, axes = plt.subplots(1, 2, figsize=(11.0, 3.8))
     width = 0.8 / len(rows)
-    caption = provenance(rows)
+    caption, data = provenance(rows), {}
     for ax, group in zip(axes, ("modality", "category")):
         names = unique(n for e in rows for n in (e.result.get(group) or {}))
         for i, (e, colour) in enumerate(zip(rows, _colours(len(rows)))):
             table = e.result.get(group) or {}
             xs = [k + (i - (len(rows) - 1) / 2) * width for k in range(len(names))]
-            rub = [fraction((table.get(n) or {}).get("rubrics"), e.scorer, "rubrics", e.result) for n in names]
+            # a row whose judged items all failed is n/a (no bar), as in the table; a gated-only row is a real 0
+            rub = [fraction(judged(table.get(n) or {}, "rubrics"), e.scorer, "rubrics", e.result) for n in names]
             acc = [fraction((table.get(n) or {}).get("accuracy"), e.scorer, "accuracy", e.result) for n in names]
-            ax.bar(xs, [_height(v) for v in rub], width, color=colour, label=f"{e.label} Rubrics")
+            data[f"{group}: {e.label} Rubrics"] = dict(zip(names, _bars(ax, xs, rub, width, color=colour,
+                                                                        label=f"{e.label} Rubrics")))
             ax.scatter(xs, [100 * v if v is not None else math.nan for v in acc], color="k", marker="_", s=120,
                        zorder=3, label="Accuracy" if i == 0 else None)
         ax.set_xticks(range(len(names)), names, rotation=30, ha="right", fontsize=7)
         ax.set(ylabel="x100", ylim=(0, 100), title=f"by {group}")
         ax.legend(fontsize=6, frameon=False)
     for e in rows:
-        if e.result.get("headline_unavailable"):
-            caption.append(f"{e.label}: {e.result['headline_unavailable']}")
+        if unavailable(e.result):
+            caption.append(f"{e.label}: Rubrics n/a: {unavailable(e.result)}")
+        if any(v is None for g in ("modality", "category") for v in data.get(f"{g}: {e.label} Rubrics", {}).values()):
+            caption.append(f"{e.label}: n/a (no bar): every item of that group sent to the judge failed")
         caption.append(f"{e.label}: judged {e.result.get('n_judged')}, gated {e.result.get('n_gated')}, "
                        f"failed {e.result.get('n_failed')} of {e.result.get('n')}")
-    return Figure("mmar_rubrics", "MMAR-Rubrics per modality and category (arXiv:2602.14224 §3.2)", _svg(fig), caption)
+    return Figure("mmar_rubrics", "MMAR-Rubrics per modality and category (arXiv:2602.14224 §3.2)", _svg(fig), caption,
+                  data)
 
 
 # ---------------------------------------------------------------------------------------------

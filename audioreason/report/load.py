@@ -15,9 +15,10 @@ say why a figure is missing.
 from __future__ import annotations
 
 import json
+from contextlib import contextmanager
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import Any, Iterable, Mapping, Optional, Sequence, Union
+from typing import Any, Iterable, Iterator, Mapping, Optional, Sequence, Union
 
 from ..jsonl import read_json_lines
 from .scale import stated_scale
@@ -29,6 +30,22 @@ SCORERS = ("accuracy", "aria", "perturbations", "mmar_rubrics", "audiospan_rubri
 
 class ResultsError(ValueError):
     """A results file that cannot be read; the message names the file and what is wrong."""
+
+
+@contextmanager
+def reading(where: Any) -> Iterator[None]:
+    """Errors raised while reading or showing ``where`` (a file or run folder) as one ResultsError line that
+    names it: a file nested past the JSON parser's depth, or a field of the wrong type (a list where an object
+    belongs) that surfaces as AttributeError, TypeError or KeyError somewhere below."""
+    try:
+        yield
+    except ResultsError:
+        raise
+    except RecursionError:
+        raise ResultsError(f"{where}: nested too deeply to read (JSON deeper than the parser's limit)") from None
+    except (AttributeError, TypeError, KeyError, IndexError, ValueError) as err:
+        message = str(err) if str(where) in str(err) else f"{where}: malformed ({type(err).__name__}: {err})"
+        raise ResultsError(message.splitlines()[0] if message else str(where)) from None
 
 
 @dataclass
@@ -87,13 +104,15 @@ def detect_scorer(result: Mapping[str, Any]) -> Optional[str]:
     return None
 
 
-def _read_json(path: Path) -> Any:
+def read_json(path: Path) -> Any:
     try:
         return json.loads(path.read_text(encoding="utf-8"))
     except (OSError, UnicodeDecodeError) as err:
         raise ResultsError(f"{path}: cannot be read ({err})") from None
     except json.JSONDecodeError as err:
         raise ResultsError(f"{path}: not JSON ({err.msg} at line {err.lineno} column {err.colno})") from None
+    except RecursionError:
+        raise ResultsError(f"{path}: nested too deeply to read (JSON deeper than the parser's limit)") from None
 
 
 def _score_output(path: Path, data: Mapping[str, Any], out: Results) -> None:
@@ -106,10 +125,14 @@ def _score_output(path: Path, data: Mapping[str, Any], out: Results) -> None:
     rows = []
     items_file = path.with_name(ITEMS_FILE)
     if items_file.is_file():
-        try:
-            rows = read_json_lines(items_file)
-        except (OSError, ValueError) as err:
-            raise ResultsError(f"{items_file}: {err}") from None
+        with reading(items_file):
+            try:
+                rows = read_json_lines(items_file)
+            except OSError as err:
+                raise ResultsError(f"{items_file}: {err}") from None
+        for n, row in enumerate(rows, start=1):
+            if not isinstance(row, Mapping):
+                raise ResultsError(f"{items_file}: record {n} is a {type(row).__name__}, not an object")
     out.runs.append({"source": str(path), **{k: run.get(k) for k in ("model", "adapter", "description", "benchmark",
                                                                       "status", "counts")},
                      "scored": (data.get("scored") or {}).get("finished"), "options": options,
@@ -181,11 +204,12 @@ def load_results(paths: Union[str, Path, Sequence[Union[str, Path]]]) -> Results
             path = path / RESULTS_FILE
         if not path.is_file():
             raise ResultsError(f"{path}: no such file")
-        data = _read_json(path)
-        if isinstance(data, Mapping) and isinstance(data.get("scorers"), Mapping):
-            _score_output(path, data, out)
-        else:
-            _bare_results(path, data, out)
+        data = read_json(path)
+        with reading(path):
+            if isinstance(data, Mapping) and isinstance(data.get("scorers"), Mapping):
+                _score_output(path, data, out)
+            else:
+                _bare_results(path, data, out)
         out.sources.append(str(path))
     return out
 
@@ -196,4 +220,4 @@ def unique(values: Iterable[Any]) -> list[Any]:
 
 
 __all__ = ["Entry", "ITEMS_FILE", "RESULTS_FILE", "Results", "ResultsError", "SCORERS", "detect_scorer",
-           "load_results", "unique"]
+           "load_results", "read_json", "reading", "unique"]

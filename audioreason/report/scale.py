@@ -13,7 +13,8 @@ were percentages then) are still read right:
 - otherwise the value is a fraction.
 
 Everything shown goes through ``fraction`` (to a number in [0, 1]) and ``display`` (to text). A missing value
-(None, NaN: unavailable or undefined) is "n/a", never 0.
+(None, NaN: unavailable or undefined) is "n/a", never 0; so is a judged score whose judged items all failed
+(``unavailable``, ``judged``: a headline or one breakdown row).
 """
 from __future__ import annotations
 
@@ -85,6 +86,26 @@ def fraction(value: Any, scorer: str, field: str, result: Optional[Mapping[str, 
     return None if value is None else value / scale_of(scorer, field, result)
 
 
+def unavailable(values: Any) -> Optional[str]:
+    """Why a judged score (a set's headline, or one group's row of its breakdown) is not a score, or None.
+    It is not one when items went to the judge and every one failed: the value written counts those failures
+    at 0 (the rule ``audioreason score`` records as ``headline_unavailable``; a group's row has its own
+    ``n_failed`` and ``n_judged``/``n_scored``). Such a value is shown as n/a everywhere, never as 0."""
+    if not isinstance(values, Mapping):
+        return None
+    if values.get("headline_unavailable"):
+        return str(values["headline_unavailable"])
+    failed, judged = number(values.get("n_failed")) or 0, values.get("n_judged", values.get("n_scored"))
+    if failed > 0 and not number(judged):
+        return f"every one of the {int(failed)} items sent to the judge failed; not a score"
+    return None
+
+
+def judged(values: Any, field: str) -> Any:
+    """``values[field]`` of a judged score, None (n/a) when it is ``unavailable``."""
+    return None if not isinstance(values, Mapping) or unavailable(values) else values.get(field)
+
+
 def display(value: Any, scorer: str, field: str, result: Optional[Mapping[str, Any]] = None) -> str:
     """Text for a reported number on the 0-1 scale: "0.4167" ("n/a" when missing or undefined)."""
     share = fraction(value, scorer, field, result)
@@ -92,4 +113,4 @@ def display(value: Any, scorer: str, field: str, result: Optional[Mapping[str, A
 
 
 __all__ = ["DECIMALS", "FRACTION", "LEGACY_FRACTION_FIELDS", "LEGACY_PERCENT_FIELDS", "PERCENT", "display", "fraction",
-           "number", "scale_of", "stated_scale"]
+           "judged", "number", "scale_of", "stated_scale", "unavailable"]

@@ -6,7 +6,7 @@ from dataclasses import dataclass, field
 from typing import Any, Callable, Optional, Sequence
 
 from .load import Entry, Results, unique
-from .scale import display, number
+from .scale import display, judged, number, unavailable
 
 
 @dataclass
@@ -70,8 +70,8 @@ def mmar_rubrics_table(entries: Sequence[Entry]) -> Table:
     for e in entries:
         r = e.result
         alpha = (r.get("reliability") or {}).get("alpha")
-        rubrics = "n/a (" + r["headline_unavailable"] + ")" if r.get("headline_unavailable") else \
-            display(r.get("rubrics"), e.scorer, "rubrics", r)
+        why = unavailable(r)
+        rubrics = f"n/a ({why})" if why else display(r.get("rubrics"), e.scorer, "rubrics", r)
         rows.append([e.label, rubrics, display(r.get("accuracy"), e.scorer, "accuracy", r), _count(r.get("n")),
                      _count(r.get("n_judged")), _count(r.get("n_gated")), _count(r.get("n_failed")),
                      ", ".join(map(str, r.get("judges") or [])) + f" x{r.get('raters', '?')}",
@@ -82,25 +82,41 @@ def mmar_rubrics_table(entries: Sequence[Entry]) -> Table:
                   "raters' alpha"], rows, notes)
 
 
+UNAVAILABLE_NOTE = ("n/a: every item of that row sent to the judge failed, so the value the scorer wrote (failures "
+                    "at 0) is not a score")
+
+
 def mmar_groups_table(entries: Sequence[Entry]) -> Table:
-    rows = []
+    rows, notes = [], []
     for e in entries:
         for group in ("modality", "category", "sub-category"):
             for name, t in (e.result.get(group) or {}).items():
-                rows.append([e.label, group, name, display(t.get("rubrics"), e.scorer, "rubrics", e.result),
+                rubrics = judged(t, "rubrics")  # a row of gated items only is a real 0 (the gate needs no judge)
+                notes += [UNAVAILABLE_NOTE] if rubrics is None and t.get("rubrics") is not None else []
+                rows.append([e.label, group, name, display(rubrics, e.scorer, "rubrics", e.result),
                              display(t.get("accuracy"), e.scorer, "accuracy", e.result), _count(t.get("n"))])
     return Table("mmar_groups", "MMAR-Rubrics by modality, category and sub-category",
-                 ["set", "group", "name", "Rubrics", "Accuracy", "n"], rows)
+                 ["set", "group", "name", "Rubrics", "Accuracy", "n"], rows, unique(notes))
 
 
 def audiospan_rubric_table(entries: Sequence[Entry]) -> Table:
-    rows = [[e.label, display(e.result.get("rubric"), e.scorer, "rubric", e.result),
-             display(e.result.get("rubric_avg"), e.scorer, "rubric_avg", e.result),
+    def rubric(e: Entry) -> str:
+        why = unavailable(e.result)
+        return f"n/a ({why})" if why else display(e.result.get("rubric"), e.scorer, "rubric", e.result)
+
+    def tier_average(e: Entry) -> Any:  # Table 3's Avg is undefined when a tier's mean is not a score
+        tiers = ((e.result.get("by") or {}).get("duration_tier") or {}).values()
+        return None if unavailable(e.result) or any(unavailable(t) for t in tiers) else e.result.get("rubric_avg")
+
+    rows = [[e.label, rubric(e), display(tier_average(e), e.scorer, "rubric_avg", e.result),
              display(e.result.get("semantic"), e.scorer, "semantic", e.result),
              display(e.result.get("temporal"), e.scorer, "temporal", e.result), _count(e.result.get("n")),
              _count(e.result.get("n_scored")), _count(e.result.get("n_failed")),
              ", ".join(map(str, e.result.get("judges") or [])) or "verdicts given"] for e in entries]
     notes = unique(w for e in entries for w in e.result.get("warnings") or [])
+    notes += [f"{e.label}: tier average n/a: no item of tier {name} was judged (every one failed)" for e in entries
+              for name, t in ((e.result.get("by") or {}).get("duration_tier") or {}).items()
+              if unavailable(t) and not unavailable(e.result)]
     return Table("audiospan_rubric", "AudioSpan Rubric (AudioSpan Eq. 2, Eq. 4)",
                  ["set", "Rubric", "tier average", "semantic", "temporal", "n", "scored", "failed", "judge"], rows, notes)
 

@@ -58,7 +58,8 @@ def _state(paths: list, errors: list = ()):
     rows = explore.item_table(views)
     choices = _choices(paths, rows)
     return (paths, explore.leaderboard(views), *(gr.update(choices=facets[f], value=[]) for f in explore.FILTERS),
-            rows, gr.update(choices=choices, value=choices[0][1] if choices else None), _notes(paths, list(errors)))
+            rows, gr.update(choices=choices, value=choices[0][1] if choices else None), _notes(paths, list(errors)),
+            explore.correct_legend(views))
 
 
 def load(files, paths, progress=gr.Progress()):
@@ -101,7 +102,10 @@ def show(paths, choice):
         view = views[int(number)]
     except (ValueError, IndexError):
         raise gr.Error(f"unknown item {choice!r}; reload the runs")
-    d = explore.item_detail(view, key)
+    try:
+        d = explore.item_detail(view, key)
+    except ValueError as err:  # a malformed record: one line naming the run
+        raise gr.Error(str(err))
     return (d["header"], d["audio"], d["slots"], d["answers"], d["aria"], d["verdicts"], d["timeline"], d["scores"],
             d["output"])
 
@@ -136,6 +140,7 @@ def build_demo(paths=None) -> gr.Blocks:
             filters = [gr.Dropdown(facets[f], value=[], multiselect=True, label=label) for f, label in
                        zip(explore.FILTERS, ("category", "duration tier", "anchor operation", "reasoning mode"))]
         table = gr.Dataframe(rows, headers=explore.ITEM_COLUMNS, label="Items", wrap=True, max_height=320)
+        legend = gr.Markdown(explore.correct_legend(views))
         item = gr.Dropdown(choices, value=first, label="Item")
         header = gr.Markdown(detail[0])
         with gr.Row():
@@ -151,7 +156,7 @@ def build_demo(paths=None) -> gr.Blocks:
                                         label="Rubric verdicts", wrap=True)
                 scores = gr.JSON(detail[7], label="Every scorer's values for this output")
                 output = gr.Textbox(detail[8], label="Model output", lines=10)
-        outputs = [state, board, *filters, table, item, notes]
+        outputs = [state, board, *filters, table, item, notes, legend]
         add.click(load, [upload, state], outputs, api_name="load")
         for f in filters:
             f.change(refilter, [state, *filters], [table, item], api_name=False)
