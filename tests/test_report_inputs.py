@@ -45,11 +45,11 @@ def board(folder: Path) -> dict:
 # ---------------------------------------------------------------------------------------------
 
 def test_the_leaderboard_shows_each_benchmarks_own_accuracy_rule(tmp_path):
-    # `--extraction all` on 6 MMAR items: the official rule's entry carries the official scorer's 1 of 6; the
-    # exact-letter rule (AudioSpan's) finds no bare letter: 0 of 6. It is listed last, and won before.
-    rules = [accuracy("aria", 0.5), accuracy("official", 0.25, official_scorer_accuracy=1 / 6),
-             accuracy("exact_letter", 0.0)]
-    row = {**SET, "key": "k1", "id": "q1", "accuracy": {"official": {"choice": "a", "method": "official_match",
+    # `--extraction all` on 6 MMAR items: every rule's entry carries the official scorer's 1 of 6 (the whole
+    # reply); the exact-letter rule (AudioSpan's) finds no bare letter: 0 of 6. It is listed last, and won before.
+    rules = [accuracy(rule, value, official_scorer_accuracy=1 / 6)
+             for rule, value in (("aria", 0.5), ("official_slot", 0.25), ("exact_letter", 0.0))]
+    row = {**SET, "key": "k1", "id": "q1", "accuracy": {"official_slot": {"choice": "a", "method": "official_match",
                                                                      "correct": True},
                                                         "exact_letter": {"choice": None, "method": "unanswered",
                                                                          "correct": False}}}
@@ -59,14 +59,16 @@ def test_the_leaderboard_shows_each_benchmarks_own_accuracy_rule(tmp_path):
     assert board(mmau)["accuracy (rule)"] == "0.1667 (official MMAR/MMAU scorer)"
     audiospan = write_run(tmp_path / "audiospan", "audiospan", {"accuracy": {"status": "ok", "results": rules}})
     assert board(audiospan)["accuracy (rule)"] == "0.0000 (exact_letter, AudioSpan App. C.1)"
-    # An MMAR set scored without the official rule: n/a, saying how to get it (no other rule stands in for it).
-    only_aria = write_run(tmp_path / "aria-only", "mmar", {"accuracy": {"status": "ok", "results": rules[:1]}})
+    # An MMAR set scored before the official scorer's value was kept: n/a, saying how to get it (no other rule
+    # stands in for it).
+    old = {k: v for k, v in rules[0].items() if k != "official_scorer_accuracy"}
+    only_aria = write_run(tmp_path / "aria-only", "mmar", {"accuracy": {"status": "ok", "results": [old]}})
     assert board(only_aria)["accuracy (rule)"] == ("n/a (official MMAR/MMAU scorer not scored: this set was scored "
-                                                   "with aria; score with --extraction official or all)")
+                                                   "with aria; score it again with this version)")
     # The item table names each rule's verdict; the legend says what they mean and which rule leads.
     view = explore.open_run(mmar)
     [item] = explore.item_table([view])
-    assert item[explore.ITEM_COLUMNS.index("correct")] == "official yes, exact_letter no"
+    assert item[explore.ITEM_COLUMNS.index("correct")] == "official_slot yes, exact_letter no"
     legend = explore.correct_legend([view])
     assert "**correct**: for each answer-extraction rule" in legend and "(mmar: official MMAR/MMAU scorer)" in legend
 
@@ -157,7 +159,7 @@ def _wav(path: Path) -> Path:
 
 def test_a_bundle_plays_only_the_audio_inside_it(tmp_path):
     outside = _wav(tmp_path / "x.wav")
-    scorers = {"accuracy": {"status": "ok", "results": [accuracy("official", 0.5)]}}
+    scorers = {"accuracy": {"status": "ok", "results": [accuracy("official_slot", 0.5)]}}
     bundle = write_run(tmp_path / "bundle", "mmar", scorers,
                        outputs=[{**SET, "template": {"name": "aria_cot"}, "key": f"k{i}", "id": f"q{i}", "output": "a"}
                                 for i in range(4)])
@@ -232,7 +234,7 @@ def _deep(path: Path) -> Path:
     ("outputs.jsonl nested 100,000 deep", "outputs.jsonl", "outputs.jsonl: nested too deeply to read"),
 ])
 def test_a_malformed_run_is_one_line_naming_its_file(tmp_path, case, file, message):
-    run = write_run(tmp_path / "run", "mmar", {"accuracy": {"status": "ok", "results": [accuracy("official", 0.5)]}},
+    run = write_run(tmp_path / "run", "mmar", {"accuracy": {"status": "ok", "results": [accuracy("official_slot", 0.5)]}},
                     outputs=[{**SET, "template": {"name": "aria_cot"}, "key": "k", "id": "q", "output": "a"}])
     if case == "run.json is a list":
         (run / "run.json").write_text("[]")
@@ -243,7 +245,7 @@ def test_a_malformed_run_is_one_line_naming_its_file(tmp_path, case, file, messa
     elif case == "an items.jsonl line is an array":
         (run / "items.jsonl").write_text("[1, 2]\n")
     elif case == "counts is a list":
-        bad = {k: v for k, v in accuracy("official", 0.5).items() if k != "n"}
+        bad = {k: v for k, v in accuracy("official_slot", 0.5).items() if k != "n"}
         (run / "results.json").write_text(json.dumps({"run": {}, "scorers": {"accuracy": {"status": "ok", "results": [
             {**bad, "counts": [1]}]}}}))
     elif "results.json nested" in case:
@@ -284,7 +286,7 @@ def test_the_spaces_turn_malformed_uploads_into_one_line_errors(tmp_path):
 
 def test_a_model_name_with_mathtext_is_drawn_as_plain_text(tmp_path):
     name = "gpt$\\frac{$x"
-    result = {**accuracy("official", 0.5, official_scorer_accuracy=0.5), "model": name}
+    result = {**accuracy("official_slot", 0.5, official_scorer_accuracy=0.5), "model": name}
     run = write_run(tmp_path / "run", "mmar", {"accuracy": {"status": "ok", "results": [result]}})
     summary = build_report([run], tmp_path / "r.html")
     assert summary["figures"] == ["accuracy"]

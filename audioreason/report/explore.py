@@ -214,10 +214,11 @@ def export_bundle(run_folder: Any, out: Any) -> Path:
 LEADERBOARD_COLUMNS = ["run", "benchmark", "model", "condition", "template", "n", "accuracy (rule)", "ARIA",
                        "reasoning mode", "MMAR Rubrics", "AudioSpan Rubric", "Chain", "R_TP"]
 
-# The leaderboard's accuracy is each benchmark's own rule: (the accuracy scorer's rule entry, the field of it,
-# the name shown). MMAR and MMAU: their official scorer (the string match of their evaluation scripts);
+# The leaderboard's accuracy is each benchmark's own rule: (the accuracy scorer's rule entry, None for any of
+# them, the field of it, the name shown). MMAR and MMAU: their official scorer (the string match of their
+# evaluation scripts on the whole reply, which `audioreason score` puts in every rule's entry);
 # AudioSpan: App. C.1, the reply is exactly one option letter.
-OFFICIAL = ("official", "official_scorer_accuracy", "official MMAR/MMAU scorer")
+OFFICIAL = (None, "official_scorer_accuracy", "official MMAR/MMAU scorer")
 BENCHMARK_ACCURACY = {"mmar": OFFICIAL, "mmau": OFFICIAL, "mmau_test_mini": OFFICIAL,
                       "audiospan": ("exact_letter", "accuracy", "exact_letter, AudioSpan App. C.1")}
 
@@ -237,10 +238,10 @@ def _accuracy_headline(entries: Sequence[Entry], benchmark: Optional[str]) -> st
         rule, entry = next(iter(by_rule.items()))
         return f"{display(entry.result.get('accuracy'), 'accuracy', 'accuracy', entry.result)} ({rule})"
     rule, field_name, shown = known
-    entry = by_rule.get(rule)
+    entry = by_rule.get(rule) if rule else next((e for e in entries if field_name in e.result), None)
     if entry is None or field_name not in entry.result:
-        return (f"n/a ({shown} not scored: this set was scored with {', '.join(map(str, by_rule))}; "
-                f"score with --extraction {rule} or all)")
+        how = f"score with --extraction {rule} or all" if rule else "score it again with this version"
+        return f"n/a ({shown} not scored: this set was scored with {', '.join(map(str, by_rule))}; {how})"
     return f"{display(entry.result.get(field_name), 'accuracy', 'accuracy', entry.result)} ({shown})"
 
 
