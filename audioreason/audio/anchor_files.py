@@ -63,7 +63,7 @@ NATIVE = {"PCM_16": ("int16", 2.0 ** 15), "PCM_24": ("int32", 2.0 ** 31), "PCM_3
 FLAC_SUBTYPES = ("PCM_16", "PCM_24")
 TOLERANCES = {"snr_db": 0.1, "clip_correlation": 0.999, "silence_dbfs": -90.0, "noise_db": 0.5,
               "hf_correlation": 0.1, "gain_db": 0.05, "speed_frames": 1, "speed_relative": 0.03, "speed_tie": 0.02,
-              "speed_text": "±3 % (or the factor aligns within 0.02 of the best)", "stretch_correlation": 0.7}
+              "speed_text": "±3 %", "stretch_correlation": 0.7}
 HF_HZ = 1000.0
 
 
