@@ -375,9 +375,10 @@ def apply_manifest(manifest: Union[Mapping[str, Any], PathLike], *, source: Opti
     if expected and expected != made_sha:
         old = (m["tool"] or {}).get("libraries") or {}
         changed = {k: (old.get(k), v) for k, v in done["tool"]["libraries"].items() if old.get(k) != v}
+        kept = "the file there was left as it was" if out_path.exists() else "nothing was written"
         raise NotReproduced(f"{out_path}: the bytes made here (sha256 {made_sha}) are not the manifest's "
-                            f"{expected}; {'the file there was left as it was' if out_path.exists() else 'nothing was written'}"
-                            f"; library versions that differ (manifest, here): {changed or 'none'}", done)
+                            f"{expected}; {kept}; library versions that differ (manifest, here): "
+                            f"{changed or 'none'}", done)
     return done
 
 
@@ -660,5 +661,5 @@ def _reapplied_difference(manifest: Mapping[str, Any], index: int, source_span: 
     return int(np.count_nonzero(native != anchored_span)), first
 
 
-__all__ = ["BLOCK_FRAMES", "TOLERANCES", "NotReproduced", "anchor_from_manifests", "anchor_recording", "apply_manifest", "edit_span",
-           "file_info", "file_sha256", "measure_position", "original_spans", "verify_anchored"]
+__all__ = ["BLOCK_FRAMES", "TOLERANCES", "NotReproduced", "anchor_from_manifests", "anchor_recording", "apply_manifest",
+           "edit_span", "file_info", "file_sha256", "measure_position", "original_spans", "verify_anchored"]
