@@ -37,6 +37,11 @@ class UsageError(Exception):
     """A command-line argument that cannot work; printed as one line, exit status 2."""
 
 
+class DataError(Exception):
+    """A file named on the command line exists but its content cannot be used (a manifest field, an audio
+    file, a path a manifest gives); printed as one line, exit status 3."""
+
+
 def describe_error(err: BaseException, limit: int = 400) -> str:
     """An error as one line: its type and its message with line breaks folded, cut at ``limit`` characters
     (``--debug`` shows everything)."""
@@ -100,11 +105,25 @@ def _prompt(args: argparse.Namespace) -> int:
 # anchor: AudioSpan anchored audio (audioreason.audio.anchor_files)
 # ---------------------------------------------------------------------------------------------
 
+ANCHOR_EXIT_CODES = ("exit status: 0 done (verify: every check passed; apply: the file reproduced or made); "
+                     "1 a check failed (verify FAILED, apply NOT reproduced: nothing written); 2 a usage error "
+                     "(an option that cannot work, a file named here that does not exist); 3 a data error (a "
+                     "manifest or audio file that cannot be used: a field out of range, a path leaving its "
+                     "folder, a checksum that differs, positions that do not fit, no room to place)")
+
+
 def _anchor_errors():
     from .audio.errors import AudioError
     from .audio.placement import PlacementError
 
     return (AudioError, PlacementError, ValueError)  # ManifestError is a ValueError
+
+
+def _existing(**paths: Optional[str]) -> None:
+    """UsageError for a file option that names nothing (checked before any work)."""
+    for option, path in paths.items():
+        if path is not None and not Path(path).is_file():
+            raise UsageError(f"{option.replace('_', '-')} {path!r}: no such file")
 
 
 def _parse_at(text: str) -> list:
@@ -147,6 +166,11 @@ def _anchor_make(args: argparse.Namespace) -> int:
     from .audio.placement import Segment, place_windows, silero_speech
 
     op = args.operation
+    _existing(source=args.source, __clip=args.clip, __segments=args.segments)
+    manifest_path = Path(args.manifest or Path(args.output).with_suffix(".json"))
+    if not Path(os.path.realpath(args.output)).is_relative_to(os.path.realpath(manifest_path.parent)):
+        raise UsageError(f"--manifest {str(manifest_path)!r}: the anchored file {args.output!r} is not inside the "
+                         "manifest's folder (apply writes a manifest's output only there)")
     fields = {"recording_id": args.recording_id, "seed": args.seed, "parameters": {}}
     if op == "addition":
         if not args.clip or not args.category:
@@ -161,15 +185,18 @@ def _anchor_make(args: argparse.Namespace) -> int:
         fields.update(attribute="loudness", gain_db=args.gain_db)
     else:
         fields.update(attribute="speed", speed_factor=args.speed)
+    positions = [_parse_at(a) for a in args.at] if args.at else None
+    trial = positions or [[0.0, None if op == "addition" else 1.0]] * args.count  # placement's come later
+    try:  # the plan comes from the options: what it refuses is a usage error
+        new_manifest(op, trial, paper_ranges=not args.no_paper_ranges, **fields)
+    except ValueError as err:
+        raise UsageError(str(err)) from None
     try:
         info = file_info(args.source)
         segments = None
-        if args.at:
-            positions = [_parse_at(a) for a in args.at]
-        else:
+        if not positions:
             if args.segments:
-                segments = [Segment(str(s["id"]), float(s["start"]), float(s["end"]))
-                            for s in json.loads(Path(args.segments).read_text(encoding="utf-8"))]
+                segments = _segments(args.segments, Segment)
             length = None
             if op == "addition":
                 from .audio.io import load_audio
@@ -180,10 +207,9 @@ def _anchor_make(args: argparse.Namespace) -> int:
             positions = [[w.start, w.end] for w in windows]
             fields["segments"] = [w.segment for w in windows]
         plan = new_manifest(op, positions, paper_ranges=not args.no_paper_ranges, **fields)
-        manifest_path = Path(args.manifest or Path(args.output).with_suffix(".json"))
         done = apply_manifest(plan, source=args.source, output=args.output, clip=args.clip)
     except _anchor_errors() as err:
-        raise UsageError(str(err)) from None
+        raise DataError(str(err)) from None
     folder = manifest_path.parent
     folder.mkdir(parents=True, exist_ok=True)
     done["source"]["path"] = _relative(args.source, folder)
@@ -199,6 +225,26 @@ def _anchor_make(args: argparse.Namespace) -> int:
     return 0
 
 
+def _segments(path: str, segment) -> list:
+    """--segments: a JSON list of {id, start, end}; DataError naming the file and entry otherwise."""
+    try:
+        rows = json.loads(Path(path).read_text(encoding="utf-8"))
+        if not isinstance(rows, list):
+            raise ValueError("not a JSON list")
+    except (ValueError, UnicodeDecodeError) as err:
+        raise DataError(f"--segments {path}: {err}") from None
+    out = []
+    for n, row in enumerate(rows):
+        try:
+            start, end = float(row["start"]), float(row["end"])
+            if not (0 <= start < end < 1e7):
+                raise ValueError(f"start {start} and end {end} are not 0 <= start < end")
+            out.append(segment(str(row["id"]), start, end))
+        except (KeyError, TypeError, ValueError) as err:
+            raise DataError(f"--segments {path}: entry {n} needs id, start and end seconds ({err})") from None
+    return out
+
+
 def _warn_clipped(manifest: dict) -> None:
     if manifest["output"]["clipped_samples"]:
         print(f"warning: {manifest['output']['clipped_samples']} samples of the edited spans hit full scale and "
@@ -206,14 +252,18 @@ def _warn_clipped(manifest: dict) -> None:
 
 
 def _anchor_apply(args: argparse.Namespace) -> int:
-    from .audio.anchor_files import apply_manifest
+    from .audio.anchor_files import NotReproduced, apply_manifest
     from .audio.anchor_manifest import read_manifest, write_manifest
 
+    _existing(manifest=args.manifest, __source=args.source, __clip=args.clip)
     try:
         recorded = read_manifest(args.manifest)
         done = apply_manifest(args.manifest, source=args.source, output=args.output, clip=args.clip)
+    except NotReproduced as err:  # the existing file is untouched: the new bytes were written aside
+        print(f"NOT reproduced: {err}", file=sys.stderr)
+        return 1
     except _anchor_errors() as err:
-        raise UsageError(str(err)) from None
+        raise DataError(str(err)) from None
     if args.write_manifest:
         write_manifest(done, args.write_manifest)
     expected = (recorded["output"] or {}).get("sha256")
@@ -221,32 +271,30 @@ def _anchor_apply(args: argparse.Namespace) -> int:
     if not expected:
         print(f"wrote {done['output']['path']} (sha256 {done['output']['sha256']}); the manifest gave no checksum")
         return 0
-    if expected == done["output"]["sha256"]:
-        print(f"reproduced {done['output']['path']} bit for bit (sha256 {expected})")
-        return 0
-    old = (recorded["tool"] or {}).get("libraries", {})
-    changed = {k: (old.get(k), v) for k, v in done["tool"]["libraries"].items() if old.get(k) != v}
-    print(f"NOT reproduced: sha256 {done['output']['sha256']} differs from the manifest's {expected}; library "
-          f"versions that differ (manifest, here): {changed or 'none'}", file=sys.stderr)
-    return 1
+    print(f"reproduced {done['output']['path']} bit for bit (sha256 {expected})")
+    return 0
 
 
 def _anchor_verify(args: argparse.Namespace) -> int:
     from .audio.anchor_files import verify_anchored
 
+    _existing(manifest=args.manifest, __anchored=args.anchored, __source=args.source, __clip=args.clip)
     try:
         report = verify_anchored(args.manifest, anchored=args.anchored, source=args.source, clip=args.clip)
     except _anchor_errors() as err:
-        raise UsageError(str(err)) from None
+        raise DataError(str(err)) from None
     rows = [("position", "quantity", "expected", "measured", "tolerance", "ok")]
     for c in report["checks"] + report["positions"]:
-        rows.append((str(c["position"] or "file"), c["quantity"], str(c["expected"]), str(c["measured"]),
+        rows.append((str(c["position"] or "file"), c["quantity"], _cell(c["expected"]), _cell(c["measured"]),
                      c["tolerance"], "ok" if c["ok"] else "FAIL"))
     widths = [max(len(r[i]) for r in rows) for i in range(6)]
     for r in rows:
         print("  ".join(v.ljust(w) for v, w in zip(r, widths)).rstrip())
     match = report["sha256_match"]
     print(f"sha256 {'matches' if match else 'differs from' if match is False else 'not in'} the manifest")
+    for c in report["checks"] + report["positions"]:
+        if not c["ok"] and c["detail"]:
+            print(f"FAIL: {c['detail']}")
     for note in report["notes"]:
         print(f"note: {note}")
     if args.json:
@@ -255,21 +303,30 @@ def _anchor_verify(args: argparse.Namespace) -> int:
     return 0 if report["ok"] else 1
 
 
+def _cell(value) -> str:
+    """A table cell; a checksum is shown by its first 12 digits (the FAIL line and --json give it whole)."""
+    text = str(value)
+    return text[:12] + "..." if len(text) == 64 and all(ch in "0123456789abcdef" for ch in text) else text
+
+
 def _anchor_question(args: argparse.Namespace) -> int:
     from .audio.anchor_questions import perception_item
 
+    _existing(manifest=args.manifest)
     try:
         item = perception_item(args.manifest, seed=args.seed, occurrence=args.occurrence, chain_id=args.chain_id)
     except _anchor_errors() as err:
-        raise UsageError(str(err)) from None
+        raise DataError(str(err)) from None
     print(json.dumps(item, ensure_ascii=False))
     return 0
 
 
 def _add_anchor_commands(sub) -> None:
-    anchor = sub.add_parser("anchor", help="AudioSpan anchored audio: make, apply, verify a manifest; its P question")
+    anchor = sub.add_parser("anchor", help="AudioSpan anchored audio: make, apply, verify a manifest; its P question",
+                            epilog=ANCHOR_EXIT_CODES)
     commands = anchor.add_subparsers(dest="anchor_command", required=True)
-    make = commands.add_parser("make", help="place and apply one operation, writing the audio and its manifest")
+    make = commands.add_parser("make", help="place and apply one operation, writing the audio and its manifest",
+                               epilog=ANCHOR_EXIT_CODES)
     make.add_argument("source")
     make.add_argument("output", help="the anchored file (.wav or .flac)")
     make.add_argument("--operation", required=True, choices=("addition", "deletion", "modification"))
@@ -290,13 +347,21 @@ def _add_anchor_commands(sub) -> None:
     make.add_argument("--manifest", help="where the manifest goes (default: OUTPUT with .json)")
     make.add_argument("--no-paper-ranges", action="store_true", help="allow values outside App. B.3's ranges")
     make.set_defaults(run=_anchor_make)
-    apply = commands.add_parser("apply", help="re-create an anchored file from its manifest and the original")
+    apply = commands.add_parser("apply", help="re-create an anchored file from its manifest and the original",
+                                description="Re-create an anchored file from its manifest and the original. The "
+                                "manifest's output.path must lie inside the manifest's folder. The file is written "
+                                "aside and compared with the manifest's sha256 before it replaces anything: a "
+                                "file that differs is not written.", epilog=ANCHOR_EXIT_CODES)
     apply.add_argument("manifest")
     for name in ("--source", "--clip", "--output"):
         apply.add_argument(name, help=f"override the manifest's {name[2:]} path")
     apply.add_argument("--write-manifest", help="also write the completed manifest here")
     apply.set_defaults(run=_anchor_apply)
-    verify = commands.add_parser("verify", help="check an anchored file against its manifest, per position")
+    verify = commands.add_parser("verify", help="check an anchored file against its manifest, per position",
+                                 description="Check an anchored file against its manifest and the source: shape, "
+                                 "sha256, every sample outside the spans, and per position the measured edit "
+                                 "(speed measured from the audio). Any failed check is exit status 1, named with "
+                                 "its file and position.", epilog=ANCHOR_EXIT_CODES)
     verify.add_argument("manifest")
     for name in ("--anchored", "--source", "--clip"):
         verify.add_argument(name, help="override the manifest's path")
@@ -345,6 +410,8 @@ def main(argv: Optional[Sequence[str]] = None) -> int:
         return args.run(args)
     except UsageError as err:
         parser.exit(2, f"audioreason {command}: error: {err}\n")
+    except DataError as err:
+        parser.exit(3, f"audioreason {command}: error: {err}\n")
     except Exception as err:  # any other failure: one line and status 1; the traceback only when asked
         if args.debug:
             raise

@@ -1,5 +1,6 @@
 """`audioreason anchor make | apply | verify | question`: a manifest written beside the anchored file,
-re-applied bit for bit from the original, verified per position; errors are one line with status 2."""
+re-applied bit for bit from the original, verified per position; errors are one line: status 2 for usage, 3
+for data that cannot be used, 1 for a failed check."""
 from __future__ import annotations
 
 import json
@@ -75,7 +76,7 @@ def run_error(argv, capsys):
 
 
 @pytest.mark.parametrize("argv,message", [
-    (lambda t, s: ["anchor", "apply", str(t / "missing.json")], "manifest not found"),
+    (lambda t, s: ["anchor", "apply", str(t / "missing.json")], "missing.json': no such file"),
     (lambda t, s: ["anchor", "make", str(s), str(t / "o.wav"), "--operation", "addition"], "needs --clip"),
     (lambda t, s: ["anchor", "make", str(s), str(t / "o.wav"), "--operation", "modification", "--at", "2-5"],
      "exactly one of --gain-db"),
@@ -83,7 +84,7 @@ def run_error(argv, capsys):
     (lambda t, s: ["anchor", "make", str(s), str(t / "o.wav"), "--operation", "modification", "--gain-db", "3",
                    "--at", "2-5"], "±8-12 dB"),
     (lambda t, s: ["anchor", "make", str(t / "none.wav"), str(t / "o.wav"), "--operation", "deletion", "--at", "2-5"],
-     "audio file not found"),
+     "none.wav': no such file"),
     (lambda t, s: ["anchor", "make", str(s), str(t / "o.wav"), "--operation", "deletion", "--rule", "edge=3"],
      "--rule 'edge=3'"),
     (lambda t, s: ["anchor", "make", str(s), str(t / "o.wav"), "--operation", "deletion"],
@@ -92,5 +93,7 @@ def run_error(argv, capsys):
 def test_errors_are_one_line(files, tmp_path, capsys, argv, message):
     _, source, _ = files
     code, err = run_error(argv(tmp_path, source), capsys)
-    assert code == 2 and message in err and len(err.strip().splitlines()) == 1 and "Traceback" not in err
+    # usage errors (options, files named here that do not exist) exit 2; data errors (no room to place) 3
+    assert code == (3 if "no room" in message else 2)
+    assert message in err and len(err.strip().splitlines()) == 1 and "Traceback" not in err
     assert err.startswith("audioreason anchor ")

@@ -15,8 +15,10 @@ soundfile (libsndfile) does the streaming I/O, as in the rest of ``audioreason.a
 integer samples and seeks to exact frames; a WAV shorter than its header is refused before reading.
 
 ``verify_anchored`` checks an anchored file against its manifest and the source, streaming the same way:
-the frame count, every sample outside the spans (must be identical), and at each position the measured
-quantity against the manifest within a stated tolerance (``TOLERANCES``):
+the frame count, every sample outside the spans (must be identical), the file's sha256 against the
+manifest's (a mismatch fails, naming the file and where its samples differ: outside the spans, or inside a
+position whose samples differ from its edit re-applied here), and at each position the measured quantity
+against the manifest within a stated tolerance (``TOLERANCES``):
 
 ==================  =====================================================================  =============
 operation           measured                                                              tolerance
@@ -29,7 +31,11 @@ deletion noise      noise bed level: anchored - low-passed source, relative to t
                     RMS and the bed's modulation; correlation of source and anchored above
                     1 kHz (the speech band is gone)                                       |r| <= 0.1
 loudness            gain: level(anchored) - level(source) inside the ramps                 ±0.05 dB
-speed               speed: original frames / edited frames                                 one frame
+speed               the edited span's frames against round(frames / speed_factor)          one frame
+                    speed measured from the audio: the time scale that best aligns the       ±3 %
+                    edited span's spectrogram with the source's (``anchor_speed``)
+                    spectrogram correlation with the source time-stretched by the factor   >= 0.7
+                    ... and it must exceed the correlation with the source resampled       (pitch kept)
 ==================  =====================================================================  =============
 """
 from __future__ import annotations
@@ -45,7 +51,7 @@ from typing import Any, Iterator, Mapping, Optional, Union
 import numpy as np
 
 from . import anchors as ops
-from .anchor_manifest import ManifestError, read_manifest
+from .anchor_manifest import ManifestError, check_rate, read_manifest
 from .errors import AudioError
 from .header import check_held, read_promise
 
@@ -56,7 +62,8 @@ NATIVE = {"PCM_16": ("int16", 2.0 ** 15), "PCM_24": ("int32", 2.0 ** 31), "PCM_3
           "FLOAT": ("float32", 1.0), "DOUBLE": ("float64", 1.0)}
 FLAC_SUBTYPES = ("PCM_16", "PCM_24")
 TOLERANCES = {"snr_db": 0.1, "clip_correlation": 0.999, "silence_dbfs": -90.0, "noise_db": 0.5,
-              "hf_correlation": 0.1, "gain_db": 0.05, "speed_frames": 1}
+              "hf_correlation": 0.1, "gain_db": 0.05, "speed_frames": 1, "speed_relative": 0.03, "speed_tie": 0.02,
+              "speed_text": "±3 %", "stretch_correlation": 0.7}
 HF_HZ = 1000.0
 
 
@@ -153,14 +160,23 @@ def _to_native(x: np.ndarray, info: AudioFileInfo) -> tuple[np.ndarray, int]:
 # ---------------------------------------------------------------------------------------------
 
 def _resolve(path: Optional[PathLike], recorded: Optional[Mapping[str, Any]], base_dir: Optional[Path],
-             what: str) -> str:
+             what: str, within: Optional[PathLike] = None) -> str:
+    """The file to use: ``path`` when given (the caller's choice), else the manifest's ``what.path`` read from
+    ``base_dir``; a manifest's path that leaves ``within`` (after resolving ``..`` and links) is refused."""
     if path is None:
         path = (recorded or {}).get("path")
-        if not path:
+        if not path or not isinstance(path, str):
             raise ManifestError(f"no {what} file: give one, or a manifest whose {what}.path names it")
         if base_dir is not None and not Path(path).is_absolute():
             path = base_dir / path
+        if within is not None and not _inside(Path(path), Path(within)):
+            raise ManifestError(f"{what}.path {recorded['path']!r} leaves {str(within)!r}; a manifest's {what} "
+                                f"must lie inside that folder")
     return str(path)
+
+
+def _inside(path: Path, folder: Path) -> bool:
+    return Path(os.path.realpath(path)).is_relative_to(os.path.realpath(folder))
 
 
 def _check_checksum(path: str, recorded: Optional[Mapping[str, Any]], what: str) -> str:
@@ -258,6 +274,15 @@ def edit_span(manifest: Mapping[str, Any], index: int, local: np.ndarray, rate: 
     return ops.change_speed(local, rate, manifest["speed_factor"], fade_s=params["fade_s"]), {}
 
 
+class NotReproduced(ManifestError):
+    """The anchored bytes made here are not the ones the manifest's output.sha256 names; nothing was written.
+    ``completed`` is the manifest as made here (its output.sha256 the bytes this machine makes)."""
+
+    def __init__(self, message: str, completed: dict[str, Any]):
+        super().__init__(message)
+        self.completed = completed
+
+
 def _output_subtype(info: AudioFileInfo, output: Path) -> tuple[str, str]:
     fmt = "FLAC" if output.suffix.lower() == ".flac" else "WAV"
     if output.suffix.lower() not in (".wav", ".flac"):
@@ -270,12 +295,17 @@ def _output_subtype(info: AudioFileInfo, output: Path) -> tuple[str, str]:
 
 def apply_manifest(manifest: Union[Mapping[str, Any], PathLike], *, source: Optional[PathLike] = None,
                    output: Optional[PathLike] = None, clip: Optional[PathLike] = None,
-                   base_dir: Optional[PathLike] = None, block_frames: int = BLOCK_FRAMES) -> dict[str, Any]:
+                   base_dir: Optional[PathLike] = None, read_root: Optional[PathLike] = None,
+                   block_frames: int = BLOCK_FRAMES) -> dict[str, Any]:
     """Write the anchored file and return the completed manifest (positions in both timelines, checksums,
     output, tool). ``source`` / ``clip`` / ``output`` default to the manifest's paths, relative ones read
-    from ``base_dir`` (a manifest file's folder when ``manifest`` is a path). A source or clip whose sha256
-    differs from the manifest's is refused. Raises ManifestError / AudioError before writing anything
-    when the manifest does not fit the source."""
+    from ``base_dir`` (a manifest file's folder when ``manifest`` is a path). The manifest's output path
+    must lie inside ``base_dir`` (the working folder without one), and with ``read_root`` its source and
+    clip paths inside that folder. A source or clip whose sha256 differs from the manifest's is refused.
+    Raises ManifestError / AudioError before writing anything when the manifest does not fit the source.
+
+    The file is written aside first: when the manifest records an output sha256 and the new bytes differ,
+    the output path is left as it was and NotReproduced is raised (with the completed manifest)."""
     import soundfile as sf
 
     from .. import __version__
@@ -284,21 +314,22 @@ def apply_manifest(manifest: Union[Mapping[str, Any], PathLike], *, source: Opti
         base_dir = Path(manifest).parent
     base = Path(base_dir) if base_dir is not None else None
     m = read_manifest(manifest)
-    source_path = _resolve(source, m["source"], base, "source")
+    source_path = _resolve(source, m["source"], base, "source", read_root)
+    out_path = Path(_resolve(output, m["output"], base, "output", base if base is not None else Path.cwd()))
     info = file_info(source_path)
     rate = info.sampling_rate
     if m["source"] and m["source"].get("sampling_rate") not in (None, rate):
         raise ManifestError(f"the manifest's source is at {m['source']['sampling_rate']} Hz, {source_path} at {rate}")
+    check_rate(m, rate)
     source_sha = _check_checksum(source_path, m["source"], "source")
     clip_samples, clip_record = None, None
     if m["operation"] == "addition":
-        clip_path = _resolve(clip, m["event_clip"], base, "event_clip")
+        clip_path = _resolve(clip, m["event_clip"], base, "event_clip", read_root)
         clip_sha = _check_checksum(clip_path, m["event_clip"], "event clip")
         clip_samples = _clip_samples(clip_path, rate)
         clip_record = {"path": str(clip if clip is not None else (m["event_clip"] or {}).get("path", clip_path)),
                        "sha256": clip_sha, "frames": len(clip_samples)}
     spans = original_spans(m, rate, info.frames, None if clip_samples is None else len(clip_samples))
-    out_path = Path(_resolve(output, m["output"], base, "output"))
     fmt, subtype = _output_subtype(info, out_path)
     if out_path.resolve() == Path(source_path).resolve():
         raise ManifestError(f"output {out_path} would overwrite the source")
@@ -322,7 +353,10 @@ def apply_manifest(manifest: Union[Mapping[str, Any], PathLike], *, source: Opti
                 cursor = end
             for block in _blocks(fin, cursor, info.frames, info.dtype, block_frames):
                 fout.write(block)
-        os.replace(tmp, out_path)
+        made_sha = file_sha256(tmp)
+        expected = (m["output"] or {}).get("sha256")
+        if not expected or expected == made_sha:
+            os.replace(tmp, out_path)
     finally:
         if tmp.exists():
             tmp.unlink()
@@ -335,9 +369,16 @@ def apply_manifest(manifest: Union[Mapping[str, Any], PathLike], *, source: Opti
     done["event_clip"] = clip_record
     out_frames = info.frames + positions[-1]["shift_after_frames"]
     recorded_output = (m["output"] or {}).get("path") if output is None else str(output)
-    done["output"] = {"path": recorded_output or str(out_path), "sha256": file_sha256(out_path), "frames": out_frames,
+    done["output"] = {"path": recorded_output or str(out_path), "sha256": made_sha, "frames": out_frames,
                       "format": fmt, "subtype": subtype, "clipped_samples": clipped}
     done["tool"] = {"name": "audioreason", "version": __version__, "libraries": library_versions()}
+    if expected and expected != made_sha:
+        old = (m["tool"] or {}).get("libraries") or {}
+        changed = {k: (old.get(k), v) for k, v in done["tool"]["libraries"].items() if old.get(k) != v}
+        kept = "the file there was left as it was" if out_path.exists() else "nothing was written"
+        raise NotReproduced(f"{out_path}: the bytes made here (sha256 {made_sha}) are not the manifest's "
+                            f"{expected}; {kept}; library versions that differ (manifest, here): "
+                            f"{changed or 'none'}", done)
     return done
 
 
@@ -363,7 +404,8 @@ def anchor_from_manifests(root: PathLike, manifests: list[Mapping[str, Any]], *,
     ``<anchored_dir>/<recording_id>.wav`` with its completed manifest beside it as
     ``<recording_id>.anchor.json``. That note is the cache: a later build whose manifest is unchanged
     reuses the file ("cached"); a changed manifest anchors again ("made"). Clip paths are read from
-    ``root``. A manifest whose output sha256 the result does not match, or that does not apply, raises a
+    ``root`` and must lie inside it (a recording_id is a file name, never a path). A manifest whose output
+    sha256 the result does not match (nothing is written then), or that does not apply, raises a
     ManifestError naming the recording. Returns {recording_id: (status, completed manifest or the plan)}.
     """
     root = Path(root)
@@ -373,6 +415,9 @@ def anchor_from_manifests(root: PathLike, manifests: list[Mapping[str, Any]], *,
         rid = plan.get("recording_id")
         if not rid:
             raise ManifestError("a manifest without recording_id cannot be matched to its original")
+        if rid in (".", "..") or Path(rid).name != rid or "\\" in rid:
+            raise ManifestError(f"recording_id {rid!r} is not a file name; the anchored copy would leave "
+                                f"{anchored_dir}")
         folder = root / anchored_dir
         target, note = folder / f"{rid}.wav", folder / f"{rid}.anchor.json"
         premade = [folder / f"{rid}{ext}" for ext in extensions if (folder / f"{rid}{ext}").is_file()]
@@ -390,13 +435,9 @@ def anchor_from_manifests(root: PathLike, manifests: list[Mapping[str, Any]], *,
         if not originals:
             raise ManifestError(f"recording {rid!r}: no original in {original_dir} to anchor from")
         try:
-            done = apply_manifest(plan, source=originals[0], output=target, base_dir=root)
+            done = apply_manifest(plan, source=originals[0], output=target, base_dir=root, read_root=root)
         except (ManifestError, AudioError) as err:
             raise ManifestError(f"recording {rid!r}: {err}") from None
-        expected = (plan["output"] or {}).get("sha256")
-        if expected and expected != done["output"]["sha256"]:
-            raise ManifestError(f"recording {rid!r}: the anchored file's sha256 {done['output']['sha256']} is not "
-                                f"the manifest's {expected} (library versions: {done['tool']['libraries']})")
         done["source"]["path"] = str(originals[0].relative_to(root))
         done["output"]["path"] = str(target.relative_to(root))
         note.write_text(json.dumps({"plan": key, "manifest": done}, indent=2), encoding="utf-8")
@@ -408,11 +449,13 @@ def anchor_from_manifests(root: PathLike, manifests: list[Mapping[str, Any]], *,
 # Verify
 # ---------------------------------------------------------------------------------------------
 
-def _check(position: int, quantity: str, expected: Any, measured: Optional[float], tolerance: str,
-           ok: bool) -> dict[str, Any]:
-    return {"position": position, "quantity": quantity, "expected": expected,
-            "measured": None if measured is None else (round(measured, 6) if math.isfinite(measured) else str(measured)),
-            "tolerance": tolerance, "ok": bool(ok)}
+def _check(position: int, quantity: str, expected: Any, measured: Any, tolerance: str, ok: bool,
+           detail: Optional[str] = None) -> dict[str, Any]:
+    """One row of the report; ``detail`` says in words what a failed check found."""
+    if isinstance(measured, float):
+        measured = round(measured, 6) if math.isfinite(measured) else str(measured)
+    return {"position": position, "quantity": quantity, "expected": expected, "measured": measured,
+            "tolerance": tolerance, "ok": bool(ok), "detail": None if ok else detail}
 
 
 def _highpass(x: np.ndarray, rate: int) -> np.ndarray:
@@ -459,10 +502,45 @@ def measure_position(manifest: Mapping[str, Any], index: int, source_span: np.nd
         gain = ops.level_db(anchored_span[inner], rate) - ops.level_db(source_span[inner], rate)
         return [_check(n, "gain_db", manifest["gain_db"], gain, f"±{TOLERANCES['gain_db']} dB",
                        abs(gain - manifest["gain_db"]) <= TOLERANCES["gain_db"])]
-    speed = len(source_span) / len(anchored_span)
-    expected_frames = ops.stretched_frames(len(source_span), manifest["speed_factor"])
-    return [_check(n, "speed_factor", manifest["speed_factor"], speed, "one frame of the edited span",
-                   abs(len(anchored_span) - expected_frames) <= TOLERANCES["speed_frames"])]
+    return _speed_checks(n, manifest["speed_factor"], source_span, anchored_span, rate)
+
+
+def _speed_checks(n: int, factor: float, source_span: np.ndarray, anchored_span: np.ndarray,
+                  rate: int) -> list[dict[str, Any]]:
+    """The span's length, and its speed and pitch measured from the audio (``anchor_speed``)."""
+    from .anchor_speed import measure_speed
+
+    expected_frames = ops.stretched_frames(len(source_span), factor)
+    length_ok = abs(len(anchored_span) - expected_frames) <= TOLERANCES["speed_frames"]
+    checks = [_check(n, "span_frames", expected_frames, len(anchored_span), "one frame", length_ok,
+                     f"position {n}: the edited span has {len(anchored_span)} frames, not {expected_frames}")]
+    m = measure_speed(source_span, anchored_span, rate, factor)
+    where = f"position {n} (speed x{factor:g})"
+    if m.speed is None:
+        silent = not np.any(anchored_span)
+        detail = (f"{where}: the edited span is silent (zeroed); no time-stretched source in it" if silent else
+                  f"{where}: the edited span is too short to measure")
+        return checks + [_check(n, "speed_factor (measured)", factor, None, TOLERANCES["speed_text"], False, detail)]
+    resampled = m.resample_correlation is not None and m.resample_correlation >= (m.at_factor or 0.0)
+    speed_ok = (abs(m.speed / factor - 1) <= TOLERANCES["speed_relative"]
+                or (m.at_factor is not None and m.at_factor >= m.stretch_correlation - TOLERANCES["speed_tie"]))
+    return checks + [
+        _check(n, "speed_factor (measured)", factor, m.speed, TOLERANCES["speed_text"], speed_ok,
+               f"{where}: the edited span plays the source at x{m.speed:.3g}"),
+        _check(n, "stretch_correlation", 1.0, m.at_factor, f">= {TOLERANCES['stretch_correlation']}",
+               m.at_factor is not None and m.at_factor >= TOLERANCES["stretch_correlation"] and not resampled,
+               f"{where}: the edited span matches the source resampled (pitch-shifted), not time-stretched "
+               f"(resample correlation {m.resample_correlation:.3f})" if resampled else
+               f"{where}: the edited span is not the source time-stretched (spectrogram correlation "
+               f"{m.at_factor if m.at_factor is None else round(m.at_factor, 3)})"),
+        _check(n, "resample_correlation", f"< {_round(m.at_factor)}", m.resample_correlation,
+               "below stretch_correlation", not resampled,
+               f"{where}: the edited span matches the source resampled (pitch-shifted), not time-stretched"),
+    ]
+
+
+def _round(value: Optional[float]) -> Optional[float]:
+    return None if value is None else round(value, 3)
 
 
 def verify_anchored(manifest: Union[Mapping[str, Any], PathLike], *, anchored: Optional[PathLike] = None,
@@ -494,16 +572,23 @@ def verify_anchored(manifest: Union[Mapping[str, Any], PathLike], *, anchored: O
         except (ManifestError, AudioError) as err:
             notes.append(f"clip correlation not checked: {err}")
     checks = [
-        _check(0, "frames", m["output"]["frames"], a_info.frames, "exact", a_info.frames == m["output"]["frames"]),
-        _check(0, "sampling_rate", rate, a_info.sampling_rate, "exact", a_info.sampling_rate == rate),
-        _check(0, "channels", s_info.channels, a_info.channels, "exact", a_info.channels == s_info.channels),
+        _check(0, "frames", m["output"]["frames"], a_info.frames, "exact", a_info.frames == m["output"]["frames"],
+               f"{anchored_path}: {a_info.frames} frames, the manifest says {m['output']['frames']}"),
+        _check(0, "sampling_rate", rate, a_info.sampling_rate, "exact", a_info.sampling_rate == rate,
+               f"{anchored_path}: {a_info.sampling_rate} Hz, the source {rate} Hz"),
+        _check(0, "channels", s_info.channels, a_info.channels, "exact", a_info.channels == s_info.channels,
+               f"{anchored_path}: {a_info.channels} channels, the source {s_info.channels}"),
     ]
-    sha = file_sha256(anchored_path)
-    sha_match = sha == m["output"].get("sha256") if m["output"].get("sha256") else None
+    sha, expected_sha = file_sha256(anchored_path), m["output"].get("sha256")
+    sha_match = sha == expected_sha if expected_sha else None
+    if not expected_sha:
+        notes.append("the manifest records no output sha256: the file's bytes are not checked")
     if not all(c["ok"] for c in checks):
+        if expected_sha:
+            checks.append(_sha_check(anchored_path, sha, expected_sha, "its shape differs (above)"))
         return {"ok": False, "checks": checks, "positions": [], "outside_differing": None, "sha256_match": sha_match,
                 "notes": notes + ["the anchored file's shape differs from the manifest: positions not measured"]}
-    position_checks, differing = [], 0
+    position_checks, differing, first_differing, reapplied = [], 0, None, {}
     with sf.SoundFile(source_path) as fs, sf.SoundFile(anchored_path) as fa:
         s_cursor = a_cursor = 0
         pieces = [(p["original_start_frame"], p["original_end_frame"], p["start_frame"], p["end_frame"])
@@ -511,19 +596,70 @@ def verify_anchored(manifest: Union[Mapping[str, Any], PathLike], *, anchored: O
         for index, (s0, s1, a0, a1) in enumerate(pieces):
             if s0 - s_cursor != a0 - a_cursor:
                 raise ManifestError(f"positions[{index}]: the manifest's timelines disagree before this span")
+            at = a_cursor
             for sb, ab in zip(_blocks(fs, s_cursor, s0, s_info.dtype, block_frames),
                               _blocks(fa, a_cursor, a0, a_info.dtype, block_frames)):
+                unequal = np.flatnonzero(np.any(sb.astype(np.float64) / s_info.scale
+                                                != ab.astype(np.float64) / a_info.scale, axis=1))
+                if len(unequal) and first_differing is None:
+                    first_differing = at + int(unequal[0])
                 differing += int(np.count_nonzero(sb.astype(np.float64) / s_info.scale
                                                   != ab.astype(np.float64) / a_info.scale))
+                at += len(ab)
             if index < len(m["positions"]):
-                position_checks += measure_position(m, index, _read(fs, s0, s1, s_info), _read(fa, a0, a1, a_info),
-                                                    rate, clip_samples)
+                src, anc = _read(fs, s0, s1, s_info), _read(fa, a0, a1, a_info)
+                position_checks += measure_position(m, index, src, anc, rate, clip_samples)
+                if expected_sha and sha != expected_sha:
+                    reapplied[index + 1] = _reapplied_difference(m, index, src, anc, rate, clip_samples, a_info)
             s_cursor, a_cursor = s1, a1
-    checks.append(_check(0, "outside_differing_samples", 0, differing, "exact", differing == 0))
+    checks.append(_check(0, "outside_differing_samples", 0, differing, "exact", differing == 0,
+                         f"{anchored_path}: {differing} samples outside the spans differ from the source, the "
+                         f"first at {_at(first_differing, rate)}"))
+    if expected_sha:
+        where = []
+        if differing:
+            where.append(f"outside the spans from {_at(first_differing, rate)}")
+        for n, found in reapplied.items():
+            if found is None:
+                where.append(f"position {n} not re-applied here (no clip)")
+            elif found[0]:
+                where.append(f"position {n} ({found[0]} samples differ from the edit re-applied here, the first at "
+                             f"{_at(found[1], rate)})")
+        checks.append(_sha_check(anchored_path, sha, expected_sha, "; ".join(where) or
+                                 "every sample matches the source and the edits re-applied here: the bytes "
+                                 "differ outside the samples (header or metadata) or only in library versions"))
     ok = all(c["ok"] for c in checks + position_checks)
     return {"ok": ok, "checks": checks, "positions": position_checks, "outside_differing": differing,
             "sha256_match": sha_match, "notes": notes}
 
 
-__all__ = ["BLOCK_FRAMES", "TOLERANCES", "anchor_from_manifests", "anchor_recording", "apply_manifest", "edit_span",
-           "file_info", "file_sha256", "measure_position", "original_spans", "verify_anchored"]
+def _at(frame: Optional[int], rate: int) -> str:
+    return "n/a" if frame is None else f"{frame / rate:.3f} s (frame {frame})"
+
+
+def _sha_check(path: str, sha: str, expected: str, where: str) -> dict[str, Any]:
+    return _check(0, "sha256", expected, sha, "exact", sha == expected,
+                  f"{path}: sha256 {sha} differs from the manifest's {expected}; content differs: {where}")
+
+
+def _reapplied_difference(manifest: Mapping[str, Any], index: int, source_span: np.ndarray,
+                          anchored_span: np.ndarray, rate: int, clip: Optional[np.ndarray],
+                          info: AudioFileInfo) -> Optional[tuple[int, Optional[int]]]:
+    """(samples of the anchored span that differ from the edit re-applied here, the first one's frame in the
+    anchored file); None when the edit cannot be re-applied (an addition without its clip)."""
+    if manifest["operation"] == "addition" and clip is None:
+        return None
+    try:
+        edited, _ = edit_span(manifest, index, source_span, rate, clip)
+    except ValueError:
+        return None
+    native = _to_native(edited, info)[0].astype(np.float64) / info.scale
+    if native.shape != anchored_span.shape:
+        return anchored_span.size, manifest["positions"][index]["start_frame"]
+    unequal = np.flatnonzero(np.any(native != anchored_span, axis=1))
+    first = manifest["positions"][index]["start_frame"] + int(unequal[0]) if len(unequal) else None
+    return int(np.count_nonzero(native != anchored_span)), first
+
+
+__all__ = ["BLOCK_FRAMES", "TOLERANCES", "NotReproduced", "anchor_from_manifests", "anchor_recording", "apply_manifest",
+           "edit_span", "file_info", "file_sha256", "measure_position", "original_spans", "verify_anchored"]

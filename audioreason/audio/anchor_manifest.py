@@ -54,6 +54,7 @@ PAPER_RANGES = {"snr_db": (6.0, 10.0), "abs_gain_db": (8.0, 12.0), "speed": (1.5
 TOP_KEYS = ("schema", "schema_version", "recording_id", "operation", "event_category", "snr_db", "deletion_mode",
             "attribute", "gain_db", "speed_factor", "parameters", "seed", "positions", "source", "event_clip",
             "output", "tool", "extra")
+MAX_SECONDS = 1e6  # 11.6 days: a position beyond it is an error, not a frame index that overflows
 OPERATION_KEYS = {"addition": ("event_category", "snr_db"), "deletion": ("deletion_mode",),
                   "modification": ("attribute",)}
 
@@ -79,10 +80,47 @@ def default_parameters(operation: str, **overrides: Any) -> dict[str, Any]:
     return params
 
 
-def _number(name: str, value: Any) -> float:
+def _number(name: str, value: Any, low: Optional[float] = None, high: Optional[float] = None) -> float:
+    """``value`` as a float, refused (naming ``name``) unless a finite number within [low, high]."""
     if isinstance(value, bool) or not isinstance(value, (int, float)) or not math.isfinite(value):
         raise ManifestError(f"{name} must be a finite number, got {value!r}")
+    if (low is not None and value < low) or (high is not None and value > high):
+        raise ManifestError(f"{name} must be in [{low:g}, {high:g}], got {value!r}")
     return float(value)
+
+
+# Ranges a manifest value must lie in (read_manifest refuses anything else, naming the field): wide enough for
+# any deliberate setting, narrow enough that no value overflows, divides by zero or makes a silent edit.
+# Bounds that need the sampling rate (cutoff_hz and mod_hz below Nyquist) are checked by check_rate.
+VALUE_RANGES = {"snr_db": (-100.0, 100.0), "gain_db": (-100.0, 100.0), "speed_factor": (0.1, 10.0)}
+PARAMETER_RANGES = {"fade_s": (0.0, 10.0), "ramp_s": (0.0, 10.0), "cutoff_hz": (1.0, 1e6), "filter_order": (1, 10),
+                    "noise_db": (-100.0, 20.0), "mod_hz": (0.0, 1e6), "mod_depth": (0.0, 1.0)}
+
+
+def check_parameters(params: Mapping[str, Any]) -> dict[str, Any]:
+    """The parameters with every value checked against PARAMETER_RANGES (filter_order a whole number)."""
+    out = dict(params)
+    for key, (low, high) in PARAMETER_RANGES.items():
+        if key not in out:
+            continue
+        value = _number(f"parameters.{key}", out[key], low, high)
+        if key == "filter_order":
+            if value != int(value):
+                raise ManifestError(f"parameters.filter_order must be a whole number, got {out[key]!r}")
+            value = int(value)
+        out[key] = value
+    if out.get("snr_measure", "rms") not in ("rms", "lufs"):
+        raise ManifestError(f"parameters.snr_measure must be rms or lufs, got {out['snr_measure']!r}")
+    return out
+
+
+def check_rate(manifest: Mapping[str, Any], rate: int) -> None:
+    """The bounds that need the source's sampling rate: cutoff_hz and mod_hz below Nyquist."""
+    for key in ("cutoff_hz", "mod_hz"):
+        value = manifest["parameters"].get(key)
+        if value is not None and value >= rate / 2:
+            raise ManifestError(f"parameters.{key} {value:g} Hz must be below the source's Nyquist frequency "
+                                f"({rate / 2:g} Hz)")
 
 
 def check_paper_ranges(manifest: Mapping[str, Any]) -> None:
@@ -141,10 +179,10 @@ def _seconds(name: str, value: Any) -> float:
 
     if isinstance(value, str):
         try:
-            return parse_time(value)
+            value = parse_time(value)
         except ValueError as err:
             raise ManifestError(f"{name}: {err}") from None
-    return _number(name, value)
+    return _number(name, value, 0.0, MAX_SECONDS)
 
 
 def parse_span(value: Any) -> Any:
@@ -180,6 +218,10 @@ def _position(n: int, raw: Any) -> dict[str, Any]:
         for key in ("original_start", "original_end", "start", "end"):
             if out.get(key) is not None:
                 out[key] = _seconds(f"{where}.{key}", out[key])
+        for key in ("original_start_frame", "original_end_frame", "start_frame", "end_frame"):
+            value = out.get(key)
+            if value is not None and (isinstance(value, bool) or not isinstance(value, int) or value < 0):
+                raise ManifestError(f"{where}.{key} must be a whole number of frames >= 0, got {value!r}")
         return out
     if isinstance(raw, (list, tuple)) and len(raw) == 2 and raw[1] is None:  # addition plan: [start, None]
         return {"original_start": _seconds(f"{where}[0]", raw[0]), "original_end": None}
@@ -189,6 +231,7 @@ def _position(n: int, raw: Any) -> dict[str, Any]:
         raise ManifestError(f"{where}: {err}") from None
     if span is None:
         raise ManifestError(f"{where} is empty")
+    span = [_seconds(f"{where}.{key}", t) for key, t in zip(("start", "end"), span)]
     extra = {k: v for k, v in raw.items() if k not in ("start", "end")} if isinstance(raw, Mapping) else {}
     return {"original_start": span[0], "original_end": span[1], **extra}
 
@@ -235,12 +278,19 @@ def read_manifest(raw: Union[Mapping[str, Any], str, os.PathLike]) -> dict[str, 
     out["attribute"] = _enum("attribute", out["attribute"], spellings["attribute"], ATTRIBUTES)
     for key in ("snr_db", "gain_db", "speed_factor"):
         if out[key] is not None:
-            out[key] = _number(key, out[key])
+            out[key] = _number(key, out[key], *VALUE_RANGES[key])
+    for key in ("recording_id", "event_category"):
+        if out[key] is not None and not isinstance(out[key], str):
+            raise ManifestError(f"{key} must be a string, got {out[key]!r}")
     _check_operation_fields(out)
-    out["parameters"] = default_parameters(operation, **(fields.get("parameters") or {}))
-    if out["parameters"].get("snr_measure", "rms") not in ("rms", "lufs"):
-        raise ManifestError(f"parameters.snr_measure must be rms or lufs, got {out['parameters']['snr_measure']!r}")
-    out["seed"] = fields.get("seed")
+    given = fields.get("parameters")
+    if given is not None and not isinstance(given, Mapping):
+        raise ManifestError(f"parameters must be an object, got {given!r}")
+    out["parameters"] = check_parameters(default_parameters(operation, **(given or {})))
+    seed = fields.get("seed")
+    if seed is not None and (isinstance(seed, bool) or not isinstance(seed, int) or seed < 0):
+        raise ManifestError(f"seed must be a whole number >= 0, got {seed!r}")
+    out["seed"] = seed
     positions = fields.get("positions")
     if positions is None or (isinstance(positions, (list, tuple)) and not positions):
         raise ManifestError("positions is missing or empty")
@@ -276,7 +326,10 @@ def _check_operation_fields(m: Mapping[str, Any]) -> None:
 def manifest_json(manifest: Mapping[str, Any]) -> str:
     """The manifest as written: keys in schema order, None values and an empty extra left out."""
     ordered = {k: manifest[k] for k in TOP_KEYS if manifest.get(k) is not None}
-    return json.dumps(ordered, indent=2, ensure_ascii=False) + "\n"
+    try:  # NaN or Infinity would make a file no JSON reader takes
+        return json.dumps(ordered, indent=2, ensure_ascii=False, allow_nan=False) + "\n"
+    except ValueError as err:
+        raise ManifestError(f"the manifest holds a value JSON cannot write ({err})") from None
 
 
 def write_manifest(manifest: Mapping[str, Any], path: Union[str, os.PathLike]) -> Path:

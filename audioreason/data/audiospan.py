@@ -43,7 +43,8 @@ Item fields (native and anchor), with the values accepted (normalized as shown):
                     (addition), deletion_mode silence|noise (deletion), attribute loudness|speed,
                     gain_db, speed_factor (modification), any other key kept in ``extra``}; with
                     ``anchor_from_manifests=True`` a recording of edits.jsonl without a pre-made anchored
-                    copy is anchored at build time from its original and this manifest (cached; see
+                    copy is anchored at build time from its original and this manifest (cached; every
+                    file it reads or writes inside <root>; see
                     ``audioreason.audio.anchor_files.anchor_from_manifests``)
     language (en|zh), duration_tier (S|M|L), duration_seconds, genre, topic
                     on the item or its recording (item wins; disagreement is reported)
