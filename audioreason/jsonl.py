@@ -1,8 +1,8 @@
 """JSON Lines, read one way everywhere: blank lines skipped, a bad line is an error naming its number.
 
-A line ends at "\\n" only (``str.splitlines`` would also break inside a JSON string holding U+2028, U+0085 or
-a form feed, characters a model's reply may contain and ``json.dumps(ensure_ascii=False)`` writes as is);
-each line is decoded on its own, so invalid UTF-8 is named by its line.
+A line ends at "\\n" only (``str.splitlines`` would also break inside a JSON string holding U+2028, U+2029
+or U+0085, characters a model's reply may contain and ``json.dumps(ensure_ascii=False)`` writes as is); each
+line is decoded on its own, so invalid UTF-8 is named by its line.
 """
 from __future__ import annotations
 
@@ -120,6 +120,6 @@ def read_json_file(path: Any) -> Any:
     try:
         return json.loads(text)
     except json.JSONDecodeError as err:
-        raise ValueError(f"{path}: not valid JSON ({err.msg} at line {err.lineno} column {err.colno})") from None
+        raise ValueError(f"{path}: not valid JSON ({err.msg}: line {err.lineno} column {err.colno})") from None
     except RecursionError:
         raise ValueError(f"{path}: JSON nested too deeply to read") from None

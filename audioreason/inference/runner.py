@@ -213,10 +213,10 @@ def read_shards(folder: Path) -> ShardRead:
     for path in sorted(folder.glob("rank-*.jsonl")):
         try:
             lines, torn = read_json_objects(path, torn_last=True)
+            for number, record in lines:
+                check_record(record, f"{path}:{number}")
         except ValueError as err:
             raise ValueError(f"{err} (the shard is damaged)") from None
-        for number, record in lines:
-            check_record(record, f"{path}:{number}")
         result.records.extend(record for _, record in lines)
         result.torn_lines += torn
     return result
