@@ -116,7 +116,8 @@ def read_json_file(path: Any) -> Any:
     try:
         text = data.decode("utf-8")
     except UnicodeDecodeError as err:
-        raise ValueError(f"{path}: not valid UTF-8 (byte 0x{data[err.start]:02x} at position {err.start + 1})") from None
+        raise ValueError(f"{path}: not valid UTF-8 (byte 0x{data[err.start]:02x} at position "
+                         f"{err.start + 1})") from None
     try:
         return json.loads(text)
     except json.JSONDecodeError as err:

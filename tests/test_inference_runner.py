@@ -177,7 +177,8 @@ def test_a_whole_last_line_without_its_newline_is_torn_too(first_run, adapter, m
     (lambda r: json.dumps([r]), "expected a JSON object, got an array"),
     (lambda r: json.dumps({k: v for k, v in r.items() if k != "key"}), "the record has no key"),
     (lambda r: json.dumps({**r, "key": [r["key"]]}), "key is an array, not a string"),
-    (lambda r: json.dumps({**r, "template": r["template"]["name"]}), "template is a string, not an object {name, hash}"),
+    (lambda r: json.dumps({**r, "template": r["template"]["name"]}),
+     "template is a string, not an object {name, hash}"),
     (lambda r: json.dumps(r).replace('"model"', '"m\udcffodel"'), "not valid UTF-8 (byte 0xff at column {col})"),
 ])
 def test_a_damaged_shard_line_names_the_file_line_and_field(first_run, adapter, mmar_raw, tmp_path, damage, message):

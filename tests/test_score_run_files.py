@@ -73,7 +73,8 @@ def test_records_repeated_verbatim_are_scored_once_and_counted(tmp_path, raw):
     results = json.loads((folder / "results.json").read_text())
     assert results["duplicates"] == 4
     (entry,) = results["scorers"]["accuracy"]["results"]
-    assert (entry["rule"], entry["n"], entry["accuracy"], entry["official_scorer_accuracy"]) == ("official", 4, 0.5, 0.5)
+    assert (entry["rule"], entry["n"], entry["accuracy"]) == ("official", 4, 0.5)
+    assert entry["official_scorer_accuracy"] == 0.5
     assert [s["n"] for s in results["sets"]] == [4]
     rows = [json.loads(x) for x in (folder / "items.jsonl").read_text().splitlines()]
     assert [r["id"] for r in rows] == [it["id"] for it in ITEMS]
@@ -134,8 +135,10 @@ RUN_FILES = [
     ("half", "not valid JSON ("),
     ("[]", "expected a JSON object (the run file), got an array"),
     ('{"config": []}', "config is an array, not an object"),
-    ('{"config": {"benchmark": "mmar", "data": "x", "limit": "3"}}', "config.limit is a string, not an integer or null"),
-    ('{"config": {"benchmark": "mmar", "data": "x"}, "models": {"main": "hand"}}', "models.main is a string, not an object"),
+    ('{"config": {"benchmark": "mmar", "data": "x", "limit": "3"}}',
+     "config.limit is a string, not an integer or null"),
+    ('{"config": {"benchmark": "mmar", "data": "x"}, "models": {"main": "hand"}}',
+     "models.main is a string, not an object"),
     (b'{"status": "fin\xe9"}', "not valid UTF-8 (byte 0xe9 at position 16)"),
 ]
 

@@ -5,17 +5,21 @@
 
 Reads ``run.json`` and ``outputs.jsonl`` (``audioreason run``) and the benchmark's items (from the run's
 ``--data``, or ``data=`` when the folder moved), groups the outputs into sets of one (model, condition,
-template), and runs the scorers of ``audioreason.inference.scorers``. A scorer that does not fit the
-benchmark is named with the reason and not run; a judged scorer with no judge it can reach (no API key, no
-server, a local model that does not load) is reported unavailable with the reason, never as 0.
+template), and runs the scorers of ``audioreason.inference.scorers``. Each output is scored once: a record
+repeated verbatim is counted (``duplicates``) and skipped, two different records for one output are refused
+naming both lines, and a malformed record or run.json is an error naming the file, line and field. A
+scorer that does not fit the benchmark is named with the reason and not run; a judged scorer with no judge
+it can reach (no API key, no server, a local model that does not load) is reported unavailable with the
+reason, never as 0.
 
 Writes, into the run folder (or ``out``):
 
     results.json   the run (model, adapter, description, benchmark, status and counts), the scoring options
                    (scorers asked, extraction rule, ARIA backbones, judge, perturbations and seed), the package
-                   versions and commit, and per scorer its status ("ok", "not_applicable", "unavailable") with
-                   the reason, or its results: one entry per set with the scorer's whole aggregate output
-                   (backbones, judge and its statistics, reasoning mode, extraction rule, unanswered, failed)
+                   versions and commit, the duplicates skipped, and per scorer its status ("ok", "not_applicable",
+                   "unavailable") with the reason, or its results: one entry per set with the scorer's
+                   whole aggregate output (backbones, judge and its statistics, reasoning mode, extraction
+                   rule, unanswered, failed)
     items.jsonl    one row per output: key, id, model, condition, template, failed, and each scorer's values
                    for that output (the extracted choice per rule, ARIA metrics, rubric status and score with
                    each rater's verdict per criterion and its justification, text-prior label, each
