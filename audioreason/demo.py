@@ -21,7 +21,6 @@ the AudioSpan Rubric needs a judge of useful quality (fixture judge replies).
 """
 from __future__ import annotations
 
-import json
 from pathlib import Path
 from typing import Any, Optional
 
@@ -29,6 +28,7 @@ from .anchor_chain import demo_rows as anchor_chain_demo_rows
 from .audiospan_rubric import demo_rows as audiospan_rubric_demo_rows
 from .data.mmar import build_demo_dataset
 from .inference.score import JudgeOptions, Row, ScoreOptions, format_table, result_rows, score_run
+from .jsonl import read_json_lines
 from .text_prior import demo_rows as text_prior_demo_rows
 
 __all__ = ["DEMO_ASR_BEAM", "DEMO_BATCH_SIZE", "DEMO_MAX_NEW_TOKENS", "DEMO_MODEL", "DEMO_TEMPLATE", "Row",
@@ -58,7 +58,9 @@ def _finished(config: Any) -> bool:
     run_file = Path(config.out) / "run.json"
     if not run_file.is_file():
         return False
-    previous = json.loads(run_file.read_text(encoding="utf-8"))
+    from .inference.runner import read_run_file
+
+    previous = read_run_file(run_file)
     same = {k: v for k, v in previous.get("config", {}).items() if k != "progress"} == \
            {k: v for k, v in config.to_dict().items() if k != "progress"}
     model = ((previous.get("models") or {}).get("main") or {}).get("name")
@@ -100,10 +102,9 @@ def run_demo(workdir: Path, progress: bool = False) -> dict[str, Any]:
         scorer_options={"mmar_rubrics": _demo_judge_options()})
     results = score_run(folder, options)
     rows = [_labelled(r, CASCADE) for r in result_rows(results)] + fixture_rows()
-    outputs = {r["key"]: r for r in map(json.loads, (folder / "outputs.jsonl").read_text("utf-8").splitlines())}
+    outputs = {r["key"]: r for r in read_json_lines(folder / "outputs.jsonl")}
     per_item = []
-    for line in (folder / "items.jsonl").read_text("utf-8").splitlines():
-        row = json.loads(line)
+    for row in read_json_lines(folder / "items.jsonl"):
         record = outputs[row["key"]]
         per_item.append({**row, "output": record["output"], "answer": dataset[record["index"]]["answer"]})
     durations = [seconds for seconds in (_seconds(outputs[r["key"]]) for r in per_item) if seconds is not None]

@@ -1,22 +1,77 @@
-"""JSON Lines, read one way everywhere: blank lines skipped, a bad line is an error naming its number."""
+"""JSON Lines, read one way everywhere: blank lines skipped, a bad line is an error naming its number.
+
+A line ends at "\\n" only (``str.splitlines`` would also break inside a JSON string holding U+2028, U+2029
+or U+0085, characters a model's reply may contain and ``json.dumps(ensure_ascii=False)`` writes as is); each
+line is decoded on its own, so invalid UTF-8 is named by its line.
+"""
 from __future__ import annotations
 
 import json
-from typing import Any, Optional, Sequence
+from pathlib import Path
+from typing import Any, Optional, Sequence, Union
+
+
+# A Python type as the JSON kind it reads from, for messages ("... is a number, not a string").
+JSON_KINDS = {dict: "an object", list: "an array", str: "a string", int: "an integer", float: "a number",
+              type(None): "null"}
+
+
+def json_type(value: Any) -> str:
+    """A JSON value's kind in words, for messages: "an object", "an array", "a string", "a number"..."""
+    if isinstance(value, dict):
+        return "an object"
+    if isinstance(value, (list, tuple)):
+        return "an array"
+    if isinstance(value, str):
+        return "a string"
+    if isinstance(value, bool):
+        return "a boolean"
+    if isinstance(value, (int, float)):
+        return "a number"
+    return "null" if value is None else type(value).__name__
+
+
+def _where(source: str, number: int) -> str:
+    return f"{source}:{number}" if source else f"line {number}"
+
+
+def numbered_json_lines(data: Union[str, bytes], source: str = "", *, objects: bool = False,
+                        torn_last: bool = False) -> tuple[list[tuple[int, Any]], int]:
+    """(the (line number, value) pairs of a JSON Lines text or file content, the torn last lines: 0 or 1).
+    A ValueError names ``source`` (a file name) and the line: not UTF-8, not JSON, nested too deeply, or,
+    with ``objects``, not a JSON object. ``torn_last``: a last line without its newline is what a writer
+    killed mid-line leaves, so it is dropped and counted, never read (even when it happens to parse)."""
+    newline = b"\n" if isinstance(data, bytes) else "\n"
+    lines = data.split(newline)
+    torn = 0
+    if torn_last and lines[-1].strip():
+        lines, torn = lines[:-1], 1
+    values = []
+    for number, line in enumerate(lines, start=1):
+        if isinstance(line, bytes):
+            try:
+                line = line.decode("utf-8")
+            except UnicodeDecodeError as err:
+                raise ValueError(f"{_where(source, number)}: not valid UTF-8 (byte 0x{line[err.start]:02x} at "
+                                 f"column {err.start + 1})") from None
+        if not line.strip():
+            continue
+        try:
+            value = json.loads(line)
+        except json.JSONDecodeError as err:
+            where = f"{source}:{number}: not valid JSON" if source else f"line {number} is not valid JSON"
+            raise ValueError(f"{where} ({err.msg})") from None
+        except RecursionError:
+            raise ValueError(f"{_where(source, number)}: JSON nested too deeply to read") from None
+        if objects and not isinstance(value, dict):
+            raise ValueError(f"{_where(source, number)}: expected a JSON object, got {json_type(value)}")
+        values.append((number, value))
+    return values, torn
 
 
 def parse_json_lines(text: str, source: str = "") -> list[Any]:
     """The values of a JSON Lines text; ``source`` (a file name) prefixes error messages."""
-    values = []
-    for number, line in enumerate(text.splitlines(), start=1):
-        if not line.strip():
-            continue
-        try:
-            values.append(json.loads(line))
-        except json.JSONDecodeError as err:
-            where = f"{source}:{number}: not valid JSON" if source else f"line {number} is not valid JSON"
-            raise ValueError(f"{where} ({err.msg})") from None
-    return values
+    return [value for _, value in numbered_json_lines(text, source)[0]]
 
 
 def parse_json_records(text: Optional[str], needed: Sequence[str] = (), what: str = "an object",
@@ -43,5 +98,29 @@ def parse_json_records(text: Optional[str], needed: Sequence[str] = (), what: st
 
 def read_json_lines(path: Any) -> list[Any]:
     """The values of a JSON Lines file."""
-    with open(path, encoding="utf-8") as f:
-        return parse_json_lines(f.read(), str(path))
+    return [value for _, value in numbered_json_lines(Path(path).read_bytes(), str(path))[0]]
+
+
+def read_json_objects(path: Any, torn_last: bool = False) -> tuple[list[tuple[int, dict]], int]:
+    """A JSON Lines file of objects: ((line number, object) pairs, torn last lines), as ``numbered_json_lines``."""
+    return numbered_json_lines(Path(path).read_bytes(), str(path), objects=True, torn_last=torn_last)
+
+
+def read_json_file(path: Any) -> Any:
+    """The value of a JSON file; a ValueError names the file and what is wrong (unreadable, not UTF-8, not
+    JSON with the line and column of the fault, nested too deeply)."""
+    try:
+        data = Path(path).read_bytes()
+    except OSError as err:
+        raise ValueError(f"{path}: cannot be read ({err.strerror or err})") from None
+    try:
+        text = data.decode("utf-8")
+    except UnicodeDecodeError as err:
+        raise ValueError(f"{path}: not valid UTF-8 (byte 0x{data[err.start]:02x} at position "
+                         f"{err.start + 1})") from None
+    try:
+        return json.loads(text)
+    except json.JSONDecodeError as err:
+        raise ValueError(f"{path}: not valid JSON ({err.msg}: line {err.lineno} column {err.colno})") from None
+    except RecursionError:
+        raise ValueError(f"{path}: JSON nested too deeply to read") from None

@@ -68,6 +68,29 @@ def test_a_resume_into_another_runs_folder_is_a_usage_error(tmp_path, capsys):
     assert "another-model" in err
 
 
+@pytest.mark.parametrize("content, message", [
+    ("[]", "run.json: expected a JSON object (the run file), got an array"),
+    ('{"identity": {"benchmark": "mmar", "decod', "run.json: not valid JSON (Unterminated string starting at: line 1 "
+                                                "column 36)"),
+])
+def test_a_damaged_run_file_is_a_usage_error_naming_it(tmp_path, capsys, content, message):
+    from tiny_audio_models import build_phi4_multimodal
+    from audioreason.data.mmar import demo_metadata, write_raw_folder
+
+    model = build_phi4_multimodal(tmp_path / "m")
+    raw = write_raw_folder(demo_metadata()[:2], tmp_path / "raw")
+    out = tmp_path / "out"
+    out.mkdir()
+    (out / "run.json").write_text(content)
+    capsys.readouterr()  # the tiny model's build
+    with pytest.raises(SystemExit) as exit_info:
+        main(["run", "--model", str(model), "--benchmark", "mmar", "--data", str(raw), "--out", str(out),
+              "--no-progress"])
+    err = capsys.readouterr().err
+    assert exit_info.value.code == 2 and err == f"audioreason run: error: {out / message}\n"
+    assert not (out / "shards").exists()  # nothing was run
+
+
 def test_launched_processes_get_the_same_arguments_without_num_processes():
     import argparse
 

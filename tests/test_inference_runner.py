@@ -145,6 +145,73 @@ def test_a_damaged_shard_line_is_an_error(first_run, tmp_path):
         read_shards(out / "shards")
 
 
+def test_a_last_line_torn_inside_a_utf8_character_is_cut_counted_and_redone(first_run, adapter, mmar_raw, tmp_path,
+                                                                          one_thread):
+    out = tmp_path / "torn-utf8"
+    shutil.copytree(first_run[0], out)
+    shard = out / "shards" / "rank-0.jsonl"
+    lines = shard.read_bytes().splitlines(keepends=True)
+    last = json.dumps({**json.loads(lines[-1]), "output": "答え"}, ensure_ascii=False).encode("utf-8")
+    cut = last.index("答".encode("utf-8")) + 1  # inside the character's three bytes
+    shard.write_bytes(b"".join(lines[:-1]) + last[:cut])
+    summary = run(config(out, mmar_raw), {"main": adapter})
+    assert summary["counts"]["torn_lines"] == 1 and summary["counts"]["resumed"] == 23
+    assert summary["status"] == "finished" and summary["counts"]["written"] == 24
+    assert len(shard.read_text().splitlines()) == 24
+    assert [(r["key"], r["output"]) for r in outputs(out)] == [(r["key"], r["output"]) for r in outputs(first_run[0])]
+
+
+def test_a_whole_last_line_without_its_newline_is_torn_too(first_run, adapter, mmar_raw, tmp_path, one_thread):
+    # Killed between the record and its newline: the writer cuts such a line, so it is redone, not kept.
+    out = tmp_path / "no-newline"
+    shutil.copytree(first_run[0], out)
+    shard = out / "shards" / "rank-0.jsonl"
+    shard.write_text(shard.read_text().rstrip("\n"))
+    summary = run(config(out, mmar_raw), {"main": adapter})
+    assert summary["counts"]["torn_lines"] == 1 and summary["counts"]["resumed"] == 23
+    assert summary["status"] == "finished" and summary["counts"]["written"] == 24
+    assert [r["key"] for r in outputs(out)] == [r["key"] for r in outputs(first_run[0])]
+
+
+@pytest.mark.parametrize("damage, message", [
+    (lambda r: json.dumps([r]), "expected a JSON object, got an array"),
+    (lambda r: json.dumps({k: v for k, v in r.items() if k != "key"}), "the record has no key"),
+    (lambda r: json.dumps({**r, "key": [r["key"]]}), "key is an array, not a string"),
+    (lambda r: json.dumps({**r, "template": r["template"]["name"]}),
+     "template is a string, not an object {name, hash}"),
+    (lambda r: json.dumps(r).replace('"model"', '"m\udcffodel"'), "not valid UTF-8 (byte 0xff at column {col})"),
+])
+def test_a_damaged_shard_line_names_the_file_line_and_field(first_run, adapter, mmar_raw, tmp_path, damage, message):
+    out = tmp_path / "damaged"
+    shutil.copytree(first_run[0], out)
+    shard = out / "shards" / "rank-0.jsonl"
+    lines = shard.read_text().splitlines(keepends=True)
+    bad = damage(json.loads(lines[1])).encode("utf-8", "surrogateescape") + b"\n"
+    shard.write_bytes(lines[0].encode() + bad + "".join(lines[2:]).encode())
+    with pytest.raises(ValueError) as err:
+        run(config(out, mmar_raw), {"main": adapter})
+    message = message.replace("{col}", str(bad.find(b"\xff") + 1))
+    assert str(err.value) == f"{shard}:2: {message} (the shard is damaged)"
+
+
+@pytest.mark.parametrize("content, message", [
+    ("half", "not valid JSON ("),
+    ("[]", "expected a JSON object (the run file), got an array"),
+    ('{"identity": []}', "identity is an array, not an object"),
+    ('{"identity": {"models": "tiny-phi4"}}', "identity.models is a string, not an object"),
+    ('{"sessions": {}}', "sessions is an object, not an array"),
+])
+def test_a_damaged_run_file_names_the_file(first_run, adapter, mmar_raw, tmp_path, content, message):
+    out = tmp_path / "damaged-run-file"
+    shutil.copytree(first_run[0], out)
+    text = (out / RUN_FILE).read_text()
+    (out / RUN_FILE).write_text(text[:len(text) // 2] if content == "half" else content)
+    with pytest.raises(ValueError) as err:
+        run(config(out, mmar_raw), {"main": adapter})
+    assert str(err.value).startswith(f"{out / RUN_FILE}: {message}")
+    assert (out / RUN_FILE).read_text() == (text[:len(text) // 2] if content == "half" else content)  # left as found
+
+
 def test_another_runs_folder_is_refused(first_run, adapter, mmar_raw, tmp_path):
     out = tmp_path / "other"
     shutil.copytree(first_run[0], out)

@@ -245,6 +245,7 @@ def score_options(args: argparse.Namespace, *, data: Optional[str] = None, out: 
 
 
 def _score_and_print(folder: str, options: Any) -> None:
+    from .runner import OUTPUTS_FILE
     from .score import ITEMS_FILE, RESULTS_FILE, format_table, result_rows, score_run
 
     try:
@@ -252,7 +253,10 @@ def _score_and_print(folder: str, options: Any) -> None:
     except ValueError as err:  # a folder that is no run, data that moved
         raise UsageError(str(err)) from None
     run = results["run"]
-    print(f"audioreason score: {run['model']} on {run['benchmark']} ({len(results['sets'])} set(s) of outputs)\n")
+    print(f"audioreason score: {run['model']} on {run['benchmark']} ({len(results['sets'])} set(s) of outputs)")
+    if results.get("duplicates"):
+        print(f"duplicates: {results['duplicates']} (records repeated verbatim in {OUTPUTS_FILE}, each scored once)")
+    print()
     print(format_table(result_rows(results)))
     where = Path(options.out or folder)
     print(f"\nresults: {where / RESULTS_FILE}; per-item table: {where / ITEMS_FILE}")

@@ -45,6 +45,7 @@ from pathlib import Path
 from typing import Any, Iterable, Optional, Sequence
 
 from ..audio.errors import AudioError
+from ..jsonl import JSON_KINDS, json_type, read_json_file, read_json_objects
 from .base import DecodingParams, Generation, GenerationRequest, ModelAdapter
 from .conditions import AudioPreparer, Condition, PreparedAudio, local_path, not_applicable, parse_conditions
 from .prompts import DEFAULT_TEMPLATES, PromptTemplate, TemplateMismatch, parse_templates
@@ -206,22 +207,39 @@ class ShardRead:
 
 def read_shards(folder: Path) -> ShardRead:
     """Every record in the shards. A last line without its newline (a process killed while writing) is
-    torn: skipped and counted; a bad line anywhere else is an error naming the file and line."""
+    torn: dropped and counted, its unit redone (the shard's writer cuts it); a bad line anywhere else is an
+    error naming the file, the line and the field."""
     result = ShardRead([])
     for path in sorted(folder.glob("rank-*.jsonl")):
-        text = path.read_text(encoding="utf-8")
-        lines = text.split("\n")
-        for number, line in enumerate(lines, start=1):
-            if not line.strip():
-                continue
-            try:
-                result.records.append(json.loads(line))
-            except json.JSONDecodeError:
-                if number == len(lines):  # the unterminated last line
-                    result.torn_lines += 1
-                    continue
-                raise ValueError(f"{path}:{number}: not valid JSON (the shard is damaged)") from None
+        try:
+            lines, torn = read_json_objects(path, torn_last=True)
+            for number, record in lines:
+                check_record(record, f"{path}:{number}")
+        except ValueError as err:
+            raise ValueError(f"{err} (the shard is damaged)") from None
+        result.records.extend(record for _, record in lines)
+        result.torn_lines += torn
     return result
+
+
+def check_record(record: dict, where: str) -> None:
+    """A ValueError naming ``where`` (file:line) and the field unless ``record`` has the fields of an output
+    record that the scorers and the resume read, of the types the runner writes them with."""
+    missing = [k for k in ("key", "id", "model", "condition", "template") if record.get(k) is None]
+    if missing:
+        raise ValueError(f"{where}: the record has no {', '.join(missing)}")
+    expected = {"key": (str,), "id": (str, int), "model": (str,), "condition": (str,), "template": (dict,),
+                "output": (str, type(None)), "error": (str, type(None)), "audio": (dict, type(None))}
+    for name, types in expected.items():
+        value = record.get(name)
+        if not isinstance(value, types) or isinstance(value, bool):
+            raise ValueError(f"{where}: {name} is {json_type(value)}, not {' or '.join(JSON_KINDS[t] for t in types)}"
+                             + (" {name, hash}" if name == "template" else ""))
+    for name in ("name", "hash"):
+        if not isinstance(record["template"].get(name), str):
+            value = record["template"].get(name)
+            state = "missing" if value is None else f"{json_type(value)}, not a string"
+            raise ValueError(f"{where}: template.{name} is {state}")
 
 
 class ShardWriter:
@@ -300,12 +318,41 @@ def _identity(config: RunConfig, adapters: dict[str, ModelAdapter]) -> dict[str,
             "models": {role: {"name": a.name, "max_audio_s": a.max_audio_s} for role, a in adapters.items()}}
 
 
+# The parts of run.json that are read back (by a resume and by `audioreason score`), with their JSON types;
+# each may be absent, and those in RUN_FILE_NULLABLE null (the runner writes them so).
+RUN_FILE_FIELDS = {"identity": dict, "identity.models": dict, "config": dict, "config.benchmark": str,
+                   "config.data": str, "config.benchmark_config": str, "config.limit": int, "models": dict,
+                   "models.main": dict, "models.tb": dict, "counts": dict, "sessions": list, "status": str,
+                   "started": str}
+RUN_FILE_NULLABLE = {"config.benchmark_config", "config.limit"}
+
+
+def read_run_file(path: Path) -> dict[str, Any]:
+    """A run folder's run.json; a ValueError names the file and what is wrong (damaged JSON, not an object,
+    a field of another type than the runner writes)."""
+    content = read_json_file(path)
+    if not isinstance(content, dict):
+        raise ValueError(f"{path}: expected a JSON object (the run file), got {json_type(content)}")
+    for name, kind in RUN_FILE_FIELDS.items():
+        parent, _, field_name = name.rpartition(".")
+        holder = content.get(parent) if parent else content
+        if not isinstance(holder, dict) or field_name not in holder:
+            continue
+        value = holder[field_name]
+        if value is None and name in RUN_FILE_NULLABLE:
+            continue
+        if not isinstance(value, kind) or isinstance(value, bool):
+            allowed = JSON_KINDS[kind] + (" or null" if name in RUN_FILE_NULLABLE else "")
+            raise ValueError(f"{path}: {name} is {json_type(value)}, not {allowed}")
+    return content
+
+
 def check_resumable(run_file: Path, identity: dict[str, Any]) -> tuple[Optional[dict], dict[str, Any]]:
     """(the previous run file, the identity to record), after checking that the benchmark, the decoding and
     each model role both sessions use match. A session may add a role (the tb condition later on)."""
     if not run_file.is_file():
         return None, identity
-    previous = json.loads(run_file.read_text(encoding="utf-8"))
+    previous = read_run_file(run_file)
     before = previous.get("identity", {})
     before_models = before.get("models", {})
     differs = {k: (before.get(k), identity[k]) for k in ("benchmark", "decoding") if before.get(k) != identity[k]}

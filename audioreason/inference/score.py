@@ -5,17 +5,21 @@
 
 Reads ``run.json`` and ``outputs.jsonl`` (``audioreason run``) and the benchmark's items (from the run's
 ``--data``, or ``data=`` when the folder moved), groups the outputs into sets of one (model, condition,
-template), and runs the scorers of ``audioreason.inference.scorers``. A scorer that does not fit the
-benchmark is named with the reason and not run; a judged scorer with no judge it can reach (no API key, no
-server, a local model that does not load) is reported unavailable with the reason, never as 0.
+template), and runs the scorers of ``audioreason.inference.scorers``. Each output is scored once: a record
+repeated verbatim is counted (``duplicates``) and skipped, two different records for one output are refused
+naming both lines, and a malformed record or run.json is an error naming the file, line and field. A
+scorer that does not fit the benchmark is named with the reason and not run; a judged scorer with no judge
+it can reach (no API key, no server, a local model that does not load) is reported unavailable with the
+reason, never as 0.
 
 Writes, into the run folder (or ``out``):
 
     results.json   the run (model, adapter, description, benchmark, status and counts), the scoring options
                    (scorers asked, extraction rule, ARIA backbones, judge, perturbations and seed), the package
-                   versions and commit, and per scorer its status ("ok", "not_applicable", "unavailable") with
-                   the reason, or its results: one entry per set with the scorer's whole aggregate output
-                   (backbones, judge and its statistics, reasoning mode, extraction rule, unanswered, failed)
+                   versions and commit, the duplicates skipped, and per scorer its status ("ok", "not_applicable",
+                   "unavailable") with the reason, or its results: one entry per set with the scorer's
+                   whole aggregate output (backbones, judge and its statistics, reasoning mode, extraction
+                   rule, unanswered, failed)
     items.jsonl    one row per output: key, id, model, condition, template, failed, and each scorer's values
                    for that output (the extracted choice per rule, ARIA metrics, rubric status and score with
                    each rater's verdict per criterion and its justification, text-prior label, each
@@ -36,9 +40,9 @@ from dataclasses import asdict, dataclass, field
 from pathlib import Path
 from typing import Any, Callable, Mapping, Optional, Sequence
 
-from ..jsonl import read_json_lines
+from ..jsonl import read_json_objects
 from ..scale import SCALE
-from .runner import OUTPUTS_FILE, RUN_FILE, git_commit, load_items, package_versions
+from .runner import OUTPUTS_FILE, RUN_FILE, check_record, git_commit, load_items, package_versions, read_run_file
 from .scorers import (JUDGED, SCORERS, OutputSet, Section, accuracy_section, anchor_chain_section,
                       aria_sets, aria_section, audiospan_rubric_section, extraction_rules, fit_reason,
                       mmar_rubrics_section, not_applicable, perturbation_section, text_prior_section, unavailable)
@@ -129,6 +133,7 @@ class RunFolder:
     items: dict[str, dict[str, Any]]  # id -> item, in the benchmark's order
     sets: list[OutputSet]
     model: str                        # the main model's name
+    duplicates: int = 0               # records repeated verbatim in outputs.jsonl, each scored once
 
 
 def read_run(folder: Any, data: Optional[str] = None) -> RunFolder:
@@ -141,7 +146,7 @@ def read_run(folder: Any, data: Optional[str] = None) -> RunFolder:
         raise ValueError(f"{folder} is not a run folder: no {RUN_FILE} (give the --out folder of `audioreason run`)")
     if not outputs_file.is_file():
         raise ValueError(f"{folder} has no {OUTPUTS_FILE}: the run never gathered its outputs (rerun it to resume)")
-    run = json.loads(run_file.read_text(encoding="utf-8"))
+    run = read_run_file(run_file)
     config = run.get("config") or {}
     if not config.get("benchmark") or not (data or config.get("data")):
         raise ValueError(f"{run_file} names no benchmark or data folder")
@@ -155,23 +160,39 @@ def read_run(folder: Any, data: Optional[str] = None) -> RunFolder:
     items = {str(it["id"]): it for it in loaded}
     order = {item_id: n for n, item_id in enumerate(items)}
     sets: dict[tuple, OutputSet] = {}
-    for n, record in enumerate(read_json_lines(outputs_file), start=1):
-        missing = [k for k in ("key", "id", "model", "condition", "template") if record.get(k) is None]
-        if missing:
-            raise ValueError(f"{outputs_file}:{n}: the record has no {', '.join(missing)}")
+    by_key: dict[str, tuple[int, dict]] = {}   # key -> (line, record)
+    by_unit: dict[tuple, tuple[int, dict]] = {}  # (model, condition, template, hash, id) -> (line, record)
+    duplicates = 0
+    for n, record in read_json_objects(outputs_file)[0]:
+        where = f"{outputs_file}:{n}"
+        check_record(record, where)
         record["id"] = str(record["id"])
         if record["id"] not in items:
-            raise ValueError(f"{outputs_file}:{n}: item {record['id']!r} is not in the benchmark data at {source!r}; "
+            raise ValueError(f"{where}: item {record['id']!r} is not in the benchmark data at {source!r}; "
                              "pass the run's data folder with --data")
         template = record["template"]
         key = (record["model"], record["condition"], template["name"], template["hash"])
+        # One output per key and per (model, condition, template, item): a record repeated verbatim (files
+        # concatenated twice) is scored once and counted; two different records for one output are refused.
+        earlier = by_key.get(record["key"]) or by_unit.get((*key, record["id"]))
+        if earlier is not None:
+            line, first = earlier
+            if first == record:
+                duplicates += 1
+                continue
+            same = (f"key {record['key']}" if first["key"] == record["key"] else
+                    f"output (item {record['id']!r}, model {record['model']!r}, {record['condition']}/"
+                    f"{template['name']})")
+            raise ValueError(f"{where}: a second, different record for the {same} of line {line}; an outputs "
+                             "file holds one record per output (keep one of the two lines)")
+        by_key[record["key"]] = by_unit[(*key, record["id"])] = (n, record)
         sets.setdefault(key, OutputSet(*key)).records.append(record)
     for output_set in sets.values():
         output_set.records.sort(key=lambda r: order[r["id"]])
         output_set.missing = len(_applicable(output_set, loaded) - {r["id"] for r in output_set.records})
     models = run.get("models") or {}
     main = (models.get("main") or {}).get("name") or next((k[0] for k in sets), "")
-    return RunFolder(folder, run, benchmark, items, list(sets.values()), main)
+    return RunFolder(folder, run, benchmark, items, list(sets.values()), main, duplicates)
 
 
 def _applicable(output_set: OutputSet, items: Sequence[Mapping[str, Any]]) -> set[str]:
@@ -410,6 +431,7 @@ def _results(run: RunFolder, options: ScoreOptions, sections: dict[str, Section]
                 "counts": run.run.get("counts"), "git": run.run.get("git")},
         "sets": [{**s.describe(), "n": len(s.records), "failed": s.failed} for s in run.sets],
         "missing_outputs": sum(s.missing for s in run.sets),
+        "duplicates": run.duplicates,  # records repeated verbatim in outputs.jsonl, each scored once
         "scale": SCALE,  # every score, rate and accuracy in this file (a reader never has to infer it)
         "options": options.to_dict(),
         "scorers": {name: section.to_dict() for name, section in sections.items()},
