@@ -259,3 +259,105 @@ def test_an_option_the_adapter_does_not_take_is_refused_not_dropped():
 
     with pytest.raises(ValueError, match=r"the text-lm adapter takes no option 'preset'"):
         make_adapter("text-lm", "any/model", preset="qwen2-audio", device="cpu")
+
+
+class StoppedAfter:
+    """A real adapter stopped (Ctrl-C) on call ``calls + 1``; its first request ever fails when asked."""
+
+    def __init__(self, inner, calls, fail_first=False):
+        self.inner, self.calls, self.fail_first = inner, calls, fail_first
+        for name in ("name", "description", "max_audio_s", "sampling_rate", "takes_audio", "kind"):
+            setattr(self, name, getattr(inner, name))
+
+    def generate(self, requests, decoding):
+        if self.calls == 0:
+            raise KeyboardInterrupt
+        self.calls -= 1
+        out = self.inner.generate(requests, decoding)
+        if self.fail_first:
+            self.fail_first = False
+            out[0] = Generation(text=None, error="TimeoutError: no reply")
+        return out
+
+
+def test_a_killed_session_is_recorded_as_interrupted_by_the_next(adapter, mmar_raw, tmp_path, one_thread):
+    out = tmp_path / "stopped"
+    small = dict(conditions=["full", "none"], templates=["plain"], batch_size=1)  # 3 items x 2 = 6 units
+    with pytest.raises(KeyboardInterrupt):  # session 1: one failed, one done, then stopped
+        run(config(out, mmar_raw, **small), {"main": StoppedAfter(adapter, 2, fail_first=True)})
+    state = json.loads((out / RUN_FILE).read_text())
+    assert state["status"] == "running" and state["session"]["units"] == 6 and state.get("sessions", []) == []
+    assert not (out / "run.lock").exists()  # released on the way out
+    with pytest.raises(KeyboardInterrupt):  # session 2: records session 1 at its start, does one, is stopped
+        run(config(out, mmar_raw, **small), {"main": StoppedAfter(adapter, 1)})
+    state = json.loads((out / RUN_FILE).read_text())
+    [first] = state["sessions"]
+    assert first["status"] == "interrupted" and first["counts"] == {"total": 6, "done": 1, "failed": 1}
+    assert first["world_size"] == 1 and first["last_write"] is not None
+    assert state["status"] == "running" and state["session"]["resumed"] == 1
+    summary = run(config(out, mmar_raw, **small), {"main": adapter})
+    assert [s.get("status") for s in summary["sessions"]] == ["interrupted", "interrupted", None]
+    assert summary["sessions"][1]["counts"] == {"total": 6, "done": 2, "failed": 0}
+    assert summary["sessions"][2]["ran"] == 4 and summary["counts"]["ok"] == 6
+    assert summary["status"] == "finished" and "session" not in summary
+    assert json.loads((out / RUN_FILE).read_text()) == summary and not (out / "run.lock").exists()
+
+
+def dead_pid():
+    import subprocess
+    import sys
+
+    process = subprocess.Popen([sys.executable, "-c", "pass"])
+    process.wait()
+    return process.pid
+
+
+def write_lock(out, **content):
+    import socket
+
+    out.mkdir(parents=True, exist_ok=True)
+    holder = {"host": socket.gethostname(), "started": "2025-01-01T00:00:00+00:00", "process_start": None, **content}
+    (out / "run.lock").write_text(json.dumps(holder))
+
+
+def test_a_live_runs_lock_refuses_a_second_run_naming_it(adapter, mmar_raw, tmp_path):
+    import socket
+    import subprocess
+    import sys
+
+    from audioreason.inference.processes import RunLockError, process_start
+
+    holder = subprocess.Popen([sys.executable, "-c", "import time; time.sleep(60)"])
+    try:
+        write_lock(tmp_path / "held", pid=holder.pid, process_start=process_start(holder.pid))
+        with pytest.raises(RunLockError, match=f"being written by a live run \\(pid {holder.pid} on host "
+                                               f"'{socket.gethostname()}', started 2025-01-01"):
+            run(config(tmp_path / "held", mmar_raw), {"main": adapter})
+        assert not (tmp_path / "held" / "shards").exists() and not (tmp_path / "held" / RUN_FILE).exists()
+    finally:
+        holder.kill()
+        holder.wait()
+    write_lock(tmp_path / "remote", pid=holder.pid, host="another-host")
+    with pytest.raises(RunLockError, match="held by a run on another host .*if that run is dead, remove .*run.lock"):
+        run(config(tmp_path / "remote", mmar_raw), {"main": adapter})
+
+
+@pytest.mark.parametrize("holder", ["dead pid", "reused pid", "damaged"])
+def test_a_stale_lock_is_taken_over_with_a_message(holder, tmp_path, capsys):
+    import os
+
+    from audioreason.inference.processes import RunLock, process_start
+
+    out = tmp_path / "out"
+    if holder == "dead pid":
+        write_lock(out, pid=dead_pid())
+    elif holder == "reused pid":  # the pid runs, but as another process than the one that took the lock
+        write_lock(out, pid=os.getpid(), process_start=process_start(os.getpid()) - 1)
+    else:
+        out.mkdir()
+        (out / "run.lock").write_text('{"pid": 12')
+    lock = RunLock(out).acquire()
+    assert "taking over the stale lock of" in capsys.readouterr().err
+    assert json.loads((out / "run.lock").read_text())["pid"] == os.getpid()
+    lock.release()
+    assert not (out / "run.lock").exists() and sorted(p.name for p in out.iterdir()) == []

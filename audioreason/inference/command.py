@@ -10,7 +10,6 @@ from __future__ import annotations
 import argparse
 import os
 import socket
-import subprocess
 import sys
 import urllib.parse
 from pathlib import Path
@@ -79,14 +78,28 @@ def command_line(args: argparse.Namespace, parser: argparse.ArgumentParser) -> l
 
 
 def launch(args: argparse.Namespace, parser: argparse.ArgumentParser, processes: int) -> int:
-    """Re-run this command under `accelerate launch` with ``processes`` processes."""
+    """Re-run this command under `accelerate launch` with ``processes`` processes. This process holds the
+    --out folder's lock for them and stops them when it is stopped (SIGINT, SIGTERM, or killed)."""
+    from .processes import LAUNCHER_ENV, LOCK_ENV, RunLock, RunLockError, supervise
+
+    try:
+        lock = RunLock(Path(args.out).expanduser()).acquire()
+    except RunLockError as err:
+        raise UsageError(str(err)) from None
+    try:
+        env = {**os.environ, LOCK_ENV: lock.token, LAUNCHER_ENV: str(os.getpid())}
+        return supervise(launch_command(args, parser, processes), env)
+    finally:
+        lock.release()
+
+
+def launch_command(args: argparse.Namespace, parser: argparse.ArgumentParser, processes: int) -> list[str]:
     with socket.socket() as probe:  # a free port for the process group, so parallel runs never collide
         probe.bind(("127.0.0.1", 0))
         port = probe.getsockname()[1]
-    command = [sys.executable, "-m", "accelerate.commands.launch", "--multi_gpu", "--num_processes",
-               str(processes), "--num_machines", "1", "--mixed_precision", "no", "--dynamo_backend", "no",
-               "--main_process_port", str(port), "-m", "audioreason", *command_line(args, parser)]
-    return subprocess.run(command, check=False).returncode
+    return [sys.executable, "-m", "accelerate.commands.launch", "--multi_gpu", "--num_processes",
+            str(processes), "--num_machines", "1", "--mixed_precision", "no", "--dynamo_backend", "no",
+            "--main_process_port", str(port), "-m", "audioreason", *command_line(args, parser)]
 
 
 def run_command(args: argparse.Namespace) -> int:

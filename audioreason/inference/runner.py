@@ -9,7 +9,12 @@ Layout of ``--out``::
     run.json                 config, model descriptions, templates (name, hash, source), decoding, package
                              versions, git commit, each session (start, end, processes, units run, seconds
                              in the generation loop of the slowest process, items/s), counts (done,
-                             failed, not applicable, truncated, resumed, torn lines, duplicates)
+                             failed, not applicable, truncated, resumed, torn lines, duplicates); while a
+                             session runs its status is "running", and a session killed before it
+                             finished is recorded by the next one as "interrupted" with its counts
+                             (done, failed, total)
+    run.lock                 the live run's pid, host and start time: a second run on the folder is
+                             refused while it lives; a stale lock is taken over (``processes``)
     shards/rank-<r>.jsonl    each process appends every finished output to its own shard, flushed and
                              fsynced per item, so a killed run loses at most the item in flight
     outputs.jsonl            the outputs of this command's units, gathered in item order (then condition,
@@ -40,6 +45,7 @@ import os
 import platform
 import subprocess
 import time
+from contextlib import ExitStack
 from dataclasses import asdict, dataclass, field
 from pathlib import Path
 from typing import Any, Iterable, Optional, Sequence
@@ -47,6 +53,7 @@ from typing import Any, Iterable, Optional, Sequence
 from ..audio.errors import AudioError
 from .base import DecodingParams, Generation, GenerationRequest, ModelAdapter
 from .conditions import AudioPreparer, Condition, PreparedAudio, local_path, not_applicable, parse_conditions
+from .processes import LAUNCHER_ENV, die_with_parent, lock_run_folder
 from .prompts import DEFAULT_TEMPLATES, PromptTemplate, TemplateMismatch, parse_templates
 
 RUN_FILE = "run.json"
@@ -403,17 +410,21 @@ def run(config: RunConfig, adapters: Optional[dict[str, ModelAdapter]] = None) -
     import torch
     from accelerate import PartialState
 
+    if os.environ.get(LAUNCHER_ENV) or os.environ.get("TORCHELASTIC_RUN_ID"):
+        die_with_parent()  # a launched worker stops when its launcher does, however it is stopped
     # Without an accelerator, PartialState runs a launched process alone unless told it is a CPU run (then
     # the processes join one gloo group).
     state = PartialState(cpu=not torch.accelerator.is_available())
     try:
-        return _run(config, adapters, state)
+        with ExitStack() as held:
+            return _run(config, adapters, state, held)
     finally:
         if state.num_processes > 1:
             state.destroy_process_group()
 
 
-def _run(config: RunConfig, given: Optional[dict[str, ModelAdapter]], state: Any) -> Optional[dict[str, Any]]:
+def _run(config: RunConfig, given: Optional[dict[str, ModelAdapter]], state: Any,
+         held: ExitStack) -> Optional[dict[str, Any]]:
     from ..data import benchmark_spec
 
     out = Path(config.out)
@@ -422,6 +433,8 @@ def _run(config: RunConfig, given: Optional[dict[str, ModelAdapter]], state: Any
     templates = parse_templates(config.templates or [DEFAULT_TEMPLATES[benchmark]])
     if config.batch_size < 1:
         raise ValueError(f"batch_size must be >= 1, got {config.batch_size}")
+    if state.is_main_process:  # one live run per folder, taken before any model loads
+        held.callback(lock_run_folder(out).release)
     started = _now()
     device = str(state.device) if not config.model_options.get("device_map") else None
     adapters = _adapters_for(config, conditions, device, given)
@@ -437,10 +450,15 @@ def _run(config: RunConfig, given: Optional[dict[str, ModelAdapter]], state: Any
     before = read_shards(shard_dir) if shard_dir.is_dir() else ShardRead([])
     finished = {k for k, r in select_records(before.records)[0].items() if r.get("error") is None}
     state.wait_for_everyone()  # everyone has read the run file and the shards before anyone writes
-    if state.is_main_process:
-        write_run_file(out, {**(previous or {}), "identity": identity, "config": config.to_dict(),
-                             "status": "running", "started": (previous or {}).get("started", started)})
     pending = [u for u in units if u.key not in finished]
+    if state.is_main_process:
+        if previous is not None and previous.get("status") == "running":  # its session was killed
+            previous = record_interrupted(out, previous, before.records)
+        session = {"started": started, "world_size": state.num_processes, "units": len(units),
+                   "resumed": len(units) - len(pending), "shard_records": _outcomes(before.records)}
+        write_run_file(out, {**(previous or {}), "identity": identity, "config": config.to_dict(),
+                             "status": "running", "started": (previous or {}).get("started", started),
+                             "session": session})
     mine = length_sorted(pending)[state.process_index::state.num_processes]
     writer = ShardWriter(shard_dir / f"rank-{state.process_index}.jsonl")
     runner = Runner(adapters, preparers, items, config.decoding, writer, state.process_index)
@@ -528,6 +546,38 @@ def gather(out: Path, units: Sequence[Unit], not_applicable_counts: dict[str, in
     }
     write_run_file(out, summary)
     return summary
+
+
+def _outcomes(records: Iterable[dict]) -> dict[str, int]:
+    ok = failed = 0
+    for record in records:
+        if record.get("error") is None:
+            ok += 1
+        else:
+            failed += 1
+    return {"ok": ok, "failed": failed}
+
+
+def record_interrupted(out: Path, previous: dict[str, Any], records: Sequence[dict]) -> dict[str, Any]:
+    """A run file still "running" when the next session starts (holding the lock) is a session that was
+    killed: it is added to the sessions as interrupted, with its counts (total: its units; done: finished
+    at its start plus those it wrote; failed: the failures it wrote), and written at once."""
+    begun = previous.get("session") or {}
+    before = begun.get("shard_records") or {"ok": 0, "failed": 0}
+    now = _outcomes(records)
+    shards = list((out / SHARD_DIR).glob("rank-*.jsonl"))
+    last = max((p.stat().st_mtime for p in shards), default=None)
+    entry = {"started": begun.get("started"), "status": "interrupted", "world_size": begun.get("world_size"),
+             "last_write": (_dt.datetime.fromtimestamp(last, _dt.timezone.utc).isoformat(timespec="seconds")
+                            if last is not None else None),
+             "counts": {"total": begun.get("units"),
+                        "done": begun.get("resumed", 0) + now["ok"] - before.get("ok", 0),
+                        "failed": now["failed"] - before.get("failed", 0)},
+             "found": _now()}
+    updated = {k: v for k, v in previous.items() if k != "session"}
+    updated.update(status="interrupted", sessions=previous.get("sessions", []) + [entry])
+    write_run_file(out, updated)
+    return updated
 
 
 def write_run_file(out: Path, content: dict[str, Any]) -> None:
