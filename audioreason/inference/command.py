@@ -78,19 +78,24 @@ def command_line(args: argparse.Namespace, parser: argparse.ArgumentParser) -> l
 
 
 def launch(args: argparse.Namespace, parser: argparse.ArgumentParser, processes: int) -> int:
-    """Re-run this command under `accelerate launch` with ``processes`` processes. This process holds the
-    --out folder's lock for them and stops them when it is stopped (SIGINT, SIGTERM, or killed)."""
-    from .processes import LAUNCHER_ENV, LOCK_ENV, RunLock, RunLockError, supervise
+    """Re-run this command under `accelerate launch` with ``processes`` processes (this process holds the
+    --out folder's lock for them); they stop when this process is stopped (SIGINT, SIGTERM, or killed)."""
+    from .processes import LAUNCHER_ENV, supervise
 
+    return supervise(launch_command(args, parser, processes), {**os.environ, LAUNCHER_ENV: str(os.getpid())})
+
+
+def hold_out_folder(args: argparse.Namespace) -> Any:
+    """The --out folder's lock for this command (its run, its launched processes, evaluate's scoring): a
+    folder a live run writes is refused here, before any model loads."""
+    from .processes import FolderHold, HeldByLauncher, RunLockError
+
+    if int(os.environ.get("WORLD_SIZE", "1")) > 1:  # a launched process: the runner's main process locks
+        return HeldByLauncher(None, None)
     try:
-        lock = RunLock(Path(args.out).expanduser()).acquire()
+        return FolderHold(Path(args.out).expanduser())
     except RunLockError as err:
         raise UsageError(str(err)) from None
-    try:
-        env = {**os.environ, LOCK_ENV: lock.token, LAUNCHER_ENV: str(os.getpid())}
-        return supervise(launch_command(args, parser, processes), env)
-    finally:
-        lock.release()
 
 
 def launch_command(args: argparse.Namespace, parser: argparse.ArgumentParser, processes: int) -> list[str]:
@@ -113,10 +118,14 @@ def run_command(args: argparse.Namespace) -> int:
 
 def _run_command(args: argparse.Namespace) -> int:
     check_run_args(args)
-    if args.num_processes and args.num_processes > 1:
-        return launch(args, args.run_parser, args.num_processes)
-    run_from_args(args)
-    return 0
+    hold = hold_out_folder(args)
+    try:
+        if args.num_processes and args.num_processes > 1:
+            return launch(args, args.run_parser, args.num_processes)
+        run_from_args(args)
+        return 0
+    finally:
+        hold.release()
 
 
 def run_from_args(args: argparse.Namespace) -> None:
@@ -295,14 +304,18 @@ def evaluate_command(args: argparse.Namespace) -> int:
             options = score_options(args)
         except ValueError as err:
             raise UsageError(str(err)) from None
-        if args.num_processes and args.num_processes > 1:
-            status = launch(args, args.launch_parser, args.num_processes)
-            if status:
-                return status
-        else:
-            run_from_args(args)
-        _quiet()
-        _score_and_print(args.out, options)
+        hold = hold_out_folder(args)
+        try:
+            if args.num_processes and args.num_processes > 1:
+                status = launch(args, args.launch_parser, args.num_processes)
+                if status:
+                    return status
+            else:
+                run_from_args(args)
+            _quiet()
+            _score_and_print(args.out, options)
+        finally:
+            hold.release()
     except UsageError as err:
         args.evaluate_parser.exit(2, f"audioreason evaluate: error: {err}\n")
     return 0

@@ -167,9 +167,12 @@ class RunLock:
 
 
 class HeldByLauncher:
-    """The lock as a launched worker sees it: held by its launcher (checked, never taken or released)."""
+    """The lock as a launched worker sees it: held by its launcher (checked, never taken or released;
+    ``out`` None: nothing to check)."""
 
-    def __init__(self, out: Path, token: str):
+    def __init__(self, out: Optional[Path], token: Optional[str]):
+        if out is None:
+            return
         lock = RunLock(out)
         content = lock.read()
         if content is None or content.get("token") != token:
@@ -179,9 +182,26 @@ class HeldByLauncher:
         pass
 
 
+class FolderHold:
+    """The command line's hold on ``--out`` (taken before any model loads): the lock, its token exported
+    for the run in this process and for launched workers; ``release()`` ends both."""
+
+    def __init__(self, out: Path):
+        self.lock = RunLock(out).acquire()
+        self.saved = os.environ.get(LOCK_ENV)
+        os.environ[LOCK_ENV] = self.lock.token
+
+    def release(self) -> None:
+        if self.saved is None:
+            os.environ.pop(LOCK_ENV, None)
+        else:
+            os.environ[LOCK_ENV] = self.saved
+        self.lock.release()
+
+
 def lock_run_folder(out: Path) -> Any:
-    """What a run's main process holds while it writes ``out``: the launcher's lock when launched by
-    ``--num-processes``, else its own."""
+    """What a run's main process holds while it writes ``out``: the command line's or the launcher's lock
+    when they hold it, else its own."""
     token = os.environ.get(LOCK_ENV)
     if token:
         return HeldByLauncher(out, token)
@@ -255,5 +275,5 @@ def supervise(command: Sequence[str], env: dict[str, str], grace_s: float = STOP
     return code
 
 
-__all__ = ["LAUNCHER_ENV", "LOCK_ENV", "LOCK_FILE", "HeldByLauncher", "RunLock", "RunLockError", "die_with_parent",
+__all__ = ["LAUNCHER_ENV", "LOCK_ENV", "LOCK_FILE", "FolderHold", "HeldByLauncher", "RunLock", "RunLockError", "die_with_parent",
            "lock_run_folder", "pid_alive", "process_start", "supervise"]
