@@ -1,6 +1,8 @@
 """`audioreason run` as real processes: one process vs two (`--num-processes 2` launches
 `accelerate launch --multi_gpu --num_processes 2`, gloo on CPU) give identical outputs; a run killed with
-SIGKILL midway resumes with no output lost or duplicated."""
+SIGKILL midway resumes with no output lost or duplicated (its stale lock taken over, its session recorded
+as interrupted); stopping the launcher of two processes in any way leaves no worker running, and a second
+run on a folder a live run writes is refused."""
 import json
 import os
 import signal
@@ -91,8 +93,10 @@ def test_a_run_killed_midway_resumes_without_loss_or_duplicates(one_process, tin
     written = len(read_shards(out / "shards").records)
     assert 5 <= written < UNITS and not (out / "outputs.jsonl").exists()
 
+    assert json.loads((out / "run.lock").read_text())["pid"] == process.pid  # left behind by the killed run
     done = run_cli(command(tiny_audio, mmar_raw, out, "--batch-size", "1"))
     assert f"{written} already done" in done.stdout
+    assert f"taking over the stale lock of {out}: its holder (pid {process.pid} on host" in done.stderr
     resumed, records = comparable(out)
     assert resumed == comparable(one_process)[0]
     keys = [r["key"] for r in records]
@@ -102,7 +106,10 @@ def test_a_run_killed_midway_resumes_without_loss_or_duplicates(one_process, tin
     assert len(read_shards(out / "shards").records) == UNITS  # nothing was generated twice
     summary = json.loads((out / "run.json").read_text())
     assert summary["counts"]["resumed"] == written and summary["counts"]["duplicates"] == 0
-    assert summary["status"] == "finished"
+    assert summary["status"] == "finished" and not (out / "run.lock").exists()
+    killed, resumed_session = summary["sessions"]
+    assert killed["status"] == "interrupted" and killed["counts"] == {"total": UNITS, "done": written, "failed": 0}
+    assert resumed_session["ran"] == UNITS - written
 
 
 def processes_of(out):
