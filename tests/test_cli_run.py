@@ -82,3 +82,29 @@ def test_launched_processes_get_the_same_arguments_without_num_processes():
     assert again.num_processes is None
     assert {k: v for k, v in vars(again).items() if k != "num_processes"} == \
            {k: v for k, v in vars(args).items() if k != "num_processes"}
+
+
+def test_max_audio_s_above_what_the_processor_keeps_is_refused_before_the_model_loads(tmp_path, capsys):
+    """Checkpoint folders with the configs alone (no weights, no tokenizer): the limit is read from the
+    processor's config, so the refusal comes before any model could load."""
+    import json
+
+    from transformers import WhisperFeatureExtractor
+
+    whisper = tmp_path / "whisper-style"
+    whisper.mkdir()
+    (whisper / "config.json").write_text(json.dumps({"model_type": "qwen2_audio"}))
+    WhisperFeatureExtractor(feature_size=128, sampling_rate=16000, chunk_length=30).save_pretrained(whisper)
+    flamingo = tmp_path / "flamingo"
+    flamingo.mkdir()
+    (flamingo / "config.json").write_text(json.dumps({"model_type": "audioflamingo3"}))
+    (flamingo / "processor_config.json").write_text(json.dumps({"processor_class": "AudioFlamingo3Processor",
+                                                                "max_audio_len": 120}))
+    for model, seconds, message in ((whisper, "45", "--max-audio-s 45 exceeds the 30 s the Qwen2AudioProcessor keeps"),
+                                    (flamingo, "150", "--max-audio-s 150 exceeds the 120 s the "
+                                                      "AudioFlamingo3Processor keeps")):
+        with pytest.raises(SystemExit) as exit_info:
+            main(base(tmp_path, "--model", str(model), "--max-audio-s", seconds))
+        err = capsys.readouterr().err
+        assert exit_info.value.code == 2 and message in err and str(model) in err, err
+        assert len(err.strip().splitlines()) == 1 and not (tmp_path / "out").exists()

@@ -46,6 +46,8 @@ def check_run_args(args: argparse.Namespace) -> None:
             raise UsageError(f"--{name.replace('_', '-')} must be at least 1, got {value}")
     if args.max_audio_s is not None and not args.max_audio_s > 0:
         raise UsageError(f"--max-audio-s must be positive, got {args.max_audio_s}")
+    if args.max_audio_s is not None and args.adapter == "transformers":
+        check_max_audio_s(args)
     for option, kind in (("--adapter", args.adapter), ("--tb-adapter", args.tb_adapter)):
         if kind not in ADAPTERS:
             raise UsageError(f"{option} {kind!r} is not one of {', '.join(ADAPTERS)}")
@@ -61,6 +63,22 @@ def check_run_args(args: argparse.Namespace) -> None:
         raise UsageError(f"--out {str(out)!r} is a file; give a folder (it is created if missing)")
     if args.num_processes and args.num_processes > 1 and int(os.environ.get("WORLD_SIZE", "1")) > 1:
         raise UsageError("--num-processes launches accelerate itself; inside `accelerate launch` leave it out")
+
+
+def check_max_audio_s(args: argparse.Namespace) -> None:
+    """--max-audio-s above what the model's processor keeps, refused from the processor's config alone (where
+    the files cannot be read here, e.g. a Hub id offline, the adapter refuses it when it loads)."""
+    from .transformers_audio import checkpoint_cap_s, refuse_above_cap, resolve_preset
+
+    try:
+        preset, path = resolve_preset(args.model, args.preset)
+        cap = checkpoint_cap_s(path, preset)
+    except (OSError, ValueError):
+        return
+    try:
+        refuse_above_cap(args.max_audio_s, cap, preset, what="--max-audio-s ")
+    except ValueError as err:
+        raise UsageError(f"{err} ({args.model})") from None
 
 
 def command_line(args: argparse.Namespace, parser: argparse.ArgumentParser) -> list[str]:
@@ -174,7 +192,8 @@ def add_run_arguments(run: argparse.ArgumentParser) -> None:
     run.add_argument("--dtype", default="auto", choices=("auto", "float32", "float16", "bfloat16"))
     run.add_argument("--device-map", help="e.g. auto: spread one model over this machine's GPUs (1 process)")
     run.add_argument("--attn-implementation", help="sdpa, flash_attention_2 or eager")
-    run.add_argument("--max-audio-s", type=float, help="cut audio to this many leading seconds (below the preset's)")
+    run.add_argument("--max-audio-s", type=float, help="cut audio to this many leading seconds (below the preset's; above what the "
+                                                        "model's processor keeps is refused before it loads)")
     run.add_argument("--max-new-tokens", type=int, default=1024)
     run.add_argument("--temperature", type=float, default=0.0, help="0 = greedy (default)")
     run.add_argument("--top-p", type=float, default=1.0)
