@@ -108,3 +108,27 @@ def test_max_audio_s_above_what_the_processor_keeps_is_refused_before_the_model_
         err = capsys.readouterr().err
         assert exit_info.value.code == 2 and message in err and str(model) in err, err
         assert len(err.strip().splitlines()) == 1 and not (tmp_path / "out").exists()
+
+
+def test_on_missing_audio_skip_runs_the_rest_and_counts_the_skipped_item(tmp_path, capsys):
+    import json
+
+    from tiny_audio_models import build_phi4_multimodal
+    from audioreason.data.mmar import demo_metadata, write_raw_folder
+
+    model = build_phi4_multimodal(tmp_path / "m")
+    raw = write_raw_folder(demo_metadata()[:3], tmp_path / "raw")
+    first = json.loads((raw / "MMAR-meta.jsonl").read_text().splitlines()[0])
+    wav = raw / first["audio_path"]
+    wav.write_bytes(wav.read_bytes()[:2000])  # unreadable: the header promises more than the file holds
+    args = ["run", "--model", str(model), "--benchmark", "mmar", "--data", str(raw), "--conditions", "none",
+            "--max-new-tokens", "2", "--no-progress"]
+    with pytest.raises(SystemExit) as exit_info:  # the default refuses the run, naming the file
+        main([*args, "--out", str(tmp_path / "refused")])
+    err = capsys.readouterr().err
+    assert exit_info.value.code == 2 and first["id"] in err and "truncated WAV" in err
+    assert main([*args, "--out", str(tmp_path / "out"), "--on-missing-audio", "skip"]) == 0
+    assert "2 outputs, 0 failed, 0 not applicable, 0 truncated, 0 already done, 1 skipped at load (named in run.json)" in \
+        capsys.readouterr().out
+    summary = json.loads((tmp_path / "out" / "run.json").read_text())
+    assert summary["counts"]["skipped_at_load"] == 1 and [s["id"] for s in summary["skipped_items"]] == [first["id"]]

@@ -63,7 +63,7 @@ def test_one_record_per_unit_in_item_order(first_run, adapter):
     assert set(first["timings"]) == {"audio_s", "generate_s", "batch_size"}
     assert summary["counts"] == {"units": 24, "written": 24, "missing": 0, "ok": 24, "failed": 0,
                                  "failed_by_kind": {}, "not_applicable": {}, "truncated": 6, "resumed": 0,
-                                 "torn_lines": 0, "duplicates": 0}
+                                 "torn_lines": 0, "duplicates": 0, "skipped_at_load": 0}
     assert summary["status"] == "finished" and summary["models"]["main"]["max_audio_s"] == 2.0
     session = summary["sessions"][0]
     assert session["world_size"] == 1 and session["ran"] == 24
@@ -172,8 +172,8 @@ def test_unreadable_audio_is_a_counted_failure(adapter, mmar_raw, tmp_path, one_
     # A file damaged after the items were loaded (the header promises 3 s; the file holds far less): the
     # loader would refuse it at build time, so the runner is handed the items loaded before the damage.
     wav.write_bytes(wav.read_bytes()[:2000])
-    monkeypatch.setattr("audioreason.inference.runner.load_items",
-                        lambda benchmark, data, config=None, limit=None: items[:limit])
+    monkeypatch.setattr("audioreason.inference.runner.load_items_reported",
+                        lambda benchmark, data, config=None, limit=None, policy="raise": (items[:limit], []))
     summary = run(config(tmp_path / "out", raw, conditions=["full", "none"], templates=["plain"]), {"main": adapter})
     records = outputs(tmp_path / "out")
     assert summary["counts"]["failed_by_kind"] == {"audio": 1} and summary["counts"]["ok"] == 5
@@ -361,3 +361,42 @@ def test_a_stale_lock_is_taken_over_with_a_message(holder, tmp_path, capsys):
     assert json.loads((out / "run.lock").read_text())["pid"] == os.getpid()
     lock.release()
     assert not (out / "run.lock").exists() and sorted(p.name for p in out.iterdir()) == []
+
+
+def test_a_file_gone_after_load_is_a_counted_failure_under_every_condition(adapter, mmar_raw, tmp_path, one_thread,
+                                                                             monkeypatch):
+    raw = tmp_path / "raw"
+    shutil.copytree(mmar_raw, raw)
+    first = json.loads((raw / "MMAR-meta.jsonl").read_text().splitlines()[0])
+    items = load_items("mmar", str(raw))
+    (raw / first["audio_path"]).unlink()  # gone after the items were loaded (a moved disk, a cleaned folder)
+    monkeypatch.setattr("audioreason.inference.runner.load_items_reported",
+                        lambda benchmark, data, config=None, limit=None, policy="raise": (items[:limit], []))
+    summary = run(config(tmp_path / "out", raw, conditions=["full", "frag:2", "none"], templates=["plain"]),
+                  {"main": adapter})
+    assert summary["counts"]["failed_by_kind"] == {"audio": 3} and summary["counts"]["ok"] == 9
+    failed = [(r["condition"], r["error"]) for r in outputs(tmp_path / "out") if r["error"]]
+    missing = f"audio: audio file not found: {raw / first['audio_path']}"
+    assert failed == [("full", missing), ("frag:2:0", missing), ("frag:2:1", missing)]
+
+
+def test_unreadable_audio_at_load_is_refused_or_skipped_and_counted(adapter, mmar_raw, tmp_path, one_thread):
+    raw = tmp_path / "raw"
+    shutil.copytree(mmar_raw, raw)
+    second = json.loads((raw / "MMAR-meta.jsonl").read_text().splitlines()[1])
+    wav = raw / second["audio_path"]
+    wav.write_bytes(wav.read_bytes()[:2000])  # the header promises 3 s
+    small = dict(conditions=["full"], templates=["plain"])
+    with pytest.raises(ValueError, match=f"{second['id']}.*truncated WAV"):  # the default, as load_benchmark's
+        run(config(tmp_path / "refused", raw, **small), {"main": adapter})
+    with pytest.warns(UserWarning, match="unreadable_audio"):
+        summary = run(config(tmp_path / "skip", raw, on_missing_audio="skip", **small), {"main": adapter})
+    assert summary["counts"]["skipped_at_load"] == 1 and summary["counts"]["ok"] == 3
+    [skipped] = summary["skipped_items"]
+    assert skipped["id"] == second["id"] and skipped["reason"].startswith("unreadable_audio: ")
+    assert second["id"] not in {r["id"] for r in outputs(tmp_path / "skip")}
+    assert summary["config"]["on_missing_audio"] == "skip"
+    with pytest.warns(UserWarning, match="unreadable_audio"):
+        kept = run(config(tmp_path / "keep", raw, on_missing_audio="keep", **small), {"main": adapter})
+    assert kept["counts"]["skipped_at_load"] == 0 and kept["counts"]["failed_by_kind"] == {"audio": 1}
+    assert [r["id"] for r in outputs(tmp_path / "keep") if r["error"]] == [second["id"]]

@@ -159,16 +159,18 @@ def run_from_args(args: argparse.Namespace) -> None:
                        benchmark_config=args.config, limit=args.limit, batch_size=args.batch_size,
                        adapter=args.adapter, tb_model=args.tb_model, tb_adapter=args.tb_adapter,
                        model_options={k: v for k, v in options.items() if v is not None}, decoding=args.decoding,
-                       fragment_cache=args.fragment_cache, progress=not args.no_progress)
+                       fragment_cache=args.fragment_cache, on_missing_audio=args.on_missing_audio,
+                       progress=not args.no_progress)
     try:
         summary = run(config)
     except ValueError as err:  # a resume into another run's folder, an unusable model/adapter combination
         raise UsageError(str(err)) from None
     if summary:  # the main process only
         counts = summary["counts"]
+        skipped = f", {counts['skipped_at_load']} skipped at load (named in run.json)" if counts["skipped_at_load"] else ""
         print(f"audioreason run: {counts['ok']} outputs, {counts['failed']} failed, "
               f"{sum(counts['not_applicable'].values())} not applicable, {counts['truncated']} truncated, "
-              f"{counts['resumed']} already done -> {Path(args.out) / 'outputs.jsonl'}")
+              f"{counts['resumed']} already done{skipped} -> {Path(args.out) / 'outputs.jsonl'}")
 
 
 def add_run_arguments(run: argparse.ArgumentParser) -> None:
@@ -199,6 +201,11 @@ def add_run_arguments(run: argparse.ArgumentParser) -> None:
     run.add_argument("--top-p", type=float, default=1.0)
     run.add_argument("--seed", type=int, default=0)
     run.add_argument("--fragment-cache", help="where fragments are kept (default: <out>/fragments)")
+    run.add_argument("--on-missing-audio", choices=("raise", "skip", "keep"), default="raise",
+                     help="raw folders: an item whose audio is missing or unreadable at load: raise (default, as "
+                          "load_benchmark: the run is refused, every such file listed), skip (run the rest; "
+                          "each skipped item is counted and named in run.json), keep (its audio conditions "
+                          "fail as counted errors; none and tb run)")
     run.add_argument("--no-progress", action="store_true", help="no progress bars")
 
 

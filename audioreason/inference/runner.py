@@ -9,7 +9,8 @@ Layout of ``--out``::
     run.json                 config, model descriptions, templates (name, hash, source), decoding, package
                              versions, git commit, each session (start, end, processes, units run, seconds
                              in the generation loop of the slowest process, items/s), counts (done,
-                             failed, not applicable, truncated, resumed, torn lines, duplicates); while a
+                             failed, not applicable, truncated, resumed, torn lines, duplicates, items
+                             skipped at load by ``on_missing_audio="skip"``, named in skipped_items); while a
                              session runs its status is "running", and a session killed before it
                              finished is recorded by the next one as "interrupted" with its counts
                              (done, failed, total)
@@ -88,6 +89,7 @@ class RunConfig:
     model_options: dict[str, Any] = field(default_factory=dict)
     decoding: DecodingParams = field(default_factory=DecodingParams)
     fragment_cache: Optional[str] = None       # default: <out>/fragments
+    on_missing_audio: str = "raise"            # raw folders: raise | skip (counted in run.json) | keep
     progress: bool = True
 
     def to_dict(self) -> dict[str, Any]:
@@ -134,13 +136,40 @@ def make_adapter(kind: str, model: str, **options: Any) -> ModelAdapter:
 # Items and units
 # ------------------------------------------------------------------------------------------------
 
-def load_items(benchmark: str, data: str, config: Optional[str] = None, limit: Optional[int] = None) -> list[dict]:
+def load_items(benchmark: str, data: str, config: Optional[str] = None, limit: Optional[int] = None,
+               on_missing_audio: str = "raise") -> list[dict]:
     """The benchmark's items as dicts in dataset order, audio undecoded ({"path", "bytes"})."""
+    return load_items_reported(benchmark, data, config, limit, on_missing_audio)[0]
+
+
+def load_items_reported(benchmark: str, data: str, config: Optional[str] = None, limit: Optional[int] = None,
+                        on_missing_audio: str = "raise") -> tuple[list[dict], list[dict[str, str]]]:
+    """(items, the items left out at load: [{"id", "reason"}]). ``on_missing_audio`` is the builder's
+    policy for an item whose audio is missing, unreadable or outside the raw folder (raw folders only):
+    "raise" (the load fails, listing every one), "skip" (left out and returned), "keep" (audio None: its
+    audio conditions fail as counted errors)."""
+    import warnings
+
     from datasets import Audio
 
     from ..data import load_benchmark
 
-    dataset = load_benchmark(benchmark, data, config=config)
+    options = {} if on_missing_audio == "raise" else {"on_missing_audio": on_missing_audio}
+    try:
+        dataset, report = load_benchmark(benchmark, data, config=config, return_report=True, **options)
+    except TypeError as err:
+        if options and "raw folders only" in str(err):
+            raise ValueError(f"on_missing_audio={on_missing_audio!r} applies to raw benchmark folders; {data} is "
+                             "a Hub-ready folder or Hub id (its audio is checked as each item runs, and a failure "
+                             "is counted)") from None
+        raise
+    skipped: list[dict[str, str]] = []
+    if report is not None:
+        if not report.ok:
+            warnings.warn(report.summary(), UserWarning, stacklevel=2)
+        why = {i.item_id: f"{i.kind}: {i.detail}" for kind in ("missing_audio", "unreadable_audio",
+                                                              "audio_outside_root") for i in report.of_kind(kind)}
+        skipped = [{"id": i.item_id, "reason": why.get(i.item_id, i.detail)} for i in report.of_kind("skipped")]
     dataset = dataset.cast_column("audio", Audio(decode=False))
     if limit is not None:
         dataset = dataset.select(range(min(limit, len(dataset))))
@@ -150,7 +179,7 @@ def load_items(benchmark: str, data: str, config: Optional[str] = None, limit: O
         if item["id"] in seen:
             raise ValueError(f"item id {item['id']!r} occurs twice; outputs are keyed by id")
         seen.add(item["id"])
-    return items
+    return items, skipped
 
 
 def plan_units(items: Sequence[dict], conditions: Sequence[Condition], templates: Sequence[PromptTemplate],
@@ -441,7 +470,8 @@ def _run(config: RunConfig, given: Optional[dict[str, ModelAdapter]], state: Any
     fragments = Path(config.fragment_cache) if config.fragment_cache else out / "fragments"
     preparers = {role: AudioPreparer(a.sampling_rate, a.max_audio_s, fragments) for role, a in adapters.items()}
     with state.main_process_first():  # one process builds the datasets cache, the others read it
-        items = load_items(benchmark, config.data, config.benchmark_config, config.limit)
+        items, skipped_at_load = load_items_reported(benchmark, config.data, config.benchmark_config, config.limit,
+                                                     config.on_missing_audio)
     names = {role: a.name for role, a in adapters.items()}
     units, not_applicable_counts = plan_units(items, conditions, templates, names, preparers.get("main") or
                                               preparers["tb"])
@@ -480,7 +510,7 @@ def _run(config: RunConfig, given: Optional[dict[str, ModelAdapter]], state: Any
     if state.is_main_process:
         summary = gather(out, units, not_applicable_counts, config, adapters, templates, identity, previous,
                          started, len(finished & {u.key for u in units}), state.num_processes, before.torn_lines,
-                         loop_seconds)
+                         loop_seconds, skipped_at_load)
     state.wait_for_everyone()  # no process leaves before the outputs are gathered
     return summary
 
@@ -495,9 +525,10 @@ def _progress(total: int, enabled: bool, world: int):
 def gather(out: Path, units: Sequence[Unit], not_applicable_counts: dict[str, int], config: RunConfig,
            adapters: dict[str, ModelAdapter], templates: Sequence[PromptTemplate], identity: dict[str, Any],
            previous: Optional[dict], started: str, resumed: int, world: int, torn_at_start: int,
-           loop_seconds: float) -> dict[str, Any]:
+           loop_seconds: float, skipped_at_load: Sequence[dict] = ()) -> dict[str, Any]:
     """Rank 0, after every process is done: outputs.jsonl in output order and run.json with the counts
-    (``torn_at_start``: torn last lines the shards held when this session started, left by a killed run)."""
+    (``torn_at_start``: torn last lines the shards held when this session started, left by a killed run;
+    ``skipped_at_load``: the items the loader left out, by the on_missing_audio policy)."""
     shards = read_shards(out / SHARD_DIR)
     chosen, duplicates = select_records(shards.records)
     ordered = [chosen[u.key] for u in units if u.key in chosen]
@@ -540,7 +571,9 @@ def gather(out: Path, units: Sequence[Unit], not_applicable_counts: dict[str, in
             "resumed": resumed,
             "torn_lines": torn_at_start,
             "duplicates": duplicates,
+            "skipped_at_load": len(skipped_at_load),
         },
+        "skipped_items": list(skipped_at_load),
         "status": "finished" if len(ordered) == len(units) else "incomplete",
         "outputs": OUTPUTS_FILE,
     }
