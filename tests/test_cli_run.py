@@ -128,7 +128,8 @@ def test_on_missing_audio_skip_runs_the_rest_and_counts_the_skipped_item(tmp_pat
     err = capsys.readouterr().err
     assert exit_info.value.code == 2 and first["id"] in err and "truncated WAV" in err
     assert main([*args, "--out", str(tmp_path / "out"), "--on-missing-audio", "skip"]) == 0
-    assert "2 outputs, 0 failed, 0 not applicable, 0 truncated, 0 already done, 1 skipped at load (named in run.json)" in \
-        capsys.readouterr().out
+    printed = capsys.readouterr().out
+    assert "2 outputs, 0 failed, 0 not applicable, 0 truncated, 0 already done, 1 skipped at load (named in " \
+           "run.json)" in printed
     summary = json.loads((tmp_path / "out" / "run.json").read_text())
     assert summary["counts"]["skipped_at_load"] == 1 and [s["id"] for s in summary["skipped_items"]] == [first["id"]]
