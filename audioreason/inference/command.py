@@ -167,7 +167,8 @@ def run_from_args(args: argparse.Namespace) -> None:
         raise UsageError(str(err)) from None
     if summary:  # the main process only
         counts = summary["counts"]
-        skipped = f", {counts['skipped_at_load']} skipped at load (named in run.json)" if counts["skipped_at_load"] else ""
+        skipped = counts["skipped_at_load"]
+        skipped = f", {skipped} skipped at load (named in run.json)" if skipped else ""
         print(f"audioreason run: {counts['ok']} outputs, {counts['failed']} failed, "
               f"{sum(counts['not_applicable'].values())} not applicable, {counts['truncated']} truncated, "
               f"{counts['resumed']} already done{skipped} -> {Path(args.out) / 'outputs.jsonl'}")

@@ -264,5 +264,5 @@ class OpenAIAudioAdapter:
             stats["failures"][kind] = stats["failures"].get(kind, 0) + 1
 
 
-__all__ = ["AUDIO_POSITIONS", "EMPTY_REPLY", "HTTP_LOGGERS", "INVALID_REQUEST", "OpenAIAudioAdapter", "redact_http_logs",
-           "url_secrets"]
+__all__ = ["AUDIO_POSITIONS", "EMPTY_REPLY", "HTTP_LOGGERS", "INVALID_REQUEST", "OpenAIAudioAdapter",
+           "redact_http_logs", "url_secrets"]

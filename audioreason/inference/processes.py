@@ -275,5 +275,5 @@ def supervise(command: Sequence[str], env: dict[str, str], grace_s: float = STOP
     return code
 
 
-__all__ = ["LAUNCHER_ENV", "LOCK_ENV", "LOCK_FILE", "FolderHold", "HeldByLauncher", "RunLock", "RunLockError", "die_with_parent",
-           "lock_run_folder", "pid_alive", "process_start", "supervise"]
+__all__ = ["LAUNCHER_ENV", "LOCK_ENV", "LOCK_FILE", "FolderHold", "HeldByLauncher", "RunLock", "RunLockError",
+           "die_with_parent", "lock_run_folder", "pid_alive", "process_start", "supervise"]

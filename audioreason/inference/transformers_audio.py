@@ -239,7 +239,8 @@ def checkpoint_cap_s(path: str, preset: Preset) -> Optional[float]:
     return None
 
 
-def refuse_above_cap(requested: Optional[float], cap: Optional[float], preset: Preset, what: str = "max_audio_s=") -> None:
+def refuse_above_cap(requested: Optional[float], cap: Optional[float], preset: Preset,
+                     what: str = "max_audio_s=") -> None:
     if requested is not None and cap is not None and requested > cap:
         raise ValueError(f"{what}{requested:g} exceeds the {cap:g} s the {preset.processor_class} keeps; it would "
                          "cut the rest without a record")
