@@ -595,8 +595,9 @@ def record_interrupted(out: Path, previous: dict[str, Any], records: Sequence[di
     """A run file still "running" when the next session starts (holding the lock) is a session that was
     killed: it is added to the sessions as interrupted, with its counts (total: its units; done: finished
     at its start plus those it wrote; failed: the failures it wrote), and written at once."""
-    begun = previous.get("session") or {}
-    before = begun.get("shard_records") or {"ok": 0, "failed": 0}
+    begun = previous.get("session") if isinstance(previous.get("session"), dict) else {}
+    before = begun.get("shard_records") if isinstance(begun.get("shard_records"), dict) else {}
+    sessions = previous.get("sessions") if isinstance(previous.get("sessions"), list) else []
     now = _outcomes(records)
     shards = list((out / SHARD_DIR).glob("rank-*.jsonl"))
     last = max((p.stat().st_mtime for p in shards), default=None)
@@ -608,7 +609,7 @@ def record_interrupted(out: Path, previous: dict[str, Any], records: Sequence[di
                         "failed": now["failed"] - before.get("failed", 0)},
              "found": _now()}
     updated = {k: v for k, v in previous.items() if k != "session"}
-    updated.update(status="interrupted", sessions=previous.get("sessions", []) + [entry])
+    updated.update(status="interrupted", sessions=sessions + [entry])
     write_run_file(out, updated)
     return updated
 
