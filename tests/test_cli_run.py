@@ -105,3 +105,54 @@ def test_launched_processes_get_the_same_arguments_without_num_processes():
     assert again.num_processes is None
     assert {k: v for k, v in vars(again).items() if k != "num_processes"} == \
            {k: v for k, v in vars(args).items() if k != "num_processes"}
+
+
+def test_max_audio_s_above_what_the_processor_keeps_is_refused_before_the_model_loads(tmp_path, capsys):
+    """Checkpoint folders with the configs alone (no weights, no tokenizer): the limit is read from the
+    processor's config, so the refusal comes before any model could load."""
+    import json
+
+    from transformers import WhisperFeatureExtractor
+
+    whisper = tmp_path / "whisper-style"
+    whisper.mkdir()
+    (whisper / "config.json").write_text(json.dumps({"model_type": "qwen2_audio"}))
+    WhisperFeatureExtractor(feature_size=128, sampling_rate=16000, chunk_length=30).save_pretrained(whisper)
+    flamingo = tmp_path / "flamingo"
+    flamingo.mkdir()
+    (flamingo / "config.json").write_text(json.dumps({"model_type": "audioflamingo3"}))
+    (flamingo / "processor_config.json").write_text(json.dumps({"processor_class": "AudioFlamingo3Processor",
+                                                                "max_audio_len": 120}))
+    for model, seconds, message in ((whisper, "45", "--max-audio-s 45 exceeds the 30 s the Qwen2AudioProcessor keeps"),
+                                    (flamingo, "150", "--max-audio-s 150 exceeds the 120 s the "
+                                                      "AudioFlamingo3Processor keeps")):
+        with pytest.raises(SystemExit) as exit_info:
+            main(base(tmp_path, "--model", str(model), "--max-audio-s", seconds))
+        err = capsys.readouterr().err
+        assert exit_info.value.code == 2 and message in err and str(model) in err, err
+        assert len(err.strip().splitlines()) == 1 and not (tmp_path / "out").exists()
+
+
+def test_on_missing_audio_skip_runs_the_rest_and_counts_the_skipped_item(tmp_path, capsys):
+    import json
+
+    from tiny_audio_models import build_phi4_multimodal
+    from audioreason.data.mmar import demo_metadata, write_raw_folder
+
+    model = build_phi4_multimodal(tmp_path / "m")
+    raw = write_raw_folder(demo_metadata()[:3], tmp_path / "raw")
+    first = json.loads((raw / "MMAR-meta.jsonl").read_text().splitlines()[0])
+    wav = raw / first["audio_path"]
+    wav.write_bytes(wav.read_bytes()[:2000])  # unreadable: the header promises more than the file holds
+    args = ["run", "--model", str(model), "--benchmark", "mmar", "--data", str(raw), "--conditions", "none",
+            "--max-new-tokens", "2", "--no-progress"]
+    with pytest.raises(SystemExit) as exit_info:  # the default refuses the run, naming the file
+        main([*args, "--out", str(tmp_path / "refused")])
+    err = capsys.readouterr().err
+    assert exit_info.value.code == 2 and first["id"] in err and "truncated WAV" in err
+    assert main([*args, "--out", str(tmp_path / "out"), "--on-missing-audio", "skip"]) == 0
+    printed = capsys.readouterr().out
+    assert "2 outputs, 0 failed, 0 not applicable, 0 truncated, 0 already done, 1 skipped at load (named in " \
+           "run.json)" in printed
+    summary = json.loads((tmp_path / "out" / "run.json").read_text())
+    assert summary["counts"]["skipped_at_load"] == 1 and [s["id"] for s in summary["skipped_items"]] == [first["id"]]

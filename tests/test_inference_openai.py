@@ -14,6 +14,7 @@ import pytest
 
 from audioreason.inference import AudioInput, DecodingParams, GenerationRequest, ModelAdapter
 from audioreason.inference.openai_audio import OpenAIAudioAdapter
+from inference_fixtures import mmar_raw  # noqa: F401 (fixture)
 from judge_server import running_server
 
 SECRET = "sk-test-audio-0123456789abcdefSECRET"
@@ -31,6 +32,8 @@ SCRIPT = {"scenarios": {
                                                                          "finish_reason": "content_filter"}]})}},
                "default": MEASURE}],
     "slow": [{"hang_s": 0.5, "then": MEASURE}],
+    "leaky": [{"reply": "The answer is (A).", "echo_auth_reply": True}],  # a proxy quoting the request's key
+    "plain": [{"reply": "The answer is (B)."}],
 }}
 
 
@@ -230,3 +233,38 @@ def test_encode_wav_quantizes_each_sample_to_16_bits():
         pcm = np.frombuffer(w.readframes(999), "<i2").astype(np.float64) / 32768.0
     assert np.max(np.abs(pcm - np.clip(x, -1, 1))) <= 1 / 32768 + 1e-9
     assert base64.b64decode(base64.b64encode(encode_wav(x, 8000))) == encode_wav(x, 8000)
+
+
+def test_a_reply_quoting_the_key_is_scrubbed_in_outputs_and_shards(make_adapter, mmar_raw, tmp_path):
+    from audioreason.inference.runner import RunConfig, run
+
+    adapter = make_adapter("leaky")
+    out = tmp_path / "run"
+    summary = run(RunConfig(model="leaky", benchmark="mmar", data=str(mmar_raw), out=str(out), conditions=["none"],
+                            templates=["plain"], limit=2, decoding=DecodingParams(max_new_tokens=8), progress=False),
+                  {"main": adapter})
+    assert summary["counts"]["ok"] == 2
+    written = (out / "outputs.jsonl").read_text() + "".join(p.read_text() for p in (out / "shards").iterdir())
+    assert SECRET not in written and SECRET[8:20] not in written
+    records = [json.loads(line) for line in (out / "outputs.jsonl").read_text().splitlines()]
+    assert [r["output"] for r in records] == ["The answer is (A). (request header: Bearer [REDACTED])"] * 2
+    assert [r["details"]["scrubbed"] for r in records] == [True, True]
+    [clean] = make_adapter("plain").generate([request("c", "Q")], DecodingParams())
+    assert clean.text == "The answer is (B)." and "scrubbed" not in clean.details  # an ordinary reply is untouched
+
+
+def test_a_key_in_the_base_urls_query_is_kept_out_of_logs_and_records(server, monkeypatch, caplog):
+    import logging
+
+    query_key = "q-0123456789-QUERYSECRET"
+    monkeypatch.setenv("AUDIO_TEST_KEY", SECRET)
+    caplog.set_level(logging.DEBUG)
+    adapter = OpenAIAudioAdapter("leaky", base_url=f"{server.base_url}?key={query_key}", api_key_env="AUDIO_TEST_KEY",
+                                 timeout_s=5.0)
+    try:
+        [gen] = adapter.generate([request("a", f"Q {query_key}")], DecodingParams())
+    finally:
+        adapter.close()
+    assert "HTTP Request: POST" in caplog.text  # httpx logged the request, with its URL
+    logged = caplog.text + json.dumps(gen.to_dict()) + repr(adapter) + adapter.description
+    assert query_key not in logged and SECRET not in logged and "key=[REDACTED]" in caplog.text

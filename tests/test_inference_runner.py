@@ -63,7 +63,7 @@ def test_one_record_per_unit_in_item_order(first_run, adapter):
     assert set(first["timings"]) == {"audio_s", "generate_s", "batch_size"}
     assert summary["counts"] == {"units": 24, "written": 24, "missing": 0, "ok": 24, "failed": 0,
                                  "failed_by_kind": {}, "not_applicable": {}, "truncated": 6, "resumed": 0,
-                                 "torn_lines": 0, "duplicates": 0}
+                                 "torn_lines": 0, "duplicates": 0, "skipped_at_load": 0}
     assert summary["status"] == "finished" and summary["models"]["main"]["max_audio_s"] == 2.0
     session = summary["sessions"][0]
     assert session["world_size"] == 1 and session["ran"] == 24
@@ -239,8 +239,8 @@ def test_unreadable_audio_is_a_counted_failure(adapter, mmar_raw, tmp_path, one_
     # A file damaged after the items were loaded (the header promises 3 s; the file holds far less): the
     # loader would refuse it at build time, so the runner is handed the items loaded before the damage.
     wav.write_bytes(wav.read_bytes()[:2000])
-    monkeypatch.setattr("audioreason.inference.runner.load_items",
-                        lambda benchmark, data, config=None, limit=None: items[:limit])
+    monkeypatch.setattr("audioreason.inference.runner.load_items_reported",
+                        lambda benchmark, data, config=None, limit=None, policy="raise": (items[:limit], []))
     summary = run(config(tmp_path / "out", raw, conditions=["full", "none"], templates=["plain"]), {"main": adapter})
     records = outputs(tmp_path / "out")
     assert summary["counts"]["failed_by_kind"] == {"audio": 1} and summary["counts"]["ok"] == 5
@@ -326,3 +326,144 @@ def test_an_option_the_adapter_does_not_take_is_refused_not_dropped():
 
     with pytest.raises(ValueError, match=r"the text-lm adapter takes no option 'preset'"):
         make_adapter("text-lm", "any/model", preset="qwen2-audio", device="cpu")
+
+
+class StoppedAfter:
+    """A real adapter stopped (Ctrl-C) on call ``calls + 1``; its first request ever fails when asked."""
+
+    def __init__(self, inner, calls, fail_first=False):
+        self.inner, self.calls, self.fail_first = inner, calls, fail_first
+        for name in ("name", "description", "max_audio_s", "sampling_rate", "takes_audio", "kind"):
+            setattr(self, name, getattr(inner, name))
+
+    def generate(self, requests, decoding):
+        if self.calls == 0:
+            raise KeyboardInterrupt
+        self.calls -= 1
+        out = self.inner.generate(requests, decoding)
+        if self.fail_first:
+            self.fail_first = False
+            out[0] = Generation(text=None, error="TimeoutError: no reply")
+        return out
+
+
+def test_a_killed_session_is_recorded_as_interrupted_by_the_next(adapter, mmar_raw, tmp_path, one_thread):
+    out = tmp_path / "stopped"
+    small = dict(conditions=["full", "none"], templates=["plain"], batch_size=1)  # 3 items x 2 = 6 units
+    with pytest.raises(KeyboardInterrupt):  # session 1: one failed, one done, then stopped
+        run(config(out, mmar_raw, **small), {"main": StoppedAfter(adapter, 2, fail_first=True)})
+    state = json.loads((out / RUN_FILE).read_text())
+    assert state["status"] == "running" and state["session"]["units"] == 6 and state.get("sessions", []) == []
+    assert not (out / "run.lock").exists()  # released on the way out
+    with pytest.raises(KeyboardInterrupt):  # session 2: records session 1 at its start, does one, is stopped
+        run(config(out, mmar_raw, **small), {"main": StoppedAfter(adapter, 1)})
+    state = json.loads((out / RUN_FILE).read_text())
+    [first] = state["sessions"]
+    assert first["status"] == "interrupted" and first["counts"] == {"total": 6, "done": 1, "failed": 1}
+    assert first["world_size"] == 1 and first["last_write"] is not None
+    assert state["status"] == "running" and state["session"]["resumed"] == 1
+    summary = run(config(out, mmar_raw, **small), {"main": adapter})
+    assert [s.get("status") for s in summary["sessions"]] == ["interrupted", "interrupted", None]
+    assert summary["sessions"][1]["counts"] == {"total": 6, "done": 2, "failed": 0}
+    assert summary["sessions"][2]["ran"] == 4 and summary["counts"]["ok"] == 6
+    assert summary["status"] == "finished" and "session" not in summary
+    assert json.loads((out / RUN_FILE).read_text()) == summary and not (out / "run.lock").exists()
+
+
+def dead_pid():
+    import subprocess
+    import sys
+
+    process = subprocess.Popen([sys.executable, "-c", "pass"])
+    process.wait()
+    return process.pid
+
+
+def write_lock(out, **content):
+    import socket
+
+    out.mkdir(parents=True, exist_ok=True)
+    holder = {"host": socket.gethostname(), "started": "2025-01-01T00:00:00+00:00", "process_start": None, **content}
+    (out / "run.lock").write_text(json.dumps(holder))
+
+
+def test_a_live_runs_lock_refuses_a_second_run_naming_it(adapter, mmar_raw, tmp_path):
+    import socket
+    import subprocess
+    import sys
+
+    from audioreason.inference.processes import RunLockError, process_start
+
+    holder = subprocess.Popen([sys.executable, "-c", "import time; time.sleep(60)"])
+    try:
+        write_lock(tmp_path / "held", pid=holder.pid, process_start=process_start(holder.pid))
+        with pytest.raises(RunLockError, match=f"being written by a live run \\(pid {holder.pid} on host "
+                                               f"'{socket.gethostname()}', started 2025-01-01"):
+            run(config(tmp_path / "held", mmar_raw), {"main": adapter})
+        assert not (tmp_path / "held" / "shards").exists() and not (tmp_path / "held" / RUN_FILE).exists()
+    finally:
+        holder.kill()
+        holder.wait()
+    write_lock(tmp_path / "remote", pid=holder.pid, host="another-host")
+    with pytest.raises(RunLockError, match="held by a run on another host .*if that run is dead, remove .*run.lock"):
+        run(config(tmp_path / "remote", mmar_raw), {"main": adapter})
+
+
+@pytest.mark.parametrize("holder", ["dead pid", "reused pid", "damaged"])
+def test_a_stale_lock_is_taken_over_with_a_message(holder, tmp_path, capsys):
+    import os
+
+    from audioreason.inference.processes import RunLock, process_start
+
+    out = tmp_path / "out"
+    if holder == "dead pid":
+        write_lock(out, pid=dead_pid())
+    elif holder == "reused pid":  # the pid runs, but as another process than the one that took the lock
+        write_lock(out, pid=os.getpid(), process_start=process_start(os.getpid()) - 1)
+    else:
+        out.mkdir()
+        (out / "run.lock").write_text('{"pid": 12')
+    lock = RunLock(out).acquire()
+    assert "taking over the stale lock of" in capsys.readouterr().err
+    assert json.loads((out / "run.lock").read_text())["pid"] == os.getpid()
+    lock.release()
+    assert not (out / "run.lock").exists() and sorted(p.name for p in out.iterdir()) == []
+
+
+def test_a_file_gone_after_load_is_a_counted_failure_under_every_condition(adapter, mmar_raw, tmp_path, one_thread,
+                                                                             monkeypatch):
+    raw = tmp_path / "raw"
+    shutil.copytree(mmar_raw, raw)
+    first = json.loads((raw / "MMAR-meta.jsonl").read_text().splitlines()[0])
+    items = load_items("mmar", str(raw))
+    (raw / first["audio_path"]).unlink()  # gone after the items were loaded (a moved disk, a cleaned folder)
+    monkeypatch.setattr("audioreason.inference.runner.load_items_reported",
+                        lambda benchmark, data, config=None, limit=None, policy="raise": (items[:limit], []))
+    summary = run(config(tmp_path / "out", raw, conditions=["full", "frag:2", "none"], templates=["plain"]),
+                  {"main": adapter})
+    assert summary["counts"]["failed_by_kind"] == {"audio": 3} and summary["counts"]["ok"] == 9
+    failed = [(r["condition"], r["error"]) for r in outputs(tmp_path / "out") if r["error"]]
+    missing = f"audio: audio file not found: {raw / first['audio_path']}"
+    assert failed == [("full", missing), ("frag:2:0", missing), ("frag:2:1", missing)]
+
+
+def test_unreadable_audio_at_load_is_refused_or_skipped_and_counted(adapter, mmar_raw, tmp_path, one_thread):
+    raw = tmp_path / "raw"
+    shutil.copytree(mmar_raw, raw)
+    second = json.loads((raw / "MMAR-meta.jsonl").read_text().splitlines()[1])
+    wav = raw / second["audio_path"]
+    wav.write_bytes(wav.read_bytes()[:2000])  # the header promises 3 s
+    small = dict(conditions=["full"], templates=["plain"])
+    with pytest.raises(ValueError, match=f"{second['id']}.*truncated WAV"):  # the default, as load_benchmark's
+        run(config(tmp_path / "refused", raw, **small), {"main": adapter})
+    with pytest.warns(UserWarning, match="unreadable_audio"):
+        summary = run(config(tmp_path / "skip", raw, on_missing_audio="skip", **small), {"main": adapter})
+    assert summary["counts"]["skipped_at_load"] == 1 and summary["counts"]["ok"] == 3
+    [skipped] = summary["skipped_items"]
+    assert skipped["id"] == second["id"] and skipped["reason"].startswith("unreadable_audio: ")
+    assert second["id"] not in {r["id"] for r in outputs(tmp_path / "skip")}
+    assert summary["config"]["on_missing_audio"] == "skip"
+    with pytest.warns(UserWarning, match="unreadable_audio"):
+        kept = run(config(tmp_path / "keep", raw, on_missing_audio="keep", **small), {"main": adapter})
+    assert kept["counts"]["skipped_at_load"] == 0 and kept["counts"]["failed_by_kind"] == {"audio": 1}
+    assert [r["id"] for r in outputs(tmp_path / "keep") if r["error"]] == [second["id"]]

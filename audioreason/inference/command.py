@@ -10,7 +10,6 @@ from __future__ import annotations
 import argparse
 import os
 import socket
-import subprocess
 import sys
 import urllib.parse
 from pathlib import Path
@@ -47,6 +46,8 @@ def check_run_args(args: argparse.Namespace) -> None:
             raise UsageError(f"--{name.replace('_', '-')} must be at least 1, got {value}")
     if args.max_audio_s is not None and not args.max_audio_s > 0:
         raise UsageError(f"--max-audio-s must be positive, got {args.max_audio_s}")
+    if args.max_audio_s is not None and args.adapter == "transformers":
+        check_max_audio_s(args)
     for option, kind in (("--adapter", args.adapter), ("--tb-adapter", args.tb_adapter)):
         if kind not in ADAPTERS:
             raise UsageError(f"{option} {kind!r} is not one of {', '.join(ADAPTERS)}")
@@ -64,6 +65,22 @@ def check_run_args(args: argparse.Namespace) -> None:
         raise UsageError("--num-processes launches accelerate itself; inside `accelerate launch` leave it out")
 
 
+def check_max_audio_s(args: argparse.Namespace) -> None:
+    """--max-audio-s above what the model's processor keeps, refused from the processor's config alone (where
+    the files cannot be read here, e.g. a Hub id offline, the adapter refuses it when it loads)."""
+    from .transformers_audio import checkpoint_cap_s, refuse_above_cap, resolve_preset
+
+    try:
+        preset, path = resolve_preset(args.model, args.preset)
+        cap = checkpoint_cap_s(path, preset)
+    except (OSError, ValueError):
+        return
+    try:
+        refuse_above_cap(args.max_audio_s, cap, preset, what="--max-audio-s ")
+    except ValueError as err:
+        raise UsageError(f"{err} ({args.model})") from None
+
+
 def command_line(args: argparse.Namespace, parser: argparse.ArgumentParser) -> list[str]:
     """The `run` arguments as given (defaults left out), without --num-processes: what each launched process gets."""
     out = ["run"]
@@ -79,14 +96,33 @@ def command_line(args: argparse.Namespace, parser: argparse.ArgumentParser) -> l
 
 
 def launch(args: argparse.Namespace, parser: argparse.ArgumentParser, processes: int) -> int:
-    """Re-run this command under `accelerate launch` with ``processes`` processes."""
+    """Re-run this command under `accelerate launch` with ``processes`` processes (this process holds the
+    --out folder's lock for them); they stop when this process is stopped (SIGINT, SIGTERM, or killed)."""
+    from .processes import LAUNCHER_ENV, supervise
+
+    return supervise(launch_command(args, parser, processes), {**os.environ, LAUNCHER_ENV: str(os.getpid())})
+
+
+def hold_out_folder(args: argparse.Namespace) -> Any:
+    """The --out folder's lock for this command (its run, its launched processes, evaluate's scoring): a
+    folder a live run writes is refused here, before any model loads."""
+    from .processes import FolderHold, HeldByLauncher, RunLockError
+
+    if int(os.environ.get("WORLD_SIZE", "1")) > 1:  # a launched process: the runner's main process locks
+        return HeldByLauncher(None, None)
+    try:
+        return FolderHold(Path(args.out).expanduser())
+    except RunLockError as err:
+        raise UsageError(str(err)) from None
+
+
+def launch_command(args: argparse.Namespace, parser: argparse.ArgumentParser, processes: int) -> list[str]:
     with socket.socket() as probe:  # a free port for the process group, so parallel runs never collide
         probe.bind(("127.0.0.1", 0))
         port = probe.getsockname()[1]
-    command = [sys.executable, "-m", "accelerate.commands.launch", "--multi_gpu", "--num_processes",
-               str(processes), "--num_machines", "1", "--mixed_precision", "no", "--dynamo_backend", "no",
-               "--main_process_port", str(port), "-m", "audioreason", *command_line(args, parser)]
-    return subprocess.run(command, check=False).returncode
+    return [sys.executable, "-m", "accelerate.commands.launch", "--multi_gpu", "--num_processes",
+            str(processes), "--num_machines", "1", "--mixed_precision", "no", "--dynamo_backend", "no",
+            "--main_process_port", str(port), "-m", "audioreason", *command_line(args, parser)]
 
 
 def run_command(args: argparse.Namespace) -> int:
@@ -100,10 +136,14 @@ def run_command(args: argparse.Namespace) -> int:
 
 def _run_command(args: argparse.Namespace) -> int:
     check_run_args(args)
-    if args.num_processes and args.num_processes > 1:
-        return launch(args, args.run_parser, args.num_processes)
-    run_from_args(args)
-    return 0
+    hold = hold_out_folder(args)
+    try:
+        if args.num_processes and args.num_processes > 1:
+            return launch(args, args.run_parser, args.num_processes)
+        run_from_args(args)
+        return 0
+    finally:
+        hold.release()
 
 
 def run_from_args(args: argparse.Namespace) -> None:
@@ -119,16 +159,19 @@ def run_from_args(args: argparse.Namespace) -> None:
                        benchmark_config=args.config, limit=args.limit, batch_size=args.batch_size,
                        adapter=args.adapter, tb_model=args.tb_model, tb_adapter=args.tb_adapter,
                        model_options={k: v for k, v in options.items() if v is not None}, decoding=args.decoding,
-                       fragment_cache=args.fragment_cache, progress=not args.no_progress)
+                       fragment_cache=args.fragment_cache, on_missing_audio=args.on_missing_audio,
+                       progress=not args.no_progress)
     try:
         summary = run(config)
     except ValueError as err:  # a resume into another run's folder, an unusable model/adapter combination
         raise UsageError(str(err)) from None
     if summary:  # the main process only
         counts = summary["counts"]
+        skipped = counts["skipped_at_load"]
+        skipped = f", {skipped} skipped at load (named in run.json)" if skipped else ""
         print(f"audioreason run: {counts['ok']} outputs, {counts['failed']} failed, "
               f"{sum(counts['not_applicable'].values())} not applicable, {counts['truncated']} truncated, "
-              f"{counts['resumed']} already done -> {Path(args.out) / 'outputs.jsonl'}")
+              f"{counts['resumed']} already done{skipped} -> {Path(args.out) / 'outputs.jsonl'}")
 
 
 def add_run_arguments(run: argparse.ArgumentParser) -> None:
@@ -152,12 +195,18 @@ def add_run_arguments(run: argparse.ArgumentParser) -> None:
     run.add_argument("--dtype", default="auto", choices=("auto", "float32", "float16", "bfloat16"))
     run.add_argument("--device-map", help="e.g. auto: spread one model over this machine's GPUs (1 process)")
     run.add_argument("--attn-implementation", help="sdpa, flash_attention_2 or eager")
-    run.add_argument("--max-audio-s", type=float, help="cut audio to this many leading seconds (below the preset's)")
+    run.add_argument("--max-audio-s", type=float, help="cut audio to this many leading seconds (below the preset's; above what the "
+                                                        "model's processor keeps is refused before it loads)")
     run.add_argument("--max-new-tokens", type=int, default=1024)
     run.add_argument("--temperature", type=float, default=0.0, help="0 = greedy (default)")
     run.add_argument("--top-p", type=float, default=1.0)
     run.add_argument("--seed", type=int, default=0)
     run.add_argument("--fragment-cache", help="where fragments are kept (default: <out>/fragments)")
+    run.add_argument("--on-missing-audio", choices=("raise", "skip", "keep"), default="raise",
+                     help="raw folders: an item whose audio is missing or unreadable at load: raise (default, as "
+                          "load_benchmark: the run is refused, every such file listed), skip (run the rest; "
+                          "each skipped item is counted and named in run.json), keep (its audio conditions "
+                          "fail as counted errors; none and tb run)")
     run.add_argument("--no-progress", action="store_true", help="no progress bars")
 
 
@@ -287,14 +336,18 @@ def evaluate_command(args: argparse.Namespace) -> int:
             options = score_options(args)
         except ValueError as err:
             raise UsageError(str(err)) from None
-        if args.num_processes and args.num_processes > 1:
-            status = launch(args, args.launch_parser, args.num_processes)
-            if status:
-                return status
-        else:
-            run_from_args(args)
-        _quiet()
-        _score_and_print(args.out, options)
+        hold = hold_out_folder(args)
+        try:
+            if args.num_processes and args.num_processes > 1:
+                status = launch(args, args.launch_parser, args.num_processes)
+                if status:
+                    return status
+            else:
+                run_from_args(args)
+            _quiet()
+            _score_and_print(args.out, options)
+        finally:
+            hold.release()
     except UsageError as err:
         args.evaluate_parser.exit(2, f"audioreason evaluate: error: {err}\n")
     return 0

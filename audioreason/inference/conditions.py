@@ -210,7 +210,10 @@ class AudioPreparer:
 
     def _cached_fragments(self, path: Path) -> dict[str, Any]:
         """The fragments of ``path`` for N = 2..5 at the model's rate, cut once and kept in the cache."""
-        stat = path.stat()
+        try:
+            stat = path.stat()
+        except OSError:  # gone since the items were loaded: a counted audio failure, as under full
+            raise AudioError(f"audio file not found: {path}") from None
         key = hashlib.sha256(f"{path.resolve()}|{stat.st_size}|{stat.st_mtime_ns}|{self.sampling_rate}"
                              .encode()).hexdigest()[:20]
         folder = self.fragment_cache / key

@@ -23,6 +23,12 @@ per request, and its key handling (read from ``api_key_env`` when first used; ev
 credentials). A batch runs concurrently on one event loop that the adapter keeps for its lifetime, so the
 limit and a Retry-After pause carry over from one batch to the next; ``close()`` ends it.
 
+Keys never reach a record or a log: the reply text, the error and the finish reason are scrubbed with the
+judge layer's ``scrub`` (the key from ``api_key_env``, every value in ``base_url``'s query string and its
+password, and anything shaped like a credential: a proxy or a model that quotes the key); a reply that was
+changed says so in ``details["scrubbed"]``. httpx logs every request's full URL at INFO, so the records of
+the HTTP client's loggers (httpx, httpx2, openai) have the same secrets redacted.
+
 A request that cannot be served never raises: it comes back as a ``Generation`` with ``error`` set
 ("<kind>: <message>", kinds as in ``audioreason.judges``: rate_limited, timeout, server_error,
 connection_error, bad_response, client_error, deadline; and here also invalid_request for a clip this
@@ -33,9 +39,11 @@ from __future__ import annotations
 
 import asyncio
 import base64
+import logging
 import math
 import threading
 import time
+import urllib.parse
 from typing import Any, Coroutine, Mapping, Optional, Sequence, TypeVar
 
 from ..audio import AudioError
@@ -47,6 +55,46 @@ from .base import DecodingParams, Generation, GenerationRequest
 T = TypeVar("T")
 AUDIO_POSITIONS = ("first", "last")
 INVALID_REQUEST, EMPTY_REPLY = "invalid_request", "empty_reply"
+
+
+HTTP_LOGGERS = ("httpx", "httpx2", "openai", "openai._base_client")
+
+
+def url_secrets(base_url: Optional[str]) -> list[str]:
+    """What in a server URL may be a credential: every query-string value (``?key=...``) and the password."""
+    if not base_url:
+        return []
+    parts = urllib.parse.urlsplit(str(base_url))
+    values = [value for _, value in urllib.parse.parse_qsl(parts.query, keep_blank_values=False)]
+    return [v for v in values + [parts.password or ""] if v]
+
+
+class _RedactSecrets(logging.Filter):
+    """Scrubs the registered secrets from every record of the logger it is attached to."""
+
+    def __init__(self) -> None:
+        super().__init__("audioreason-redact")
+        self.secrets: set[str] = set()
+
+    def filter(self, record: logging.LogRecord) -> bool:
+        if self.secrets:
+            message = record.getMessage()
+            clean = scrub(message, sorted(self.secrets))
+            if clean != message:
+                record.msg, record.args = clean, ()
+        return True
+
+
+_REDACT = _RedactSecrets()
+
+
+def redact_http_logs(secrets: Sequence[Optional[str]]) -> None:
+    """Keep ``secrets`` out of what the HTTP client's loggers print (httpx logs each URL at INFO)."""
+    _REDACT.secrets.update(s for s in secrets if s and len(s) >= 4)
+    for name in HTTP_LOGGERS:
+        logger = logging.getLogger(name)
+        if _REDACT not in logger.filters:
+            logger.addFilter(_REDACT)
 
 
 class _LoopThread:
@@ -103,6 +151,8 @@ class OpenAIAudioAdapter:
         self.takes_audio = bool(takes_audio)
         self.audio_position = audio_position
         self.request_budget_s = request_budget_s
+        self._url_secrets = url_secrets(base_url)
+        redact_http_logs(self._url_secrets)
         where = "OpenAI" if base_url is None else "an OpenAI-compatible server"
         audio = (f"input_audio: 16-bit PCM WAV at {sampling_rate} Hz, "
                  f"{'no limit' if max_audio_s is None else f'at most {max_audio_s:g} s'}"
@@ -113,7 +163,7 @@ class OpenAIAudioAdapter:
         self._loop: Optional[_LoopThread] = None
 
     def __repr__(self) -> str:
-        return f"OpenAIAudioAdapter(name={self.name!r}, client={self.client!r})"
+        return f"OpenAIAudioAdapter(name={self.name!r}, client={self._scrub(repr(self.client))})"
 
     # ------------------------------------------------------------------ the interface
     def generate(self, requests: Sequence[GenerationRequest], decoding: DecodingParams) -> list[Generation]:
@@ -122,6 +172,7 @@ class OpenAIAudioAdapter:
             return []
         if self._loop is None:
             self._loop = _LoopThread(f"openai-audio-{self.name}")
+        redact_http_logs(self._secrets())  # the key is read from the environment when used
         params = {"temperature": float(decoding.temperature), "top_p": float(decoding.top_p),
                   "max_tokens": decoding.max_new_tokens}
         if decoding.seed is not None:
@@ -174,8 +225,8 @@ class OpenAIAudioAdapter:
         budget = TimeBudget(self.request_budget_s, what="request") if self.request_budget_s else None
         try:
             completion = await self.client.complete(messages, params, budget)
-        except JudgeCallError as err:  # already scrubbed
-            return Generation(text=None, error=f"{err.kind}: {err}",
+        except JudgeCallError as err:  # scrubbed of the key; here also of the URL's secrets
+            return Generation(text=None, error=f"{err.kind}: {self._scrub(err)}",
                               details={"attempts": err.attempts, "call_errors": dict(err.call_errors),
                                        "request_s": time.perf_counter() - started})
         except Exception as err:  # noqa: BLE001 - one request must not take the batch down
@@ -183,16 +234,23 @@ class OpenAIAudioAdapter:
                               details={"attempts": 1, "call_errors": {}, "request_s": time.perf_counter() - started})
         details = {"attempts": completion.attempts, "call_errors": dict(completion.call_errors),
                    "request_s": time.perf_counter() - started}
+        finish_reason = None if completion.finish_reason is None else self._scrub(completion.finish_reason)
         if completion.text is None:
-            return Generation(text=None, finish_reason=completion.finish_reason, prompt_tokens=completion.prompt_tokens,
-                              error=f"{EMPTY_REPLY}: the reply has no text (finish_reason={completion.finish_reason!r})",
+            return Generation(text=None, finish_reason=finish_reason, prompt_tokens=completion.prompt_tokens,
+                              error=f"{EMPTY_REPLY}: the reply has no text (finish_reason={finish_reason!r})",
                               details=details)
-        return Generation(text=completion.text, prompt_tokens=completion.prompt_tokens,
-                          completion_tokens=completion.completion_tokens, finish_reason=completion.finish_reason,
+        text = self._scrub(completion.text)
+        if text != completion.text:  # a reply quoting a key (a leaky proxy): kept out, and said so
+            details["scrubbed"] = True
+        return Generation(text=text, prompt_tokens=completion.prompt_tokens,
+                          completion_tokens=completion.completion_tokens, finish_reason=finish_reason,
                           details=details)
 
-    def _scrub(self, err: BaseException) -> str:
-        return scrub(err, self.client._secrets())
+    def _secrets(self) -> list[Optional[str]]:
+        return [*self.client._secrets(), *self._url_secrets]
+
+    def _scrub(self, text: Any) -> str:
+        return scrub(text, self._secrets())
 
     def _count(self, generation: Generation) -> None:
         stats = self.stats
@@ -206,4 +264,5 @@ class OpenAIAudioAdapter:
             stats["failures"][kind] = stats["failures"].get(kind, 0) + 1
 
 
-__all__ = ["AUDIO_POSITIONS", "EMPTY_REPLY", "INVALID_REQUEST", "OpenAIAudioAdapter"]
+__all__ = ["AUDIO_POSITIONS", "EMPTY_REPLY", "HTTP_LOGGERS", "INVALID_REQUEST", "OpenAIAudioAdapter",
+           "redact_http_logs", "url_secrets"]

@@ -9,7 +9,13 @@ Layout of ``--out``::
     run.json                 config, model descriptions, templates (name, hash, source), decoding, package
                              versions, git commit, each session (start, end, processes, units run, seconds
                              in the generation loop of the slowest process, items/s), counts (done,
-                             failed, not applicable, truncated, resumed, torn lines, duplicates)
+                             failed, not applicable, truncated, resumed, torn lines, duplicates, items
+                             skipped at load by ``on_missing_audio="skip"``, named in skipped_items); while a
+                             session runs its status is "running", and a session killed before it
+                             finished is recorded by the next one as "interrupted" with its counts
+                             (done, failed, total)
+    run.lock                 the live run's pid, host and start time: a second run on the folder is
+                             refused while it lives; a stale lock is taken over (``processes``)
     shards/rank-<r>.jsonl    each process appends every finished output to its own shard, flushed and
                              fsynced per item, so a killed run loses at most the item in flight
     outputs.jsonl            the outputs of this command's units, gathered in item order (then condition,
@@ -40,6 +46,7 @@ import os
 import platform
 import subprocess
 import time
+from contextlib import ExitStack
 from dataclasses import asdict, dataclass, field
 from pathlib import Path
 from typing import Any, Iterable, Optional, Sequence
@@ -48,6 +55,7 @@ from ..audio.errors import AudioError
 from ..jsonl import JSON_KINDS, json_type, read_json_file, read_json_objects
 from .base import DecodingParams, Generation, GenerationRequest, ModelAdapter
 from .conditions import AudioPreparer, Condition, PreparedAudio, local_path, not_applicable, parse_conditions
+from .processes import LAUNCHER_ENV, die_with_parent, lock_run_folder
 from .prompts import DEFAULT_TEMPLATES, PromptTemplate, TemplateMismatch, parse_templates
 
 RUN_FILE = "run.json"
@@ -82,6 +90,7 @@ class RunConfig:
     model_options: dict[str, Any] = field(default_factory=dict)
     decoding: DecodingParams = field(default_factory=DecodingParams)
     fragment_cache: Optional[str] = None       # default: <out>/fragments
+    on_missing_audio: str = "raise"            # raw folders: raise | skip (counted in run.json) | keep
     progress: bool = True
 
     def to_dict(self) -> dict[str, Any]:
@@ -128,13 +137,40 @@ def make_adapter(kind: str, model: str, **options: Any) -> ModelAdapter:
 # Items and units
 # ------------------------------------------------------------------------------------------------
 
-def load_items(benchmark: str, data: str, config: Optional[str] = None, limit: Optional[int] = None) -> list[dict]:
+def load_items(benchmark: str, data: str, config: Optional[str] = None, limit: Optional[int] = None,
+               on_missing_audio: str = "raise") -> list[dict]:
     """The benchmark's items as dicts in dataset order, audio undecoded ({"path", "bytes"})."""
+    return load_items_reported(benchmark, data, config, limit, on_missing_audio)[0]
+
+
+def load_items_reported(benchmark: str, data: str, config: Optional[str] = None, limit: Optional[int] = None,
+                        on_missing_audio: str = "raise") -> tuple[list[dict], list[dict[str, str]]]:
+    """(items, the items left out at load: [{"id", "reason"}]). ``on_missing_audio`` is the builder's
+    policy for an item whose audio is missing, unreadable or outside the raw folder (raw folders only):
+    "raise" (the load fails, listing every one), "skip" (left out and returned), "keep" (audio None: its
+    audio conditions fail as counted errors)."""
+    import warnings
+
     from datasets import Audio
 
     from ..data import load_benchmark
 
-    dataset = load_benchmark(benchmark, data, config=config)
+    options = {} if on_missing_audio == "raise" else {"on_missing_audio": on_missing_audio}
+    try:
+        dataset, report = load_benchmark(benchmark, data, config=config, return_report=True, **options)
+    except TypeError as err:
+        if options and "raw folders only" in str(err):
+            raise ValueError(f"on_missing_audio={on_missing_audio!r} applies to raw benchmark folders; {data} is "
+                             "a Hub-ready folder or Hub id (its audio is checked as each item runs, and a failure "
+                             "is counted)") from None
+        raise
+    skipped: list[dict[str, str]] = []
+    if report is not None:
+        if not report.ok:
+            warnings.warn(report.summary(), UserWarning, stacklevel=2)
+        why = {i.item_id: f"{i.kind}: {i.detail}" for kind in ("missing_audio", "unreadable_audio",
+                                                              "audio_outside_root") for i in report.of_kind(kind)}
+        skipped = [{"id": i.item_id, "reason": why.get(i.item_id, i.detail)} for i in report.of_kind("skipped")]
     dataset = dataset.cast_column("audio", Audio(decode=False))
     if limit is not None:
         dataset = dataset.select(range(min(limit, len(dataset))))
@@ -144,7 +180,7 @@ def load_items(benchmark: str, data: str, config: Optional[str] = None, limit: O
         if item["id"] in seen:
             raise ValueError(f"item id {item['id']!r} occurs twice; outputs are keyed by id")
         seen.add(item["id"])
-    return items
+    return items, skipped
 
 
 def plan_units(items: Sequence[dict], conditions: Sequence[Condition], templates: Sequence[PromptTemplate],
@@ -450,17 +486,21 @@ def run(config: RunConfig, adapters: Optional[dict[str, ModelAdapter]] = None) -
     import torch
     from accelerate import PartialState
 
+    if os.environ.get(LAUNCHER_ENV) or os.environ.get("TORCHELASTIC_RUN_ID"):
+        die_with_parent()  # a launched worker stops when its launcher does, however it is stopped
     # Without an accelerator, PartialState runs a launched process alone unless told it is a CPU run (then
     # the processes join one gloo group).
     state = PartialState(cpu=not torch.accelerator.is_available())
     try:
-        return _run(config, adapters, state)
+        with ExitStack() as held:
+            return _run(config, adapters, state, held)
     finally:
         if state.num_processes > 1:
             state.destroy_process_group()
 
 
-def _run(config: RunConfig, given: Optional[dict[str, ModelAdapter]], state: Any) -> Optional[dict[str, Any]]:
+def _run(config: RunConfig, given: Optional[dict[str, ModelAdapter]], state: Any,
+         held: ExitStack) -> Optional[dict[str, Any]]:
     from ..data import benchmark_spec
 
     out = Path(config.out)
@@ -469,13 +509,16 @@ def _run(config: RunConfig, given: Optional[dict[str, ModelAdapter]], state: Any
     templates = parse_templates(config.templates or [DEFAULT_TEMPLATES[benchmark]])
     if config.batch_size < 1:
         raise ValueError(f"batch_size must be >= 1, got {config.batch_size}")
+    if state.is_main_process:  # one live run per folder, taken before any model loads
+        held.callback(lock_run_folder(out).release)
     started = _now()
     device = str(state.device) if not config.model_options.get("device_map") else None
     adapters = _adapters_for(config, conditions, device, given)
     fragments = Path(config.fragment_cache) if config.fragment_cache else out / "fragments"
     preparers = {role: AudioPreparer(a.sampling_rate, a.max_audio_s, fragments) for role, a in adapters.items()}
     with state.main_process_first():  # one process builds the datasets cache, the others read it
-        items = load_items(benchmark, config.data, config.benchmark_config, config.limit)
+        items, skipped_at_load = load_items_reported(benchmark, config.data, config.benchmark_config, config.limit,
+                                                     config.on_missing_audio)
     names = {role: a.name for role, a in adapters.items()}
     units, not_applicable_counts = plan_units(items, conditions, templates, names, preparers.get("main") or
                                               preparers["tb"])
@@ -484,10 +527,15 @@ def _run(config: RunConfig, given: Optional[dict[str, ModelAdapter]], state: Any
     before = read_shards(shard_dir) if shard_dir.is_dir() else ShardRead([])
     finished = {k for k, r in select_records(before.records)[0].items() if r.get("error") is None}
     state.wait_for_everyone()  # everyone has read the run file and the shards before anyone writes
-    if state.is_main_process:
-        write_run_file(out, {**(previous or {}), "identity": identity, "config": config.to_dict(),
-                             "status": "running", "started": (previous or {}).get("started", started)})
     pending = [u for u in units if u.key not in finished]
+    if state.is_main_process:
+        if previous is not None and previous.get("status") == "running":  # its session was killed
+            previous = record_interrupted(out, previous, before.records)
+        session = {"started": started, "world_size": state.num_processes, "units": len(units),
+                   "resumed": len(units) - len(pending), "shard_records": _outcomes(before.records)}
+        write_run_file(out, {**(previous or {}), "identity": identity, "config": config.to_dict(),
+                             "status": "running", "started": (previous or {}).get("started", started),
+                             "session": session})
     mine = length_sorted(pending)[state.process_index::state.num_processes]
     writer = ShardWriter(shard_dir / f"rank-{state.process_index}.jsonl")
     runner = Runner(adapters, preparers, items, config.decoding, writer, state.process_index)
@@ -509,7 +557,7 @@ def _run(config: RunConfig, given: Optional[dict[str, ModelAdapter]], state: Any
     if state.is_main_process:
         summary = gather(out, units, not_applicable_counts, config, adapters, templates, identity, previous,
                          started, len(finished & {u.key for u in units}), state.num_processes, before.torn_lines,
-                         loop_seconds)
+                         loop_seconds, skipped_at_load)
     state.wait_for_everyone()  # no process leaves before the outputs are gathered
     return summary
 
@@ -524,9 +572,10 @@ def _progress(total: int, enabled: bool, world: int):
 def gather(out: Path, units: Sequence[Unit], not_applicable_counts: dict[str, int], config: RunConfig,
            adapters: dict[str, ModelAdapter], templates: Sequence[PromptTemplate], identity: dict[str, Any],
            previous: Optional[dict], started: str, resumed: int, world: int, torn_at_start: int,
-           loop_seconds: float) -> dict[str, Any]:
+           loop_seconds: float, skipped_at_load: Sequence[dict] = ()) -> dict[str, Any]:
     """Rank 0, after every process is done: outputs.jsonl in output order and run.json with the counts
-    (``torn_at_start``: torn last lines the shards held when this session started, left by a killed run)."""
+    (``torn_at_start``: torn last lines the shards held when this session started, left by a killed run;
+    ``skipped_at_load``: the items the loader left out, by the on_missing_audio policy)."""
     shards = read_shards(out / SHARD_DIR)
     chosen, duplicates = select_records(shards.records)
     ordered = [chosen[u.key] for u in units if u.key in chosen]
@@ -569,12 +618,47 @@ def gather(out: Path, units: Sequence[Unit], not_applicable_counts: dict[str, in
             "resumed": resumed,
             "torn_lines": torn_at_start,
             "duplicates": duplicates,
+            "skipped_at_load": len(skipped_at_load),
         },
+        "skipped_items": list(skipped_at_load),
         "status": "finished" if len(ordered) == len(units) else "incomplete",
         "outputs": OUTPUTS_FILE,
     }
     write_run_file(out, summary)
     return summary
+
+
+def _outcomes(records: Iterable[dict]) -> dict[str, int]:
+    ok = failed = 0
+    for record in records:
+        if record.get("error") is None:
+            ok += 1
+        else:
+            failed += 1
+    return {"ok": ok, "failed": failed}
+
+
+def record_interrupted(out: Path, previous: dict[str, Any], records: Sequence[dict]) -> dict[str, Any]:
+    """A run file still "running" when the next session starts (holding the lock) is a session that was
+    killed: it is added to the sessions as interrupted, with its counts (total: its units; done: finished
+    at its start plus those it wrote; failed: the failures it wrote), and written at once."""
+    begun = previous.get("session") if isinstance(previous.get("session"), dict) else {}
+    before = begun.get("shard_records") if isinstance(begun.get("shard_records"), dict) else {}
+    sessions = previous.get("sessions") if isinstance(previous.get("sessions"), list) else []
+    now = _outcomes(records)
+    shards = list((out / SHARD_DIR).glob("rank-*.jsonl"))
+    last = max((p.stat().st_mtime for p in shards), default=None)
+    entry = {"started": begun.get("started"), "status": "interrupted", "world_size": begun.get("world_size"),
+             "last_write": (_dt.datetime.fromtimestamp(last, _dt.timezone.utc).isoformat(timespec="seconds")
+                            if last is not None else None),
+             "counts": {"total": begun.get("units"),
+                        "done": begun.get("resumed", 0) + now["ok"] - before.get("ok", 0),
+                        "failed": now["failed"] - before.get("failed", 0)},
+             "found": _now()}
+    updated = {k: v for k, v in previous.items() if k != "session"}
+    updated.update(status="interrupted", sessions=sessions + [entry])
+    write_run_file(out, updated)
+    return updated
 
 
 def write_run_file(out: Path, content: dict[str, Any]) -> None:

@@ -220,6 +220,32 @@ def processor_cap_s(processor: Any, preset: Preset) -> Optional[float]:
     return None
 
 
+def checkpoint_cap_s(path: str, preset: Preset) -> Optional[float]:
+    """``processor_cap_s`` from the checkpoint's processor files alone (preprocessor_config.json or
+    processor_config.json; no weights, no tokenizer), so a limit can be checked before the model loads."""
+    import inspect
+    from types import SimpleNamespace
+
+    import transformers
+
+    if preset.processor_cap == "n_samples":
+        extractor = transformers.AutoFeatureExtractor.from_pretrained(path)
+        return processor_cap_s(SimpleNamespace(feature_extractor=extractor), preset)
+    if preset.processor_cap == "max_audio_len":
+        cls = getattr(transformers, preset.processor_class)
+        processor_dict, _ = cls.get_processor_dict(path)
+        default = inspect.signature(cls.__init__).parameters["max_audio_len"].default
+        return processor_cap_s(SimpleNamespace(max_audio_len=processor_dict.get("max_audio_len", default)), preset)
+    return None
+
+
+def refuse_above_cap(requested: Optional[float], cap: Optional[float], preset: Preset,
+                     what: str = "max_audio_s=") -> None:
+    if requested is not None and cap is not None and requested > cap:
+        raise ValueError(f"{what}{requested:g} exceeds the {cap:g} s the {preset.processor_class} keeps; it would "
+                         "cut the rest without a record")
+
+
 # ------------------------------------------------------------------------------------------------
 # Adapter
 # ------------------------------------------------------------------------------------------------
@@ -276,9 +302,7 @@ class TransformersAudioAdapter:
         if cap is not None and (limit is None or cap < limit):
             limit, basis = cap, f"{basis}; the processor keeps only the first {cap:g} s"
         if requested is not None:
-            if cap is not None and requested > cap:
-                raise ValueError(f"max_audio_s={requested} exceeds the {cap:g} s the {self.preset.processor_class} "
-                                 "keeps; it would cut the rest without a record")
+            refuse_above_cap(requested, cap, self.preset)
             limit, basis = float(requested), f"set by the user (preset: {self.preset.max_audio_basis})"
         return limit, basis
 
@@ -318,4 +342,4 @@ class TransformersAudioAdapter:
 
 
 __all__ = ["PRESETS", "Preset", "TransformersAudioAdapter", "audio_only_processor", "check_model_type",
-           "load_processor", "processor_cap_s", "resolve_preset"]
+           "checkpoint_cap_s", "load_processor", "processor_cap_s", "refuse_above_cap", "resolve_preset"]
