@@ -231,7 +231,7 @@ def _deep(path: Path) -> Path:
     ("an items.jsonl line is an array", "items.jsonl", "items.jsonl: record 1 is a list, not an object"),
     ("counts is a list", "results.json", "malformed (AttributeError: 'list' object has no attribute 'get')"),
     ("results.json nested 100,000 deep", "results.json", "results.json: nested too deeply to read"),
-    ("outputs.jsonl nested 100,000 deep", "outputs.jsonl", "outputs.jsonl: nested too deeply to read"),
+    ("outputs.jsonl nested 100,000 deep", "outputs.jsonl", "outputs.jsonl:1: JSON nested too deeply to read"),
 ])
 def test_a_malformed_run_is_one_line_naming_its_file(tmp_path, case, file, message):
     run = write_run(tmp_path / "run", "mmar", {"accuracy": {"status": "ok", "results": [accuracy("official_slot", 0.5)]}},

@@ -73,7 +73,7 @@ def test_records_repeated_verbatim_are_scored_once_and_counted(tmp_path, raw):
     results = json.loads((folder / "results.json").read_text())
     assert results["duplicates"] == 4
     (entry,) = results["scorers"]["accuracy"]["results"]
-    assert (entry["rule"], entry["n"], entry["accuracy"]) == ("official", 4, 0.5)
+    assert (entry["rule"], entry["n"], entry["accuracy"]) == ("official_slot", 4, 0.5)
     assert entry["official_scorer_accuracy"] == 0.5
     assert [s["n"] for s in results["sets"]] == [4]
     rows = [json.loads(x) for x in (folder / "items.jsonl").read_text().splitlines()]
