@@ -156,3 +156,8 @@ def test_on_missing_audio_skip_runs_the_rest_and_counts_the_skipped_item(tmp_pat
            "run.json)" in printed
     summary = json.loads((tmp_path / "out" / "run.json").read_text())
     assert summary["counts"]["skipped_at_load"] == 1 and [s["id"] for s in summary["skipped_items"]] == [first["id"]]
+    # `score` reads the run's items with the run's own load policy: the two outputs are scored, the skipped
+    # item is not an item of the run (it was refused before: "unreadable")
+    assert main(["score", str(tmp_path / "out"), "--scorers", "accuracy", "--no-progress"]) == 0
+    results = json.loads((tmp_path / "out" / "results.json").read_text())
+    assert [s["n"] for s in results["sets"]] == [2]

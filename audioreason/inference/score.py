@@ -153,7 +153,8 @@ def read_run(folder: Any, data: Optional[str] = None) -> RunFolder:
     benchmark = benchmark_spec(config["benchmark"]).name
     source = data or config["data"]
     try:
-        loaded = load_items(benchmark, source, config.get("benchmark_config"), config.get("limit"))
+        loaded = load_items(benchmark, source, config.get("benchmark_config"), config.get("limit"),
+                            config.get("on_missing_audio") or "raise")  # the run's own load policy
     except (OSError, ValueError) as err:
         raise ValueError(f"cannot read the benchmark's items from {source!r} ({err}); pass the data folder "
                          "with --data") from None

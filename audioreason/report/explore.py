@@ -111,7 +111,8 @@ def _benchmark_items(folder: Path, run: Mapping[str, Any], notes: list[str]) -> 
     try:
         from ..inference.runner import load_items
 
-        loaded = load_items(config["benchmark"], config["data"], config.get("benchmark_config"), config.get("limit"))
+        loaded = load_items(config["benchmark"], config["data"], config.get("benchmark_config"), config.get("limit"),
+                            config.get("on_missing_audio") or "raise")
     except (ImportError, OSError, ValueError) as err:
         notes.append(f"the benchmark items at {config['data']!r} cannot be read here ({type(err).__name__}: {err}); "
                      "the questions, choices and audio are not shown")
