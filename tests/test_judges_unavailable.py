@@ -157,3 +157,16 @@ def test_compat_sends_only_the_items_requests(server):
     expected = [scorer.messages(i, r, a) for i, r, a in zip(ITEMS, reasonings(), ANSWERS)]
     assert len(requests) == 3 * 5 and all(r["messages"] in expected for r in requests)
     assert all(r["params"] == {"temperature": 0, "seed": 42} for r in requests)
+
+
+def test_the_space_shows_the_cause(server):
+    import importlib.util
+
+    import gradio as gr
+
+    spec = importlib.util.spec_from_file_location("mmar_rubrics_app", ROOT / "metrics" / "mmar_rubrics" / "app.py")
+    app = importlib.util.module_from_spec(spec)
+    spec.loader.exec_module(app)
+    records = json.dumps(dict(ITEMS[0], reasoning="r", predicted_answer=ITEMS[0]["answer"]))
+    with pytest.raises(gr.Error, match="unknown model 'no-such-model'"):
+        app.score(records, "no-such-model", server.base_url, "UNAVAILABLE_TEST_KEY", True, 5, "server")

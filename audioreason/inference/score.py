@@ -23,8 +23,9 @@ Writes, into the run folder (or ``out``):
 
 A judge that cannot work (no API key; the first request refused with 401, 403 or 404, or no connection) is
 found by the judge layer on the scorer's first real request (``audioreason.judges.JudgeUnavailable``; no
-extra request is sent) and makes the scorer unavailable; busy replies (429, 5xx) are retried per item. Verdicts are cached in
-``<run>/judge-cache.sqlite`` unless ``JudgeOptions.cache`` says otherwise, so a rerun pays for nothing twice.
+extra request is sent) and makes the scorer unavailable; busy replies (429, 5xx) are retried per item.
+Verdicts are cached in ``<run>/judge-cache.sqlite`` unless ``JudgeOptions.cache`` says otherwise, so a rerun
+pays for nothing twice.
 """
 from __future__ import annotations
 
