@@ -245,10 +245,14 @@ def items_from_columns(references: Sequence[Any], choices: Sequence[Sequence[str
                        **columns: Optional[Sequence[Any]]) -> list[dict]:
     """Item dicts from parallel columns (the `evaluate` shell): ``references`` are gold texts or letters."""
     n = len(references)
-    if choices is None or len(choices) != n:
-        raise ValueError(f"choices must give one list per reference ({n})")
+    if choices is None or all(c is None for c in choices):
+        raise ValueError("choices is missing: give one list of option texts per row (choices=[[...], ...])")
+    if len(choices) != n:
+        raise ValueError(f"choices must give one list per reference ({n}), got {len(choices)}")
     items = []
     for i in range(n):
+        if choices[i] is None:
+            raise ValueError(f"choices[{i}] (row {i}) is missing: every multiple-choice row needs its options")
         item = {"answer": references[i], "choices": list(choices[i])}
         for name, col in columns.items():
             if col is not None:

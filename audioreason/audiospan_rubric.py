@@ -492,7 +492,8 @@ class AudioSpanRubricScorer:
     """Judges OEQ responses and scores them. ``judge``: any ``Judge``; ``raters`` draws of it (an ensemble of
     one model); or ``ensemble``: a ready ``JudgeEnsemble`` (several models). ``aggregation`` of the raters'
     Rubric scores per item: "mean" (default), "trimmed_mean" or "majority". ``retry_invalid_cached``: judge
-    again the requests whose cached outcome is an invalid reply (default True)."""
+    again the requests whose cached outcome is an invalid reply (default True). A judge that cannot work at
+    all makes ``score`` raise ``JudgeUnavailable`` before any item is scored (``audioreason.judges.client``)."""
 
     def __init__(self, judge: Optional[Judge] = None, *, raters: int = 1, ensemble: Optional[JudgeEnsemble] = None,
                  aggregation: str = AGGREGATION, sampling: Optional[SamplingParams] = None, cache: Any = None,

@@ -198,6 +198,8 @@ class MMARRubricsScorer:
         run_timeout_s: of the whole run (None: unbounded).
     retry_invalid_cached: judge again the requests whose cached outcome is an invalid reply (default True:
         a fixed deployment must not inherit a broken one's replies); False serves them from the cache.
+    A judge that cannot work at all (no key, the first request refused or unable to connect) makes ``score``
+    raise ``JudgeUnavailable`` before any item is scored (``audioreason.judges.client``), never a 0.
     """
 
     def __init__(self, judge: Optional[Judge] = None, *, compat: bool = False, raters: int = 5,

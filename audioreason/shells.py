@@ -14,6 +14,8 @@ combination hand each module exactly its declared columns: give every column of 
 from __future__ import annotations
 
 import json
+import math
+import numbers
 from collections.abc import Mapping
 from typing import Any, Callable, Iterable, MutableMapping, Optional, Sequence, Union
 
@@ -63,6 +65,8 @@ def judge_from_options(judge: Any, model: Optional[str], options: MutableMapping
 
 
 _TEXT = datasets.Value("string")
+_BOOL = datasets.Value("bool")
+_INT = datasets.Value("int64")
 _TEXTS = datasets.Sequence(datasets.Value("string"))
 _BREAKDOWNS = {name: _TEXT for name in ("operation", "duration_tier", "language", "cognitive_level", "dimension")}
 
@@ -70,8 +74,8 @@ _BREAKDOWNS = {name: _TEXT for name in ("operation", "duration_tier", "language"
 INPUTS: dict[str, dict[str, Any]] = {
     "aria": {"choices": _TEXTS, "audio": _TEXT, "model": _TEXT, "condition": _TEXT},
     "mmar_rubrics": {"answers": _TEXT},
-    "audiospan_rubric": {"item_id": _TEXT, "choices": _TEXTS, "verdicts": _TEXT, "mcq_correct": datasets.Value("bool")},
-    "anchor_chain": {"choices": _TEXTS, "item_id": _TEXT, "chain_id": _TEXT, "link_position": datasets.Value("int64"),
+    "audiospan_rubric": {"item_id": _TEXT, "choices": _TEXTS, "verdicts": _TEXT, "mcq_correct": _BOOL},
+    "anchor_chain": {"choices": _TEXTS, "item_id": _TEXT, "chain_id": _TEXT, "link_position": _INT,
                      **_BREAKDOWNS},
     "text_prior_decomposition": {"model": _TEXT, "item_id": _TEXT, "condition": _TEXT, "choices": _TEXTS,
                                  "category": _TEXT, "question": _TEXT},
@@ -114,6 +118,19 @@ def options(name: str) -> tuple[str, ...]:
 def features(name: str, predictions: Any = _TEXT) -> datasets.Features:
     """The declared features of scorer ``name``: predictions, references (gold texts or ids) and its inputs."""
     return datasets.Features({"predictions": predictions, "references": _TEXT, **INPUTS[name]})
+
+
+def _fits(feature: Any, value: Any) -> bool:
+    """Whether a per-item value is one the declared bool or int64 column holds as it is (NaN is neither)."""
+    from .text_prior import as_correctness
+
+    if feature == _BOOL:
+        return as_correctness(value) is not None
+    if isinstance(value, bool):
+        return False
+    if isinstance(value, numbers.Integral):
+        return True
+    return isinstance(value, numbers.Real) and math.isfinite(value) and float(value).is_integer()
 
 
 def present(column: Optional[Sequence[Any]]) -> Optional[list]:
@@ -194,6 +211,11 @@ class ShellMetric(evaluate.Metric):
                         values[i] = json.dumps(v)
                     elif v is not None and not isinstance(v, str):
                         raise ValueError(f"{name}[{i}] must be a string (or an integer id), got {v!r}")
+            elif feature in (_BOOL, _INT):  # checked here: the Arrow cast reads NaN as True, or fails unnamed
+                for i, v in enumerate(values):
+                    if v is not None and not _fits(feature, v):
+                        kind = "true, false (or 1, 0)" if feature == _BOOL else "an integer"
+                        raise ValueError(f"{name}[{i}] (row {i}) must be {kind} or null, got {v!r}")
             out[name] = values
         return out
 

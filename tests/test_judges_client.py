@@ -9,8 +9,8 @@ import time
 
 import pytest
 
-from audioreason.judges import (AdaptiveLimiter, JsonReplySchema, JudgeRequest, JudgeRunner, OpenAICompatibleJudge,
-                                SamplingParams, VerdictCache, VerdictSchema)
+from audioreason.judges import (AdaptiveLimiter, JsonReplySchema, JudgeRequest, JudgeRunner, JudgeUnavailable,
+                                OpenAICompatibleJudge, SamplingParams, VerdictCache, VerdictSchema)
 from judge_server import running_server
 
 RUBRIC = [{"name": "Cue Identification: Throat Singing", "choices": [0, 1]},
@@ -46,6 +46,7 @@ SCRIPT = {"scenarios": {
     "always_429": [{"status": 429, "body": {"error": {"message": "slow down"}}}],
     "always_hang": [{"hang_s": 2.0}],
     "unauthorized": [{"echo_auth": True, "status": 401}],
+    "denied_later": [{"by_text": {"[deny-": {"echo_auth": True, "status": 401}}, "default": {"reply": GOOD}}],
     "marker": [{"reply_from_marker": True}],
     "honest_despite_injection": [{"reply": GOOD}],
     "obeys_injection": [{"reply": FULL_MARKS}],
@@ -308,7 +309,7 @@ def test_concurrency_limit_bounds_requests_in_flight(server):
         return time.monotonic() - started
 
     assert wall(2, "c2") >= 8 * 0.3 / 2 - 0.05  # never more than 2 at once
-    assert wall(8, "c8") < 8 * 0.3 / 2  # all 8 overlap
+    assert wall(8, "c8") < 0.3 + 8 * 0.3 / 2  # the first contact alone (0.3 s), then the other 7 overlap
 
 
 def test_api_key_never_leaks(server, tmp_path, monkeypatch, caplog):
@@ -316,15 +317,19 @@ def test_api_key_never_leaks(server, tmp_path, monkeypatch, caplog):
     caplog.set_level(logging.DEBUG)
     cache = VerdictCache(tmp_path / "secret.sqlite")
     ok = judge_one(make_runner(server, "ok", cache=cache), "secret-ok")
-    denied_runner = make_runner(server, "unauthorized", cache=cache)
-    denied = judge_one(denied_runner, "secret-denied")
-    assert ok.ok and denied.status == "call_failed"
+    with pytest.raises(JudgeUnavailable) as refused:  # the run's first request refused: a configuration error
+        judge_one(make_runner(server, "unauthorized", cache=cache), "secret-refused")
+    assert "HTTP 401" in str(refused.value) and "[REDACTED]" in str(refused.value)
+    # After a first reply, a 401 is that item's failure, recorded (scrubbed) and not retried.
+    denied_runner = make_runner(server, "denied_later")  # no cache: the requests start in order
+    first, denied = denied_runner.run([JudgeRequest(t, messages(t), SCHEMA) for t in ("allow-1", "deny-1")])
+    assert ok.ok and first.ok and denied.status == "call_failed"
     assert denied.calls == 1 and denied.call_errors == {"client_error": 1}  # a 401 is not retried
     assert "HTTP 401" in denied.error and "[REDACTED]" in denied.error
     assert all(r["authorization_sent"] for r in requests_for(server, "unauthorized"))
     cache.close()
-    for text in (denied.error, json.dumps(denied.to_dict()), json.dumps(ok.to_dict()), caplog.text,
-                 repr(denied_runner.judge), server.log_text(),
+    for text in (str(refused.value), denied.error, json.dumps(denied.to_dict()), json.dumps(ok.to_dict()),
+                 caplog.text, repr(denied_runner.judge), server.log_text(),
                  (tmp_path / "secret.sqlite").read_bytes().decode("latin-1")):
         assert SECRET not in text and SECRET[:12] not in text
     for wal in tmp_path.glob("secret.sqlite*"):
@@ -334,8 +339,9 @@ def test_api_key_never_leaks(server, tmp_path, monkeypatch, caplog):
 def test_missing_key_for_openai_itself_is_a_clear_failure(monkeypatch):
     monkeypatch.delenv("JUDGE_TEST_MISSING_KEY", raising=False)
     judge = OpenAICompatibleJudge("gpt-4o-2024-11-20", api_key_env="JUDGE_TEST_MISSING_KEY")
-    result = JudgeRunner(judge).run([JudgeRequest("x", messages("missing-key"), SCHEMA)])[0]
-    assert result.status == "call_failed" and "JUDGE_TEST_MISSING_KEY" in result.error and result.calls == 0
+    with pytest.raises(JudgeUnavailable, match="judge gpt-4o-2024-11-20 at the OpenAI API is unavailable: no API "
+                                               "key: set the environment variable JUDGE_TEST_MISSING_KEY"):
+        JudgeRunner(judge).run([JudgeRequest("x", messages("missing-key"), SCHEMA)])
 
 
 # ------------------------------------------------------------------------------------ limiter and backoff

@@ -88,7 +88,7 @@ def make_audiospan_run(root: Path) -> Path:
     run(RunConfig(model=SCRIPTED, benchmark="audiospan", data=str(data), out=str(folder), benchmark_config="all",
                   progress=False), adapters={"main": ScriptedModel(reply)})
     score_run(folder, ScoreOptions(scorers=["accuracy", "anchor_chain", "audiospan_rubric"], progress=False,
-                                   judge=JudgeOptions(judge=ScriptedJudge(_oeq_verdicts), probe=False)))
+                                   judge=JudgeOptions(judge=ScriptedJudge(_oeq_verdicts))))
     return folder
 
 

@@ -7,6 +7,7 @@ import socket
 import pytest
 
 from audioreason.cli import main
+from audioreason.judges import VerdictCache
 from audioreason.inference.score import RESULTS_FILE, JudgeOptions, ScoreOptions, score_run
 from test_score_results import OUTPUTS, build_hand_run
 
@@ -62,9 +63,10 @@ def test_auto_names_every_scorer(hand_run):
 
 @pytest.mark.parametrize("judge, reason", [
     (dict(api_key_env="NO_SUCH_KEY_VARIABLE"),
-     "judge gpt-4o-2024-11-20 at the OpenAI API is not reachable: no API key: set the environment variable "
+     "judge gpt-4o-2024-11-20 at the OpenAI API is unavailable: no API key: set the environment variable "
      "NO_SUCH_KEY_VARIABLE"),
-    (dict(base_url="CLOSED"), "is not reachable: gave up after 1 attempts; last error: connection error"),
+    # found on the first item's own request (no extra request is sent), before any item is scored
+    (dict(base_url="CLOSED"), "is unavailable: cannot connect to the server: Connection error"),
     (dict(model="local:/no/such/model"), "local judge /no/such/model cannot be loaded"),
 ])
 def test_no_judge_reachable_is_unavailable_with_the_reason(hand_run, tmp_path, judge, reason):
@@ -75,7 +77,8 @@ def test_no_judge_reachable_is_unavailable_with_the_reason(hand_run, tmp_path, j
     section = results["scorers"]["mmar_rubrics"]
     assert section["status"] == "unavailable" and reason in section["reason"] and "results" not in section
     assert results["not_run"]["mmar_rubrics"]["reason"] == section["reason"]
-    assert not (hand_run / "judge-cache.sqlite").exists()  # no judge, no verdict
+    cache = hand_run / "judge-cache.sqlite"
+    assert not cache.exists() or len(VerdictCache(cache)) == 0  # no judge, no verdict
 
 
 def test_the_command_prints_an_unavailable_judge_and_succeeds(hand_run, tmp_path, capsys):

@@ -54,7 +54,7 @@ def verdict(item, scores):
     return json.dumps([{"name": c["name"], "score": s, "justification": "checked"} for c, s in zip(item["rubric"], scores)])
 
 
-# The judge's reply depends on the item (a phrase of its question); the probe gets "OK".
+# The judge's reply depends on the item (a phrase of its question); anything else gets "OK".
 SCRIPT = {"scenarios": {"rubric-judge": [{"by_text": {"natural environment": {"reply": verdict(ITEMS[0], [1, 1, 0, 0, 0])},
                                                       "too little food": {"reply": verdict(ITEMS[1], [1, 1, 1, 1, 0])}},
                                           "default": {"reply": "OK"}}]}}
@@ -121,10 +121,8 @@ def test_results_json_holds_the_hand_computed_numbers(scored):
 
 def test_the_judge_saw_each_gated_item_five_times(scored, server):
     requests = [r for r in server.requests() if r["scenario"] == "rubric-judge"]
-    probes = [r for r in requests if r["messages"][-1]["content"] == "Reply with the word OK."]
-    judged = [r for r in requests if r not in probes]
-    assert len(probes) == 1 and len(judged) == 3 * 5
-    assert all(r["params"]["temperature"] == 0 and r["params"]["seed"] == 42 for r in judged)
+    assert len(requests) == 3 * 5  # no extra reachability request: the first real one is the check
+    assert all(r["params"]["temperature"] == 0 and r["params"]["seed"] == 42 for r in requests)
 
 
 def test_a_rerun_pays_for_no_verdict_twice(scored, server, tmp_path):
@@ -133,7 +131,7 @@ def test_a_rerun_pays_for_no_verdict_twice(scored, server, tmp_path):
     run_dir, options, first = scored
     before = len(server.requests())
     again = score_run(run_dir, replace(options, scorers=["mmar_rubrics"], perturbations=[], out=str(tmp_path)))
-    assert len(server.requests()) == before + 1  # the probe only: every verdict came from the judge cache
+    assert len(server.requests()) == before  # every verdict came from the judge cache
     assert by_set(again["scorers"]["mmar_rubrics"])["none"]["rubrics"] == \
            by_set(first["scorers"]["mmar_rubrics"])["none"]["rubrics"]
     assert by_set(again["scorers"]["mmar_rubrics"])["none"]["judge_stats"]["cache_hits"] == 2 * 5

@@ -25,16 +25,16 @@ Writes, into the run folder (or ``out``):
                    each rater's verdict per criterion and its justification, text-prior label, each
                    perturbation's answer and ARIA)
 
-A judge's reachability is checked with one short request before its scorer runs (``probe_judge``); busy
-replies (429, 5xx) count as reachable, since the scorer retries them. Verdicts are cached in
-``<run>/judge-cache.sqlite`` unless ``JudgeOptions.cache`` says otherwise, so a rerun pays for nothing twice.
+A judge that cannot work (no API key; the first request refused with 401, 403 or 404, or no connection) is
+found by the judge layer on the scorer's first real request (``audioreason.judges.JudgeUnavailable``; no
+extra request is sent) and makes the scorer unavailable; busy replies (429, 5xx) are retried per item.
+Verdicts are cached in ``<run>/judge-cache.sqlite`` unless ``JudgeOptions.cache`` says otherwise, so a rerun
+pays for nothing twice.
 """
 from __future__ import annotations
 
-import asyncio
 import datetime as _dt
 import json
-import logging
 import math
 from dataclasses import asdict, dataclass, field
 from pathlib import Path
@@ -60,7 +60,7 @@ class JudgeOptions:
     transformers chat LM in this process (``packaged:SmolLM2-135M-Instruct``, a folder). ``judge``: a ready
     ``audioreason.judges.Judge`` instead (Python use). ``cache``: the verdict cache (None: the run folder's
     judge-cache.sqlite). ``compat`` and ``official_scorer``: MMAR-Rubrics' official-scorer behaviour and
-    wording. ``probe``: check reachability with one short request first."""
+    wording."""
 
     model: Optional[str] = None
     base_url: Optional[str] = None
@@ -69,8 +69,6 @@ class JudgeOptions:
     compat: bool = False
     official_scorer: Optional[str] = None
     judge: Any = None
-    probe: bool = True
-    probe_timeout_s: float = 30.0
 
     def to_dict(self) -> dict[str, Any]:
         out = {k: v for k, v in asdict(self).items() if k != "judge"}
@@ -222,43 +220,10 @@ def _applicable(output_set: OutputSet, items: Sequence[Mapping[str, Any]]) -> se
 # Judges
 # ---------------------------------------------------------------------------------------------
 
-def probe_judge(judge: Any, timeout_s: float = 30.0) -> Optional[str]:
-    """None when an OpenAI-compatible judge answers one short request (or answers busy: 429/5xx), else why
-    not (no key, no server, refused credentials, unknown model...). Other judges are not probed."""
-    from ..judges import OpenAICompatibleJudge
-    from ..judges.base import RATE_LIMITED, SERVER_ERROR, JudgeCallError
-
-    if not isinstance(judge, OpenAICompatibleJudge):
-        return None
-    probe = OpenAICompatibleJudge(judge.model, base_url=judge.base_url, api_key_env=judge.api_key_env,
-                                  max_attempts=1, server_error_attempts=1, timeout_s=timeout_s,
-                                  default_headers=judge.default_headers)
-
-    async def ping() -> None:
-        try:
-            await probe.complete([{"role": "user", "content": "Reply with the word OK."}], {})
-        finally:
-            await probe.aclose()
-
-    client_log = logging.getLogger("audioreason.judges")
-    level = client_log.level
-    client_log.setLevel(logging.ERROR)  # a refused probe is reported once, as the scorer's reason
-    try:
-        asyncio.run(ping())
-    except JudgeCallError as err:
-        if err.kind in (RATE_LIMITED, SERVER_ERROR):
-            return None
-        where = judge.base_url or "the OpenAI API"
-        return f"judge {judge.model} at {where} is not reachable: {err}"
-    finally:
-        client_log.setLevel(level)
-    return None
-
-
 def build_judge(scorer: str, options: JudgeOptions) -> tuple[Any, Optional[str]]:
     """(judge, None) or (None, why it is unavailable)."""
     from ..backends import BackendUnavailable
-    from ..judges import MMAR_JUDGE_MODEL, LocalJudge
+    from ..judges import MMAR_JUDGE_MODEL, JudgeUnavailable, LocalJudge
 
     if options.judge is not None:
         return options.judge, None
@@ -279,8 +244,11 @@ def build_judge(scorer: str, options: JudgeOptions) -> tuple[Any, Optional[str]]
         from ..judges import OpenAICompatibleJudge
 
         judge = OpenAICompatibleJudge(model, base_url=options.base_url, api_key_env=options.api_key_env)
-    reason = probe_judge(judge, options.probe_timeout_s) if options.probe else None
-    return (None, reason) if reason else (judge, None)
+    try:
+        judge.check_key()  # no request: a refused or unreachable server shows on the first real one
+    except JudgeUnavailable as err:
+        return None, str(err)
+    return judge, None
 
 
 class ProgressJudge:
@@ -319,6 +287,7 @@ def _judged_section(name: str, run: RunFolder, options: ScoreOptions) -> Section
     if reason:
         return unavailable(reason)
     from ..answers import official_string_match
+    from ..judges import JudgeUnavailable
     from .scorers import answer_text, item_format
 
     cache = options.judge.cache or str(run.folder / JUDGE_CACHE_FILE)
@@ -346,6 +315,8 @@ def _judged_section(name: str, run: RunFolder, options: ScoreOptions) -> Section
     try:
         build = mmar_rubrics_section if name == "mmar_rubrics" else audiospan_rubric_section
         section = build(make_scorer, run.sets, run.items)
+    except JudgeUnavailable as err:  # found on the first request, before any item was scored
+        return unavailable(str(err))
     finally:
         wrapped.bar.close()
     for entry in section.results:
@@ -623,4 +594,4 @@ _ROW_BUILDERS = {"accuracy": _accuracy_rows, "aria": _aria_rows, "perturbations"
 
 __all__ = ["ITEMS_FILE", "JUDGE_CACHE_FILE", "RESULTS_FILE", "JudgeOptions", "ProgressJudge", "Row", "RunFolder",
            "ScoreOptions", "build_judge", "check_extraction", "format_table", "json_safe", "parse_scorers",
-           "probe_judge", "read_run", "result_rows", "score_run"]
+           "read_run", "result_rows", "score_run"]

@@ -15,10 +15,10 @@ Modules: ``client`` (OpenAI-compatible HTTP judge), ``local`` (in-process transf
 completions, call errors, credential scrubbing).
 """
 from .base import (MMAR_CLIENT_REQUESTS, MMAR_JUDGE_MODEL, MMAR_MAX_ATTEMPTS, MMAR_SEED, MMAR_TEMPERATURE,
-                   MMAR_TIMEOUT_S, TRANSIENT_KINDS, Completion, Judge, JudgeCallError, SamplingParams, TimeBudget,
-                   scrub)
+                   MMAR_TIMEOUT_S, TRANSIENT_KINDS, Completion, Judge, JudgeCallError, JudgeUnavailable, SamplingParams,
+                   TimeBudget, scrub)
 from .cache import VerdictCache, cache_key
-from .client import AdaptiveLimiter, OpenAICompatibleJudge, parse_retry_after
+from .client import AdaptiveLimiter, OpenAICompatibleJudge, is_local_url, parse_retry_after
 from .ensemble import (AGGREGATIONS, DEFAULT_ITEM_TIMEOUT_S, Aggregate, EnsembleItem, EnsembleResult, JudgeEnsemble,
                        Rater, aggregate)
 from .local import LocalJudge
@@ -30,8 +30,9 @@ from .verdicts import (Criterion, CriterionScore, JsonReplySchema, ParseOutcome,
 __all__ = ["AGGREGATIONS", "DEFAULT_ITEM_TIMEOUT_S", "MMAR_CLIENT_REQUESTS", "MMAR_TIMEOUT_S", "TRANSIENT_KINDS",
            "TimeBudget", "parse_mmar_official", "AdaptiveLimiter", "Aggregate", "CALL_FAILED", "Completion", "Criterion",
            "CriterionScore", "EnsembleItem", "EnsembleResult", "INVALID", "Judge", "JudgeCallError",
+           "JudgeUnavailable",
            "JsonReplySchema", "JudgeEnsemble", "JudgeRequest", "JudgeResult", "JudgeRunner", "JudgeStats", "LocalJudge",
            "MMAR_JUDGE_MODEL", "MMAR_MAX_ATTEMPTS", "MMAR_SEED", "MMAR_TEMPERATURE", "OK",
            "OpenAICompatibleJudge", "ParseOutcome", "Rater", "ReplySchema", "SamplingParams", "Verdict", "VerdictCache",
-           "VerdictSchema", "aggregate", "cache_key", "extract_json_values", "parse_verdict",
+           "VerdictSchema", "aggregate", "cache_key", "extract_json_values", "is_local_url", "parse_verdict",
            "reask_messages", "scrub", "validate_value"]

@@ -79,6 +79,13 @@ class JudgeCallError(Exception):
         self.retryable = retryable
 
 
+class JudgeUnavailable(RuntimeError):
+    """A judge that cannot work at all: no API key for a remote server, or the run's first request refused
+    (HTTP 401, 403, 404) or unable to connect. A configuration error, raised out of the scorer before any item
+    is scored, never counted as a failed item. Its message is scrubbed and names the model, the server and
+    the cause."""
+
+
 class TimeBudget:
     """Seconds of active judging allowed for one item (every rater, retry, re-ask and back-off of it) or for
     a whole run (``what="run"``).

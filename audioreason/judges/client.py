@@ -17,7 +17,18 @@ Flow control, all in this module (the ``openai`` client's own retries are switch
   * other 4xx (bad request, auth, not found) fail at once, since repeating cannot fix them;
   * a hard per-request timeout (``timeout_s``), counted and retried;
   * an optional ``TimeBudget`` per call (the runner passes the item's): no request starts, and no back-off
-    runs, past it; each request's timeout is cut to what is left of it.
+    runs, past it; each request's timeout is cut to what is left of it;
+  * the first contact (per event loop, i.e. per run): until the server has answered once, one request at a
+    time is sent (the first item's own request; no extra one), the others wait. If that first attempt is
+    refused with HTTP 401, 403 or 404 (bad key, no access, unknown model) or cannot connect, every request
+    of the run raises ``JudgeUnavailable`` naming the cause: a configuration error, not a failed item. Any
+    other answer (a reply, 429, 5xx, another 4xx, a broken body) or a timeout opens the run to full
+    concurrency, and from then on every failure is counted per item as above.
+
+A missing API key is also ``JudgeUnavailable`` (before any request) for OpenAI itself (no ``base_url``) and
+for a remote ``base_url``; a local one (loopback, a private-network address, a single-label host name such as
+``vllm`` or ``gpu-node-3``) gets the placeholder key "EMPTY" that vLLM, TGI and llama.cpp accept, as does any
+server when ``api_key_env=None`` says it takes no key.
 
 The API key is read from an environment variable (``api_key_env``) when the client is first used; it is
 never stored on this object, and every error message passes through ``scrub`` before it is raised,
@@ -27,6 +38,7 @@ from __future__ import annotations
 
 import asyncio
 import email.utils
+import ipaddress
 import logging
 import math
 import os
@@ -37,13 +49,71 @@ from collections import deque
 from typing import Any, Mapping, Optional, Sequence
 
 from .base import (BAD_RESPONSE, CLIENT_ERROR, CONNECTION_ERROR, MMAR_MAX_ATTEMPTS, RATE_LIMITED, SERVER_ERROR,
-                   TIMEOUT, Completion, JudgeCallError, TimeBudget, scrub)
+                   TIMEOUT, Completion, JudgeCallError, JudgeUnavailable, TimeBudget, scrub)
 
 log = logging.getLogger("audioreason.judges")
 
 DEFAULT_SERVER_ERROR_ATTEMPTS = 3
 DEFAULT_RECOVERY_S = 5.0
 _RETRYABLE_STATUS = {408, 409, 429}
+# What a refusal of the run's first request means (the judge cannot work at all: JudgeUnavailable).
+_UNAVAILABLE_STATUS = {401: "the server refused the credentials: check the key in {env}",
+                       403: "the server denied access with this key: check the key's permissions for the model",
+                       404: "unknown model {model!r}, or no chat-completions endpoint at this base_url"}
+
+
+def is_local_url(base_url: str) -> bool:
+    """True for a server on this machine or a private network (loopback, private or link-local address,
+    localhost, a single-label host name): one that may need no API key."""
+    host = (urllib.parse.urlsplit(base_url).hostname or "").rstrip(".").lower()
+    if host == "localhost" or host.endswith(".localhost") or "." not in host and ":" not in host:
+        return True
+    try:
+        address = ipaddress.ip_address(host)
+    except ValueError:
+        return False
+    return address.is_loopback or address.is_private or address.is_link_local
+
+
+class _FirstContact:
+    """Per event loop: until the server has answered once, one request at a time is let through (see the
+    module docstring); its outcome opens the loop, or fails it with a ``JudgeUnavailable`` every request
+    then raises."""
+
+    def __init__(self) -> None:
+        self.opened = False
+        self.error: Optional[JudgeUnavailable] = None
+        self._trying = False
+        self._changed = asyncio.Event()
+
+    async def enter(self) -> bool:
+        """True when this request is the one that tries the server first."""
+        while not self.opened:
+            if self.error is not None:
+                raise JudgeUnavailable(str(self.error))
+            if not self._trying:
+                self._trying = True
+                return True
+            await self._changed.wait()
+        return False
+
+    def _settle(self) -> None:
+        self._trying = False
+        self._changed.set()
+        self._changed = asyncio.Event()
+
+    def open(self) -> None:
+        self.opened = True
+        self._settle()
+
+    def fail(self, error: JudgeUnavailable) -> JudgeUnavailable:
+        self.error = error
+        self._settle()
+        return error
+
+    def leave(self) -> None:
+        """The trying request ended without an outcome (cancelled, out of time): the next one tries."""
+        self._settle()
 
 
 class AdaptiveLimiter:
@@ -142,8 +212,9 @@ class OpenAICompatibleJudge:
 
     ``name`` (default: ``model``) identifies the judge in cache keys and results; set it when one model
     name means different weights on different servers (e.g. "default" on two vLLM servers).
-    Without the API key variable set, a ``base_url`` server gets the placeholder key "EMPTY" (vLLM, TGI
-    and llama.cpp need none); OpenAI itself (no ``base_url``) raises a clear error.
+    Without the API key variable set, a local ``base_url`` server gets the placeholder key "EMPTY" (vLLM,
+    TGI and llama.cpp need none); OpenAI itself (no ``base_url``) and a remote server raise
+    ``JudgeUnavailable`` (``api_key_env=None``: the server takes no key, "EMPTY" is sent).
     """
 
     def __init__(self, model: str, *, base_url: Optional[str] = None, api_key_env: Optional[str] = "OPENAI_API_KEY",
@@ -177,7 +248,8 @@ class OpenAICompatibleJudge:
         self.max_retry_after_s = max_retry_after_s
         self.default_headers = dict(default_headers or {})
         self._rng = rng or random.Random()
-        self._per_loop: dict[int, tuple[Any, Any, AdaptiveLimiter]] = {}  # id(loop) -> (loop, client, limiter)
+        # id(loop) -> (loop, client, limiter, first contact)
+        self._per_loop: dict[int, tuple[Any, Any, AdaptiveLimiter, _FirstContact]] = {}
         # The limiter of the latest event loop, kept after the run for reports (limit, lowest_limit).
         self.limiter: Optional[AdaptiveLimiter] = None
 
@@ -186,20 +258,34 @@ class OpenAICompatibleJudge:
                 f"api_key_env={self.api_key_env!r}, concurrency={self.concurrency})")
 
     # ------------------------------------------------------------------ per-loop resources
+    def _where(self) -> str:
+        return f"judge {self.model} at {self.base_url or 'the OpenAI API'}"
+
+    def _unavailable(self, cause: str, server_text: str = "") -> JudgeUnavailable:
+        """The error naming the cause; what the server or the transport said is scrubbed of credentials."""
+        detail = f": {scrub(server_text, self._secrets())}" if server_text else ""
+        return JudgeUnavailable(f"{self._where()} is unavailable: {cause}{detail}")
+
     def _api_key(self) -> str:
         key = os.environ.get(self.api_key_env) if self.api_key_env else None
         if key:
             return key
         if self.base_url is None:
-            raise JudgeCallError(f"no API key: set the environment variable {self.api_key_env or 'OPENAI_API_KEY'}",
-                                 kind=CLIENT_ERROR, attempts=0)
+            raise self._unavailable(f"no API key: set the environment variable {self.api_key_env or 'OPENAI_API_KEY'}")
+        if self.api_key_env and not is_local_url(self.base_url):
+            raise self._unavailable(f"no API key: set the environment variable {self.api_key_env} (the server is "
+                                    "not on this machine or a private network; api_key_env=None sends no key)")
         return "EMPTY"
+
+    def check_key(self) -> None:
+        """Raise ``JudgeUnavailable`` now, without a request, when the API key the judge needs is not set."""
+        self._api_key()
 
     def _secrets(self) -> list[Optional[str]]:
         return [os.environ.get(self.api_key_env) if self.api_key_env else None]
 
-    def _resources(self) -> tuple[Any, AdaptiveLimiter]:
-        """The AsyncOpenAI client and limiter of the running loop (both hold loop-bound state)."""
+    def _resources(self) -> tuple[Any, AdaptiveLimiter, _FirstContact]:
+        """The AsyncOpenAI client, limiter and first-contact gate of the running loop (loop-bound state)."""
         loop = asyncio.get_running_loop()
         entry = self._per_loop.get(id(loop))
         if entry is None or entry[0] is not loop:
@@ -207,10 +293,10 @@ class OpenAICompatibleJudge:
 
             client = AsyncOpenAI(api_key=self._api_key(), base_url=self.base_url, max_retries=0,
                                  timeout=self.timeout_s, default_headers=self.default_headers or None)
-            entry = (loop, client, AdaptiveLimiter(self.concurrency))
+            entry = (loop, client, AdaptiveLimiter(self.concurrency), _FirstContact())
             self._per_loop[id(loop)] = entry
             self.limiter = entry[2]
-        return entry[1], entry[2]
+        return entry[1], entry[2], entry[3]
 
     async def aclose(self) -> None:
         """Close the current loop's HTTP client (the runner calls this at the end of a run)."""
@@ -226,9 +312,20 @@ class OpenAICompatibleJudge:
 
     async def complete(self, messages: Sequence[Mapping[str, Any]], params: Mapping[str, Any],
                        budget: Optional[TimeBudget] = None) -> Completion:
+        client, limiter, contact = self._resources()
+        first = await contact.enter()
+        try:
+            return await self._complete(client, limiter, contact if first else None, messages, params, budget)
+        finally:
+            if first and not contact.opened and contact.error is None:
+                contact.leave()
+
+    async def _complete(self, client: Any, limiter: AdaptiveLimiter, contact: Optional[_FirstContact],
+                        messages: Sequence[Mapping[str, Any]], params: Mapping[str, Any],
+                        budget: Optional[TimeBudget]) -> Completion:
+        """One reply; ``contact``: this request tries the server first, so its first answer decides the run."""
         import openai
 
-        client, limiter = self._resources()
         # The typed ``chat.completions.create`` re-walks every message through its type hints (~3 ms of CPU
         # per call); the client's documented custom-request path sends the same JSON with the same auth,
         # connection pool and error types.
@@ -256,6 +353,14 @@ class OpenAICompatibleJudge:
             except openai.APIStatusError as err:
                 status = err.status_code
                 last_error = f"HTTP {status}: {err.message}"
+                if contact is not None:
+                    cause = _UNAVAILABLE_STATUS.get(status)
+                    if cause:
+                        limiter.release()
+                        cause = cause.format(env=self.api_key_env, model=self.model)
+                        raise contact.fail(self._unavailable(cause, last_error)) from None
+                    contact.open()  # the server answers: from here on a failure is the item's
+                    contact = None
                 if status == 429:
                     kind, overloaded = RATE_LIMITED, True
                     retry_after = parse_retry_after(err.response.headers)
@@ -271,11 +376,18 @@ class OpenAICompatibleJudge:
                     raise self._error(f"{last_error} (not retried)", CLIENT_ERROR, attempt, errors, waited) from None
             except openai.APIConnectionError as err:
                 kind, last_error = CONNECTION_ERROR, f"connection error: {err}"
+                if contact is not None:
+                    limiter.release()
+                    detail = f"{err} ({err.__cause__})" if err.__cause__ is not None else str(err)
+                    raise contact.fail(self._unavailable("cannot connect to the server", detail)) from None
             except (openai.APIResponseValidationError, ValueError, _BadResponse) as err:  # JSONDecodeError too
                 kind, last_error = BAD_RESPONSE, f"unusable response body: {err}"
             except BaseException:
                 limiter.release()
                 raise
+            if contact is not None:  # a reply, a timeout or a broken body: the run goes on, per item
+                contact.open()
+                contact = None
             if kind is None:
                 limiter.release(success=True)
                 completion.attempts, completion.call_errors, completion.waited_s = attempt, errors, waited

@@ -28,7 +28,8 @@ from dataclasses import asdict, dataclass, field, fields
 from pathlib import Path
 from typing import Any, Mapping, Optional, Sequence, Union
 
-from .base import TRANSIENT_KINDS, Completion, Judge, JudgeCallError, SamplingParams, TimeBudget, scrub
+from .base import (TRANSIENT_KINDS, Completion, Judge, JudgeCallError, JudgeUnavailable, SamplingParams, TimeBudget,
+                   scrub)
 from .cache import VerdictCache, cache_key
 from .verdicts import ReplySchema, Verdict, parse_verdict, reask_messages
 
@@ -303,6 +304,8 @@ class JudgeRunner:
                 if resend and err.kind in TRANSIENT_KINDS and not last:
                     continue  # the official scorer's loop: a transient failure costs one of the attempts
                 break
+            except JudgeUnavailable:  # a judge that cannot work at all is the run's error, not this item's
+                raise
             except Exception as err:  # a backend bug must not kill the batch; record it, scrubbed
                 result.calls += 1
                 result.status = CALL_FAILED

@@ -55,6 +55,9 @@ Args:
         ValueError naming the item and rater. No judge is called.
     mcq_correct (list of bool or dict pair_id -> bool, optional): MCQ outcomes of the twin items.
     return_items (bool): also return per-item scores and verdicts.
+    A judge that cannot work (no API key for the OpenAI API or a remote base_url; the first request refused
+    with 401, 403 or 404, or unable to connect) raises audioreason.judges.JudgeUnavailable naming the cause
+    before any item is scored; later failures are counted per item (n_failed).
     Inputs are checked before any judge call; a bad one is a ValueError naming the item (position and id)
     and the field: ids must be distinct; each criterion needs importance essential|supporting and a
     time_range null or [start, end] seconds, finite, 0 <= start <= end; mcq_correct flags must be

@@ -10,7 +10,7 @@ from importlib import resources
 
 import gradio as gr
 
-from audioreason.judges import MMAR_JUDGE_MODEL, Completion, JudgeCallError
+from audioreason.judges import MMAR_JUDGE_MODEL, Completion, JudgeCallError, JudgeUnavailable
 from audioreason.judges.base import CLIENT_ERROR
 from audioreason.jsonl import parse_json_records
 from audioreason.mmar_rubrics import MMARRubricsScorer, default_judge
@@ -97,7 +97,7 @@ def score(records_text: str, model: str, base_url: str, api_key_env: str, compat
         scorer = MMARRubricsScorer(judge, compat=bool(compat), raters=n_raters)
         result = scorer.score(rows, [r["reasoning"] for r in rows], [r["predicted_answer"] for r in rows],
                               return_items=True)
-    except ValueError as err:  # a record the scorer cannot use: check_items names it
+    except (ValueError, JudgeUnavailable) as err:  # a record check_items names, or a judge that cannot work
         raise gr.Error(str(err))
     progress(1.0, desc="done")
     overall = {"headers": ["group", "value"] + COLUMNS,

@@ -47,6 +47,9 @@ Args:
     raters (int), cache (path), max_reasks (int), min_valid_raters (int), protocol ("instance" | "system"),
     sampling (SamplingParams), ensemble (JudgeEnsemble), item_timeout_s (float): see MMARRubricsScorer.
     return_items (bool): also return per-item verdicts with justifications.
+    A judge that cannot work (no API key for the OpenAI API or a remote base_url; the first request refused
+    with 401, 403 or 404, or unable to connect) raises audioreason.judges.JudgeUnavailable naming the cause
+    before any item is scored; later failures are counted per item (n_failed).
 Returns:
     rubrics, accuracy, n, n_rubrics, n_correct, n_judged, n_gated, n_failed, n_partial, n_dropped,
     failed_ids, partial_ids, modality / category / sub-category tables, judge_stats, judges, compat, prompt,
