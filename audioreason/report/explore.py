@@ -26,8 +26,8 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any, Mapping, Optional, Sequence
 
-from ..jsonl import read_json_lines
-from .load import ITEMS_FILE, RESULTS_FILE, Entry, Results, ResultsError, load_results, read_json, reading, unique
+from .load import (ITEMS_FILE, RESULTS_FILE, Entry, Results, ResultsError, load_results, read_json, read_json_records,
+                   reading, unique)
 from .scale import display, judged, number
 
 RUN_FILE, OUTPUTS_FILE = "run.json", "outputs.jsonl"  # the names `audioreason run` writes
@@ -57,23 +57,10 @@ class RunView:
         return {(e.model, e.condition, e.template): e.result.get("reasoning_mode") for e in self.results.of("aria")}
 
 
-def _jsonl(path: Path) -> list[dict[str, Any]]:
-    """The objects of a run's JSON Lines file; anything else is an error naming the file and the record."""
-    with reading(path):
-        try:
-            rows = read_json_lines(path)
-        except OSError as err:
-            raise ResultsError(f"{path}: {err}") from None
-    for n, row in enumerate(rows, start=1):
-        if not isinstance(row, dict):
-            raise ResultsError(f"{path}: record {n} is a {type(row).__name__}, not an object")
-    return rows
-
-
 def _keyed(path: Path) -> dict[str, dict[str, Any]]:
     """A run's records by their ``key`` (outputs.jsonl, items.jsonl); a key that is not a string is an error."""
     out = {}
-    for n, row in enumerate(_jsonl(path), start=1):
+    for n, row in enumerate(read_json_records(path), start=1):
         if "key" in row:
             if not isinstance(row["key"], str):
                 raise ResultsError(f"{path}: record {n}: 'key' is a {type(row['key']).__name__}, not a string")
@@ -94,7 +81,7 @@ def _bundled_audio(folder: Path, audio: Any) -> Optional[str]:
 def _benchmark_items(folder: Path, run: Mapping[str, Any], notes: list[str]) -> dict[str, dict[str, Any]]:
     bundled = folder / BENCHMARK_ITEMS_FILE
     if bundled.is_file():
-        items, outside = _jsonl(bundled), []
+        items, outside = read_json_records(bundled), []
         for item in items:  # audio paths in a bundle are relative to it and stay inside it
             audio = item.get("audio")
             item["audio"] = _bundled_audio(folder, audio)
@@ -421,8 +408,8 @@ def _verdicts(row: Mapping[str, Any]) -> list[list[str]]:
             for v in rater.get("verdicts") or []:
                 out.append([scorer, str(rater.get("rater")), str(v.get("name")), str(v.get("score")),
                             str(v.get("justification") or "")])
-        for n, judged in enumerate(detail.get("judge") or []):
-            for c in ((judged.get("verdict") or {}).get("criteria") or []):
+        for n, reply in enumerate(detail.get("judge") or []):
+            for c in ((reply.get("verdict") or {}).get("criteria") or []):
                 out.append([scorer, str(n), str(c.get("index")), f"semantic {c.get('semantic')}, temporal "
                             f"{c.get('temporal')}", str(c.get("reason") or "")])  # the AudioSpan prompt's field
     return out

@@ -115,6 +115,19 @@ def read_json(path: Path) -> Any:
         raise ResultsError(f"{path}: nested too deeply to read (JSON deeper than the parser's limit)") from None
 
 
+def read_json_records(path: Path) -> list[dict[str, Any]]:
+    """The objects of a run's JSON Lines file; anything else is one ResultsError naming the file (and record)."""
+    with reading(path):
+        try:
+            rows = read_json_lines(path)
+        except OSError as err:
+            raise ResultsError(f"{path}: {err}") from None
+    for n, row in enumerate(rows, start=1):
+        if not isinstance(row, dict):
+            raise ResultsError(f"{path}: record {n} is a {type(row).__name__}, not an object")
+    return rows
+
+
 def _score_output(path: Path, data: Mapping[str, Any], out: Results) -> None:
     """A results.json of `audioreason score`, with the items.jsonl beside it."""
     run = data.get("run") or {}
@@ -125,14 +138,7 @@ def _score_output(path: Path, data: Mapping[str, Any], out: Results) -> None:
     rows = []
     items_file = path.with_name(ITEMS_FILE)
     if items_file.is_file():
-        with reading(items_file):
-            try:
-                rows = read_json_lines(items_file)
-            except OSError as err:
-                raise ResultsError(f"{items_file}: {err}") from None
-        for n, row in enumerate(rows, start=1):
-            if not isinstance(row, Mapping):
-                raise ResultsError(f"{items_file}: record {n} is a {type(row).__name__}, not an object")
+        rows = read_json_records(items_file)
     out.runs.append({"source": str(path), **{k: run.get(k) for k in ("model", "adapter", "description", "benchmark",
                                                                       "status", "counts")},
                      "scored": (data.get("scored") or {}).get("finished"), "options": options,
