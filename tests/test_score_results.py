@@ -190,7 +190,8 @@ def test_items_table_has_one_row_per_output(scored):
     rows = [json.loads(line) for line in (run_dir / ITEMS_FILE).read_text().splitlines()]
     assert [(r["condition"], r["id"]) for r in rows] == [(c, it["id"]) for c in ("full", "none") for it in ITEMS]
     first, failed = rows[0], rows[2]
-    assert first["accuracy"]["aria"] == {"choice": "Open Grassland", "method": "exact", "correct": True}
+    assert first["accuracy"]["aria"] == {"choice": "Open Grassland", "method": "exact", "correct": True,
+                                         "official_scorer_correct": True}  # for `audioreason compare`
     judged = {k: first["mmar_rubrics"][k] for k in ("status", "score", "correct")}
     assert judged == {"status": "judged", "score": pytest.approx(0.4), "correct": True}
     raters = first["mmar_rubrics"]["raters"]  # each rater's verdict per criterion, for the explorer
@@ -207,6 +208,62 @@ def test_items_table_has_one_row_per_output(scored):
     assert set(first["aria"]) == {"M1", "M2", "M3", "M4", "M5", "M6", "aria", "correct"}
 
 
+def test_every_headline_carries_its_interval(scored):
+    from statsmodels.stats.proportion import proportion_confint
+
+    from audioreason.analysis import uncertainty as U
+
+    run_dir, _, results = scored
+    assert results["uncertainty_options"] == {"confidence": 0.95, "resamples": 2000, "seed": 0}
+    accuracy = by_set(results["scorers"]["accuracy"])
+    # full: 1 of 3 by the aria rule; the official scorer (whole reply) also 1 of 3: Wilson, as statsmodels
+    for field in ("accuracy", "official_scorer_accuracy"):
+        got = accuracy["full"]["uncertainty"][field]
+        assert got["method"] == "wilson" and got["n"] == 3 and got["resamples"] is None
+        assert got["ci95"] == pytest.approx(proportion_confint(1, 3, method="wilson"), abs=1e-12)
+        assert got["se"] == pytest.approx((1 / 3 * 2 / 3 / 3) ** 0.5)
+    # MMAR-Rubrics, full: per item 0.4 (judged), 0 and 0 (gated): the bootstrap over those three items; all five
+    # raters gave 0.4, so their spread is 0.
+    rubrics = by_set(results["scorers"]["mmar_rubrics"])
+    assert rubrics["full"]["uncertainty"]["rubrics"] == U.bootstrap_mean([0.4, 0, 0])
+    assert rubrics["full"]["uncertainty"]["rubrics"]["ci95"] == pytest.approx([0.0, 0.4])
+    assert rubrics["full"]["rater_spread"] == {"sd": 0.0, "raters": 5}
+    assert rubrics["none"]["uncertainty"]["accuracy"]["ci95"] == pytest.approx(
+        proportion_confint(2, 3, method="wilson"), abs=1e-12)
+    # Text prior: Full correct on item 0 only, None on items 0 and 1: R_TP = 2, but a resample without item 0
+    # has no correct Full answer (about (2/3)^3 of them): undefined, so no interval, and it says why.
+    (tp,) = results["scorers"]["text_prior_decomposition"]["results"]
+    r_tp = tp["text_prior"]["uncertainty"]["R_TP"]
+    assert r_tp["ci95"] is None and r_tp["se"] is None and "undefined in" in r_tp["unavailable"]
+    order = sorted(range(3), key=lambda i: str(ITEMS[i]["id"]))  # the text-prior tables' item order
+    none, full = [1, 1, 0], [1, 0, 0]
+    assert r_tp == U.bootstrap_ratio([none[i] for i in order], [full[i] for i in order])
+    assert tp["text_prior"]["uncertainty"]["full_mean"]["ci95"] == pytest.approx(
+        proportion_confint(1, 3, method="wilson"), abs=1e-12)
+    # ARIA: each metric's interval is the bootstrap of its clipped per-item values, as the direct scorer gives them
+    aria = by_set(results["scorers"]["aria"])
+    for condition in ("full", "none"):
+        got = aria[condition]["uncertainty"]
+        assert set(got) == {"M1", "M2", "M3", "M4", "M5", "M6", "aria", "accuracy"}
+        for m in ("M2", "M6", "aria"):
+            entry = got[m]
+            assert entry["method"] == "bootstrap_percentile" and entry["resamples"] == 2000 and entry["seed"] == 0
+            if entry["unavailable"] is None:
+                assert entry["ci95"][0] <= aria[condition][m] + 1e-12 <= entry["ci95"][1] + 2e-12
+                assert entry["se"] >= 0
+
+
+def test_aria_intervals_are_the_bootstrap_of_the_clipped_items(scored, tiny_backbones):
+    from audioreason.analysis import uncertainty as U
+
+    run_dir, _, results = scored
+    aria = by_set(results["scorers"]["aria"])
+    direct = direct_aria(run_dir, tiny_backbones, [OUTPUTS[("none", i)][0] for i in range(3)])
+    for m in ("M1", "M2", "M3", "M4", "M5", "M6"):
+        values = [row[f"{m}_clipped"] for row in direct["items"] if row[f"{m}_clipped"] == row[f"{m}_clipped"]]
+        assert aria["none"]["uncertainty"][m] == U.bootstrap_mean(values), m
+
+
 def test_the_printed_table(scored):
     _, _, results = scored
     table = format_table(result_rows(results))
@@ -215,5 +272,9 @@ def test_the_printed_table(scored):
     assert "0.3333" in lines["answers: aria [full/aria_cot]"] and "1 of 3" in lines["answers: aria [full/aria_cot]"]
     assert "0.1333" in lines["mmar_rubrics: Rubrics [full/aria_cot]"]
     assert "2.0000" in lines["text prior: R_TP = sum None / sum Full [aria_cot]"]
+    # the interval column: Wilson of 1 of 3 beside the accuracy; "-" where none (R_TP: undefined resamples)
+    assert table.splitlines()[0].split()[:4] == ["scorer", "value", "95%", "CI"]
+    assert "[0.0615, 0.7923]" in lines["answers: aria [full/aria_cot]"]
+    assert "2.0000  -" in lines["text prior: R_TP = sum None / sum Full [aria_cot]"]
     assert "answers changed 1.0000" in lines["perturbation: ans_swap [full/aria_cot]"]
-    assert "%" not in table
+    assert "%" not in table.replace("95% CI", "")  # the interval's level is the one percentage

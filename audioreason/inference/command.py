@@ -261,7 +261,12 @@ def add_score_arguments(parser: argparse.ArgumentParser, *, seed_option: str = "
     parser.add_argument("--perturbations", default="none",
                         help="ARIA's CoT checks scored beside the originals: none, all, or comma-separated: "
                              "no_struct, ans_swap, irrelevant, wrong_perc, rand_hints, decoration, scaffolding")
-    parser.add_argument(seed_option, dest="perturbation_seed", type=int, default=0, help="seed of the perturbations")
+    parser.add_argument(seed_option, dest="perturbation_seed", type=int, default=0,
+                        help="seed of the perturbations and of the bootstrap intervals (default 0)")
+    parser.add_argument("--confidence", type=float, default=0.95,
+                        help="level of every headline's interval (default 0.95; results.json's key stays ci95)")
+    parser.add_argument("--resamples", type=int, default=2000,
+                        help="bootstrap resamples over items for the intervals that are not Wilson's (default 2000)")
     parser.add_argument("--judge-model", help="judge model (default: gpt-4o-2024-11-20 for mmar_rubrics; none for "
                                               "audiospan_rubric); local:SPEC runs a local chat LM")
     parser.add_argument("--judge-base-url", help="an OpenAI-compatible server (vLLM, ...); default: the OpenAI API")
@@ -290,7 +295,8 @@ def score_options(args: argparse.Namespace, *, data: Optional[str] = None, out: 
     return ScoreOptions(scorers=scorers, extraction=args.extraction,
                         aria_backbones=parse_aria_backbones(args.aria_backbones),
                         perturbations=parse_perturbations(args.perturbations), seed=args.perturbation_seed,
-                        judge=judge, data=data, out=out, progress=not args.no_progress)
+                        judge=judge, data=data, out=out, progress=not args.no_progress,
+                        confidence=args.confidence, resamples=args.resamples)
 
 
 def _score_and_print(folder: str, options: Any) -> None:
@@ -306,7 +312,7 @@ def _score_and_print(folder: str, options: Any) -> None:
     if results.get("duplicates"):
         print(f"duplicates: {results['duplicates']} (records repeated verbatim in {OUTPUTS_FILE}, each scored once)")
     print()
-    print(format_table(result_rows(results)))
+    print(format_table(result_rows(results), results["uncertainty_options"]["confidence"]))
     where = Path(options.out or folder)
     print(f"\nresults: {where / RESULTS_FILE}; per-item table: {where / ITEMS_FILE}")
 

@@ -83,7 +83,8 @@ class ScoreOptions:
     "paper", "offline" or {role: spec}. ``perturbations``: names of ``audioreason.perturbations.CHECKS``.
     ``scorer_options``: constructor options per scorer name (e.g. {"aria": {"m3_mode": "logprob"}}).
     ``data``: the benchmark's folder when it is no longer where the run read it. ``out``: where the results
-    go (default: the run folder)."""
+    go (default: the run folder). ``confidence`` and ``resamples``: every headline's interval (a Wilson
+    interval for a plain accuracy, else a percentile bootstrap over items seeded with ``seed``)."""
 
     scorers: Sequence[str] = ("auto",)
     extraction: str = "auto"
@@ -95,6 +96,14 @@ class ScoreOptions:
     data: Optional[str] = None
     out: Optional[str] = None
     progress: bool = True
+    confidence: float = 0.95  # the headline intervals (audioreason.analysis.uncertainty), seeded by ``seed``
+    resamples: int = 2000
+
+    def uncertainty(self) -> Any:
+        """The intervals' options; ValueError names a bad confidence, resamples or seed."""
+        from ..analysis.uncertainty import UncertaintyOptions
+
+        return UncertaintyOptions(confidence=self.confidence, resamples=self.resamples, seed=self.seed)
 
     def to_dict(self) -> dict[str, Any]:
         return {"scorers": list(self.scorers), "extraction": self.extraction,
@@ -282,7 +291,7 @@ def _bar(total: int, description: str, enabled: bool):
     return tqdm(total=total, desc=description, unit="item", dynamic_ncols=True, disable=not enabled)
 
 
-def _judged_section(name: str, run: RunFolder, options: ScoreOptions) -> Section:
+def _judged_section(name: str, run: RunFolder, options: ScoreOptions, uncertainty: Any) -> Section:
     judge, reason = build_judge(name, options.judge)
     if reason:
         return unavailable(reason)
@@ -314,7 +323,7 @@ def _judged_section(name: str, run: RunFolder, options: ScoreOptions) -> Section
     wrapped.bar = _bar(to_judge * raters, f"{name} (judge calls)", options.progress)
     try:
         build = mmar_rubrics_section if name == "mmar_rubrics" else audiospan_rubric_section
-        section = build(make_scorer, run.sets, run.items)
+        section = build(make_scorer, run.sets, run.items, uncertainty)
     except JudgeUnavailable as err:  # found on the first request, before any item was scored
         return unavailable(str(err))
     finally:
@@ -324,10 +333,18 @@ def _judged_section(name: str, run: RunFolder, options: ScoreOptions) -> Section
         if entry.get("n_failed") and not scored:
             entry["headline_unavailable"] = (f"every one of the {entry['n_failed']} items sent to the judge failed "
                                              "(see judge_stats and the per-item table); the headline is not a score")
+            headline = "rubrics" if name == "mmar_rubrics" else "rubric"
+            entry["uncertainty"][headline] = unavailable_interval(entry["headline_unavailable"],
+                                                                  entry["uncertainty"][headline])
     return section
 
 
-def _aria_sections(run: RunFolder, options: ScoreOptions, want_aria: bool) -> dict[str, Section]:
+def unavailable_interval(reason: str, interval: Mapping[str, Any]) -> dict[str, Any]:
+    """An interval entry made unavailable (its method, n and resamples kept)."""
+    return {**interval, "se": None, "ci95": None, "unavailable": reason}
+
+
+def _aria_sections(run: RunFolder, options: ScoreOptions, want_aria: bool, uncertainty: Any) -> dict[str, Section]:
     from ..aria import AriaScorer
 
     sets = aria_sets(run.sets, run.items)
@@ -340,7 +357,7 @@ def _aria_sections(run: RunFolder, options: ScoreOptions, want_aria: bool) -> di
     out = {}
     try:
         if want_aria:
-            out["aria"] = aria_section(scorer, run.sets, run.items, bar.update)
+            out["aria"] = aria_section(scorer, run.sets, run.items, bar.update, uncertainty)
         if options.perturbations:
             out["perturbations"] = perturbation_section(scorer, run.sets, run.items, options.perturbations,
                                                         options.seed, bar.update)
@@ -354,6 +371,7 @@ def score_run(folder: Any, options: Optional[ScoreOptions] = None) -> dict[str, 
     options = options or ScoreOptions()
     asked = parse_scorers(options.scorers)
     check_extraction(options.extraction)
+    uncertainty = options.uncertainty()  # a bad --confidence or --resamples fails before any work
     started = _now()
     run = read_run(folder, options.data)
     items = list(run.items.values())
@@ -370,20 +388,20 @@ def score_run(folder: Any, options: Optional[ScoreOptions] = None) -> dict[str, 
         if reason is not None:
             sections["perturbations"] = not_applicable(f"the perturbation checks score CoTs with ARIA: {reason}")
     if "aria" in runnable or (options.perturbations and "perturbations" not in sections):
-        sections.update(_aria_sections(run, options, "aria" in runnable))
+        sections.update(_aria_sections(run, options, "aria" in runnable, uncertainty))
     if "accuracy" in runnable:
-        sections["accuracy"] = accuracy_section(run.sets, run.items, options.extraction)
+        sections["accuracy"] = accuracy_section(run.sets, run.items, options.extraction, uncertainty)
     for name in JUDGED:
         if name in runnable:
-            sections[name] = _judged_section(name, run, options)
+            sections[name] = _judged_section(name, run, options, uncertainty)
     if "anchor_chain" in runnable:
         parse = "tolerant" if options.extraction == "hybrid" else "exact"
-        sections["anchor_chain"] = anchor_chain_section(run.sets, run.items, parse)
+        sections["anchor_chain"] = anchor_chain_section(run.sets, run.items, parse, uncertainty)
     if "text_prior_decomposition" in runnable:
-        sections["text_prior_decomposition"] = text_prior_section(run.sets, run.items, run.model)
+        sections["text_prior_decomposition"] = text_prior_section(run.sets, run.items, run.model, uncertainty)
     order = [*SCORERS, "perturbations"]
     sections = {k: sections[k] for k in sorted(sections, key=order.index)}
-    results = json_safe(_results(run, options, sections, started))  # as written: NaN is null
+    results = json_safe(_results(run, options, sections, started, uncertainty))  # as written: NaN is null
     _write(run, options, sections, results)
     return results
 
@@ -392,7 +410,8 @@ def _now() -> str:
     return _dt.datetime.now(_dt.timezone.utc).isoformat(timespec="seconds")
 
 
-def _results(run: RunFolder, options: ScoreOptions, sections: dict[str, Section], started: str) -> dict[str, Any]:
+def _results(run: RunFolder, options: ScoreOptions, sections: dict[str, Section], started: str,
+             uncertainty: Any) -> dict[str, Any]:
     config = run.run.get("config") or {}
     main = (run.run.get("models") or {}).get("main") or {}
     return {
@@ -406,6 +425,7 @@ def _results(run: RunFolder, options: ScoreOptions, sections: dict[str, Section]
         "duplicates": run.duplicates,  # records repeated verbatim in outputs.jsonl, each scored once
         "scale": SCALE,  # every score, rate and accuracy in this file (a reader never has to infer it)
         "options": options.to_dict(),
+        "uncertainty_options": uncertainty.to_dict(),  # every headline's "uncertainty" entry
         "scorers": {name: section.to_dict() for name, section in sections.items()},
         "not_run": {name: {"status": s.status, "reason": s.reason} for name, s in sections.items()
                     if s.status != "ok"},
@@ -450,18 +470,27 @@ class Row:
     backbone: str
     unanswered: Optional[int] = None
     source: str = ""        # where the scored outputs came from (the demo: its model, or "fixture")
+    interval: Optional[Mapping[str, Any]] = None  # the value's uncertainty entry (results.json's schema)
 
 
-def format_table(rows: Sequence[Row]) -> str:
-    """A plain-text table: scorer, value (0-1, 4 decimals), unanswered (count of n), n, [outputs,] backbone.
-    The outputs column appears when a row names its source."""
+def interval_text(interval: Optional[Mapping[str, Any]]) -> str:
+    """"[lo, hi]" to 4 decimals, or "-" when there is no interval (none computed, or unavailable)."""
+    ci = (interval or {}).get("ci95")
+    return "-" if not ci or any(v is None for v in ci) else f"[{ci[0]:.4f}, {ci[1]:.4f}]"
+
+
+def format_table(rows: Sequence[Row], confidence: float = 0.95) -> str:
+    """A plain-text table: scorer, value (0-1, 4 decimals), its interval, unanswered (count of n), n,
+    [outputs,] backbone. The outputs column appears when a row names its source."""
     sources = any(r.source for r in rows)
-    header = ("scorer", "value", "unanswered", "n") + (("outputs",) if sources else ()) + ("backbone",)
+    header = ("scorer", "value", f"{confidence * 100:g}% CI", "unanswered", "n") + \
+        (("outputs",) if sources else ()) + ("backbone",)
     body = []
     for r in rows:
         value = "n/a" if r.value is None else f"{r.value:.4f}"
         unanswered = "-" if r.unanswered is None else f"{r.unanswered} of {r.n}"
-        body.append((r.scorer, value, unanswered, str(r.n)) + ((r.source,) if sources else ()) + (r.backbone,))
+        body.append((r.scorer, value, interval_text(r.interval), unanswered, str(r.n)) +
+                    ((r.source,) if sources else ()) + (r.backbone,))
     widths = [max(len(line[i]) for line in [header, *body]) for i in range(len(header))]
     fmt = lambda line: "  ".join(cell.ljust(w) for cell, w in zip(line, widths)).rstrip()  # noqa: E731
     return "\n".join([fmt(header), fmt(tuple("-" * w for w in widths)), *map(fmt, body)])
@@ -500,24 +529,30 @@ def _outputs_note(entry: Mapping[str, Any]) -> str:
 
 def _accuracy_rows(entry: Mapping[str, Any], label: Callable[[str], str]) -> list[Row]:
     note = f"{entry['rule_description']}; {_outputs_note(entry)}"
-    return [Row(label(f"answers: {entry['rule']}"), entry["accuracy"], entry["n"], note, entry["unanswered"])]
+    return [Row(label(f"answers: {entry['rule']}"), entry["accuracy"], entry["n"], note, entry["unanswered"],
+                interval=_interval(entry, "accuracy"))]
+
+
+def _interval(entry: Mapping[str, Any], name: str) -> Optional[Mapping[str, Any]]:
+    return (entry.get("uncertainty") or {}).get(name)
 
 
 def _official_scorer_row(entry: Mapping[str, Any], label: Callable[[str], str]) -> Row:
     return Row(label("accuracy: official MMAR/MMAU scorer"), entry["official_scorer_accuracy"], entry["n"],
                "the official string match on the whole raw reply, as MMAU evaluation.py and MMAR "
-               f"code/evaluation.py read it (rule-based, no model); {_outputs_note(entry)}")
+               f"code/evaluation.py read it (rule-based, no model); {_outputs_note(entry)}",
+               interval=_interval(entry, "official_scorer_accuracy"))
 
 
 def _aria_rows(entry: Mapping[str, Any], label: Callable[[str], str]) -> list[Row]:
     from ..scoring.aria import METRIC_NAMES, METRICS
 
-    rows = [Row(label(f"aria: {m} {METRIC_NAMES[m]}"), entry.get(m), entry["n"], entry["backbones"][m])
-            for m in METRICS]
+    rows = [Row(label(f"aria: {m} {METRIC_NAMES[m]}"), entry.get(m), entry["n"], entry["backbones"][m],
+                interval=_interval(entry, m)) for m in METRICS]
     covered = "+".join(entry.get("aria_metrics") or []) or "none"
     mode = _mode(entry)
     rows.append(Row(label(f"aria: ARIA (mean of {covered})"), entry.get("aria"), entry["n"],
-                    f"reasoning mode: {mode}; {_outputs_note(entry)}"))
+                    f"reasoning mode: {mode}; {_outputs_note(entry)}", interval=_interval(entry, "aria")))
     return rows
 
 
@@ -545,20 +580,24 @@ def _perturbation_rows(entry: Mapping[str, Any], label: Callable[[str], str]) ->
 def _judge_note(entry: Mapping[str, Any], judged: int) -> str:
     if entry.get("headline_unavailable"):
         return f"unavailable: {entry['headline_unavailable']}"
+    spread = (entry.get("rater_spread") or {}).get("sd")
     return (f"judge {', '.join(entry.get('judges') or [])}, {entry.get('raters')} rater(s); judged {judged}, "
-            f"failed {entry.get('n_failed')}")
+            f"failed {entry.get('n_failed')}; rater spread (mean SD across raters) "
+            f"{'n/a' if spread is None else f'{spread:.4f}'}")
 
 
 def _mmar_rows(entry: Mapping[str, Any], label: Callable[[str], str]) -> list[Row]:
     value = None if entry.get("headline_unavailable") else entry.get("rubrics")
     return [Row(label("mmar_rubrics: Accuracy (official gate)"), entry.get("accuracy"), entry["n"],
-                "rule-based (no model)"),
-            Row(label("mmar_rubrics: Rubrics"), value, entry["n"], _judge_note(entry, entry.get("n_judged")))]
+                "rule-based (no model)", interval=_interval(entry, "accuracy")),
+            Row(label("mmar_rubrics: Rubrics"), value, entry["n"], _judge_note(entry, entry.get("n_judged")),
+                interval=_interval(entry, "rubrics"))]
 
 
 def _audiospan_rows(entry: Mapping[str, Any], label: Callable[[str], str]) -> list[Row]:
     value = None if entry.get("headline_unavailable") else entry.get("rubric")
-    return [Row(label("audiospan_rubric: Rubric (Eq. 2)"), value, entry["n"], _judge_note(entry, entry.get("n_scored")))]
+    return [Row(label("audiospan_rubric: Rubric (Eq. 2)"), value, entry["n"], _judge_note(entry, entry.get("n_scored")),
+                interval=_interval(entry, "rubric"))]
 
 
 def _anchor_rows(entry: Mapping[str, Any], label: Callable[[str], str]) -> list[Row]:
@@ -567,11 +606,13 @@ def _anchor_rows(entry: Mapping[str, Any], label: Callable[[str], str]) -> list[
         chain = entry["chain"]
         rows.append(Row(label("anchor_chain: Chain (Eq. 3)"), chain["chain"], chain["n"],
                         f"{entry['parse']} parsing; random {chain['random_chain']:.4f}; unparsed "
-                        f"{chain['unparsed']}; incomplete chains left out {entry['chains_incomplete']}"))
+                        f"{chain['unparsed']}; incomplete chains left out {entry['chains_incomplete']}",
+                        interval=_interval(chain, "chain")))
     if "native_mcq" in entry:
         mcq = entry["native_mcq"]
         rows.append(Row(label("audiospan: native MCQ Accuracy (Eq. 1)"), mcq["accuracy"], mcq["n"],
-                        f"{entry['parse']} parsing; random {mcq['random_accuracy']:.4f}", mcq["unparsed"]))
+                        f"{entry['parse']} parsing; random {mcq['random_accuracy']:.4f}", mcq["unparsed"],
+                        interval=_interval(mcq, "accuracy")))
     return rows
 
 
@@ -580,11 +621,12 @@ def _text_prior_rows(entry: Mapping[str, Any], label: Callable[[str], str]) -> l
     n = entry["counts"]["items"]
     note = f"{entry['model']}, conditions {', '.join(entry['conditions'])}"
     suffix = f" [{entry['template']}]"
-    values = [("text prior: Full accuracy", tp.get("full_mean")), ("text prior: None accuracy", tp.get("none_mean")),
-              ("text prior: R_TP = sum None / sum Full", tp.get("R_TP")),
-              ("text prior: TB - chance", tp.get("tb_minus_chance_mean")),
-              ("decomposition: XS / AN", decomposition["XS_over_AN"].get("mean"))]
-    return [Row(name + suffix, value, n, note) for name, value in values if value is not None]
+    values = [("text prior: Full accuracy", "full_mean"), ("text prior: None accuracy", "none_mean"),
+              ("text prior: R_TP = sum None / sum Full", "R_TP"), ("text prior: TB - chance", "tb_minus_chance_mean")]
+    rows = [Row(name + suffix, tp.get(key), n, note, interval=_interval(tp, key))
+            for name, key in values if tp.get(key) is not None]
+    xs_an = decomposition["XS_over_AN"].get("mean")
+    return rows + ([Row("decomposition: XS / AN" + suffix, xs_an, n, note)] if xs_an is not None else [])
 
 
 _ROW_BUILDERS = {"accuracy": _accuracy_rows, "aria": _aria_rows, "perturbations": _perturbation_rows,

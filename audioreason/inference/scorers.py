@@ -127,6 +127,17 @@ class Section:
         return out
 
 
+def _uncertainty():
+    """audioreason.analysis.uncertainty, imported when a section is built (it loads scipy.stats)."""
+    from ..analysis import uncertainty
+
+    return uncertainty
+
+
+def headline_unavailable(reason: str, method: str, n: int, uncertainty: Any) -> dict[str, Any]:
+    return _uncertainty().unavailable(reason, method, n, uncertainty)
+
+
 def not_applicable(reason: str) -> Section:
     return Section("not_applicable", reason)
 
@@ -215,14 +226,19 @@ def extraction_rules(template: str, extraction: str) -> list[str]:
     return [extraction]
 
 
-def accuracy_section(sets: Sequence[OutputSet], items: Mapping[str, Mapping[str, Any]], extraction: str) -> Section:
+def accuracy_section(sets: Sequence[OutputSet], items: Mapping[str, Mapping[str, Any]], extraction: str,
+                     uncertainty: Any = None) -> Section:
+    """Per set and rule: the accuracy and the official scorer's, each with its Wilson interval (k of n)."""
+    U = _uncertainty()
+    uncertainty = uncertainty or U.DEFAULT
     section = Section("ok")
     for output_set in sets:
         pairs = [(r, items[r["id"]]) for r in output_set.records if is_mcq(items[r["id"]])]
         if not pairs:
             continue
         # The official scorer, whatever the template and the rules: its match on the whole raw reply.
-        official = sum(official_scorer_correct(r.get("output"), item) for r, item in pairs)
+        official_ok = [official_scorer_correct(r.get("output"), item) for r, item in pairs]
+        official = sum(official_ok)
         for rule_name in extraction_rules(output_set.template, extraction):
             rule = RULES[rule_name]
             found = [rule.extract(r.get("output") or "", item) for r, item in pairs]
@@ -232,11 +248,14 @@ def accuracy_section(sets: Sequence[OutputSet], items: Mapping[str, Mapping[str,
                      "accuracy": sum(correct) / len(pairs), "correct": sum(correct), "n": len(pairs),
                      "unanswered": summary["unanswered"], "methods": summary["methods"],
                      "failed": sum(r.get("error") is not None for r, _ in pairs),
-                     "official_scorer_accuracy": official / len(pairs), "official_scorer_correct": official}
+                     "official_scorer_accuracy": official / len(pairs), "official_scorer_correct": official,
+                     "uncertainty": {"accuracy": U.wilson(sum(correct), len(pairs), uncertainty),
+                                     "official_scorer_accuracy": U.wilson(official, len(pairs), uncertainty)}}
             section.results.append(entry)
-            for (record, _), e, ok in zip(pairs, found, correct):
+            for (record, _), e, ok, off in zip(pairs, found, correct, official_ok):
                 section.items.setdefault(record["key"], {})[rule_name] = {"choice": e.choice, "method": e.method,
-                                                                          "correct": ok}
+                                                                          "correct": ok,
+                                                                          "official_scorer_correct": off}
     return section
 
 
@@ -267,7 +286,7 @@ def aria_inputs(output_set: OutputSet, items: Mapping[str, Mapping[str, Any]]) -
 
 
 def aria_section(scorer: Any, sets: Sequence[OutputSet], items: Mapping[str, Mapping[str, Any]],
-                 progress: Callable[[int], None]) -> Section:
+                 progress: Callable[[int], None], uncertainty: Any = None) -> Section:
     section = Section("ok")
     for output_set in aria_sets(sets, items):
         references, choices, audio = aria_inputs(output_set, items)
@@ -275,11 +294,46 @@ def aria_section(scorer: Any, sets: Sequence[OutputSet], items: Mapping[str, Map
         progress(len(output_set.records))
         per_item = result.pop("items")
         section.results.append({**output_set.describe(), **result, "n": len(output_set.records),
-                                "failed": output_set.failed})
+                                "failed": output_set.failed,
+                                "uncertainty": aria_uncertainty(result, per_item, uncertainty)})
         for record, row in zip(output_set.records, per_item):
             section.items[record["key"]] = {k: row.get(k) for k in ("M1", "M2", "M3", "M4", "M5", "M6", "aria",
                                                                     "correct")}
     return section
+
+
+def aria_uncertainty(result: Mapping[str, Any], per_item: Sequence[Mapping[str, Any]], uncertainty: Any = None
+                     ) -> dict[str, dict[str, Any]]:
+    """Bootstrap intervals over items of each metric's mean (its scored items, clipped to [0, 1], as the
+    headline is computed), of ARIA (the mean of the metric means, recomputed in every resample) and the
+    Wilson interval of the accuracy."""
+    import math
+
+    U = _uncertainty()
+    uncertainty = uncertainty or U.DEFAULT
+    finite = lambda v: v is not None and math.isfinite(float(v))  # noqa: E731
+    out: dict[str, dict[str, Any]] = {}
+    for m in ("M1", "M2", "M3", "M4", "M5", "M6"):
+        values = [row.get(f"{m}_clipped") for row in per_item]
+        if not finite(result.get(m)):
+            out[m] = U.unavailable(f"{m} has no value", U.PERCENTILE, 0, uncertainty)
+        else:
+            out[m] = U.bootstrap_mean([float(v) for v in values if finite(v)], uncertainty)
+    covered = list(result.get("aria_metrics") or [])
+    if not finite(result.get("aria")) or not covered:
+        out["aria"] = U.unavailable("ARIA has no value", U.PERCENTILE, len(per_item), uncertainty)
+    else:
+        columns = [[row.get(f"{m}_clipped") for row in per_item] for m in covered]
+        columns = [[float(v) if finite(v) else None for v in c] for c in columns]
+        out["aria"] = U.bootstrap(columns, _mean_of_nanmeans, uncertainty, allow_missing=True)
+    out["accuracy"] = U.wilson_of([row.get("correct") for row in per_item], uncertainty)
+    return out
+
+
+def _mean_of_nanmeans(*columns, axis=-1):
+    import numpy as np
+
+    return np.mean([np.nanmean(c, axis=axis) for c in columns], axis=0)
 
 
 def perturbation_section(scorer: Any, sets: Sequence[OutputSet], items: Mapping[str, Mapping[str, Any]],
@@ -349,7 +403,7 @@ def _delta(value: Any, base: Any) -> Optional[float]:
 # ---------------------------------------------------------------------------------------------
 
 def mmar_rubrics_section(make_scorer: Callable[[], Any], sets: Sequence[OutputSet],
-                         items: Mapping[str, Mapping[str, Any]]) -> Section:
+                         items: Mapping[str, Mapping[str, Any]], uncertainty: Any = None) -> Section:
     """An MMARRubricsScorer per set (``make_scorer()``, so each set's judge statistics are its own): the
     reasoning is the whole output, the answer its Answer slot (the whole output without one), as the
     challenge's submissions give them."""
@@ -361,8 +415,10 @@ def mmar_rubrics_section(make_scorer: Callable[[], Any], sets: Sequence[OutputSe
         texts = [r.get("output") or "" for r in records]
         result = make_scorer().score([items[r["id"]] for r in records], texts, [answer_text(t) for t in texts],
                               return_items=True)
-        by_id = {str(d["id"]): d for d in result.pop("items")}
-        section.results.append({**output_set.describe(), **result, "failed_outputs": output_set.failed})
+        details = result.pop("items")
+        by_id = {str(d["id"]): d for d in details}
+        section.results.append({**output_set.describe(), **result, "failed_outputs": output_set.failed,
+                                **mmar_uncertainty(result, details, uncertainty)})
         for record in records:
             detail = by_id.get(str(record["id"]))  # compat drops items whose judging failed
             section.items[record["key"]] = ({"status": "dropped (judging failed, compat)"} if detail is None else
@@ -372,8 +428,25 @@ def mmar_rubrics_section(make_scorer: Callable[[], Any], sets: Sequence[OutputSe
     return section
 
 
+def mmar_uncertainty(result: Mapping[str, Any], details: Sequence[Mapping[str, Any]], uncertainty: Any = None
+                     ) -> dict[str, Any]:
+    """The interval of Rubrics over items (each item's score, a failed one at 0, the items the headline
+    counts: compat drops failed ones) by bootstrap, of the official-gate Accuracy by Wilson, and the rater
+    spread beside them."""
+    U = _uncertainty()
+    uncertainty = uncertainty or U.DEFAULT
+    if result.get("rubrics") is None:
+        rubrics = U.unavailable("Rubrics has no value", U.PERCENTILE, len(details), uncertainty)
+    else:
+        rubrics = U.bootstrap_mean([d.get("score") or 0 for d in details], uncertainty)
+    accuracy = (U.wilson_of([d.get("correct") for d in details], uncertainty) if result.get("accuracy") is not None
+                else U.unavailable("Accuracy has no value", U.WILSON, len(details)))
+    return {"uncertainty": {"rubrics": rubrics, "accuracy": accuracy},
+            "rater_spread": U.rater_spread([d.get("rater_scores") or [] for d in details])}
+
+
 def audiospan_rubric_section(make_scorer: Callable[[], Any], sets: Sequence[OutputSet],
-                             items: Mapping[str, Mapping[str, Any]]) -> Section:
+                             items: Mapping[str, Mapping[str, Any]], uncertainty: Any = None) -> Section:
     """An AudioSpanRubricScorer per set on its open-ended items (``make_scorer()``, as for MMAR-Rubrics)."""
     section = Section("ok")
     for output_set in sets:
@@ -384,7 +457,14 @@ def audiospan_rubric_section(make_scorer: Callable[[], Any], sets: Sequence[Outp
         result = make_scorer().score([items[r["id"]] for r in records], [r.get("output") for r in records],
                                      return_items=True)
         details = result.pop("items")
-        section.results.append({**output_set.describe(), **result, "failed_outputs": output_set.failed})
+        U = _uncertainty()
+        # The headline counts a failed item at 0 (audiospan_rubric.score_verdicts): so does its interval.
+        interval = (U.bootstrap_mean([d.get("rubric") or 0 for d in details], uncertainty or U.DEFAULT)
+                    if result.get("rubric") is not None else
+                    U.unavailable("Rubric has no value", U.PERCENTILE, len(details), uncertainty or U.DEFAULT))
+        section.results.append({**output_set.describe(), **result, "failed_outputs": output_set.failed,
+                                "uncertainty": {"rubric": interval},
+                                "rater_spread": U.rater_spread([d.get("rater_scores") or [] for d in details])})
         for record, detail in zip(records, details):
             section.items[record["key"]] = {"rubric": detail.get("rubric"), "n_valid_raters": detail.get("n_valid_raters"),
                                             "judge": detail.get("judge", [])}  # each rater's verdict per criterion
@@ -395,11 +475,14 @@ def audiospan_rubric_section(make_scorer: Callable[[], Any], sets: Sequence[Outp
 # anchor_chain
 # ---------------------------------------------------------------------------------------------
 
-def anchor_chain_section(sets: Sequence[OutputSet], items: Mapping[str, Mapping[str, Any]], parse: str) -> Section:
+def anchor_chain_section(sets: Sequence[OutputSet], items: Mapping[str, Mapping[str, Any]], parse: str,
+                         uncertainty: Any = None) -> Section:
     """Chain (Eq. 3) over the complete chains of each set (a chain with a link missing from the set is left
     out and counted) and native MCQ Accuracy (Eq. 1) over its native MCQs; replies parsed by ``parse``."""
     from ..anchor_chain import score_anchor_chain, score_mcq_accuracy
 
+    U = _uncertainty()
+    uncertainty = uncertainty or U.DEFAULT
     section = Section("ok")
     for output_set in sets:
         by_chain: dict[str, dict[int, dict]] = {}
@@ -419,11 +502,16 @@ def anchor_chain_section(sets: Sequence[OutputSet], items: Mapping[str, Mapping[
             ordered = [complete[c][p] for c in complete for p in (1, 2, 3)]
             entry["chain"] = score_anchor_chain([items[r["id"]] for r in ordered], [r.get("output") for r in ordered],
                                                 parse=parse, return_items=True)  # per-chain outcomes: the ladder
+            # Chain is the mean of the chains' k/3: the bootstrap resamples chains (an item's three links stay
+            # together).
+            entry["chain"]["uncertainty"] = {"chain": U.bootstrap_mean([c["chain"] for c in entry["chain"]["chains"]],
+                                                                       uncertainty)}
         if native:
             mcq = score_mcq_accuracy([items[r["id"]] for r in native], [r.get("output") for r in native], parse=parse,
                                      return_items=True)
             for record, row in zip(native, mcq.pop("items")):
                 section.items[record["key"]] = {"correct": row["correct"], "method": row["method"]}
+            mcq["uncertainty"] = {"accuracy": U.wilson(round(mcq["accuracy"] * mcq["n"]), mcq["n"], uncertainty)}
             entry["native_mcq"] = mcq
         if complete or native:
             section.results.append(entry)
@@ -434,7 +522,8 @@ def anchor_chain_section(sets: Sequence[OutputSet], items: Mapping[str, Mapping[
 # text_prior_decomposition
 # ---------------------------------------------------------------------------------------------
 
-def text_prior_section(sets: Sequence[OutputSet], items: Mapping[str, Mapping[str, Any]], model: str) -> Section:
+def text_prior_section(sets: Sequence[OutputSet], items: Mapping[str, Mapping[str, Any]], model: str,
+                       uncertainty: Any = None) -> Section:
     """One ``score_text_prior`` per template over its conditions; every condition's outputs are the run's main
     model's (the tb outputs come from its text backbone). Raw outputs are scored with the hybrid extractor (the
     paper's); a failed output is an errored prediction. Items whose gold answer is not among the choices and
@@ -466,6 +555,7 @@ def text_prior_section(sets: Sequence[OutputSet], items: Mapping[str, Mapping[st
             continue
         result = score_text_prior(records, return_items=True)
         rows = result.pop("items")
+        result["text_prior"]["uncertainty"] = text_prior_uncertainty(result["text_prior"], rows, uncertainty)
         section.results.append({"model": model, "template": template,
                                 "conditions": sorted({r["condition"] for r in records}), "left_out": left_out,
                                 **result})
@@ -475,6 +565,28 @@ def text_prior_section(sets: Sequence[OutputSet], items: Mapping[str, Mapping[st
                 if str(record["id"]) in labels:
                     section.items[record["key"]] = {"label": labels[str(record["id"])]}
     return section
+
+
+def text_prior_uncertainty(text_prior: Mapping[str, Any], rows: Sequence[Mapping[str, Any]],
+                           uncertainty: Any = None) -> dict[str, dict[str, Any]]:
+    """Over the items with both a Full and a None prediction (the ones R_TP is computed on; one model): the
+    Wilson intervals of the Full and None accuracies and the bootstrap interval of R_TP = sum None / sum Full."""
+    from ..text_prior import CORRECT
+
+    U = _uncertainty()
+    uncertainty = uncertainty or U.DEFAULT
+    matched = [r for r in rows if r.get("full") is not None and r.get("none") is not None]
+    full = [r["full"] == CORRECT for r in matched]
+    none = [r["none"] == CORRECT for r in matched]
+    if not matched:
+        why = "no item has both a Full and a None prediction"
+        return {"full_mean": U.unavailable(why, U.WILSON, 0), "none_mean": U.unavailable(why, U.WILSON, 0),
+                "R_TP": U.unavailable(why, U.PERCENTILE, 0, uncertainty)}
+    r_tp = (U.bootstrap_ratio([int(x) for x in none], [int(x) for x in full], uncertainty)
+            if text_prior.get("R_TP") is not None else
+            U.unavailable("R_TP is undefined (no Full answer is correct)", U.PERCENTILE, len(matched), uncertainty))
+    return {"full_mean": U.wilson(sum(full), len(full), uncertainty),
+            "none_mean": U.wilson(sum(none), len(none), uncertainty), "R_TP": r_tp}
 
 
 __all__ = ["DEFAULT_RULES", "JUDGED", "RULES", "SCORERS", "OutputSet", "Section", "accuracy_section",
