@@ -9,7 +9,7 @@ import os
 import sys
 from dataclasses import asdict
 from pathlib import Path
-from typing import Optional, Sequence
+from typing import Any, Optional, Sequence
 
 
 def _default_workdir() -> Path:
@@ -62,6 +62,38 @@ def _check_demo_paths(args: argparse.Namespace) -> None:
             raise UsageError(f"--json {str(target)!r} is a folder; give a file path")
         if not target.parent.is_dir():
             raise UsageError(f"--json {str(target)!r}: the folder {str(target.parent)!r} does not exist")
+
+
+def _compare(args: argparse.Namespace) -> int:
+    from .analysis.compare import compare_runs, format_comparison
+    from .analysis.uncertainty import UncertaintyOptions
+
+    if args.out and Path(args.out).expanduser().is_dir():
+        raise UsageError(f"--out {args.out!r} is a folder; give a JSON file path")
+    try:
+        options = UncertaintyOptions(confidence=args.confidence, resamples=args.resamples, seed=args.seed)
+        comparison = compare_runs(args.run_a, args.run_b, options)
+    except ValueError as err:  # not a scored run, two benchmarks, no shared item, a bad option
+        raise UsageError(str(err)) from None
+    print(format_comparison(comparison))
+    if args.out:
+        Path(args.out).expanduser().write_text(json.dumps(comparison, indent=2, ensure_ascii=False), encoding="utf-8")
+        print(f"\ncomparison: {args.out}")
+    return 0
+
+
+def _add_compare_parser(sub: Any) -> None:
+    compare = sub.add_parser("compare", help="two scored runs on their shared items: paired differences, McNemar, "
+                                             "flipped items",
+                             description="Compare two `audioreason score` run folders item by item (see the README, "
+                                         "Comparing runs).")
+    compare.add_argument("run_a", metavar="RUN_A", help="a scored run folder (results.json, items.jsonl)")
+    compare.add_argument("run_b", metavar="RUN_B", help="another scored run folder of the same benchmark")
+    compare.add_argument("--out", help="also write the comparison (flipped item ids included) to this JSON file")
+    compare.add_argument("--confidence", type=float, default=0.95, help="the intervals' level (default 0.95)")
+    compare.add_argument("--resamples", type=int, default=2000, help="paired-bootstrap resamples (default 2000)")
+    compare.add_argument("--seed", type=int, default=0, help="the bootstrap's seed (default 0)")
+    compare.set_defaults(run=_compare)
 
 
 def _demo(args: argparse.Namespace) -> int:
@@ -403,6 +435,7 @@ def main(argv: Optional[Sequence[str]] = None) -> int:
     from .spaces import add_space_parser
 
     add_report_parser(sub)  # `audioreason report RESULTS... -o report.html`
+    _add_compare_parser(sub)  # `audioreason compare RUN_A RUN_B`: paired differences on the shared items
     add_space_parser(sub)   # `audioreason space build NAME OUT`: a Hugging Face Space folder of an app
     args = parser.parse_args(argv)
     command = " ".join(filter(None, [args.command, getattr(args, "anchor_command", None)]))
