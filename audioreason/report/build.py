@@ -3,7 +3,9 @@ script, no font or file fetched from anywhere) and the same tables as Markdown b
 
 Sections: where the numbers come from (runs, scoring options, versions); the tables of every scorer; the
 figures; the validity statistics of ARIA-Rubrics §4 when the results hold one scorer's numbers for several
-(model, benchmark) pairs (``audioreason.analysis.validity_report``); what did not run and why.
+(model, benchmark) pairs (``audioreason.analysis.validity_report``); with two or more scored runs, their
+comparison (a leaderboard marking neighbours not significantly different, and ``audioreason compare`` per
+pair); what did not run and why.
 """
 from __future__ import annotations
 
@@ -16,7 +18,7 @@ from typing import Any, Optional, Sequence, Union
 from .figures import Figure, correlation_heatmap, draw_all
 from .load import Entry, Results, load_results, reading, unique
 from .scale import fraction
-from .tables import TABLES, Table, all_tables, markdown, not_run_table
+from .tables import TABLES, Table, all_tables, comparison_tables, markdown, not_run_table
 
 VALIDITY_SCORERS = ("aria", "mmar_rubrics", "accuracy")  # validity_report reads these scorers' measures
 
@@ -135,6 +137,9 @@ def render(results: Results, title: str = "audioreason report") -> tuple[str, st
     tables), then the validity statistics and what did not run."""
     tables, figures = all_tables(results), draw_all(results)
     validity_table, heatmap, validity_notes = validity_section(results)
+    from ..analysis.compare import compare_runs
+
+    compared, compare_notes = comparison_tables(results, compare_runs)
     skipped = not_run_table(results)
     made = _dt.datetime.now(_dt.timezone.utc).isoformat(timespec="seconds")
     from .. import __version__
@@ -160,6 +165,13 @@ def render(results: Results, title: str = "audioreason report") -> tuple[str, st
                          + (f"<ul class=\"note\">{notes}</ul>" if notes else "") + "</section>")
         md += [markdown(validity_table)] if validity_table is not None else []
         md += ["\n".join(f"- {n}" for n in validity_notes) + "\n"] if validity_notes else []
+    if compared or compare_notes:
+        notes = "".join(f"<li>{html.escape(n)}</li>" for n in compare_notes)
+        sections.append("<section id=\"comparison\"><h2>Comparison of runs (audioreason compare)</h2>"
+                        + "".join(map(_html_table, compared)) + (f"<ul class=\"note\">{notes}</ul>" if notes else "")
+                        + "</section>")
+        md += [markdown(t) for t in compared] + (["\n".join(f"- {n}" for n in compare_notes) + "\n"]
+                                                  if compare_notes else [])
     if skipped is not None:
         sections.append(_html_table(skipped))
         md.append(markdown(skipped))
@@ -169,7 +181,7 @@ def render(results: Results, title: str = "audioreason report") -> tuple[str, st
             f"<nav>{nav}</nav><ul class=\"note\">" + "".join(f"<li>{html.escape(s)}</li>" for s in results.sources)
             + "</ul>" + _runs_html(results) + "".join(sections) + "</body></html>")
     all_figures = [f for _, f in figures] + ([heatmap] if heatmap is not None else [])
-    all_tables_ = [t for _, t in tables] + [t for t in (validity_table, skipped) if t is not None]
+    all_tables_ = [t for _, t in tables] + compared + [t for t in (validity_table, skipped) if t is not None]
     summary = {"entries": len(results.entries), "scorers": results.scorers(), "figures": [f.key for f in all_figures],
                "tables": [t.key for t in all_tables_], "not_run": results.not_run, "validity_notes": validity_notes}
     return page, "\n".join(md), summary

@@ -167,6 +167,130 @@ def all_tables(results: Results) -> list[tuple[str, Table]]:
     return [(scorer, t) for scorer, t in tables if t.rows]
 
 
+# ---------------------------------------------------------------------------------------------
+# Comparison of runs (audioreason compare, for every pair of scored runs in the report)
+# ---------------------------------------------------------------------------------------------
+
+# The leaderboard's accuracy is the benchmark's own rule, as the explorer's: MMAR and MMAU their official
+# scorer on the whole reply; AudioSpan App. C.1, the reply is exactly one option letter.
+BENCHMARK_RULE = {"mmar": (None, "official_scorer_accuracy"), "mmau": (None, "official_scorer_accuracy"),
+                  "mmau_test_mini": (None, "official_scorer_accuracy"), "audiospan": ("exact_letter", "accuracy")}
+ALPHA = 0.05
+
+
+def _benchmark_accuracy(entry: Entry) -> Optional[tuple[str, str]]:
+    """(field, compare headline) of an accuracy entry when it holds its benchmark's own accuracy."""
+    rule, field_name = BENCHMARK_RULE.get(str(entry.benchmark or "").lower().replace("-", "_"), (entry.result.get("rule"),
+                                                                                                "accuracy"))
+    if (rule is not None and entry.result.get("rule") != rule) or number(entry.result.get(field_name)) is None:
+        return None
+    return field_name, ("official_scorer_accuracy" if field_name == "official_scorer_accuracy" else
+                        f"accuracy ({entry.result.get('rule')})")
+
+
+def _ci(interval: Any) -> str:
+    ci = (interval or {}).get("ci95") if isinstance(interval, dict) else None
+    return "-" if not ci else f"[{ci[0]:.4f}, {ci[1]:.4f}]"
+
+
+def comparison_tables(results: Results, compare: Callable[[str, str], dict]) -> tuple[list[Table], list[str]]:
+    """With two or more scored runs: a leaderboard by the benchmark's accuracy, each row marked when it is not
+    significantly different from the row above it (McNemar exact p >= 0.05 on the items both share; with no
+    shared item, 95% Wilson intervals that overlap), and a table per pair of runs from ``compare(a, b)``
+    (``audioreason.analysis.compare.compare_runs`` on their results.json). Notes say what could not be
+    compared and why."""
+    sources = [r["source"] for r in results.runs if r.get("items_file")]
+    if len(sources) < 2:
+        return [], []
+    cache: dict[tuple[str, str], Any] = {}
+
+    def pair(a: str, b: str) -> Any:
+        if (a, b) not in cache:
+            try:
+                cache[(a, b)] = compare(a, b)
+            except ValueError as err:
+                cache[(a, b)] = str(err)
+        return cache[(a, b)]
+
+    notes, tables = [], []
+    board = []
+    for e in results.of("accuracy"):
+        chosen = _benchmark_accuracy(e) if e.source in sources else None
+        if chosen:
+            board.append((e, *chosen))
+    board.sort(key=lambda x: (str(x[0].benchmark), str(x[0].condition), str(x[0].template),
+                              -float(number(x[0].result[x[1]]))))
+    rows, above = [], None
+    for e, field_name, headline in board:
+        mark = ""
+        if above is not None and (above[0].benchmark, above[0].condition, above[0].template) == \
+                (e.benchmark, e.condition, e.template):
+            mark = _neighbour_mark(above, (e, field_name, headline), pair)
+        interval = (e.result.get("uncertainty") or {}).get(field_name)
+        rows.append([str(e.benchmark), e.label, field_name.replace("_", " ") + ("" if field_name != "accuracy" else
+                                                                               f" ({e.result.get('rule')})"),
+                     display(e.result.get(field_name), "accuracy", "accuracy", e.result), _ci(interval),
+                     _count(e.result.get("n")), mark])
+        above = (e, field_name, headline)
+    if rows:
+        tables.append(Table("leaderboard", "Leaderboard (the benchmark's own accuracy, best first per set)",
+                            ["benchmark", "set", "accuracy rule", "accuracy", "95% CI", "n",
+                             "vs the row above"], rows,
+                            [f"not significant: McNemar's exact test on the items both runs share gives p >= {ALPHA}; "
+                             "with no shared item, the two 95% Wilson intervals overlap (said so in the row)"]))
+    for i, a in enumerate(sources):
+        for b in sources[i + 1:]:
+            found = pair(a, b)
+            if isinstance(found, str):
+                notes.append(f"{a} vs {b}: not compared: {found}")
+                continue
+            tables.append(_pair_table(found, len(tables)))
+    return tables, notes
+
+
+def _neighbour_mark(above: tuple, below: tuple, pair: Callable[[str, str], Any]) -> str:
+    (ea, _, headline), (eb, field_name, _) = above, below
+    found = pair(ea.source, eb.source)
+    if not isinstance(found, str):
+        for c in found["comparisons"]:
+            if (c["condition"], c["template"], c["headline"]) == (eb.condition, eb.template, headline):
+                p = c["mcnemar"]["p_value"]
+                verdict = "not significantly different" if p >= ALPHA else "significantly different"
+                return f"{verdict} (McNemar exact p = {p:.4g}, {c['n_shared']} shared items)"
+    ia = ((ea.result.get("uncertainty") or {}).get(field_name) or {}).get("ci95")
+    ib = ((eb.result.get("uncertainty") or {}).get(field_name) or {}).get("ci95")
+    if not ia or not ib:
+        return "n/a (no shared items and no intervals)"
+    overlap = ia[0] <= ib[1] and ib[0] <= ia[1]
+    return ("not significantly different" if overlap else "different") + " (no shared items: 95% intervals " + \
+        ("overlap)" if overlap else "do not overlap)")
+
+
+def _pair_table(comparison: dict, index: int) -> Table:
+    rows = []
+    for c in comparison["comparisons"]:
+        m, flips = c.get("mcnemar"), c.get("flips")
+        flipped = "-" if flips is None else (
+            f"{len(flips['right_to_wrong'])} right->wrong ({', '.join(flips['right_to_wrong'][:5])}"
+            f"{', ...' if len(flips['right_to_wrong']) > 5 else ''}); {len(flips['wrong_to_right'])} wrong->right "
+            f"({', '.join(flips['wrong_to_right'][:5])}{', ...' if len(flips['wrong_to_right']) > 5 else ''})")
+        paired = c["paired"]
+        rows.append([f"{c['scorer']}: {c['headline']}", f"{c['condition']}/{c['template']}", str(c["n_shared"]),
+                     f"{c['a']:.4f}", f"{c['b']:.4f}", f"{paired['difference']:+.4f}",
+                     _ci(paired) if paired.get("ci95") else f"- ({paired.get('unavailable')})",
+                     "-" if m is None else f"b={m['b']}, c={m['c']}, p={m['p_value']:.4g}", flipped])
+    a, b = comparison["a"], comparison["b"]
+    return Table(f"comparison-{index}", f"Comparison: A = {a['model']} vs B = {b['model']} (shared items)",
+                 ["headline", "set", "n shared", "A", "B", "A - B", "95% CI (paired bootstrap)", "McNemar exact",
+                  "flipped items (A -> B)"], rows,
+                 [f"A: {a['folder']}", f"B: {b['folder']}",
+                  "A - B: the mean difference over the items both runs answered; its interval is the paired "
+                  f"percentile bootstrap ({comparison['options']['resamples']} resamples, seed "
+                  f"{comparison['options']['seed']}); McNemar: b items right in A only, c right in B only"]
+                 + [f"not compared: {n['scorer']} {n['headline']} {n['condition']}/{n['template']}: {n['reason']}"
+                    for n in comparison["not_compared"]])
+
+
 def not_run_table(results: Results) -> Optional[Table]:
     if not results.not_run:
         return None
@@ -187,4 +311,4 @@ def markdown(table: Table, level: int = 2) -> str:
     return "\n".join(lines) + "\n"
 
 
-__all__ = ["TABLES", "Table", "all_tables", "markdown", "not_run_table"]
+__all__ = ["TABLES", "Table", "all_tables", "comparison_tables", "markdown", "not_run_table"]
