@@ -134,10 +134,6 @@ def _uncertainty():
     return uncertainty
 
 
-def headline_unavailable(reason: str, method: str, n: int, uncertainty: Any) -> dict[str, Any]:
-    return _uncertainty().unavailable(reason, method, n, uncertainty)
-
-
 def not_applicable(reason: str) -> Section:
     return Section("not_applicable", reason)
 
