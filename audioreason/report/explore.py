@@ -349,6 +349,13 @@ def leaderboard(views: Sequence[RunView]) -> list[list[str]]:
     return [[*key, *(row.get(c, "") for c in LEADERBOARD_COLUMNS[5:])] for key, row in rows.items()]
 
 
+def filled_columns(headers: Sequence[str], rows: Sequence[Sequence[str]]) -> tuple[list[str], list[list[str]]]:
+    """The table without the columns that are empty in every row (a scorer no open run was scored with): an
+    empty column squeezed by the others wraps its header into a tall column of letters."""
+    keep = [n for n in range(len(headers)) if any(str(r[n]).strip() for r in rows)] if rows else range(len(headers))
+    return [headers[n] for n in keep], [[r[n] for n in keep] for r in rows]
+
+
 def _item_facets(view: RunView, row: Mapping[str, Any], modes: Mapping[tuple, Optional[str]]) -> dict[str, str]:
     item = view.items.get(str(row.get("id")), {})
     return {"category": str(item.get("category") or ""), "duration_tier": str(item.get("duration_tier") or ""),
@@ -779,6 +786,6 @@ def open_runs(paths: Sequence[Any]) -> tuple[list[RunView], list[str]]:
 
 __all__ = ["BENCHMARK_ACCURACY", "BENCHMARK_ITEMS_FILE", "DISAGREE", "FILTERS", "ITEM_COLUMNS", "ItemRow",
            "LEADERBOARD_COLUMNS", "MAX_ZIP_BYTES", "MAX_ZIP_MEMBERS", "OFFICIAL_VERDICT", "RUN_FOLDER_FILES",
-           "RunView", "correct_legend", "counterpart", "differing", "export_bundle", "facet_values", "interval",
+           "RunView", "correct_legend", "counterpart", "differing", "export_bundle", "facet_values", "filled_columns", "interval",
            "interval_legend", "item_detail", "item_page", "item_rows", "item_table", "item_verdicts", "leaderboard",
            "open_run", "open_runs", "rater_spread", "same_item", "stage_uploads", "timeline_html"]

@@ -60,9 +60,25 @@ def _rows(paths: list, filters=(), second=None, shown="all items") -> list:
 
 
 def _table(rows: list, comparing: bool) -> dict:
-    """The item table; the second run's columns only while comparing."""
+    """The item table without its empty columns; the second run's columns only while comparing."""
     width = len(explore.ITEM_COLUMNS) - (0 if comparing else 2)
-    return {"data": [r.cells[:width] for r in rows] or [[""] * width], "headers": explore.ITEM_COLUMNS[:width]}
+    headers, data = explore.filled_columns(explore.ITEM_COLUMNS[:width], [r.cells[:width] for r in rows])
+    return {"data": data or [[""] * len(headers)], "headers": headers}
+
+
+def _board(views: list) -> dict:
+    headers, data = explore.filled_columns(explore.LEADERBOARD_COLUMNS, explore.leaderboard(views))
+    return {"data": data or [[""] * len(headers)], "headers": headers}
+
+
+def _widths(table: dict) -> list:
+    """Column widths that keep every header on one line (a long cell wraps instead, up to 40 characters)."""
+    return [f"{int(8.5 * min(max([len(h)] + [len(str(r[n])) for r in table['data']]), 40)) + 28}px"
+            for n, h in enumerate(table["headers"])]
+
+
+def _sized(table: dict):
+    return gr.update(value=table, column_widths=_widths(table))
 
 
 def _choices(paths: list, rows: list) -> list:
@@ -87,8 +103,8 @@ def _state(paths: list, errors: list = ()):
     rows = _rows(paths)
     choices = _choices(paths, rows)
     runs = [(NO_SECOND, NO_SECOND)] + [(v.name, str(n)) for n, v in enumerate(views)]
-    return (paths, explore.leaderboard(views), _legend(views), gr.update(choices=runs, value=NO_SECOND),
-            *(gr.update(choices=facets[f], value=[]) for f in explore.FILTERS), _table(rows, False),
+    return (paths, _sized(_board(views)), _legend(views), gr.update(choices=runs, value=NO_SECOND),
+            *(gr.update(choices=facets[f], value=[]) for f in explore.FILTERS), _sized(_table(rows, False)),
             gr.update(choices=choices, value=choices[0][1] if choices else None), _notes(paths, list(errors)))
 
 
@@ -118,7 +134,7 @@ def load(files, paths, progress=gr.Progress()):
 def refilter(paths, second, shown, category, tier, operation, mode):
     rows = _rows(paths or [], (category, tier, operation, mode), second, shown)
     choices = _choices(paths or [], rows)
-    return (_table(rows, _second(paths or [], second) is not None),
+    return (_sized(_table(rows, _second(paths or [], second) is not None)),
             gr.update(choices=choices, value=choices[0][1] if choices else None))
 
 
@@ -169,7 +185,7 @@ def build_demo(paths=None) -> gr.Blocks:
     first = choices[0][1] if choices else None
     detail = show(paths, first) if first else EMPTY[1:]
     runs = [(NO_SECOND, NO_SECOND)] + [(v.name, str(n)) for n, v in enumerate(views)]
-    with gr.Blocks(title="audioreason results explorer", css=CSS) as demo:
+    with gr.Blocks(title="audioreason results explorer") as demo:
         gr.Markdown("# Results explorer\nScored runs item by item (ARIA-Rubrics, MMAR-Rubrics, AudioSpan, text "
                     "prior). Upload a zipped run folder of `audioreason run` + `audioreason score`, its files, or a "
                     "scorer's per-item output (`compute(..., return_items=True)` saved as JSON).")
@@ -178,8 +194,7 @@ def build_demo(paths=None) -> gr.Blocks:
         with gr.Row():
             upload = gr.File(label="Runs to add", file_count="multiple", file_types=[".zip", ".json", ".jsonl"])
             add = gr.Button("Open", variant="primary")
-        board = gr.Dataframe(explore.leaderboard(views), headers=explore.LEADERBOARD_COLUMNS, label="Leaderboard",
-                             wrap=True, elem_classes="compact-headers")
+        board = gr.Dataframe(_board(views), label="Leaderboard", wrap=True, column_widths=_widths(_board(views)))
         legend = gr.Markdown(_legend(views))
         with gr.Row():
             second = gr.Dropdown(runs, value=NO_SECOND, label="Second run, side by side")
@@ -188,7 +203,7 @@ def build_demo(paths=None) -> gr.Blocks:
             filters = [gr.Dropdown(facets[f], value=[], multiselect=True, label=label) for f, label in
                        zip(explore.FILTERS, ("category", "duration tier", "anchor operation", "reasoning mode"))]
         table = gr.Dataframe(_table(rows, False), label="Items", wrap=True, max_height=320,
-                             elem_classes="compact-headers")
+                             column_widths=_widths(_table(rows, False)))
         item = gr.Dropdown(choices, value=first, label="Item (id | model | condition | run)")
         with gr.Row(equal_height=False):
             with gr.Column():
@@ -206,10 +221,6 @@ def build_demo(paths=None) -> gr.Blocks:
         item.change(show, [state, item, second], [audio, page, audio_b, page_b, raw], api_name="show")
         second.change(show, [state, item, second], [audio, page, audio_b, page_b, raw], api_name=False)
     return demo
-
-
-# Table headers on one line at normal height (a long header is cut with an ellipsis, its full text on hover).
-CSS = """.compact-headers th, .compact-headers th * { white-space: nowrap !important; height: auto !important; }"""
 
 
 if __name__ == "__main__":
