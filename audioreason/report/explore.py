@@ -10,12 +10,15 @@ is still there); otherwise the explorer shows the outputs and scores and says th
 A bundle's audio is played only from inside the bundle; an uploaded zip is capped (``MAX_ZIP_BYTES``,
 ``MAX_ZIP_MEMBERS``); a file that cannot be read or shown is a ``ResultsError`` line naming it.
 
-What it gives: ``leaderboard`` (one row per model, condition and template with each scorer's headline; the
-accuracy by the benchmark's own rule, ``BENCHMARK_ACCURACY``),
-``item_table`` (one row per output, filtered by category, duration tier, anchor operation and reasoning
-mode), ``item_detail`` (the question, the output's CoT slots, each extracted answer with its rule, the ARIA
-metrics, the rubric verdicts with their justifications when the per-item output carries them, the anchors
-and criterion time ranges on the audio's timeline).
+What it gives: ``leaderboard`` (one row per model, condition and template with each scorer's headline and the
+95% interval results.json records for it, ``interval``; the accuracy by the benchmark's own rule,
+``BENCHMARK_ACCURACY``; ``correct_legend`` and ``interval_legend`` say what is shown), ``item_rows`` (one row
+per output, named by item id, model and condition, filtered by category, duration tier, anchor operation and
+reasoning mode; with a ``second`` run, that run's verdicts on the same item, ``counterpart``, and the rules on
+which they differ, ``differing``, optionally only the items where they disagree), ``item_detail`` (the
+question, the output's CoT slots, each extracted answer with its rule and method, ``item_verdicts``, the ARIA
+metrics, the rubric verdicts with their justifications, the anchors and criterion time ranges on the audio's
+timeline, all of it as one HTML page, ``item_page``, and the raw records).
 """
 from __future__ import annotations
 
@@ -314,7 +317,8 @@ def _headline(entry: Entry) -> tuple[str, str]:
         return "AudioSpan Rubric", _valued(r, "rubric", entry.scorer, judged(r, "rubric")) + rater_spread(r)
     if entry.scorer == "anchor_chain" and isinstance(r.get("chain"), Mapping):
         c = r["chain"]
-        return "Chain", f"{_valued(c, 'chain', entry.scorer)} (random {display(c.get('random_chain'), entry.scorer, 'random_chain', c)})"
+        random = display(c.get("random_chain"), entry.scorer, "random_chain", c)
+        return "Chain", f"{_valued(c, 'chain', entry.scorer)} (random {random})"
     if entry.scorer == "text_prior_decomposition":
         tp = r.get("text_prior") if isinstance(r.get("text_prior"), Mapping) else {}
         return "R_TP", _valued({"scale": r.get("scale"), **tp}, "R_TP", entry.scorer)
@@ -683,7 +687,8 @@ def item_page(detail: Mapping[str, Any], names: Mapping[str, Any], item: Mapping
                                                                detail["answers"]))
     if detail["aria"]:
         aria = detail["aria"]
-        parts.append("<h4>ARIA metrics</h4>" + _html_table(list(aria), [[display(v, "aria", m) for m, v in aria.items()]]))
+        parts.append("<h4>ARIA metrics</h4>"
+                     + _html_table(list(aria), [[display(v, "aria", m) for m, v in aria.items()]]))
     if detail["verdicts"]:
         parts.append("<h4>Rubric verdicts</h4>" + _html_table(["scorer", "rater", "criterion", "verdict",
                                                                 "justification"], detail["verdicts"]))
@@ -786,6 +791,7 @@ def open_runs(paths: Sequence[Any]) -> tuple[list[RunView], list[str]]:
 
 __all__ = ["BENCHMARK_ACCURACY", "BENCHMARK_ITEMS_FILE", "DISAGREE", "FILTERS", "ITEM_COLUMNS", "ItemRow",
            "LEADERBOARD_COLUMNS", "MAX_ZIP_BYTES", "MAX_ZIP_MEMBERS", "OFFICIAL_VERDICT", "RUN_FOLDER_FILES",
-           "RunView", "correct_legend", "counterpart", "differing", "export_bundle", "facet_values", "filled_columns", "interval",
+           "RunView", "correct_legend", "counterpart", "differing", "export_bundle", "facet_values",
+           "filled_columns", "interval",
            "interval_legend", "item_detail", "item_page", "item_rows", "item_table", "item_verdicts", "leaderboard",
            "open_run", "open_runs", "rater_spread", "same_item", "stage_uploads", "timeline_html"]

@@ -1,8 +1,10 @@
 """Results explorer Space: open scored runs (``audioreason run`` + ``audioreason score`` folders, their zipped
 bundles, or any scorer's per-item output) and look at them item by item: a leaderboard across models and
-conditions; per item the audio, the chain of thought split into its slots, each extracted answer with its
-rule, the ARIA metrics, the rubric verdicts with their justifications, and the anchors on the audio's
-timeline; filters by category, duration tier, anchor operation and reasoning mode.
+conditions (each headline with its 95% interval when recorded); per item a page with the audio, the chain
+of thought split into its slots, each extracted answer with its rule, the ARIA metrics, the rubric verdicts
+with their justifications, and the anchors on the audio's timeline (the raw records behind a toggle); a
+second run's output for the same item beside it, and a filter for the items where the two disagree; filters
+by category, duration tier, anchor operation and reasoning mode.
 
 It opens with the runs in ``runs/`` beside this file (a built Space: ``audioreason space build explorer``),
 else the run folders given on the command line (``python app.py RUN_DIR...``), else the demo's run. All the
