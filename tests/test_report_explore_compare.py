@@ -120,3 +120,12 @@ def test_wilson_interval_of_the_fixture_is_right():
 
     lo, hi = proportion_confint(2, 3, alpha=0.05, method="wilson")
     assert [round(lo, 4), round(hi, 4)] == WILSON_2_OF_3
+
+
+def test_columns_empty_in_every_row_are_left_out(views):
+    headers, rows = explore.filled_columns(explore.LEADERBOARD_COLUMNS, explore.leaderboard(views))
+    # No ARIA, reasoning mode, AudioSpan Rubric, Chain or R_TP in these runs: those headers would wrap into
+    # tall columns of letters beside the long accuracy cells.
+    assert headers == ["run", "benchmark", "model", "condition", "template", "n", "accuracy (rule)", "MMAR Rubrics"]
+    assert rows[1][:6] == ["model-b", "mmar", "model-b", "full", "aria_cot", "3"]
+    assert explore.filled_columns(["a", "b"], []) == (["a", "b"], [])
