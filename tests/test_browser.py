@@ -192,18 +192,67 @@ def test_aria_widget(browser, shots, tmp_path, tiny_backbones):
         page.shot(shots, "aria")
 
 
-def test_explorer_opens_the_demo_run_and_adds_an_upload(browser, shots, demo_session, tmp_path):
-    run = demo_session[0] / "cascade-run"
+def _choose(page, label: str, option: str) -> None:
+    """Pick ``option`` in the Gradio dropdown labelled ``label`` (type it, then click the listed option)."""
+    from selenium.webdriver.common.by import By
+
+    box = page.driver.find_element(By.CSS_SELECTOR, f"input[aria-label='{label}']")
+    box.click()
+    box.clear()
+    box.send_keys(option)
+
+    def listed():
+        return [o for o in page.driver.find_elements(By.CSS_SELECTOR, "[role=option]")
+                if o.is_displayed() and o.text.strip() == option]
+
+    page.wait(lambda: listed(), f"{option!r} listed under {label!r}")
+    listed()[0].click()
+
+
+def _header_heights(page) -> list:
+    return page.driver.execute_script(
+        "return Array.from(document.querySelectorAll('table th')).filter(t => t.offsetParent)"
+        ".map(t => t.getBoundingClientRect().height)")
+
+
+def test_explorer_compares_two_runs_side_by_side(browser, shots, tmp_path):
+    from fixtures.explorer_pair import write_pair
+
+    a, b = write_pair(tmp_path / "runs")
     app = load_app("spaces/explorer")
-    with Page(browser, app.build_demo([str(run)])) as page:
-        text = page.wait_for("Leaderboard", "cascade")
-        assert "Chain of thought, by slot" in text
+    with Page(browser, app.build_demo([str(a), str(b)])) as page:
+        # The leaderboard: each headline with its interval (none recorded for model-b), and the legend.
+        text = page.wait_for("Leaderboard", "0.6667 [0.2077, 0.9385] (official MMAR/MMAU scorer)",
+                             "0.6667 (official MMAR/MMAU scorer)", "[lo, hi]")
+        assert "Answer per rule" in text and "Rubric verdicts" in text and "model-a names it" in text
+        assert '["model-a"' not in text  # items are named by id, model and condition, not by the record's key
+        heights = _header_heights(page)
+        assert heights and max(heights) < 60, f"table headers {max(heights)} px high"  # one line each
+        # The raw JSON is behind a closed accordion.
+        assert "output record (outputs.jsonl)" not in re.sub(r"\s+", " ", text)
+        page.shot(shots, "explorer")
+        _choose(page, "Second run, side by side", "model-b")
+        page.wait_for("second run: correct", "Audio (second run)")
+        page.wait(lambda: "Choose a second run" not in page.text(), "the second run's column")
+        page.wait_for("(B) cat meowing")  # model-b's reply on q1 beside model-a's
+        from selenium.webdriver.common.by import By
+
+        radio = browser.find_element(By.XPATH, "//label[normalize-space()=\"disagree on the benchmark's rule\"]")
+        browser.execute_script("arguments[0].click()", radio)
+        # q2 (category Counting) agrees on the official scorer: only q1 and q3 are listed, with what differs.
+        page.wait(lambda: "Counting" not in page.text() and "official scorer, aria" in page.text(),
+                  "only q1 and q3 listed")
+        page.shot(shots, "explorer_side_by_side")
+        accordion = browser.find_element(By.XPATH, "//*[contains(@class, 'label-wrap')][contains(., 'Raw JSON')]")
+        browser.execute_script("arguments[0].click()", accordion)
+        page.wait_for("output record (outputs.jsonl)")
+        page.shot(shots, "explorer_raw")
+        # An upload adds a run.
         results = tmp_path / "results.json"
-        shutil.copyfile(run / "results.json", results)
+        shutil.copyfile(a / "results.json", results)
         page.upload(results, ".json")
         page.click("Open")
         page.wait_for("uploaded-run")
-        page.shot(shots, "explorer")
 
 
 def test_report_app_and_the_report_page(browser, shots, demo_session, tmp_path):

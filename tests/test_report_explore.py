@@ -14,7 +14,7 @@ def view(audiospan_run):
 
 
 def _rows(view, **filters):
-    return [dict(zip(explore.ITEM_COLUMNS, row)) for row in explore.item_table([view], filters or None)]
+    return [{**dict(zip(explore.ITEM_COLUMNS, r.cells)), "key": r.key} for r in explore.item_rows([view], filters or None)]
 
 
 def test_leaderboard_shows_each_scorers_headline(view):
@@ -30,14 +30,14 @@ def test_leaderboard_shows_each_scorers_headline(view):
 def test_filters_select_items_by_operation_and_tier(view):
     assert explore.facet_values([view])["operation"] == ["addition", "deletion"]
     deletion = _rows(view, operation=["deletion"])
-    assert [r["id"] for r in deletion] == [f"zh-show-002/anchor/{k}" for k in (1, 2, 3)]
+    assert [r["item"] for r in deletion] == [f"zh-show-002/anchor/{k}" for k in (1, 2, 3)]
     assert [r["correct"] for r in deletion] == ["exact_letter yes", "exact_letter yes", "exact_letter no"]  # P, U; R
     assert {r["tier"] for r in _rows(view, duration_tier=["S"])} == {"S"}
     assert len(_rows(view)) == 18  # 6 native MCQs, 6 anchor links, 6 OEQs
 
 
 def test_an_anchor_link_shows_its_answer_and_the_edit_on_the_timeline(view):
-    key = next(r["key"] for r in _rows(view) if r["id"] == "zh-show-002/anchor/1")
+    key = next(r["key"] for r in _rows(view) if r["item"] == "zh-show-002/anchor/1")
     detail = explore.item_detail(view, key)
     assert detail["answers"] == [["exact_letter", "y", "exact", "yes"]]
     # The deletion at 1.0-1.6 s of a 4.0 s recording: left 25%, width 15%.
@@ -47,7 +47,7 @@ def test_an_anchor_link_shows_its_answer_and_the_edit_on_the_timeline(view):
 
 
 def test_an_open_question_shows_its_timed_criteria(view):
-    key = next(r["key"] for r in _rows(view) if r["id"] == "en-talk-001/native/P/oeq")
+    key = next(r["key"] for r in _rows(view) if r["item"] == "en-talk-001/native/P/oeq")
     detail = explore.item_detail(view, key)
     assert "criterion 2: Locates it: 1.5-2.5 s" in detail["timeline"]
     assert detail["output"] == "At 00:02 the speaker explains the point; a detail follows."
@@ -63,8 +63,8 @@ def test_a_bundle_opens_without_the_benchmark_folder(demo_session, tmp_path):
     assert len(items) == 12 and all((bundle / it["audio"]).is_file() for it in items)
     reopened = explore.open_run(bundle)
     assert reopened.notes == [] and len(reopened.items) == 12
-    first = explore.item_table([reopened])[0]
-    detail = explore.item_detail(reopened, first[1])
+    first = explore.item_rows([reopened])[0]
+    detail = explore.item_detail(reopened, first.key)
     assert "**Q:**" in detail["header"] and detail["audio"].startswith(str(bundle))
 
 

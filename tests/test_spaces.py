@@ -150,7 +150,7 @@ USE = {  # each app's own example, as its button sends it
     "mmar_rubrics": 'out = app.score(app.EXAMPLE, "", "", "", True, 5, app.JUDGES[0])[1]',
     "explorer": "paths = app.initial_runs(); views = app._views(paths); "
                 "out = {'board': app.explore.leaderboard(views), 'rows': len(app.explore.item_table(views)), "
-                "'detail': app.show(paths, app._choices(paths, app.explore.item_table(views))[0][1])[0]}",
+                "'detail': app.show(paths, app._choices(paths, app.explore.item_rows(views))[0][1])[1]}",
     "report": "out = app.render(app.initial_results(), 'demo')[2]",
 }
 

@@ -10,12 +10,15 @@ is still there); otherwise the explorer shows the outputs and scores and says th
 A bundle's audio is played only from inside the bundle; an uploaded zip is capped (``MAX_ZIP_BYTES``,
 ``MAX_ZIP_MEMBERS``); a file that cannot be read or shown is a ``ResultsError`` line naming it.
 
-What it gives: ``leaderboard`` (one row per model, condition and template with each scorer's headline; the
-accuracy by the benchmark's own rule, ``BENCHMARK_ACCURACY``),
-``item_table`` (one row per output, filtered by category, duration tier, anchor operation and reasoning
-mode), ``item_detail`` (the question, the output's CoT slots, each extracted answer with its rule, the ARIA
-metrics, the rubric verdicts with their justifications when the per-item output carries them, the anchors
-and criterion time ranges on the audio's timeline).
+What it gives: ``leaderboard`` (one row per model, condition and template with each scorer's headline and the
+95% interval results.json records for it, ``interval``; the accuracy by the benchmark's own rule,
+``BENCHMARK_ACCURACY``; ``correct_legend`` and ``interval_legend`` say what is shown), ``item_rows`` (one row
+per output, named by item id, model and condition, filtered by category, duration tier, anchor operation and
+reasoning mode; with a ``second`` run, that run's verdicts on the same item, ``counterpart``, and the rules on
+which they differ, ``differing``, optionally only the items where they disagree), ``item_detail`` (the
+question, the output's CoT slots, each extracted answer with its rule and method, ``item_verdicts``, the ARIA
+metrics, the rubric verdicts with their justifications, the anchors and criterion time ranges on the audio's
+timeline, all of it as one HTML page, ``item_page``, and the raw records).
 """
 from __future__ import annotations
 
@@ -28,7 +31,7 @@ from typing import Any, Mapping, Optional, Sequence
 
 from .load import (ITEMS_FILE, RESULTS_FILE, Entry, Results, ResultsError, load_results, read_json, read_json_records,
                    reading, unique)
-from .scale import display, judged, number
+from .scale import DECIMALS, display, judged, number
 
 RUN_FILE, OUTPUTS_FILE = "run.json", "outputs.jsonl"  # the names `audioreason run` writes
 BENCHMARK_ITEMS_FILE = "benchmark_items.jsonl"
@@ -224,13 +227,42 @@ def _accuracy_headline(entries: Sequence[Entry], benchmark: Optional[str]) -> st
         if len(by_rule) != 1:
             return f"n/a (no rule of its own for benchmark {benchmark!r}; scored with {', '.join(map(str, by_rule))})"
         rule, entry = next(iter(by_rule.items()))
-        return f"{display(entry.result.get('accuracy'), 'accuracy', 'accuracy', entry.result)} ({rule})"
+        return f"{_valued(entry.result, 'accuracy', 'accuracy')} ({rule})"
     rule, field_name, shown = known
     entry = by_rule.get(rule) if rule else next((e for e in entries if field_name in e.result), None)
     if entry is None or field_name not in entry.result:
         how = f"score with --extraction {rule} or all" if rule else "score it again with this version"
         return f"n/a ({shown} not scored: this set was scored with {', '.join(map(str, by_rule))}; {how})"
-    return f"{display(entry.result.get(field_name), 'accuracy', 'accuracy', entry.result)} ({shown})"
+    return f"{_valued(entry.result, field_name, 'accuracy')} ({shown})"
+
+
+def interval(values: Any, field_name: str) -> str:
+    """The 95% interval ``audioreason score`` recorded for ``values[field_name]`` (``values["uncertainty"]``,
+    on the 0-1 scale): " [lo, hi]", " [no interval: why]" when it could not be computed, "" when the result
+    carries none (scored before intervals, or a scorer's own output)."""
+    u = ((values.get("uncertainty") if isinstance(values, Mapping) else None) or {}).get(field_name)
+    if not isinstance(u, Mapping):
+        return ""
+    ci = u.get("ci95")
+    if isinstance(ci, Sequence) and len(ci) == 2 and all(number(x) is not None for x in ci):
+        return f" [{number(ci[0]):.{DECIMALS}f}, {number(ci[1]):.{DECIMALS}f}]"
+    return f" [no interval: {u.get('unavailable') or 'none recorded'}]"
+
+
+def rater_spread(values: Any) -> str:
+    """A judged score's rater spread (the mean over items of the raters' standard deviation), or ""."""
+    spread = values.get("rater_spread") if isinstance(values, Mapping) else None
+    if not isinstance(spread, Mapping):
+        return ""
+    sd = number(spread.get("sd"))
+    raters = spread.get("raters")
+    return f"; rater sd {'n/a' if sd is None else f'{sd:.{DECIMALS}f}'} ({raters} rater{'' if raters == 1 else 's'})"
+
+
+def _valued(values: Mapping[str, Any], field_name: str, scorer: str, value: Any = ...) -> str:
+    """A headline's text: its value, its 95% interval when recorded (none beside an n/a)."""
+    text = display(values.get(field_name) if value is ... else value, scorer, field_name, values)
+    return text if text == "n/a" else text + interval(values, field_name)
 
 
 def correct_legend(views: Sequence[RunView]) -> str:
@@ -239,26 +271,57 @@ def correct_legend(views: Sequence[RunView]) -> str:
     rules = "; ".join(f"{b}: {BENCHMARK_ACCURACY[b][2]}" if b in BENCHMARK_ACCURACY else f"{b or 'no benchmark'}: "
                       "the one rule it was scored with" for b in benchmarks)
     return ("**correct**: for each answer-extraction rule the output was scored with, whether the choice that "
-            "rule extracts is the gold answer (`rule yes|no`; an anchor link: the Chain scorer's verdict). "
+            "rule extracts is the gold answer (`rule yes|no`; on MMAR and MMAU also the `official scorer`'s "
+            "string match on the whole reply; an anchor link: the Chain scorer's verdict). "
             "**accuracy (rule)** on the leaderboard is each benchmark's own rule"
             + (f" ({rules})" if rules else "") + "; `audioreason score --extraction all` scores every rule.")
+
+
+METHODS = {"wilson": "the Wilson score interval of a binomial proportion (a plain accuracy)",
+           "bootstrap_percentile": "percentile bootstrap over items",
+           "bootstrap_bca": "bias-corrected and accelerated (BCa) bootstrap over items"}
+
+
+def _uncertainties(entry: Entry) -> list[Mapping[str, Any]]:
+    """The uncertainty records of an entry's headlines (its own, its chain's, its text prior's)."""
+    r = entry.result
+    holders = [r, r.get("chain"), r.get("text_prior")]
+    return [u for h in holders if isinstance(h, Mapping) and isinstance(h.get("uncertainty"), Mapping)
+            for u in h["uncertainty"].values() if isinstance(u, Mapping)]
+
+
+def interval_legend(views: Sequence[RunView]) -> str:
+    """What the brackets beside the leaderboard's headlines are: each interval method the open runs used, with
+    its resamples and seed; "" when no run carries intervals (nothing is shown then)."""
+    found = unique((u.get("method"), u.get("resamples"), u.get("seed")) for v in views for e in v.results.entries
+                   for u in _uncertainties(e) if u.get("method"))
+    spread = any(isinstance(e.result.get("rater_spread"), Mapping) for v in views for e in v.results.entries)
+    if not found and not spread:
+        return ""
+    how = "; ".join(f"`{m}`: {METHODS.get(m, m)}" + (f" ({resamples} resamples, seed {seed})" if resamples else "")
+                    for m, resamples, seed in found)
+    return ("**[lo, hi]** beside a headline: its 95% interval over the items, as `audioreason score` recorded it"
+            + (f" ({how})" if how else "") + "; `[no interval: why]` where none could be computed."
+            + (" **rater sd**: the mean over items of the standard deviation of the raters' scores." if spread else ""))
 
 
 def _headline(entry: Entry) -> tuple[str, str]:
     """(column, value text) of a scorer's headline for the leaderboard (accuracy: ``_accuracy_headline``)."""
     r = entry.result
     if entry.scorer == "aria":
-        return "ARIA", display(r.get("aria"), "aria", "aria", r) + ("" if r.get("aria_complete", True) else
-                                                                   f" (of {'+'.join(r.get('aria_metrics') or [])})")
+        return "ARIA", _valued(r, "aria", "aria") + ("" if r.get("aria_complete", True) else
+                                                    f" (of {'+'.join(r.get('aria_metrics') or [])})")
     if entry.scorer == "mmar_rubrics":
-        return "MMAR Rubrics", display(judged(r, "rubrics"), entry.scorer, "rubrics", r)
+        return "MMAR Rubrics", _valued(r, "rubrics", entry.scorer, judged(r, "rubrics")) + rater_spread(r)
     if entry.scorer == "audiospan_rubric":
-        return "AudioSpan Rubric", display(judged(r, "rubric"), entry.scorer, "rubric", r)
+        return "AudioSpan Rubric", _valued(r, "rubric", entry.scorer, judged(r, "rubric")) + rater_spread(r)
     if entry.scorer == "anchor_chain" and isinstance(r.get("chain"), Mapping):
         c = r["chain"]
-        return "Chain", f"{display(c.get('chain'), entry.scorer, 'chain', c)} (random {display(c.get('random_chain'), entry.scorer, 'random_chain', c)})"
+        random = display(c.get("random_chain"), entry.scorer, "random_chain", c)
+        return "Chain", f"{_valued(c, 'chain', entry.scorer)} (random {random})"
     if entry.scorer == "text_prior_decomposition":
-        return "R_TP", display((r.get("text_prior") or {}).get("R_TP"), entry.scorer, "R_TP", r)
+        tp = r.get("text_prior") if isinstance(r.get("text_prior"), Mapping) else {}
+        return "R_TP", _valued({"scale": r.get("scale"), **tp}, "R_TP", entry.scorer)
     return "", ""
 
 
@@ -290,6 +353,13 @@ def leaderboard(views: Sequence[RunView]) -> list[list[str]]:
     return [[*key, *(row.get(c, "") for c in LEADERBOARD_COLUMNS[5:])] for key, row in rows.items()]
 
 
+def filled_columns(headers: Sequence[str], rows: Sequence[Sequence[str]]) -> tuple[list[str], list[list[str]]]:
+    """The table without the columns that are empty in every row (a scorer no open run was scored with): an
+    empty column squeezed by the others wraps its header into a tall column of letters."""
+    keep = [n for n in range(len(headers)) if any(str(r[n]).strip() for r in rows)] if rows else range(len(headers))
+    return [headers[n] for n in keep], [[r[n] for n in keep] for r in rows]
+
+
 def _item_facets(view: RunView, row: Mapping[str, Any], modes: Mapping[tuple, Optional[str]]) -> dict[str, str]:
     item = view.items.get(str(row.get("id")), {})
     return {"category": str(item.get("category") or ""), "duration_tier": str(item.get("duration_tier") or ""),
@@ -297,17 +367,105 @@ def _item_facets(view: RunView, row: Mapping[str, Any], modes: Mapping[tuple, Op
             "reasoning_mode": str(modes.get((row.get("model"), row.get("condition"), row.get("template"))) or "")}
 
 
-ITEM_COLUMNS = ["run", "key", "id", "model", "condition", "template", "category", "tier", "operation", "mode",
-                "correct", "ARIA", "rubric"]
+ITEM_COLUMNS = ["run", "item", "model", "condition", "template", "category", "tier", "operation", "mode",
+                "correct", "ARIA", "rubric", "second run: correct", "differs on"]
+OFFICIAL_VERDICT = "official scorer"  # an item's verdict by the official MMAR/MMAU scorer (whole reply)
+DISAGREE = ("benchmark", "any")  # which verdicts a comparison of two runs filters on
 
 
-def _correct(row: Mapping[str, Any]) -> str:
-    """Each rule's verdict, named ("official yes, exact_letter no"); an anchor link's Chain verdict (see
+@dataclass
+class ItemRow:
+    """One output in the item table: the run it is in (its index among the views), its key, its cells
+    (``ITEM_COLUMNS``) and the key of the same item in the second run of a comparison (None: not there)."""
+
+    run: int
+    key: str
+    cells: list[str]
+    other: Optional[str] = None
+
+
+def _row(view: RunView, key: str) -> dict[str, Any]:
+    """An output's items.jsonl row, or the identifying fields of its record when it was not scored."""
+    if key in view.rows:
+        return view.rows[key]
+    record = view.outputs.get(key, {})
+    row = {k: record.get(k) for k in ("key", "id", "model", "condition")}
+    row["template"] = (record.get("template") or {}).get("name") if isinstance(record.get("template"), Mapping) \
+        else record.get("template")
+    return row
+
+
+def _benchmark_rule(view: RunView) -> Optional[str]:
+    """The verdict that is the benchmark's own rule on one item (``BENCHMARK_ACCURACY``): the official scorer's
+    for MMAR and MMAU, exact_letter for AudioSpan, the one rule of a benchmark it does not know (None: several)."""
+    known = BENCHMARK_ACCURACY.get(_benchmark_key(view.benchmark))
+    if known is not None:
+        return known[0] or OFFICIAL_VERDICT
+    rules = unique(r for row in view.rows.values() for r in (row.get("accuracy") or {}))
+    return rules[0] if len(rules) == 1 else None
+
+
+def item_verdicts(view: RunView, key: str) -> dict[str, bool]:
+    """Whether an output is right, per rule: each extraction rule it was scored with (items.jsonl), and, on
+    MMAR and MMAU, the official scorer's string match on the whole reply (computed here from the output and
+    the item, as ``audioreason score`` does for its headline; absent when the item is not at hand)."""
+    row = _row(view, key)
+    out = {rule: bool(v["correct"]) for rule, v in (row.get("accuracy") or {}).items()
+           if isinstance(v, Mapping) and v.get("correct") is not None}
+    if _benchmark_rule(view) == OFFICIAL_VERDICT:
+        from ..inference.scorers import is_mcq, official_scorer_correct
+
+        item = view.items.get(str(row.get("id")))
+        if item and key in view.outputs and is_mcq(item) and item.get("answer") is not None:
+            out = {OFFICIAL_VERDICT: official_scorer_correct(view.outputs[key].get("output"), item), **out}
+    return out
+
+
+def _correct(view: RunView, key: str) -> str:
+    """Each rule's verdict, named ("official scorer yes, exact_letter no"); an anchor link's Chain verdict (see
     ``correct_legend``)."""
-    verdicts = [(rule, v.get("correct")) for rule, v in (row.get("accuracy") or {}).items() if isinstance(v, Mapping)]
-    if not verdicts and isinstance(row.get("anchor_chain"), Mapping):
-        verdicts = [("chain", row["anchor_chain"].get("correct"))]
-    return ", ".join(f"{rule} {'yes' if v else 'no'}" for rule, v in verdicts if v is not None)
+    verdicts = list(item_verdicts(view, key).items())
+    row = _row(view, key)
+    if not verdicts and isinstance(row.get("anchor_chain"), Mapping) and row["anchor_chain"].get("correct") is not None:
+        verdicts = [("chain", row["anchor_chain"]["correct"])]
+    return ", ".join(f"{rule} {'yes' if v else 'no'}" for rule, v in verdicts)
+
+
+def _by_item(view: RunView) -> dict[tuple[str, Any], list[str]]:
+    """A run's output keys by (item id, condition)."""
+    out: dict[tuple[str, Any], list[str]] = {}
+    for key in unique([*view.rows, *view.outputs]):
+        row = _row(view, key)
+        out.setdefault((str(row.get("id")), row.get("condition")), []).append(key)
+    return out
+
+
+def counterpart(row: Mapping[str, Any], other: RunView,
+                index: Optional[Mapping[tuple[str, Any], list[str]]] = None) -> Optional[str]:
+    """The key of the same item in ``other``: same item id, condition and template, else the same item id and
+    condition (two models' templates may differ); None when ``other`` has no such output."""
+    same_item = (index if index is not None else _by_item(other)).get((str(row.get("id")), row.get("condition")), [])
+    exact = [k for k in same_item if _row(other, k).get("template") == row.get("template")]
+    return (exact or same_item or [None])[0]
+
+
+def same_item(view: RunView, key: str, other: RunView) -> Optional[str]:
+    """The key of ``view``'s output ``key``'s item in ``other`` (``counterpart``)."""
+    return counterpart(_row(view, key), other)
+
+
+def differing(view: RunView, key: str, other: RunView, other_key: str, scope: str = "benchmark") -> list[str]:
+    """The verdicts on which two runs' outputs for one item disagree: ``scope`` "benchmark", the benchmark's own
+    rule (when both runs are on one benchmark); "any", every rule both were scored with. A rule only one of
+    them has is not a disagreement."""
+    if scope not in DISAGREE:
+        raise ValueError(f"unknown disagreement scope {scope!r}; choose {' or '.join(DISAGREE)}")
+    mine, theirs = item_verdicts(view, key), item_verdicts(other, other_key)
+    rules = [r for r in mine if r in theirs]
+    if scope == "benchmark":
+        rule = _benchmark_rule(view)
+        rules = [rule] if rule in rules and rule == _benchmark_rule(other) else []
+    return [r for r in rules if mine[r] != theirs[r]]
 
 
 def _rubric(row: Mapping[str, Any]) -> str:
@@ -332,30 +490,49 @@ def facet_values(views: Sequence[RunView]) -> dict[str, list[str]]:
     return {k: sorted(v) for k, v in out.items()}
 
 
-def item_table(views: Sequence[RunView], filters: Optional[Mapping[str, Sequence[str]]] = None) -> list[list[str]]:
-    """One row per scored output; ``filters`` keep the rows whose facet is one of the values given (an
-    empty selection keeps every row)."""
+def item_rows(views: Sequence[RunView], filters: Optional[Mapping[str, Sequence[str]]] = None,
+              second: Optional[int] = None, disagree: Optional[str] = None) -> list[ItemRow]:
+    """One row per output; ``filters`` keep the rows whose facet is one of the values given (an empty selection
+    keeps every row). ``second``: the index of a run to compare with: the other runs' rows each get that run's
+    verdicts on the same item (``counterpart``), and ``disagree`` ("benchmark" or "any", ``differing``) keeps
+    only the items on which they differ. The second run's own rows are then not listed (they are its column)."""
     filters = {k: set(v) for k, v in (filters or {}).items() if v}
     unknown = set(filters) - set(FILTERS)
     if unknown:
         raise ValueError(f"unknown filters {sorted(unknown)}; filters are {', '.join(FILTERS)}")
-    table = []
-    for view in views:
+    if second is not None and not 0 <= second < len(views):
+        raise ValueError(f"no run {second} to compare with ({len(views)} open)")
+    if disagree is not None and second is None:
+        raise ValueError("the disagreement filter needs a second run to compare with")
+    table, index = [], _by_item(views[second]) if second is not None else {}
+    for n, view in enumerate(views):
+        if n == second:
+            continue
         modes = view.modes()
-        keys = unique([*view.rows, *view.outputs])
-        for key in keys:
-            row = view.rows.get(key) or {k: view.outputs[key].get(k) for k in ("key", "id", "model", "condition")}
-            if "template" not in row and key in view.outputs:
-                row["template"] = (view.outputs[key].get("template") or {}).get("name")
+        for key in unique([*view.rows, *view.outputs]):
+            row = _row(view, key)
             facets = _item_facets(view, row, modes)
             if any(facets[name] not in allowed for name, allowed in filters.items()):
                 continue
+            other = counterpart(row, views[second], index) if second is not None else None
+            differs = differing(view, key, views[second], other, "any") if other else []
+            if disagree is not None and not (differs if disagree == "any" else
+                                             other and differing(view, key, views[second], other, disagree)):
+                continue
             aria = row.get("aria") if isinstance(row.get("aria"), Mapping) else {}
-            table.append([view.name, key, str(row.get("id")), str(row.get("model")), str(row.get("condition") or ""),
-                          str(row.get("template") or ""), facets["category"], facets["duration_tier"],
-                          facets["operation"], facets["reasoning_mode"], _correct(row),
-                          display(aria.get("aria"), "aria", "aria", aria) if aria else "", _rubric(row)])
+            theirs = ("(not in it)" if other is None else _correct(views[second], other)) if second is not None else ""
+            table.append(ItemRow(n, key, [
+                view.name, str(row.get("id")), str(row.get("model")), str(row.get("condition") or ""),
+                str(row.get("template") or ""), facets["category"], facets["duration_tier"], facets["operation"],
+                facets["reasoning_mode"], _correct(view, key), display(aria.get("aria"), "aria", "aria", aria)
+                if aria else "", _rubric(row), theirs, ", ".join(differs)], other))
     return table
+
+
+def item_table(views: Sequence[RunView], filters: Optional[Mapping[str, Sequence[str]]] = None,
+               second: Optional[int] = None, disagree: Optional[str] = None) -> list[list[str]]:
+    """The cells of ``item_rows`` (``ITEM_COLUMNS``)."""
+    return [r.cells for r in item_rows(views, filters, second, disagree)]
 
 
 # ---------------------------------------------------------------------------------------------
@@ -398,25 +575,33 @@ def timeline_html(duration: Optional[float], spans: Sequence[Mapping[str, Any]])
 
 
 def _verdicts(row: Mapping[str, Any]) -> list[list[str]]:
-    """Per-criterion verdicts with justifications, from any scorer's per-item output that carries them."""
+    """Per-criterion verdicts with justifications, from any scorer's per-item output that carries them:
+    [scorer, rater, criterion, verdict, justification] (a rater whose call failed: its error)."""
     out = []
     for scorer in ("mmar_rubrics", "audiospan_rubric"):
         detail = row.get(scorer)
         if not isinstance(detail, Mapping):
             continue
         for rater in detail.get("raters") or []:
+            if not isinstance(rater, Mapping):
+                continue
+            who = str(rater.get("rater")) + (f" ({rater['judge']})" if rater.get("judge") else "")
+            if rater.get("error") and not rater.get("verdicts"):
+                out.append([scorer, who, "", f"failed ({rater.get('status')})", str(rater["error"])])
             for v in rater.get("verdicts") or []:
-                out.append([scorer, str(rater.get("rater")), str(v.get("name")), str(v.get("score")),
-                            str(v.get("justification") or "")])
+                out.append([scorer, who, str(v.get("name")), str(v.get("score")), str(v.get("justification") or "")])
         for n, reply in enumerate(detail.get("judge") or []):
-            for c in ((reply.get("verdict") or {}).get("criteria") or []):
+            if isinstance(reply, Mapping) and reply.get("error") and not reply.get("verdict"):
+                out.append([scorer, str(n), "", f"failed ({reply.get('status')})", str(reply["error"])])
+            for c in (((reply.get("verdict") or {}) if isinstance(reply, Mapping) else {}).get("criteria") or []):
                 out.append([scorer, str(n), str(c.get("index")), f"semantic {c.get('semantic')}, temporal "
-                            f"{c.get('temporal')}", str(c.get("reason") or "")])  # the AudioSpan prompt's field
+                            f"{c.get('temporal')}", str(c.get("reason") or c.get("justification") or "")])
     return out
 
 
 def item_detail(view: RunView, key: str) -> dict[str, Any]:
-    """Everything the explorer shows for one output (a malformed record: a ResultsError naming the run)."""
+    """Everything the explorer shows for one output (a malformed record: a ResultsError naming the run):
+    ``page`` is it as one readable HTML page (``item_page``), ``raw`` the records behind it."""
     with reading(view.folder):
         return _item_detail(view, key)
 
@@ -430,26 +615,87 @@ def _item_detail(view: RunView, key: str) -> dict[str, Any]:
     item = view.items.get(item_id, {})
     output = record.get("output")
     slots = parse_cot(output or "")
+    verdicts = item_verdicts(view, key)
     answers = [[rule, str(v.get("choice")), str(v.get("method")), "yes" if v.get("correct") else "no"]
                for rule, v in (row.get("accuracy") or {}).items() if isinstance(v, Mapping)]
+    if OFFICIAL_VERDICT in verdicts:
+        answers.insert(0, [OFFICIAL_VERDICT, "(the whole reply)", "string match of the official MMAR/MMAU "
+                           "evaluation script", "yes" if verdicts[OFFICIAL_VERDICT] else "no"])
     aria = {m: row["aria"].get(m) for m in ("M1", "M2", "M3", "M4", "M5", "M6", "aria")} \
         if isinstance(row.get("aria"), Mapping) else {}
     audio = item.get("audio") if isinstance(item.get("audio"), str) and Path(item["audio"]).is_file() else None
     question = item.get("question") or ""
     choices = item.get("choices") or []
-    header = (f"**{item_id}** ({view.name}; {row.get('model', record.get('model'))}, condition "
-              f"{row.get('condition', record.get('condition'))})\n\n" + (f"**Q:** {question}\n\n" if question else "")
+    model, condition = row.get("model", record.get("model")), row.get("condition", record.get("condition"))
+    header = (f"**{item_id}** ({view.name}; {model}, condition {condition})\n\n"
+              + (f"**Q:** {question}\n\n" if question else "")
               + "".join(f"- {c}{'  (gold)' if c == item.get('answer') else ''}\n" for c in choices)
               + (f"\n**Reference:** {item.get('reference_answer')}\n" if item.get("reference_answer") else ""))
     if record.get("error"):
         header += f"\n**The model call failed:** {record['error']}\n"
-    return {"header": header, "output": output or "", "audio": audio,
-            "slots": [[name, ", ".join(slots.entities) if name == "entities" else getattr(slots, name)]
-                      for name in SLOTS] + [["missing", ", ".join(slots.missing) or "none"]],
-            "answers": answers, "aria": aria,
-            "scores": {k: v for k, v in row.items() if k not in ("key", "id", "model", "condition", "template")},
-            "verdicts": _verdicts(row),
-            "timeline": timeline_html(number(item.get("duration_seconds")), _spans(item))}
+    detail = {"header": header, "output": output or "", "audio": audio,
+              "slots": [[name, ", ".join(slots.entities) if name == "entities" else getattr(slots, name)]
+                        for name in SLOTS] + [["missing", ", ".join(slots.missing) or "none"]],
+              "answers": answers, "aria": aria,
+              "scores": {k: v for k, v in row.items() if k not in ("key", "id", "model", "condition", "template")},
+              "verdicts": _verdicts(row),
+              "timeline": timeline_html(number(item.get("duration_seconds")), _spans(item)),
+              "raw": {"output record (outputs.jsonl)": record, "scores (items.jsonl)": row, "item": item}}
+    detail["page"] = item_page(detail, {"item": item_id, "run": view.name, "model": model, "condition": condition,
+                                        "template": row.get("template")}, item, record.get("error"))
+    return detail
+
+
+_TABLE = "border-collapse:collapse;margin:.3rem 0 .8rem;font-size:.9rem"
+_CELL = "border:1px solid #ccc;padding:.2rem .5rem;text-align:left;vertical-align:top"
+
+
+def _html_table(headers: Sequence[str], rows: Sequence[Sequence[Any]]) -> str:
+    head = "".join(f"<th style=\"{_CELL};background:#f3f3f3\">{html.escape(str(h))}</th>" for h in headers)
+    body = "".join("<tr>" + "".join(f"<td style=\"{_CELL}\">{html.escape(str(c))}</td>" for c in r) + "</tr>"
+                   for r in rows)
+    return f"<table style=\"{_TABLE}\"><tr>{head}</tr>{body}</table>"
+
+
+def item_page(detail: Mapping[str, Any], names: Mapping[str, Any], item: Mapping[str, Any],
+              error: Any = None) -> str:
+    """One output as a page (HTML, every text escaped): which item, model and condition; the question and
+    choices (the gold marked); the chain of thought by slot; the answer each rule extracted, with how and
+    whether it is right; the ARIA metrics; the rubric verdicts with their justifications; the anchors on the
+    audio's timeline; the reply."""
+    e = html.escape
+    parts = [f"<h3 style=\"margin:.2rem 0\">{e(str(names['item']))}</h3><p style=\"margin:0 0 .6rem\">"
+             + " · ".join(f"<b>{k}</b> {e(str(v))}" for k, v in names.items() if k != "item" and v) + "</p>"]
+    if item.get("question"):
+        parts.append(f"<p><b>Question.</b> {e(str(item['question']))}</p>")
+    if item.get("choices"):
+        parts.append("<ol type=\"A\">" + "".join(
+            f"<li>{e(str(c))}{' <b>(gold)</b>' if c == item.get('answer') else ''}</li>" for c in item["choices"])
+            + "</ol>")
+    if item.get("reference_answer"):
+        parts.append(f"<p><b>Reference answer.</b> {e(str(item['reference_answer']))}</p>")
+    if not item:
+        parts.append("<p><i>The benchmark item is not at hand: no question, choices or audio.</i></p>")
+    if error:
+        parts.append(f"<p style=\"color:#b00\"><b>The model call failed:</b> {e(str(error))}</p>")
+    slots = dict(detail["slots"])
+    parts.append("<h4>Chain of thought</h4><dl style=\"margin:0\">" + "".join(
+        f"<dt><b>{e(name.capitalize())}</b></dt><dd style=\"margin:0 0 .4rem 1rem;white-space:pre-wrap\">"
+        + (e(slots[name]) if slots[name] else "<i>missing</i>") + "</dd>" for name in SLOTS) + "</dl>")
+    if detail["answers"]:
+        parts.append("<h4>Answer per rule</h4>" + _html_table(["rule", "extracted", "why (method)", "correct"],
+                                                               detail["answers"]))
+    if detail["aria"]:
+        aria = detail["aria"]
+        parts.append("<h4>ARIA metrics</h4>"
+                     + _html_table(list(aria), [[display(v, "aria", m) for m, v in aria.items()]]))
+    if detail["verdicts"]:
+        parts.append("<h4>Rubric verdicts</h4>" + _html_table(["scorer", "rater", "criterion", "verdict",
+                                                                "justification"], detail["verdicts"]))
+    parts.append("<h4>Anchors and timed criteria on the audio's timeline</h4>" + detail["timeline"])
+    parts.append("<h4>Reply</h4><pre style=\"white-space:pre-wrap;background:#f7f7f7;padding:.5rem\">"
+                 + (e(detail["output"]) or "<i>no output</i>") + "</pre>")
+    return "<div class=\"item-page\">" + "".join(parts) + "</div>"
 
 
 RUN_FOLDER_FILES = (RUN_FILE, OUTPUTS_FILE, RESULTS_FILE, ITEMS_FILE, BENCHMARK_ITEMS_FILE)
@@ -543,7 +789,9 @@ def open_runs(paths: Sequence[Any]) -> tuple[list[RunView], list[str]]:
     return views, errors
 
 
-__all__ = ["BENCHMARK_ACCURACY", "BENCHMARK_ITEMS_FILE", "FILTERS", "ITEM_COLUMNS", "LEADERBOARD_COLUMNS",
-           "MAX_ZIP_BYTES", "MAX_ZIP_MEMBERS", "RUN_FOLDER_FILES", "RunView", "correct_legend", "export_bundle",
-           "facet_values", "item_detail", "item_table", "leaderboard", "open_run", "open_runs", "stage_uploads",
-           "timeline_html"]
+__all__ = ["BENCHMARK_ACCURACY", "BENCHMARK_ITEMS_FILE", "DISAGREE", "FILTERS", "ITEM_COLUMNS", "ItemRow",
+           "LEADERBOARD_COLUMNS", "MAX_ZIP_BYTES", "MAX_ZIP_MEMBERS", "OFFICIAL_VERDICT", "RUN_FOLDER_FILES",
+           "RunView", "correct_legend", "counterpart", "differing", "export_bundle", "facet_values",
+           "filled_columns", "interval",
+           "interval_legend", "item_detail", "item_page", "item_rows", "item_table", "item_verdicts", "leaderboard",
+           "open_run", "open_runs", "rater_spread", "same_item", "stage_uploads", "timeline_html"]

@@ -1,8 +1,10 @@
 """Results explorer Space: open scored runs (``audioreason run`` + ``audioreason score`` folders, their zipped
 bundles, or any scorer's per-item output) and look at them item by item: a leaderboard across models and
-conditions; per item the audio, the chain of thought split into its slots, each extracted answer with its
-rule, the ARIA metrics, the rubric verdicts with their justifications, and the anchors on the audio's
-timeline; filters by category, duration tier, anchor operation and reasoning mode.
+conditions (each headline with its 95% interval when recorded); per item a page with the audio, the chain
+of thought split into its slots, each extracted answer with its rule, the ARIA metrics, the rubric verdicts
+with their justifications, and the anchors on the audio's timeline (the raw records behind a toggle); a
+second run's output for the same item beside it, and a filter for the items where the two disagree; filters
+by category, duration tier, anchor operation and reasoning mode.
 
 It opens with the runs in ``runs/`` beside this file (a built Space: ``audioreason space build explorer``),
 else the run folders given on the command line (``python app.py RUN_DIR...``), else the demo's run. All the
@@ -40,10 +42,51 @@ def _views(paths: list) -> list:
     return [_VIEWS[p] for p in paths]
 
 
+NO_SECOND = "(none)"
+SHOWN = {"all items": None, "disagree on the benchmark's rule": "benchmark", "disagree on any rule": "any"}
+EMPTY = ("Open a run to see its items.", None, "", None, "", {})
+
+
+def _second(paths: list, value) -> "int | None":
+    """The second run's index among the open runs (None: no comparison, or one that is not open)."""
+    if value in (None, "", NO_SECOND):
+        return None
+    number = int(value)
+    return number if 0 <= number < len(paths) else None
+
+
+def _rows(paths: list, filters=(), second=None, shown="all items") -> list:
+    values = dict(zip(explore.FILTERS, filters))
+    second = _second(paths, second)
+    return explore.item_rows(_views(paths), values, second, SHOWN.get(shown) if second is not None else None)
+
+
+def _table(rows: list, comparing: bool) -> dict:
+    """The item table without its empty columns; the second run's columns only while comparing."""
+    width = len(explore.ITEM_COLUMNS) - (0 if comparing else 2)
+    headers, data = explore.filled_columns(explore.ITEM_COLUMNS[:width], [r.cells[:width] for r in rows])
+    return {"data": data or [[""] * len(headers)], "headers": headers}
+
+
+def _board(views: list) -> dict:
+    headers, data = explore.filled_columns(explore.LEADERBOARD_COLUMNS, explore.leaderboard(views))
+    return {"data": data or [[""] * len(headers)], "headers": headers}
+
+
+def _widths(table: dict) -> list:
+    """Column widths that keep every header on one line (a long cell wraps instead, up to 40 characters)."""
+    return [f"{int(8.5 * min(max([len(h)] + [len(str(r[n])) for r in table['data']]), 40)) + 28}px"
+            for n, h in enumerate(table["headers"])]
+
+
+def _sized(table: dict):
+    return gr.update(value=table, column_widths=_widths(table))
+
+
 def _choices(paths: list, rows: list) -> list:
-    """Dropdown entries (label, "run-number::output key") for the item table's rows."""
-    index = {view.name: n for n, view in enumerate(_views(paths))}
-    return [(f"{r[2]} | {r[3]} | {r[4]} | {r[0]}", f"{index[r[0]]}::{r[1]}") for r in rows]
+    """Dropdown entries (label, "run-number::output key") for the item table's rows: the item id, model,
+    condition and run, never the record's key."""
+    return [(f"{r.cells[1]} | {r.cells[2]} | {r.cells[3]} | {r.cells[0]}", f"{r.run}::{r.key}") for r in rows]
 
 
 def _notes(paths: list, errors: list) -> str:
@@ -52,14 +95,19 @@ def _notes(paths: list, errors: list) -> str:
     return "\n".join(lines) or "All runs opened with their outputs, scores and items."
 
 
+def _legend(views: list) -> str:
+    return "\n\n".join(x for x in (explore.correct_legend(views), explore.interval_legend(views)) if x)
+
+
 def _state(paths: list, errors: list = ()):
     views = _views(paths)
     facets = explore.facet_values(views)
-    rows = explore.item_table(views)
+    rows = _rows(paths)
     choices = _choices(paths, rows)
-    return (paths, explore.leaderboard(views), *(gr.update(choices=facets[f], value=[]) for f in explore.FILTERS),
-            rows, gr.update(choices=choices, value=choices[0][1] if choices else None), _notes(paths, list(errors)),
-            explore.correct_legend(views))
+    runs = [(NO_SECOND, NO_SECOND)] + [(v.name, str(n)) for n, v in enumerate(views)]
+    return (paths, _sized(_board(views)), _legend(views), gr.update(choices=runs, value=NO_SECOND),
+            *(gr.update(choices=facets[f], value=[]) for f in explore.FILTERS), _sized(_table(rows, False)),
+            gr.update(choices=choices, value=choices[0][1] if choices else None), _notes(paths, list(errors)))
 
 
 def load(files, paths, progress=gr.Progress()):
@@ -85,15 +133,24 @@ def load(files, paths, progress=gr.Progress()):
     return _state(list(paths or []) + new, errors)
 
 
-def refilter(paths, category, tier, operation, mode):
-    views = _views(paths or [])
-    rows = explore.item_table(views, {"category": category, "duration_tier": tier, "operation": operation,
-                                      "reasoning_mode": mode})
+def refilter(paths, second, shown, category, tier, operation, mode):
+    rows = _rows(paths or [], (category, tier, operation, mode), second, shown)
     choices = _choices(paths or [], rows)
-    return rows, gr.update(choices=choices, value=choices[0][1] if choices else None)
+    return (_sized(_table(rows, _second(paths or [], second) is not None)),
+            gr.update(choices=choices, value=choices[0][1] if choices else None))
 
 
-def show(paths, choice):
+def _one(view, key) -> tuple:
+    try:
+        d = explore.item_detail(view, key)
+    except ValueError as err:  # a malformed record: one line naming the run
+        raise gr.Error(str(err))
+    return d["audio"], d["page"], d["raw"]
+
+
+def show(paths, choice, second=NO_SECOND):
+    """(A's audio, A's page, B's audio, B's page, the raw records of both) for the chosen item; B is the same
+    item in the second run."""
     if not choice:
         raise gr.Error("Choose an item (no row matches the filters, or no run is open).")
     number, _, key = choice.partition("::")
@@ -102,12 +159,16 @@ def show(paths, choice):
         view = views[int(number)]
     except (ValueError, IndexError):
         raise gr.Error(f"unknown item {choice!r}; reload the runs")
-    try:
-        d = explore.item_detail(view, key)
-    except ValueError as err:  # a malformed record: one line naming the run
-        raise gr.Error(str(err))
-    return (d["header"], d["audio"], d["slots"], d["answers"], d["aria"], d["verdicts"], d["timeline"], d["scores"],
-            d["output"])
+    audio, page, raw = _one(view, key)
+    other = _second(paths or [], second)
+    if other is None:
+        return audio, page, None, "<p><i>Choose a second run to see its output for this item beside it.</i></p>", raw
+    other_key = explore.same_item(view, key, views[other])
+    if other_key is None:
+        return (audio, page, None, f"<p><i>{views[other].name} has no output for this item under this "
+                "condition.</i></p>", raw)
+    audio_b, page_b, raw_b = _one(views[other], other_key)
+    return audio, page, audio_b, page_b, {view.name: raw, views[other].name: raw_b}
 
 
 def build_demo(paths=None) -> gr.Blocks:
@@ -121,10 +182,11 @@ def build_demo(paths=None) -> gr.Blocks:
             errors.append(f"{path}: {err}")
     paths, views = opened, _views(opened)
     facets = explore.facet_values(views)
-    rows = explore.item_table(views)
+    rows = _rows(paths)
     choices = _choices(paths, rows)
     first = choices[0][1] if choices else None
-    detail = show(paths, first) if first else ("Open a run to see its items.", None, [], [], {}, [], "", {}, "")
+    detail = show(paths, first) if first else EMPTY[1:]
+    runs = [(NO_SECOND, NO_SECOND)] + [(v.name, str(n)) for n, v in enumerate(views)]
     with gr.Blocks(title="audioreason results explorer") as demo:
         gr.Markdown("# Results explorer\nScored runs item by item (ARIA-Rubrics, MMAR-Rubrics, AudioSpan, text "
                     "prior). Upload a zipped run folder of `audioreason run` + `audioreason score`, its files, or a "
@@ -134,34 +196,32 @@ def build_demo(paths=None) -> gr.Blocks:
         with gr.Row():
             upload = gr.File(label="Runs to add", file_count="multiple", file_types=[".zip", ".json", ".jsonl"])
             add = gr.Button("Open", variant="primary")
-        board = gr.Dataframe(explore.leaderboard(views), headers=explore.LEADERBOARD_COLUMNS, label="Leaderboard",
-                             wrap=True)
+        board = gr.Dataframe(_board(views), label="Leaderboard", wrap=True, column_widths=_widths(_board(views)))
+        legend = gr.Markdown(_legend(views))
+        with gr.Row():
+            second = gr.Dropdown(runs, value=NO_SECOND, label="Second run, side by side")
+            shown = gr.Radio(list(SHOWN), value="all items", label="Items to list (with a second run)")
         with gr.Row():
             filters = [gr.Dropdown(facets[f], value=[], multiselect=True, label=label) for f, label in
                        zip(explore.FILTERS, ("category", "duration tier", "anchor operation", "reasoning mode"))]
-        table = gr.Dataframe(rows, headers=explore.ITEM_COLUMNS, label="Items", wrap=True, max_height=320)
-        legend = gr.Markdown(explore.correct_legend(views))
-        item = gr.Dropdown(choices, value=first, label="Item")
-        header = gr.Markdown(detail[0])
-        with gr.Row():
+        table = gr.Dataframe(_table(rows, False), label="Items", wrap=True, max_height=320,
+                             column_widths=_widths(_table(rows, False)))
+        item = gr.Dropdown(choices, value=first, label="Item (id | model | condition | run)")
+        with gr.Row(equal_height=False):
             with gr.Column():
-                audio = gr.Audio(detail[1], label="Audio", type="filepath")
-                timeline = gr.HTML(detail[6], label="Anchors and timed criteria on the audio's timeline")
-                slots = gr.Dataframe(detail[2], headers=["slot", "text"], label="Chain of thought, by slot", wrap=True)
-                answers = gr.Dataframe(detail[3], headers=["rule", "choice", "method", "correct"],
-                                       label="Extracted answer per rule")
+                audio = gr.Audio(detail[0], label="Audio", type="filepath")
+                page = gr.HTML(detail[1])
             with gr.Column():
-                aria = gr.JSON(detail[4], label="ARIA metrics (M1-M6, ARIA)")
-                verdicts = gr.Dataframe(detail[5], headers=["scorer", "rater", "criterion", "verdict", "justification"],
-                                        label="Rubric verdicts", wrap=True)
-                scores = gr.JSON(detail[7], label="Every scorer's values for this output")
-                output = gr.Textbox(detail[8], label="Model output", lines=10)
-        outputs = [state, board, *filters, table, item, notes, legend]
+                audio_b = gr.Audio(detail[2], label="Audio (second run)", type="filepath")
+                page_b = gr.HTML(detail[3])
+        with gr.Accordion("Raw JSON (the records behind this item)", open=False):
+            raw = gr.JSON(detail[4], label="outputs.jsonl, items.jsonl and the benchmark item")
+        outputs = [state, board, legend, second, *filters, table, item, notes]
         add.click(load, [upload, state], outputs, api_name="load")
-        for f in filters:
-            f.change(refilter, [state, *filters], [table, item], api_name=False)
-        item.change(show, [state, item], [header, audio, slots, answers, aria, verdicts, timeline, scores, output],
-                    api_name="show")
+        for control in (second, shown, *filters):
+            control.change(refilter, [state, second, shown, *filters], [table, item], api_name=False)
+        item.change(show, [state, item, second], [audio, page, audio_b, page_b, raw], api_name="show")
+        second.change(show, [state, item, second], [audio, page, audio_b, page_b, raw], api_name=False)
     return demo
 
 
