@@ -2,7 +2,9 @@
 downloaded browser), headless, on localhost, one browser session for all. Each app is loaded, its example is
 submitted and the result read from the page, a file is uploaded, and a screenshot is saved under the test's
 temporary folder (``screenshots/``); the report is rendered once and screenshotted too. The ARIA widget
-scores with the test suite's tiny backbones (its offline backbones are exercised by test_aria_app.py)."""
+scores with the test suite's tiny backbones (its offline backbones are exercised by test_aria_app.py). Every
+figure of a report is screenshotted on its own and checked from the page: no text element's box (its SVG
+bounding box, rotated as drawn) overlaps another's in the figure, and none falls outside the figure."""
 import importlib.util
 import json
 import os
@@ -40,6 +42,67 @@ def browser():
 @pytest.fixture(scope="module")
 def shots(tmp_path_factory):
     return tmp_path_factory.mktemp("screenshots")
+
+
+# Each figure's <svg> box and its text elements' getBBox corners in page coordinates (a rotated tick label
+# is a rotated rectangle, not its axis-aligned hull).
+FIGURE_TEXT_BOXES = """
+return Array.from(document.querySelectorAll('figure')).map(f => {
+  const svg = f.querySelector('svg'), box = svg.getBoundingClientRect();
+  const texts = Array.from(svg.querySelectorAll('text')).filter(t => t.textContent.trim()).map(t => {
+    const b = t.getBBox(), m = t.getScreenCTM();
+    const corners = [[b.x, b.y], [b.x + b.width, b.y], [b.x + b.width, b.y + b.height], [b.x, b.y + b.height]]
+      .map(([x, y]) => [m.a * x + m.c * y + m.e, m.b * x + m.d * y + m.f]);
+    return {text: t.textContent, corners: corners};
+  });
+  return {id: f.id, box: [box.left, box.top, box.right, box.bottom], texts: texts};
+});
+"""
+TOLERANCE_PX = 1.0  # a touch (a line's box against the next line's) is not an overlap
+
+
+def _penetration(a, b) -> float:
+    """How deep two convex quadrilaterals overlap (separating axis theorem; <= 0: apart)."""
+    depth = float("inf")
+    for poly in (a, b):
+        for (x0, y0), (x1, y1) in zip(poly, poly[1:] + poly[:1]):
+            axis = (y0 - y1, x1 - x0)
+            norm = (axis[0] ** 2 + axis[1] ** 2) ** 0.5 or 1.0
+            pa = [(x * axis[0] + y * axis[1]) / norm for x, y in a]
+            pb = [(x * axis[0] + y * axis[1]) / norm for x, y in b]
+            depth = min(depth, min(max(pa), max(pb)) - max(min(pa), min(pb)))
+    return depth
+
+
+def figure_text_problems(driver) -> list[str]:
+    """Every overlap of two text boxes within a figure and every text box outside its figure, as lines."""
+    problems = []
+    for figure in driver.execute_script(FIGURE_TEXT_BOXES):
+        left, top, right, bottom = figure["box"]
+        texts = figure["texts"]
+        for t in texts:
+            if any(x < left - TOLERANCE_PX or x > right + TOLERANCE_PX or y < top - TOLERANCE_PX
+                   or y > bottom + TOLERANCE_PX for x, y in t["corners"]):
+                problems.append(f"{figure['id']}: {t['text']!r} falls outside the figure")
+        for i, a in enumerate(texts):
+            for b in texts[i + 1:]:
+                if _penetration(a["corners"], b["corners"]) > TOLERANCE_PX:
+                    problems.append(f"{figure['id']}: {a['text']!r} overlaps {b['text']!r}")
+    return problems
+
+
+def figure_shots(driver, folder: Path, prefix: str) -> list[Path]:
+    """A screenshot of each figure of the page open in ``driver`` (the window made tall enough for all)."""
+    from selenium.webdriver.common.by import By
+
+    height = driver.execute_script("return document.body.scrollHeight")
+    driver.set_window_size(1400, min(max(height, 900), 16000))
+    paths = []
+    for figure in driver.find_elements(By.TAG_NAME, "figure"):
+        path = folder / f"{prefix}-{figure.get_attribute('id')}.png"
+        assert figure.screenshot(str(path)) and path.stat().st_size > 5_000
+        paths.append(path)
+    return paths
 
 
 def load_app(folder: str):
@@ -277,3 +340,22 @@ def test_report_app_and_the_report_page(browser, shots, demo_session, tmp_path):
     page = Page(browser, url=out.as_uri())
     page.wait_for("Accuracy", "MMAR-Rubrics per modality and category")
     page.shot(shots, "report")
+    assert len(figure_shots(browser, shots, "demo")) == 4
+    assert figure_text_problems(browser) == []
+
+
+def test_report_figures_of_many_sets_are_readable(browser, shots, tmp_path):
+    """16 sets (8 models with long names x 2 conditions) in every figure: no text overlaps, none is cut."""
+    from report_sets import write_many_sets_run
+
+    from audioreason.report import build_report
+
+    out = tmp_path / "report.html"
+    summary = build_report([write_many_sets_run(tmp_path / "run")], out)
+    assert summary["figures"] == ["accuracy", "aria_radar", "aria_modes", "retention", "decomposition",
+                                  "anchor_chain", "audiospan_rubric", "mmar_rubrics", "correlations"]
+    page = Page(browser, url=out.as_uri())
+    page.wait_for("Accuracy", "MMAR-Rubrics per modality and category")
+    assert sorted(p.name for p in figure_shots(browser, shots, "many-sets")) == sorted(
+        f"many-sets-figure-{key}.png" for key in summary["figures"])
+    assert figure_text_problems(browser) == []

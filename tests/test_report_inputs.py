@@ -142,7 +142,7 @@ def test_a_group_whose_judging_failed_is_na_beside_an_available_headline(tmp_pat
     assert "| m on mmar [full/aria_cot] | 0.3000 | 1.0000 | 3 |" in md
     assert "| modality | speech | 0.4500 | 1.0000 | 2 |" in md and "| modality | sound | n/a | 1.0000 | 1 |" in md
     figure = mmar_rubrics_figure(load_results(run).of("mmar_rubrics"))
-    assert figure.data["modality: m on mmar [full/aria_cot] Rubrics"] == {"speech": pytest.approx(45.0), "sound": None}
+    assert figure.data["modality: m on mmar [full/aria_cot] Rubrics"] == {"speech": pytest.approx(0.45), "sound": None}
 
 
 # ---------------------------------------------------------------------------------------------
