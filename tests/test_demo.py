@@ -99,7 +99,7 @@ def test_fixture_rows_are_labelled_and_hold_their_hand_computed_values(demo):
     # Hand-computed: (1 + 0.5*(1+0)/2)/1.5 = 5/6 and (0.5 + 0)/1.5 = 1/3.
     assert rows["audiospan_rubric: Rubric (Eq. 2)"]["value"] == pytest.approx((5 / 6 + 1 / 3) / 2)
     header = stdout.splitlines()[2]
-    assert header.split() == ["scorer", "value", "unanswered", "n", "outputs", "backbone"]
+    assert header.split() == ["scorer", "value", "95%", "CI", "unanswered", "n", "outputs", "backbone"]
     line = next(line for line in stdout.splitlines() if line.startswith("anchor_chain: Chain (Eq. 3)"))
     assert "  fixture  " in line
 
@@ -130,7 +130,7 @@ def _table(lines):
 
 
 def test_the_readme_demo_block_is_what_the_demo_prints(demo):
-    """Every row the README shows is a row the demo prints: the same value, unanswered count, n and source;
+    """Every row the README shows is a row the demo prints: the same value, interval, unanswered count, n and source;
     the backbone as printed, or its beginning where the README abridges it with '...'."""
     import re
     from pathlib import Path
@@ -139,16 +139,16 @@ def test_the_readme_demo_block_is_what_the_demo_prints(demo):
     readme = (Path(__file__).resolve().parents[1] / "README.md").read_text(encoding="utf-8")
     block = re.search(r"What it prints:\n\n```\n(.*?)```", readme, re.S).group(1)
     shown, printed = _table(block.splitlines()), _table(stdout.splitlines()[2:])
-    assert shown[0] == printed[0] == ["scorer", "value", "unanswered", "n", "outputs", "backbone"]
+    assert shown[0] == printed[0] == ["scorer", "value", "95% CI", "unanswered", "n", "outputs", "backbone"]
     rows = {cells[0]: cells for cells in printed[1:]}
     assert len(shown) > 15
     for cells in shown[1:]:
         assert cells[0] in rows, f"the README shows a row the demo does not print: {cells[0]!r}"
         actual = rows[cells[0]]
-        assert cells[1:5] == actual[1:5], f"README row {cells[0]!r}: {cells[1:5]} but the demo prints {actual[1:5]}"
-        backbone = cells[5]
+        assert cells[1:6] == actual[1:6], f"README row {cells[0]!r}: {cells[1:6]} but the demo prints {actual[1:6]}"
+        backbone = cells[6]
         if backbone.endswith("..."):
             head = backbone[:-3].rstrip(" ;,(")
-            assert actual[5].startswith(head), f"README row {cells[0]!r}: backbone {backbone!r} vs {actual[5]!r}"
+            assert actual[6].startswith(head), f"README row {cells[0]!r}: backbone {backbone!r} vs {actual[6]!r}"
         else:
-            assert backbone == actual[5], f"README row {cells[0]!r}: backbone {backbone!r} vs {actual[5]!r}"
+            assert backbone == actual[6], f"README row {cells[0]!r}: backbone {backbone!r} vs {actual[6]!r}"
