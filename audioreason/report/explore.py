@@ -29,9 +29,9 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any, Mapping, Optional, Sequence
 
-from .load import (ITEMS_FILE, RESULTS_FILE, Entry, Results, ResultsError, load_results, read_json, read_json_records,
-                   reading, unique)
-from .scale import DECIMALS, display, judged, number
+from .load import (BENCHMARK_ACCURACY, ITEMS_FILE, RESULTS_FILE, Entry, Results, ResultsError, benchmark_key,
+                   load_results, read_json, read_json_records, reading, unique)
+from .scale import display, interval, judged, number, rater_spread
 
 RUN_FILE, OUTPUTS_FILE = "run.json", "outputs.jsonl"  # the names `audioreason run` writes
 BENCHMARK_ITEMS_FILE = "benchmark_items.jsonl"
@@ -205,24 +205,11 @@ def export_bundle(run_folder: Any, out: Any) -> Path:
 LEADERBOARD_COLUMNS = ["run", "benchmark", "model", "condition", "template", "n", "accuracy (rule)", "ARIA",
                        "reasoning mode", "MMAR Rubrics", "AudioSpan Rubric", "Chain", "R_TP"]
 
-# The leaderboard's accuracy is each benchmark's own rule: (the accuracy scorer's rule entry, None for any of
-# them, the field of it, the name shown). MMAR and MMAU: their official scorer (the string match of their
-# evaluation scripts on the whole reply, which `audioreason score` puts in every rule's entry);
-# AudioSpan: App. C.1, the reply is exactly one option letter.
-OFFICIAL = (None, "official_scorer_accuracy", "official MMAR/MMAU scorer")
-BENCHMARK_ACCURACY = {"mmar": OFFICIAL, "mmau": OFFICIAL, "mmau_test_mini": OFFICIAL,
-                      "audiospan": ("exact_letter", "accuracy", "exact_letter, AudioSpan App. C.1")}
-
-
-def _benchmark_key(name: Optional[str]) -> str:
-    return str(name or "").strip().lower().replace("-", "_")
-
-
 def _accuracy_headline(entries: Sequence[Entry], benchmark: Optional[str]) -> str:
     """The accuracy of one set by its benchmark's own rule, naming the rule. A benchmark the table does not
     know shows the one rule it was scored with; several rules and no benchmark rule: n/a, naming them."""
     by_rule = {e.result.get("rule"): e for e in entries}
-    known = BENCHMARK_ACCURACY.get(_benchmark_key(benchmark))
+    known = BENCHMARK_ACCURACY.get(benchmark_key(benchmark))
     if known is None:
         if len(by_rule) != 1:
             return f"n/a (no rule of its own for benchmark {benchmark!r}; scored with {', '.join(map(str, by_rule))})"
@@ -236,29 +223,6 @@ def _accuracy_headline(entries: Sequence[Entry], benchmark: Optional[str]) -> st
     return f"{_valued(entry.result, field_name, 'accuracy')} ({shown})"
 
 
-def interval(values: Any, field_name: str) -> str:
-    """The 95% interval ``audioreason score`` recorded for ``values[field_name]`` (``values["uncertainty"]``,
-    on the 0-1 scale): " [lo, hi]", " [no interval: why]" when it could not be computed, "" when the result
-    carries none (scored before intervals, or a scorer's own output)."""
-    u = ((values.get("uncertainty") if isinstance(values, Mapping) else None) or {}).get(field_name)
-    if not isinstance(u, Mapping):
-        return ""
-    ci = u.get("ci95")
-    if isinstance(ci, Sequence) and len(ci) == 2 and all(number(x) is not None for x in ci):
-        return f" [{number(ci[0]):.{DECIMALS}f}, {number(ci[1]):.{DECIMALS}f}]"
-    return f" [no interval: {u.get('unavailable') or 'none recorded'}]"
-
-
-def rater_spread(values: Any) -> str:
-    """A judged score's rater spread (the mean over items of the raters' standard deviation), or ""."""
-    spread = values.get("rater_spread") if isinstance(values, Mapping) else None
-    if not isinstance(spread, Mapping):
-        return ""
-    sd = number(spread.get("sd"))
-    raters = spread.get("raters")
-    return f"; rater sd {'n/a' if sd is None else f'{sd:.{DECIMALS}f}'} ({raters} rater{'' if raters == 1 else 's'})"
-
-
 def _valued(values: Mapping[str, Any], field_name: str, scorer: str, value: Any = ...) -> str:
     """A headline's text: its value, its 95% interval when recorded (none beside an n/a)."""
     text = display(values.get(field_name) if value is ... else value, scorer, field_name, values)
@@ -267,7 +231,7 @@ def _valued(values: Mapping[str, Any], field_name: str, scorer: str, value: Any 
 
 def correct_legend(views: Sequence[RunView]) -> str:
     """What the item table's "correct" column and the leaderboard's accuracy mean for the open runs."""
-    benchmarks = unique(_benchmark_key(e.benchmark or v.benchmark) for v in views for e in v.results.of("accuracy"))
+    benchmarks = unique(benchmark_key(e.benchmark or v.benchmark) for v in views for e in v.results.of("accuracy"))
     rules = "; ".join(f"{b}: {BENCHMARK_ACCURACY[b][2]}" if b in BENCHMARK_ACCURACY else f"{b or 'no benchmark'}: "
                       "the one rule it was scored with" for b in benchmarks)
     return ("**correct**: for each answer-extraction rule the output was scored with, whether the choice that "
@@ -398,7 +362,7 @@ def _row(view: RunView, key: str) -> dict[str, Any]:
 def _benchmark_rule(view: RunView) -> Optional[str]:
     """The verdict that is the benchmark's own rule on one item (``BENCHMARK_ACCURACY``): the official scorer's
     for MMAR and MMAU, exact_letter for AudioSpan, the one rule of a benchmark it does not know (None: several)."""
-    known = BENCHMARK_ACCURACY.get(_benchmark_key(view.benchmark))
+    known = BENCHMARK_ACCURACY.get(benchmark_key(view.benchmark))
     if known is not None:
         return known[0] or OFFICIAL_VERDICT
     rules = unique(r for row in view.rows.values() for r in (row.get("accuracy") or {}))

@@ -48,6 +48,20 @@ def reading(where: Any) -> Iterator[None]:
         raise ResultsError(message.splitlines()[0] if message else str(where)) from None
 
 
+# Each benchmark's own accuracy rule, which the explorer's leaderboard and the report's comparison lead with:
+# (the accuracy scorer's rule entry, None for any of them; the field of it; the name shown). MMAR and MMAU: their
+# official scorer (the string match of their evaluation scripts on the whole reply, which `audioreason score`
+# puts in every rule's entry); AudioSpan: App. C.1, the reply is exactly one option letter.
+OFFICIAL = (None, "official_scorer_accuracy", "official MMAR/MMAU scorer")
+BENCHMARK_ACCURACY = {"mmar": OFFICIAL, "mmau": OFFICIAL, "mmau_test_mini": OFFICIAL,
+                      "audiospan": ("exact_letter", "accuracy", "exact_letter, AudioSpan App. C.1")}
+
+
+def benchmark_key(name: Optional[str]) -> str:
+    """A benchmark's name as ``BENCHMARK_ACCURACY`` spells it ("MMAU-test-mini" -> "mmau_test_mini")."""
+    return str(name or "").strip().lower().replace("-", "_")
+
+
 @dataclass
 class Entry:
     """One scorer's result for one (model, condition, template) set, with its per-item rows."""

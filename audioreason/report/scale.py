@@ -19,7 +19,7 @@ Everything shown goes through ``fraction`` (to a number in [0, 1]) and ``display
 from __future__ import annotations
 
 import math
-from typing import Any, Mapping, Optional
+from typing import Any, Mapping, Optional, Sequence
 
 PERCENT, FRACTION = 100.0, 1.0
 DECIMALS = 4  # as audioreason.scale.DISPLAY_DECIMALS
@@ -112,5 +112,28 @@ def display(value: Any, scorer: str, field: str, result: Optional[Mapping[str, A
     return "n/a" if share is None else f"{share:.{DECIMALS}f}"
 
 
+def interval(values: Any, field_name: str) -> str:
+    """The 95% interval ``audioreason score`` recorded for ``values[field_name]`` (``values["uncertainty"]``,
+    on the 0-1 scale): " [lo, hi]", " [no interval: why]" when it could not be computed, "" when the result
+    carries none (scored before intervals, or a scorer's own output)."""
+    u = ((values.get("uncertainty") if isinstance(values, Mapping) else None) or {}).get(field_name)
+    if not isinstance(u, Mapping):
+        return ""
+    ci = u.get("ci95")
+    if isinstance(ci, Sequence) and len(ci) == 2 and all(number(x) is not None for x in ci):
+        return f" [{number(ci[0]):.{DECIMALS}f}, {number(ci[1]):.{DECIMALS}f}]"
+    return f" [no interval: {u.get('unavailable') or 'none recorded'}]"
+
+
+def rater_spread(values: Any) -> str:
+    """A judged score's rater spread, as "; rater sd ..." after its value (the mean over items of the raters' standard deviation), or ""."""
+    spread = values.get("rater_spread") if isinstance(values, Mapping) else None
+    if not isinstance(spread, Mapping):
+        return ""
+    sd = number(spread.get("sd"))
+    raters = spread.get("raters")
+    return f"; rater sd {'n/a' if sd is None else f'{sd:.{DECIMALS}f}'} ({raters} rater{'' if raters == 1 else 's'})"
+
+
 __all__ = ["DECIMALS", "FRACTION", "LEGACY_FRACTION_FIELDS", "LEGACY_PERCENT_FIELDS", "PERCENT", "display", "fraction",
-           "judged", "number", "scale_of", "stated_scale", "unavailable"]
+           "interval", "judged", "number", "rater_spread", "scale_of", "stated_scale", "unavailable"]

@@ -5,8 +5,8 @@ from __future__ import annotations
 from dataclasses import dataclass, field
 from typing import Any, Callable, Optional, Sequence
 
-from .load import Entry, Results, unique
-from .scale import display, judged, number, unavailable
+from .load import BENCHMARK_ACCURACY, Entry, Results, benchmark_key, unique
+from .scale import display, interval, judged, number, rater_spread, unavailable
 
 
 @dataclass
@@ -28,11 +28,18 @@ def _of_n(part: Any, whole: Any) -> str:
     return f"{part} of {whole}"
 
 
+def shown(values: Any, scorer: str, field_name: str, value: Any = ...) -> str:
+    """A headline's cell: its value with the 95% interval `audioreason score` recorded beside it (none beside
+    an n/a, nothing for results scored before intervals were kept)."""
+    text = display(values.get(field_name) if value is ... else value, scorer, field_name, values)
+    return text if text == "n/a" else text + interval(values, field_name)
+
+
 def accuracy_table(entries: Sequence[Entry]) -> Table:
-    rows = [[e.label, e.result.get("rule", ""), display(e.result.get("accuracy"), "accuracy", "accuracy", e.result),
+    rows = [[e.label, e.result.get("rule", ""), shown(e.result, "accuracy", "accuracy"),
              f"{_count(e.result.get('correct'))}/{_count(e.result.get('n'))}",
              _of_n(e.result.get("unanswered"), e.result.get("n")), _count(e.result.get("failed")),
-             display(e.result.get("official_scorer_accuracy"), "accuracy", "accuracy", e.result)] for e in entries]
+             shown(e.result, "accuracy", "official_scorer_accuracy")] for e in entries]
     return Table("accuracy", "Accuracy", ["set", "rule", "accuracy", "correct/n", "unanswered", "failed outputs",
                                           "official scorer"], rows,
                  unique(f"{e.result.get('rule')}: {e.result.get('rule_description')}" for e in entries))
@@ -40,9 +47,9 @@ def accuracy_table(entries: Sequence[Entry]) -> Table:
 
 def aria_table(entries: Sequence[Entry]) -> Table:
     metrics = ["M1", "M2", "M3", "M4", "M5", "M6", "aria"]
-    rows = [[e.label, *(display(e.result.get(m), "aria", m, e.result) for m in metrics),
+    rows = [[e.label, *(shown(e.result, "aria", m) for m in metrics),
              "+".join(e.result.get("aria_metrics") or []) or "none",
-             display(e.result.get("accuracy"), "aria", "accuracy", e.result),
+             shown(e.result, "aria", "accuracy"),
              display(e.result.get("unanswered_rate"), "aria", "unanswered_rate", e.result),
              f"{e.result.get('reasoning_mode') or 'none'} ({e.result.get('reasoning_mode_rule', 'paper')})",
              _count((e.result.get("counts") or {}).get("items", e.result.get("n")))] for e in entries]
@@ -71,8 +78,8 @@ def mmar_rubrics_table(entries: Sequence[Entry]) -> Table:
         r = e.result
         alpha = (r.get("reliability") or {}).get("alpha")
         why = unavailable(r)
-        rubrics = f"n/a ({why})" if why else display(r.get("rubrics"), e.scorer, "rubrics", r)
-        rows.append([e.label, rubrics, display(r.get("accuracy"), e.scorer, "accuracy", r), _count(r.get("n")),
+        rubrics = f"n/a ({why})" if why else shown(r, e.scorer, "rubrics") + rater_spread(r)
+        rows.append([e.label, rubrics, shown(r, e.scorer, "accuracy"), _count(r.get("n")),
                      _count(r.get("n_judged")), _count(r.get("n_gated")), _count(r.get("n_failed")),
                      ", ".join(map(str, r.get("judges") or [])) + f" x{r.get('raters', '?')}",
                      "n/a" if number(alpha) is None else f"{alpha:.3f}"])
@@ -93,8 +100,9 @@ def mmar_groups_table(entries: Sequence[Entry]) -> Table:
             for name, t in (e.result.get(group) or {}).items():
                 rubrics = judged(t, "rubrics")  # a row of gated items only is a real 0 (the gate needs no judge)
                 notes += [UNAVAILABLE_NOTE] if rubrics is None and t.get("rubrics") is not None else []
-                rows.append([e.label, group, name, display(rubrics, e.scorer, "rubrics", e.result),
-                             display(t.get("accuracy"), e.scorer, "accuracy", e.result), _count(t.get("n"))])
+                cells = [display(v, e.scorer, f, e.result) for f, v in (("rubrics", rubrics), ("accuracy", t.get("accuracy")))]
+                cells = [c if c == "n/a" else c + interval(t, f) for c, f in zip(cells, ("rubrics", "accuracy"))]
+                rows.append([e.label, group, name, *cells, _count(t.get("n"))])
     return Table("mmar_groups", "MMAR-Rubrics by modality, category and sub-category",
                  ["set", "group", "name", "Rubrics", "Accuracy", "n"], rows, unique(notes))
 
@@ -102,7 +110,7 @@ def mmar_groups_table(entries: Sequence[Entry]) -> Table:
 def audiospan_rubric_table(entries: Sequence[Entry]) -> Table:
     def rubric(e: Entry) -> str:
         why = unavailable(e.result)
-        return f"n/a ({why})" if why else display(e.result.get("rubric"), e.scorer, "rubric", e.result)
+        return f"n/a ({why})" if why else shown(e.result, e.scorer, "rubric") + rater_spread(e.result)
 
     def tier_average(e: Entry) -> Any:  # Table 3's Avg is undefined when a tier's mean is not a score
         tiers = ((e.result.get("by") or {}).get("duration_tier") or {}).values()
@@ -126,12 +134,12 @@ def anchor_chain_table(entries: Sequence[Entry]) -> Table:
     for e in entries:
         chain, mcq = e.result.get("chain"), e.result.get("native_mcq")
         if isinstance(chain, dict):
-            rows.append([e.label, "Chain (Eq. 3)", display(chain.get("chain"), e.scorer, "chain", chain),
+            rows.append([e.label, "Chain (Eq. 3)", shown(chain, e.scorer, "chain"),
                          display(chain.get("random_chain"), e.scorer, "random_chain", chain),
                          *(display(chain.get(k), e.scorer, k, chain) for k in ("P", "U", "R")),
                          _count(chain.get("n")), _count(chain.get("unparsed"))])
         if isinstance(mcq, dict):
-            rows.append([e.label, "native MCQ Accuracy (Eq. 1)", display(mcq.get("accuracy"), e.scorer, "accuracy", mcq),
+            rows.append([e.label, "native MCQ Accuracy (Eq. 1)", shown(mcq, e.scorer, "accuracy"),
                          display(mcq.get("random_accuracy"), e.scorer, "random_accuracy", mcq), "", "", "",
                          _count(mcq.get("n")), _count(mcq.get("unparsed"))])
     return Table("anchor_chain", "AudioSpan multiple-choice scores (random baseline beside each)",
@@ -142,11 +150,18 @@ def text_prior_table(entries: Sequence[Entry]) -> Table:
     rows, ns = [], ("2", "3", "4", "5")
     for e in entries:
         r = e.result
-        for model, tp in ((r.get("text_prior") or {}).get("per_model") or {}).items():
+        per_model = (r.get("text_prior") or {}).get("per_model") or {}
+        for model, tp in per_model.items():
             retention = ((r.get("retention") or {}).get("per_model") or {}).get(model) or {}
             decomposition = ((r.get("decomposition") or {}).get("per_model") or {}).get(model) or {}
+            # A run is one model: its R_TP interval (over the items with Full and None) is the text_prior entry's.
+            r_tp = display(tp.get("R_TP"), e.scorer, "R_TP", r)
+            source = tp if isinstance(tp.get("uncertainty"), dict) else (r.get("text_prior") or {}) \
+                if len(per_model) == 1 else {}
+            if r_tp != "n/a":
+                r_tp += interval(source, "R_TP")
             rows.append([f"{model} [{e.template}]" if e.template else model,
-                         *(display(tp.get(k), e.scorer, k, r) for k in ("full", "none", "tb", "R_TP")),
+                         *(display(tp.get(k), e.scorer, k, r) for k in ("full", "none", "tb")), r_tp,
                          *(display((retention.get(n) or {}).get("R_N"), e.scorer, "R_N", r) for n in ns),
                          display(decomposition.get("XS_over_AN"), e.scorer, "XS_over_AN", r)])
     return Table("text_prior", "Text prior and audio reliance (All That Glitters Is Not Audio, Tables 1 and 3)",
@@ -161,9 +176,22 @@ TABLES: list[tuple[str, Callable[[Sequence[Entry]], Table]]] = [
 ]
 
 
+INTERVAL_NOTE = ("[lo, hi] beside a headline: its 95% interval over the items, as `audioreason score` recorded it "
+                 "(Wilson for an accuracy, a seeded percentile bootstrap otherwise; resamples and seed in "
+                 "results.json); rater sd: the mean over items of the raters' standard deviation")
+
+
+def _has_intervals(table: Table) -> bool:
+    return any("[" in cell and "]" in cell and ", " in cell for row in table.rows for cell in row[1:])
+
+
 def all_tables(results: Results) -> list[tuple[str, Table]]:
-    """(scorer, table) for every scorer with results, in report order; tables without rows left out."""
+    """(scorer, table) for every scorer with results, in report order; tables without rows left out. A table
+    showing intervals says what they are."""
     tables = [(scorer, make(results.of(scorer))) for scorer, make in TABLES if results.of(scorer)]
+    for _, table in tables:
+        if _has_intervals(table):
+            table.notes.append(INTERVAL_NOTE)
     return [(scorer, t) for scorer, t in tables if t.rows]
 
 
@@ -171,17 +199,13 @@ def all_tables(results: Results) -> list[tuple[str, Table]]:
 # Comparison of runs (audioreason compare, for every pair of scored runs in the report)
 # ---------------------------------------------------------------------------------------------
 
-# The leaderboard's accuracy is the benchmark's own rule, as the explorer's: MMAR and MMAU their official
-# scorer on the whole reply; AudioSpan App. C.1, the reply is exactly one option letter.
-BENCHMARK_RULE = {"mmar": (None, "official_scorer_accuracy"), "mmau": (None, "official_scorer_accuracy"),
-                  "mmau_test_mini": (None, "official_scorer_accuracy"), "audiospan": ("exact_letter", "accuracy")}
 ALPHA = 0.05
 
 
 def _benchmark_accuracy(entry: Entry) -> Optional[tuple[str, str]]:
     """(field, compare headline) of an accuracy entry when it holds its benchmark's own accuracy."""
-    rule, field_name = BENCHMARK_RULE.get(str(entry.benchmark or "").lower().replace("-", "_"), (entry.result.get("rule"),
-                                                                                                "accuracy"))
+    # The benchmark's own rule (load.BENCHMARK_ACCURACY, as the explorer's leaderboard); else the entry's.
+    rule, field_name, _ = BENCHMARK_ACCURACY.get(benchmark_key(entry.benchmark), (entry.result.get("rule"), "accuracy", ""))
     if (rule is not None and entry.result.get("rule") != rule) or number(entry.result.get(field_name)) is None:
         return None
     return field_name, ("official_scorer_accuracy" if field_name == "official_scorer_accuracy" else
