@@ -22,8 +22,13 @@ def test_leaderboard_shows_each_scorers_headline(view):
     # 12 MCQs (6 native, all right; 6 anchor links, 2 right): 8/12. Chain (Eq. 3) 1/3 beside the uniform guess
     # over 4 options (1/4 + 1/16 + 1/64) / 3 = 0.1094; Rubric 0.85 (tests/test_report_runs.py).
     assert (row["model"], row["condition"], row["n"]) == ("scripted-model", "full", "12")
-    assert row["accuracy (rule)"] == "0.6667 (exact_letter, AudioSpan App. C.1)"  # AudioSpan's own rule
-    assert row["Chain"] == "0.3333 (random 0.1094)" and row["AudioSpan Rubric"] == "0.8500"
+    # AudioSpan's own rule, with its Wilson interval (8 of 12, by hand: centre 0.6263, half-width 0.2356)
+    assert row["accuracy (rule)"] == "0.6667 [0.3906, 0.8619] (exact_letter, AudioSpan App. C.1)"
+    # Two chains (2/3 and 0): a resample's mean is 0, 1/3 or 2/3, so the percentile interval is [0, 2/3]
+    assert row["Chain"] == "0.3333 [0.0000, 0.6667] (random 0.1094)"
+    # Every item's Rubric is 0.85: no spread to resample, said so; one rater, so no rater sd
+    assert row["AudioSpan Rubric"] == ("0.8500 [no interval: all 6 items have the same value: the bootstrap "
+                                       "distribution is a single point]; rater sd n/a (1 rater)")
     assert row["ARIA"] == row["MMAR Rubrics"] == ""  # not scored in this run: empty, not 0
 
 
