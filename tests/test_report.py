@@ -109,18 +109,28 @@ def test_the_report_is_self_contained(report):
 
 
 def test_tables_show_the_scorers_numbers(report, demo_session, audiospan_run):
+    from audioreason.report.tables import INTERVAL_NOTE as tables_note
+
     _, page, md = report
     demo = json.loads((demo_session[0] / "cascade-run" / "results.json").read_text())
     aria = demo["scorers"]["aria"]["results"][0]
-    # ARIA as four decimals, an unavailable metric as n/a (M1: no offline CLAP), in the Markdown table row.
+    def cell(result, name):  # four decimals and the 95% interval the result records beside it
+        lo, hi = result["uncertainty"][name]["ci95"]
+        return f"{result[name]:.4f} [{lo:.4f}, {hi:.4f}]"
+
+    # ARIA as four decimals with its interval, an unavailable metric as n/a (M1: no offline CLAP), in the row.
     row = next(line for line in md.splitlines() if line.startswith(f"| {aria['model']} on mmar [full/aria_cot]")
-               and f"| {aria['M2']:.4f} |" in line)
-    assert f"| n/a | {aria['M2']:.4f} | {aria['M3']:.4f} | {aria['M4']:.4f} | n/a | {aria['M6']:.4f} | " \
-           f"{aria['aria']:.4f} |" in row
+               and f"| {cell(aria, 'M2')} |" in line)
+    assert f"| n/a | {cell(aria, 'M2')} | {cell(aria, 'M3')} | {cell(aria, 'M4')} | n/a | {cell(aria, 'M6')} | " \
+           f"{cell(aria, 'aria')} |" in row
     mmar = demo["scorers"]["mmar_rubrics"]["results"][0]
     assert f"| {mmar['rubrics']:.4f} |" in md
-    # The AudioSpan run (tests/test_report_runs.py): Chain 1/3, native accuracy 1, Rubric 0.85.
-    assert "| Chain (Eq. 3) | 0.3333 |" in md and "| 0.8500 |" in md and "| native MCQ Accuracy (Eq. 1) | 1.0000 |" in md
+    # The AudioSpan run (tests/test_report_runs.py): Chain 1/3 over two chains (2/3 and 0: the percentile interval
+    # [0, 2/3]), native accuracy 6 of 6 (Wilson by hand: [0.6097, 1]), Rubric 0.85 on every item (no interval).
+    assert "| Chain (Eq. 3) | 0.3333 [0.0000, 0.6667] |" in md
+    assert "| native MCQ Accuracy (Eq. 1) | 1.0000 [0.6097, 1.0000] |" in md
+    assert "| 0.8500 [no interval: all 6 items have the same value" in md
+    assert tables_note in md
 
 
 def test_figures_name_backbones_judge_and_modes(report, demo_session):
