@@ -414,7 +414,7 @@ def mmar_rubrics_section(make_scorer: Callable[[], Any], sets: Sequence[OutputSe
         details = result.pop("items")
         by_id = {str(d["id"]): d for d in details}
         section.results.append({**output_set.describe(), **result, "failed_outputs": output_set.failed,
-                                **mmar_uncertainty(result, details, uncertainty)})
+                                **mmar_uncertainty(result, details, uncertainty, items)})
         for record in records:
             detail = by_id.get(str(record["id"]))  # compat drops items whose judging failed
             section.items[record["key"]] = ({"status": "dropped (judging failed, compat)"} if detail is None else
@@ -424,20 +424,36 @@ def mmar_rubrics_section(make_scorer: Callable[[], Any], sets: Sequence[OutputSe
     return section
 
 
-def mmar_uncertainty(result: Mapping[str, Any], details: Sequence[Mapping[str, Any]], uncertainty: Any = None
-                     ) -> dict[str, Any]:
-    """The interval of Rubrics over items (each item's score, a failed one at 0, the items the headline
-    counts: compat drops failed ones) by bootstrap, of the official-gate Accuracy by Wilson, and the rater
-    spread beside them."""
+def _mmar_intervals(values: Mapping[str, Any], details: Sequence[Mapping[str, Any]], uncertainty: Any
+                    ) -> dict[str, Any]:
+    """Rubrics (each item's score, a failed one at 0, as the value counts it) by bootstrap and the
+    official-gate Accuracy by Wilson, over ``details``, the items ``values`` was computed on."""
     U = _uncertainty()
-    uncertainty = uncertainty or U.DEFAULT
-    if result.get("rubrics") is None:
+    if values.get("rubrics") is None:
         rubrics = U.unavailable("Rubrics has no value", U.PERCENTILE, len(details), uncertainty)
     else:
         rubrics = U.bootstrap_mean([d.get("score") or 0 for d in details], uncertainty)
-    accuracy = (U.wilson_of([d.get("correct") for d in details], uncertainty) if result.get("accuracy") is not None
+    accuracy = (U.wilson_of([d.get("correct") for d in details], uncertainty) if values.get("accuracy") is not None
                 else U.unavailable("Accuracy has no value", U.WILSON, len(details)))
-    return {"uncertainty": {"rubrics": rubrics, "accuracy": accuracy},
+    return {"rubrics": rubrics, "accuracy": accuracy}
+
+
+def mmar_uncertainty(result: Mapping[str, Any], details: Sequence[Mapping[str, Any]], uncertainty: Any = None,
+                     items: Optional[Mapping[str, Mapping[str, Any]]] = None) -> dict[str, Any]:
+    """The intervals of Rubrics and Accuracy over the items the headline counts (compat drops failed ones),
+    and the rater spread beside them. With ``items`` (id -> item), each row of the modality, category and
+    sub-category tables gets its own, over that row's items (written into the row, as the headline's)."""
+    from ..scoring.mmar_rubrics import GROUP_KEYS
+
+    U = _uncertainty()
+    uncertainty = uncertainty or U.DEFAULT
+    if items is not None:
+        for key in GROUP_KEYS:
+            for name, row in (result.get(key) or {}).items():
+                members = [d for d in details if str((items.get(str(d["id"])) or {}).get(key)) == name]
+                if isinstance(row, dict):
+                    row["uncertainty"] = _mmar_intervals(row, members, uncertainty)
+    return {"uncertainty": _mmar_intervals(result, details, uncertainty),
             "rater_spread": U.rater_spread([d.get("rater_scores") or [] for d in details])}
 
 
