@@ -129,3 +129,13 @@ def test_columns_empty_in_every_row_are_left_out(views):
     assert headers == ["run", "benchmark", "model", "condition", "template", "n", "accuracy (rule)", "MMAR Rubrics"]
     assert rows[1][:6] == ["model-b", "mmar", "model-b", "full", "aria_cot", "3"]
     assert explore.filled_columns(["a", "b"], []) == (["a", "b"], [])
+
+
+def test_the_recorded_official_verdict_is_read_not_recomputed(views):
+    # `audioreason score` records the official scorer's verdict per item (official_scorer_correct); the explorer
+    # shows that record. Flipped here, so a recomputed verdict would disagree with what the page shows.
+    view, key = views[1], explore.item_rows(views)[4].key
+    computed = explore.item_verdicts(view, key)["official scorer"]
+    for verdict in view.rows[key]["accuracy"].values():
+        verdict["official_scorer_correct"] = not computed
+    assert explore.item_verdicts(view, key)["official scorer"] is (not computed)

@@ -371,12 +371,18 @@ def _benchmark_rule(view: RunView) -> Optional[str]:
 
 def item_verdicts(view: RunView, key: str) -> dict[str, bool]:
     """Whether an output is right, per rule: each extraction rule it was scored with (items.jsonl), and, on
-    MMAR and MMAU, the official scorer's string match on the whole reply (computed here from the output and
-    the item, as ``audioreason score`` does for its headline; absent when the item is not at hand)."""
+    MMAR and MMAU, the official scorer's string match on the whole reply: as `audioreason score` recorded it
+    (``official_scorer_correct``), or for a run scored before it was recorded, computed here by the same
+    function from the output and the item (absent when the item is not at hand)."""
     row = _row(view, key)
+    verdicts = [v for v in (row.get("accuracy") or {}).values() if isinstance(v, Mapping)]
     out = {rule: bool(v["correct"]) for rule, v in (row.get("accuracy") or {}).items()
            if isinstance(v, Mapping) and v.get("correct") is not None}
     if _benchmark_rule(view) == OFFICIAL_VERDICT:
+        recorded = next((v["official_scorer_correct"] for v in verdicts
+                         if isinstance(v.get("official_scorer_correct"), bool)), None)
+        if recorded is not None:
+            return {OFFICIAL_VERDICT: recorded, **out}
         from ..inference.scorers import is_mcq, official_scorer_correct
 
         item = view.items.get(str(row.get("id")))
@@ -704,6 +710,9 @@ def _unzip(path: Path, target: Path, max_bytes: int, max_members: int) -> None:
                         if written > max_bytes:
                             raise too_big(written)
                         sink.write(chunk)
+    # What zipfile raises on an upload it cannot unpack: a damaged archive (BadZipFile, EOFError), a member
+    # needing ZIP64 (LargeZipFile), an unsupported compression method (NotImplementedError), an encrypted
+    # member (RuntimeError), a file system refusal (OSError): each is the upload's fault, named in one line.
     except (zipfile.BadZipFile, zipfile.LargeZipFile, NotImplementedError, RuntimeError, EOFError, OSError) as err:
         raise ValueError(f"{path.name}: cannot be unpacked ({type(err).__name__}: {err})") from None
 
