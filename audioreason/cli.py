@@ -359,9 +359,10 @@ def _add_anchor_commands(sub) -> None:
     commands = anchor.add_subparsers(dest="anchor_command", required=True)
     make = commands.add_parser("make", help="place and apply one operation, writing the audio and its manifest",
                                epilog=ANCHOR_EXIT_CODES)
-    make.add_argument("source")
+    make.add_argument("source", help="the original recording (.wav or .flac)")
     make.add_argument("output", help="the anchored file (.wav or .flac)")
-    make.add_argument("--operation", required=True, choices=("addition", "deletion", "modification"))
+    make.add_argument("--operation", required=True, choices=("addition", "deletion", "modification"),
+                      help="the edit (AudioSpan App. B.3)")
     make.add_argument("--clip", help="addition: the event clip")
     make.add_argument("--category", help="addition: the event's category")
     make.add_argument("--snr-db", type=float, default=8.0, help="addition: SNR in dB (default %(default)s)")
@@ -374,8 +375,9 @@ def _add_anchor_commands(sub) -> None:
     make.add_argument("--segments", help="JSON list of {id, start, end} segments for placement")
     make.add_argument("--rule", action="append", help="a placement rule NAME=VALUE (repeat): min_seconds, "
                       "max_seconds, max_fraction, edge_seconds, edge_fraction, min_speech, attempts")
-    make.add_argument("--seed", type=int, default=0)
-    make.add_argument("--recording-id")
+    make.add_argument("--seed", type=int, default=0, help="seed of the placement and of the noise bed "
+                      "(default %(default)s; recorded in the manifest)")
+    make.add_argument("--recording-id", help="the recording's id in the manifest (default: none)")
     make.add_argument("--manifest", help="where the manifest goes (default: OUTPUT with .json)")
     make.add_argument("--no-paper-ranges", action="store_true", help="allow values outside App. B.3's ranges")
     make.set_defaults(run=_anchor_make)
@@ -384,7 +386,7 @@ def _add_anchor_commands(sub) -> None:
                                 "manifest's output.path must lie inside the manifest's folder. The file is written "
                                 "aside and compared with the manifest's sha256 before it replaces anything: a "
                                 "file that differs is not written.", epilog=ANCHOR_EXIT_CODES)
-    apply.add_argument("manifest")
+    apply.add_argument("manifest", help="the manifest (JSON) of the anchored file")
     for name in ("--source", "--clip", "--output"):
         apply.add_argument(name, help=f"override the manifest's {name[2:]} path")
     apply.add_argument("--write-manifest", help="also write the completed manifest here")
@@ -394,20 +396,23 @@ def _add_anchor_commands(sub) -> None:
                                  "sha256, every sample outside the spans, and per position the measured edit "
                                  "(speed measured from the audio). Any failed check is exit status 1, named with "
                                  "its file and position.", epilog=ANCHOR_EXIT_CODES)
-    verify.add_argument("manifest")
+    verify.add_argument("manifest", help="the completed manifest (JSON) of the anchored file")
     for name in ("--anchored", "--source", "--clip"):
         verify.add_argument(name, help="override the manifest's path")
     verify.add_argument("--json", help="also write the report as JSON")
     verify.set_defaults(run=_anchor_verify)
     question = commands.add_parser("question", help="print the chain's perception item (JSON) from a manifest")
-    question.add_argument("manifest")
-    question.add_argument("--seed", type=int, default=0)
-    question.add_argument("--occurrence", type=int)
-    question.add_argument("--chain-id")
+    question.add_argument("manifest", help="the completed manifest (JSON) of the anchored file")
+    question.add_argument("--seed", type=int, default=0, help="seed of the question's random draws, e.g. the "
+                          "occurrence when --occurrence is absent (default %(default)s)")
+    question.add_argument("--occurrence", type=int, help="the occurrence (1, 2, ...) whose start the question "
+                          "asks (default: drawn with --seed)")
+    question.add_argument("--chain-id", help="the chain's id in the item (default: the recording id)")
     question.set_defaults(run=_anchor_question)
 
 
-def main(argv: Optional[Sequence[str]] = None) -> int:
+def build_parser() -> argparse.ArgumentParser:
+    """The `audioreason` parser with every subcommand (tests walk it: every option has help text)."""
     from . import __version__
 
     parser = argparse.ArgumentParser(prog="audioreason", description=__doc__)
@@ -427,8 +432,8 @@ def main(argv: Optional[Sequence[str]] = None) -> int:
     add_score_parser(sub)     # `audioreason score RUN_DIR`: every scorer that fits, on a run folder
     add_evaluate_parser(sub)  # `audioreason evaluate`: run, then score
     prompt = sub.add_parser("prompt", help="print the ARIA four-step CoT prompt for a question")
-    prompt.add_argument("question")
-    prompt.add_argument("choices", nargs="+")
+    prompt.add_argument("question", help="the question text")
+    prompt.add_argument("choices", nargs="+", help="the answer choices, lettered (A), (B), ... in this order")
     prompt.set_defaults(run=_prompt)
     _add_anchor_commands(sub)
     from .report.command import add_report_parser
@@ -437,6 +442,11 @@ def main(argv: Optional[Sequence[str]] = None) -> int:
     add_report_parser(sub)  # `audioreason report RESULTS... -o report.html`
     _add_compare_parser(sub)  # `audioreason compare RUN_A RUN_B`: paired differences on the shared items
     add_space_parser(sub)   # `audioreason space build NAME OUT`: a Hugging Face Space folder of an app
+    return parser
+
+
+def main(argv: Optional[Sequence[str]] = None) -> int:
+    parser = build_parser()
     args = parser.parse_args(argv)
     command = " ".join(filter(None, [args.command, getattr(args, "anchor_command", None)]))
     try:

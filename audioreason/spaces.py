@@ -365,7 +365,7 @@ def add_space_parser(sub: Any) -> None:
     space = sub.add_parser("space", help="Hugging Face Space folders of the apps")
     commands = space.add_subparsers(dest="space_command", required=True)
     build = commands.add_parser("build", help="assemble a Space folder that installs with no checkout beside it")
-    build.add_argument("name", choices=sorted(APPS))
+    build.add_argument("name", choices=sorted(APPS), help="the app: a metric widget, explorer or report")
     build.add_argument("out", help="the Space folder (new or empty)")
     build.add_argument("--run", action="append", dest="runs", help="explorer, report: a scored run folder to open with (repeat; "
                        "default: the demo's run folder)")

@@ -71,7 +71,8 @@ def benchmark_spec(name: str) -> BenchmarkSpec:
     key = name.strip().lower()
     key = NAME_ALIASES.get(key, key)
     if key not in BENCHMARKS:
-        raise ValueError(f"unknown benchmark {name!r}: choose one of {sorted(BENCHMARKS)}")
+        raise ValueError(f"unknown benchmark {name!r}: choose one of mmar, mmau-test-mini, audiospan "
+                         "(mmau_test_mini, the datasets builder's name, is mmau-test-mini)")
     return BENCHMARKS[key]
 
 

@@ -53,6 +53,13 @@ def check_run_args(args: argparse.Namespace) -> None:
             raise UsageError(f"{option} {kind!r} is not one of {', '.join(ADAPTERS)}")
     if args.preset is not None and args.preset not in PRESETS:
         raise UsageError(f"--preset {args.preset!r} is not one of {', '.join(PRESETS)}")
+    if args.adapter == "transformers" and args.preset is None and Path(args.model).expanduser().is_dir():
+        from .transformers_audio import resolve_preset  # a checkpoint folder no preset reads: said before loading
+
+        try:
+            resolve_preset(str(Path(args.model).expanduser()), how="give --preset NAME")
+        except ValueError as err:
+            raise UsageError(f"--model: {err}") from None
     if any(c.kind == "tb" for c in conditions) and not args.tb_model:
         raise UsageError("the tb condition needs --tb-model (a text LM: the audio model's original backbone)")
     for option, value in (("--model", args.model), ("--tb-model", args.tb_model), ("--data", args.data)):
@@ -177,7 +184,8 @@ def run_from_args(args: argparse.Namespace) -> None:
 def add_run_arguments(run: argparse.ArgumentParser) -> None:
     """The `run` options (also `evaluate`'s)."""
     run.add_argument("--model", required=True, help="a preset name (e.g. qwen2-audio), a Hub id or a checkpoint folder")
-    run.add_argument("--benchmark", required=True, help="mmar, mmau-test-mini or audiospan")
+    run.add_argument("--benchmark", required=True, help="mmar, mmau-test-mini or audiospan (mmau_test_mini, the "
+                                                        "datasets builder's name, is the same benchmark)")
     run.add_argument("--data", required=True, help="the benchmark's raw folder, Hub-ready folder or Hub id")
     run.add_argument("--config", help="benchmark config (AudioSpan: all, native_mcq, native_oeq, anchor)")
     run.add_argument("--conditions", default="full",
@@ -185,22 +193,23 @@ def add_run_arguments(run: argparse.ArgumentParser) -> None:
     run.add_argument("--templates", help="comma-separated: aria_cot, aria_plain, audiospan, plain "
                                          "(default: plain for MMAR/MMAU, audiospan for AudioSpan)")
     run.add_argument("--limit", type=int, help="the first N items only")
-    run.add_argument("--batch-size", type=int, default=1)
+    run.add_argument("--batch-size", type=int, default=1, help="requests per model call (default 1)")
     run.add_argument("--num-processes", type=int, help="launch accelerate with N processes (--multi_gpu; gloo on CPU)")
     run.add_argument("--out", required=True, help="output folder (outputs.jsonl, run.json, shards/); a rerun resumes")
     run.add_argument("--adapter", default="transformers", help="transformers (default) or text-lm")
     run.add_argument("--preset", help="the transformers preset when --model is a checkpoint (default: from config.json)")
     run.add_argument("--tb-model", help="text LM for the tb condition (the audio model's original backbone)")
-    run.add_argument("--tb-adapter", default="text-lm")
-    run.add_argument("--dtype", default="auto", choices=("auto", "float32", "float16", "bfloat16"))
+    run.add_argument("--tb-adapter", default="text-lm", help="the adapter of --tb-model (default: text-lm)")
+    run.add_argument("--dtype", default="auto", choices=("auto", "float32", "float16", "bfloat16"),
+                     help="the weights' dtype, as transformers' torch_dtype (default: auto)")
     run.add_argument("--device-map", help="e.g. auto: spread one model over this machine's GPUs (1 process)")
     run.add_argument("--attn-implementation", help="sdpa, flash_attention_2 or eager")
     run.add_argument("--max-audio-s", type=float, help="cut audio to this many leading seconds (below the preset's; above what the "
                                                         "model's processor keeps is refused before it loads)")
-    run.add_argument("--max-new-tokens", type=int, default=1024)
+    run.add_argument("--max-new-tokens", type=int, default=1024, help="the longest reply in tokens (default 1024)")
     run.add_argument("--temperature", type=float, default=0.0, help="0 = greedy (default)")
-    run.add_argument("--top-p", type=float, default=1.0)
-    run.add_argument("--seed", type=int, default=0)
+    run.add_argument("--top-p", type=float, default=1.0, help="nucleus sampling, with --temperature > 0 (default 1.0)")
+    run.add_argument("--seed", type=int, default=0, help="the decoding seed (default 0; sampling only)")
     run.add_argument("--fragment-cache", help="where fragments are kept (default: <out>/fragments)")
     run.add_argument("--on-missing-audio", choices=("raise", "skip", "keep"), default="raise",
                      help="raw folders: an item whose audio is missing or unreadable at load: raise (default, as "
@@ -248,7 +257,10 @@ def parse_aria_backbones(text: str) -> Any:
 
 
 def add_score_arguments(parser: argparse.ArgumentParser, *, seed_option: str = "--seed") -> None:
-    """The scoring options (`score`'s and `evaluate`'s)."""
+    """The scoring options (`score`'s and `evaluate`'s). The perturbation and bootstrap seed is spelt
+    --perturbation-seed everywhere; ``seed_option`` is an old spelling still accepted beside it (`score --seed`;
+    `evaluate` passes "--perturbation-seed", since its --seed is the decoding seed)."""
+    seeds = ["--perturbation-seed"] + ([seed_option] if seed_option != "--perturbation-seed" else [])
     parser.add_argument("--scorers", default="auto",
                         help="auto (every scorer that fits) or comma-separated: accuracy, aria, mmar_rubrics, "
                              "audiospan_rubric, anchor_chain, text_prior_decomposition")
@@ -261,8 +273,9 @@ def add_score_arguments(parser: argparse.ArgumentParser, *, seed_option: str = "
     parser.add_argument("--perturbations", default="none",
                         help="ARIA's CoT checks scored beside the originals: none, all, or comma-separated: "
                              "no_struct, ans_swap, irrelevant, wrong_perc, rand_hints, decoration, scaffolding")
-    parser.add_argument(seed_option, dest="perturbation_seed", type=int, default=0,
-                        help="seed of the perturbations and of the bootstrap intervals (default 0)")
+    parser.add_argument(*seeds, dest="perturbation_seed", type=int, default=0,
+                        help="seed of the perturbations and of the bootstrap intervals (default 0)" +
+                             (f"; {seed_option} is its old spelling" if len(seeds) > 1 else ""))
     parser.add_argument("--confidence", type=float, default=0.95,
                         help="level of every headline's interval (default 0.95; results.json's key stays ci95)")
     parser.add_argument("--resamples", type=int, default=2000,

@@ -121,9 +121,9 @@ def check_model_type(path: str, preset: Preset) -> None:
                          "transformers-format copy of the weights")
 
 
-def resolve_preset(model: str, preset: Optional[str] = None) -> tuple[Preset, str]:
+def resolve_preset(model: str, preset: Optional[str] = None, *, how: str = "pass preset=...") -> tuple[Preset, str]:
     """(preset, checkpoint to load) for a preset name, or a checkpoint with ``preset`` named or read from its
-    config.json."""
+    config.json. ``how`` says how to name a preset where none fits (the command line says "give --preset NAME")."""
     if preset is not None:
         if preset not in PRESETS:
             raise ValueError(f"unknown preset {preset!r}: choose from {', '.join(PRESETS)}")
@@ -137,7 +137,7 @@ def resolve_preset(model: str, preset: Optional[str] = None) -> tuple[Preset, st
     matches = [p for p in PRESETS.values() if model_type in p.model_types]
     if not matches:
         raise ValueError(f"no preset for {model!r} (model_type {model_type!r}); name one of {', '.join(PRESETS)} "
-                         "or pass preset=...")
+                         f"or {how}")
     return matches[0], model
 
 

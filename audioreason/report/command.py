@@ -26,7 +26,7 @@ def add_report_parser(sub) -> None:
                         "scorer's output saved as JSON")
     report.add_argument("-o", "--output", default="report.html", help="the HTML file (default: %(default)s)")
     report.add_argument("--markdown", help="where the Markdown tables go (default: the output with .md)")
-    report.add_argument("--title", default="audioreason report")
+    report.add_argument("--title", default="audioreason report", help="the report's title (default: %(default)s)")
     report.set_defaults(run=report_command)
 
 
