@@ -85,8 +85,8 @@ def _compare(args: argparse.Namespace) -> int:
 def _add_compare_parser(sub: Any) -> None:
     compare = sub.add_parser("compare", help="two scored runs on their shared items: paired differences, McNemar, "
                                              "flipped items",
-                             description="Compare two `audioreason score` run folders item by item (see the README, "
-                                         "Comparing runs).")
+                             description="Compare two `audioreason score` run folders item by item (see "
+                                         "docs/scoring.md, Comparing runs).")
     compare.add_argument("run_a", metavar="RUN_A", help="a scored run folder (results.json, items.jsonl)")
     compare.add_argument("run_b", metavar="RUN_B", help="another scored run folder of the same benchmark")
     compare.add_argument("--out", help="also write the comparison (flipped item ids included) to this JSON file")

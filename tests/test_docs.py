@@ -4,6 +4,7 @@ subcommands and flags, the test names the reliability table cites exist, and not
 from __future__ import annotations
 
 import ast
+import functools
 import json
 import os
 import re
@@ -83,7 +84,7 @@ def test_the_site_builds_strictly(tmp_path):
     """`mkdocs build --strict`: a broken link or anchor, a page missing from the nav, an API reference that does
     not resolve, each fails the build."""
     site = tmp_path / "site"
-    done = subprocess.run([sys.executable, "-m", "mkdocs", "build", "--strict", "--quiet", "-f",
+    done = subprocess.run([sys.executable, "-m", "mkdocs", "build", "--strict", "-f",
                            str(ROOT / "mkdocs.yml"), "-d", str(site)], cwd=ROOT, capture_output=True, text=True,
                           timeout=120, env={**os.environ, "NO_MKDOCS_2_WARNING": "1"})
     assert done.returncode == 0, done.stderr[-3000:]
@@ -93,12 +94,12 @@ def test_the_site_builds_strictly(tmp_path):
         html = site / ("index.html" if rel.name == "index" else rel / "index.html")
         assert html.is_file(), f"{page} was not built"
     api = (site / "api" / "index.html").read_text(encoding="utf-8")
-    assert "audioreason.cot.parse_cot" in api and "CoTSlots" in api  # rendered from the docstrings
+    assert "audioreason.cot.parse_cot" in api and "Never raises: garbage gives an empty parse" in api  # its docstring
 
 
 def test_the_python_examples_run_and_print_what_the_pages_say(tmp_path):
     examples = python_examples()
-    assert len(examples) >= 8
+    assert len(examples) >= 8  # the runnable ones; the no-run ones are counted below
     env = {**os.environ, "HF_HUB_OFFLINE": "1", "HF_HOME": str(tmp_path / "hf"),
            "HF_MODULES_CACHE": str(tmp_path / "hf" / "modules"), "PYTHONPATH": str(ROOT)}
     done = subprocess.run([sys.executable, "-c", RUNNER], input=json.dumps(examples), cwd=tmp_path, env=env,
@@ -162,7 +163,7 @@ def test_the_shell_examples_name_real_subcommands_and_flags():
             for words in _commands(block["text"]):
                 _check_command(parser, words)
                 checked += 1
-    assert checked >= 20
+    assert checked >= 15
 
 
 def test_a_misspelt_flag_in_an_example_would_fail():
@@ -177,6 +178,7 @@ def test_a_misspelt_flag_in_an_example_would_fail():
         ["audioreason", "score", "runs/q2a", "--scorers", "aria", "--compat"]]
 
 
+@functools.lru_cache(maxsize=None)
 def _test_names(path: Path) -> set[str]:
     tree = ast.parse(path.read_text(encoding="utf-8"))
     return {node.name for node in ast.walk(tree) if isinstance(node, (ast.FunctionDef, ast.AsyncFunctionDef))}

@@ -222,8 +222,8 @@ def add_run_arguments(run: argparse.ArgumentParser) -> None:
 def add_run_parser(sub: Any) -> argparse.ArgumentParser:
     """The `run` subcommand on the main parser's subparsers."""
     run = sub.add_parser("run", help="run a model over a benchmark: per-item outputs, resumable, Accelerate-ready",
-                         description="Run a model over a benchmark and write per-item outputs (see the README, "
-                                     "Running models). Under `accelerate launch -m audioreason run ...` the items "
+                         description="Run a model over a benchmark and write per-item outputs (see docs/runner.md). "
+                                     "Under `accelerate launch -m audioreason run ...` the items "
                                      "are split across processes.")
     add_run_arguments(run)
     run.set_defaults(run=run_command, run_parser=run)
@@ -374,7 +374,7 @@ def evaluate_command(args: argparse.Namespace) -> int:
 
 def add_score_parser(sub: Any) -> None:
     score = sub.add_parser("score", help="score a run folder with every scorer that fits: results.json, items.jsonl",
-                           description="Score the outputs of `audioreason run` (see the README, Scoring a run).")
+                           description="Score the outputs of `audioreason run` (see docs/scoring.md).")
     score.add_argument("run_dir", metavar="RUN_DIR", help="the --out folder of `audioreason run`")
     add_score_arguments(score)
     score.add_argument("--data", help="the benchmark's folder, when it is no longer where the run read it")
@@ -386,7 +386,7 @@ def add_score_parser(sub: Any) -> None:
 def add_evaluate_parser(sub: Any) -> None:
     evaluate = sub.add_parser("evaluate", help="run a model over a benchmark, then score it (run + score)",
                               description="`audioreason run` with these options, then `audioreason score` on "
-                                          "--out (see the README, Scoring a run).")
+                                          "--out (see docs/scoring.md).")
     add_run_arguments(evaluate)
     add_score_arguments(evaluate, seed_option="--perturbation-seed")
     launch_parser = argparse.ArgumentParser(add_help=False)  # what launched `run` processes are given
