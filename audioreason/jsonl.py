@@ -16,6 +16,11 @@ JSON_KINDS = {dict: "an object", list: "an array", str: "a string", int: "an int
               type(None): "null"}
 
 
+class DataFileError(ValueError):
+    """A file that is not what it should be: not UTF-8, not JSON, a line or a record of the wrong shape. A data
+    error, not a usage error: the command line prints it as one line with exit status 1."""
+
+
 def json_type(value: Any) -> str:
     """A JSON value's kind in words, for messages: "an object", "an array", "a string", "a number"..."""
     if isinstance(value, dict):
@@ -38,7 +43,7 @@ def _where(source: str, number: int) -> str:
 def numbered_json_lines(data: Union[str, bytes], source: str = "", *, objects: bool = False,
                         torn_last: bool = False) -> tuple[list[tuple[int, Any]], int]:
     """(the (line number, value) pairs of a JSON Lines text or file content, the torn last lines: 0 or 1).
-    A ValueError names ``source`` (a file name) and the line: not UTF-8, not JSON, nested too deeply, or,
+    A DataFileError (a ValueError) names ``source`` (a file name) and the line: not UTF-8, not JSON, nested too deeply, or,
     with ``objects``, not a JSON object. ``torn_last``: a last line without its newline is what a writer
     killed mid-line leaves, so it is dropped and counted, never read (even when it happens to parse)."""
     newline = b"\n" if isinstance(data, bytes) else "\n"
@@ -52,7 +57,7 @@ def numbered_json_lines(data: Union[str, bytes], source: str = "", *, objects: b
             try:
                 line = line.decode("utf-8")
             except UnicodeDecodeError as err:
-                raise ValueError(f"{_where(source, number)}: not valid UTF-8 (byte 0x{line[err.start]:02x} at "
+                raise DataFileError(f"{_where(source, number)}: not valid UTF-8 (byte 0x{line[err.start]:02x} at "
                                  f"column {err.start + 1})") from None
         if not line.strip():
             continue
@@ -60,11 +65,11 @@ def numbered_json_lines(data: Union[str, bytes], source: str = "", *, objects: b
             value = json.loads(line)
         except json.JSONDecodeError as err:
             where = f"{source}:{number}: not valid JSON" if source else f"line {number} is not valid JSON"
-            raise ValueError(f"{where} ({err.msg})") from None
+            raise DataFileError(f"{where} ({err.msg})") from None
         except RecursionError:
-            raise ValueError(f"{_where(source, number)}: JSON nested too deeply to read") from None
+            raise DataFileError(f"{_where(source, number)}: JSON nested too deeply to read") from None
         if objects and not isinstance(value, dict):
-            raise ValueError(f"{_where(source, number)}: expected a JSON object, got {json_type(value)}")
+            raise DataFileError(f"{_where(source, number)}: expected a JSON object, got {json_type(value)}")
         values.append((number, value))
     return values, torn
 
@@ -107,20 +112,20 @@ def read_json_objects(path: Any, torn_last: bool = False) -> tuple[list[tuple[in
 
 
 def read_json_file(path: Any) -> Any:
-    """The value of a JSON file; a ValueError names the file and what is wrong (unreadable, not UTF-8, not
+    """The value of a JSON file; a DataFileError (a ValueError) names the file and what is wrong (unreadable, not UTF-8, not
     JSON with the line and column of the fault, nested too deeply)."""
     try:
         data = Path(path).read_bytes()
     except OSError as err:
-        raise ValueError(f"{path}: cannot be read ({err.strerror or err})") from None
+        raise DataFileError(f"{path}: cannot be read ({err.strerror or err})") from None
     try:
         text = data.decode("utf-8")
     except UnicodeDecodeError as err:
-        raise ValueError(f"{path}: not valid UTF-8 (byte 0x{data[err.start]:02x} at position "
+        raise DataFileError(f"{path}: not valid UTF-8 (byte 0x{data[err.start]:02x} at position "
                          f"{err.start + 1})") from None
     try:
         return json.loads(text)
     except json.JSONDecodeError as err:
-        raise ValueError(f"{path}: not valid JSON ({err.msg}: line {err.lineno} column {err.colno})") from None
+        raise DataFileError(f"{path}: not valid JSON ({err.msg}: line {err.lineno} column {err.colno})") from None
     except RecursionError:
-        raise ValueError(f"{path}: JSON nested too deeply to read") from None
+        raise DataFileError(f"{path}: JSON nested too deeply to read") from None

@@ -73,7 +73,7 @@ def test_a_resume_into_another_runs_folder_is_a_usage_error(tmp_path, capsys):
     ('{"identity": {"benchmark": "mmar", "decod', "run.json: not valid JSON (Unterminated string starting at: line 1 "
                                                 "column 36)"),
 ])
-def test_a_damaged_run_file_is_a_usage_error_naming_it(tmp_path, capsys, content, message):
+def test_a_damaged_run_file_is_a_data_error_naming_it(tmp_path, capsys, content, message):
     from tiny_audio_models import build_phi4_multimodal
     from audioreason.data.mmar import demo_metadata, write_raw_folder
 
@@ -87,7 +87,7 @@ def test_a_damaged_run_file_is_a_usage_error_naming_it(tmp_path, capsys, content
         main(["run", "--model", str(model), "--benchmark", "mmar", "--data", str(raw), "--out", str(out),
               "--no-progress"])
     err = capsys.readouterr().err
-    assert exit_info.value.code == 2 and err == f"audioreason run: error: {out / message}\n"
+    assert exit_info.value.code == 1 and err == f"audioreason run: error: {out / message}\n"
     assert not (out / "shards").exists()  # nothing was run
 
 

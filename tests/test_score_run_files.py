@@ -52,11 +52,11 @@ def run_folder(folder, raw, outputs, run=None):
 
 
 def score_error(folder, capsys):
-    """The one line `audioreason score FOLDER` prints on stderr, having exited with status 2."""
+    """The one line `audioreason score FOLDER` prints on stderr, having exited with status 1 (a data error)."""
     with pytest.raises(SystemExit) as exit_info:
         main(["score", str(folder), "--scorers", "accuracy", "--no-progress"])
     err = capsys.readouterr().err
-    assert exit_info.value.code == 2 and "Traceback" not in err, err
+    assert exit_info.value.code == 1 and "Traceback" not in err, err
     assert len(err.strip().splitlines()) == 1, err
     assert not (folder / "results.json").exists()
     return err.strip()

@@ -16,6 +16,7 @@ from pathlib import Path
 from typing import Any, Optional
 
 from ..cli import UsageError, _quiet
+from ..jsonl import DataFileError
 
 
 def _comma_list(text: str) -> list[str]:
@@ -133,12 +134,15 @@ def launch_command(args: argparse.Namespace, parser: argparse.ArgumentParser, pr
 
 
 def run_command(args: argparse.Namespace) -> int:
-    """The `run` handler; a UsageError ends it here as one line on stderr with exit status 2 (also when the
+    """The `run` handler; a UsageError ends it here as one line on stderr with exit status 2, a DataFileError
+    (a damaged run.json or shard) with exit status 1 (also when the
     command line module runs as ``python -m audioreason.cli``, whose own UsageError class is another object)."""
     try:
         return _run_command(args)
     except UsageError as err:
         args.run_parser.exit(2, f"audioreason run: error: {err}\n")
+    except DataFileError as err:  # a damaged file the run reads: a data error
+        args.run_parser.exit(1, f"audioreason run: error: {err}\n")
 
 
 def _run_command(args: argparse.Namespace) -> int:
@@ -170,6 +174,8 @@ def run_from_args(args: argparse.Namespace) -> None:
                        progress=not args.no_progress)
     try:
         summary = run(config)
+    except DataFileError:  # a damaged run.json or shard: a data error (exit status 1), not a usage error
+        raise
     except ValueError as err:  # a resume into another run's folder, an unusable model/adapter combination
         raise UsageError(str(err)) from None
     if summary:  # the main process only
@@ -318,6 +324,8 @@ def _score_and_print(folder: str, options: Any) -> None:
 
     try:
         results = score_run(folder, options)
+    except DataFileError:  # a damaged outputs.jsonl or run.json: a data error (exit status 1), not a usage error
+        raise
     except ValueError as err:  # a folder that is no run, data that moved
         raise UsageError(str(err)) from None
     run = results["run"]
@@ -344,6 +352,8 @@ def score_command(args: argparse.Namespace) -> int:
         _score_and_print(args.run_dir, options)
     except UsageError as err:
         args.score_parser.exit(2, f"audioreason score: error: {err}\n")
+    except DataFileError as err:  # a damaged outputs.jsonl or run.json: a data error
+        args.score_parser.exit(1, f"audioreason score: error: {err}\n")
     return 0
 
 
@@ -369,6 +379,8 @@ def evaluate_command(args: argparse.Namespace) -> int:
             hold.release()
     except UsageError as err:
         args.evaluate_parser.exit(2, f"audioreason evaluate: error: {err}\n")
+    except DataFileError as err:  # a damaged file the run or the scoring reads: a data error
+        args.evaluate_parser.exit(1, f"audioreason evaluate: error: {err}\n")
     return 0
 
 

@@ -52,7 +52,7 @@ from pathlib import Path
 from typing import Any, Iterable, Optional, Sequence
 
 from ..audio.errors import AudioError
-from ..jsonl import JSON_KINDS, json_type, read_json_file, read_json_objects
+from ..jsonl import JSON_KINDS, DataFileError, json_type, read_json_file, read_json_objects
 from .base import DecodingParams, Generation, GenerationRequest, ModelAdapter
 from .conditions import AudioPreparer, Condition, PreparedAudio, local_path, not_applicable, parse_conditions
 from .processes import LAUNCHER_ENV, die_with_parent, lock_run_folder
@@ -252,30 +252,31 @@ def read_shards(folder: Path) -> ShardRead:
             for number, record in lines:
                 check_record(record, f"{path}:{number}")
         except ValueError as err:
-            raise ValueError(f"{err} (the shard is damaged)") from None
+            raise DataFileError(f"{err} (the shard is damaged)") from None
         result.records.extend(record for _, record in lines)
         result.torn_lines += torn
     return result
 
 
 def check_record(record: dict, where: str) -> None:
-    """A ValueError naming ``where`` (file:line) and the field unless ``record`` has the fields of an output
+    """A DataFileError (a ValueError) naming ``where`` (file:line) and the field unless ``record`` has the fields of an output
     record that the scorers and the resume read, of the types the runner writes them with."""
     missing = [k for k in ("key", "id", "model", "condition", "template") if record.get(k) is None]
     if missing:
-        raise ValueError(f"{where}: the record has no {', '.join(missing)}")
+        raise DataFileError(f"{where}: the record has no {', '.join(missing)}")
     expected = {"key": (str,), "id": (str, int), "model": (str,), "condition": (str,), "template": (dict,),
                 "output": (str, type(None)), "error": (str, type(None)), "audio": (dict, type(None))}
     for name, types in expected.items():
         value = record.get(name)
         if not isinstance(value, types) or isinstance(value, bool):
-            raise ValueError(f"{where}: {name} is {json_type(value)}, not {' or '.join(JSON_KINDS[t] for t in types)}"
-                             + (" {name, hash}" if name == "template" else ""))
+            kinds = " or ".join(JSON_KINDS[t] for t in types)
+            raise DataFileError(f"{where}: {name} is {json_type(value)}, not {kinds}"
+                                + (" {name, hash}" if name == "template" else ""))
     for name in ("name", "hash"):
         if not isinstance(record["template"].get(name), str):
             value = record["template"].get(name)
             state = "missing" if value is None else f"{json_type(value)}, not a string"
-            raise ValueError(f"{where}: template.{name} is {state}")
+            raise DataFileError(f"{where}: template.{name} is {state}")
 
 
 class ShardWriter:
@@ -364,11 +365,11 @@ RUN_FILE_NULLABLE = {"config.benchmark_config", "config.limit"}
 
 
 def read_run_file(path: Path) -> dict[str, Any]:
-    """A run folder's run.json; a ValueError names the file and what is wrong (damaged JSON, not an object,
+    """A run folder's run.json; a DataFileError (a ValueError) names the file and what is wrong (damaged JSON, not an object,
     a field of another type than the runner writes)."""
     content = read_json_file(path)
     if not isinstance(content, dict):
-        raise ValueError(f"{path}: expected a JSON object (the run file), got {json_type(content)}")
+        raise DataFileError(f"{path}: expected a JSON object (the run file), got {json_type(content)}")
     for name, kind in RUN_FILE_FIELDS.items():
         parent, _, field_name = name.rpartition(".")
         holder = content.get(parent) if parent else content
@@ -379,7 +380,7 @@ def read_run_file(path: Path) -> dict[str, Any]:
             continue
         if not isinstance(value, kind) or isinstance(value, bool):
             allowed = JSON_KINDS[kind] + (" or null" if name in RUN_FILE_NULLABLE else "")
-            raise ValueError(f"{path}: {name} is {json_type(value)}, not {allowed}")
+            raise DataFileError(f"{path}: {name} is {json_type(value)}, not {allowed}")
     return content
 
 

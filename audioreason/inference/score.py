@@ -40,7 +40,7 @@ from dataclasses import asdict, dataclass, field
 from pathlib import Path
 from typing import Any, Callable, Mapping, Optional, Sequence
 
-from ..jsonl import read_json_objects
+from ..jsonl import DataFileError, read_json_objects
 from ..scale import SCALE
 from .runner import OUTPUTS_FILE, RUN_FILE, check_record, git_commit, load_items, package_versions, read_run_file
 from .scorers import (JUDGED, SCORERS, OutputSet, Section, accuracy_section, anchor_chain_section,
@@ -191,8 +191,8 @@ def read_run(folder: Any, data: Optional[str] = None) -> RunFolder:
             same = (f"key {record['key']}" if first["key"] == record["key"] else
                     f"output (item {record['id']!r}, model {record['model']!r}, {record['condition']}/"
                     f"{template['name']})")
-            raise ValueError(f"{where}: a second, different record for the {same} of line {line}; an outputs "
-                             "file holds one record per output (keep one of the two lines)")
+            raise DataFileError(f"{where}: a second, different record for the {same} of line {line}; an outputs "
+                                "file holds one record per output (keep one of the two lines)")
         by_key[record["key"]] = by_unit[(*key, record["id"])] = (n, record)
         sets.setdefault(key, OutputSet(*key)).records.append(record)
     for output_set in sets.values():
