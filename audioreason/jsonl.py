@@ -43,7 +43,7 @@ def _where(source: str, number: int) -> str:
 def numbered_json_lines(data: Union[str, bytes], source: str = "", *, objects: bool = False,
                         torn_last: bool = False) -> tuple[list[tuple[int, Any]], int]:
     """(the (line number, value) pairs of a JSON Lines text or file content, the torn last lines: 0 or 1).
-    A DataFileError (a ValueError) names ``source`` (a file name) and the line: not UTF-8, not JSON, nested too deeply, or,
+    A DataFileError names ``source`` (a file name) and the line: not UTF-8, not JSON, nested too deeply, or,
     with ``objects``, not a JSON object. ``torn_last``: a last line without its newline is what a writer
     killed mid-line leaves, so it is dropped and counted, never read (even when it happens to parse)."""
     newline = b"\n" if isinstance(data, bytes) else "\n"
@@ -112,7 +112,7 @@ def read_json_objects(path: Any, torn_last: bool = False) -> tuple[list[tuple[in
 
 
 def read_json_file(path: Any) -> Any:
-    """The value of a JSON file; a DataFileError (a ValueError) names the file and what is wrong (unreadable, not UTF-8, not
+    """The value of a JSON file; a DataFileError names the file and what is wrong (unreadable, not UTF-8, not
     JSON with the line and column of the fault, nested too deeply)."""
     try:
         data = Path(path).read_bytes()

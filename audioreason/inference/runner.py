@@ -259,7 +259,7 @@ def read_shards(folder: Path) -> ShardRead:
 
 
 def check_record(record: dict, where: str) -> None:
-    """A DataFileError (a ValueError) naming ``where`` (file:line) and the field unless ``record`` has the fields of an output
+    """A DataFileError naming ``where`` (file:line) and the field unless ``record`` has the fields of an output
     record that the scorers and the resume read, of the types the runner writes them with."""
     missing = [k for k in ("key", "id", "model", "condition", "template") if record.get(k) is None]
     if missing:
@@ -365,7 +365,7 @@ RUN_FILE_NULLABLE = {"config.benchmark_config", "config.limit"}
 
 
 def read_run_file(path: Path) -> dict[str, Any]:
-    """A run folder's run.json; a DataFileError (a ValueError) names the file and what is wrong (damaged JSON, not an object,
+    """A run folder's run.json; a DataFileError names the file and what is wrong (damaged JSON, not an object,
     a field of another type than the runner writes)."""
     content = read_json_file(path)
     if not isinstance(content, dict):
