@@ -160,7 +160,8 @@ def load_items_reported(benchmark: str, data: str, config: Optional[str] = None,
         dataset, report = load_benchmark(benchmark, data, config=config, return_report=True, **options)
     except TypeError as err:
         if options and "raw folders only" in str(err):
-            raise ValueError(f"on_missing_audio={on_missing_audio!r} applies to raw benchmark folders; {data} is "
+            raise ValueError(f"--on-missing-audio {on_missing_audio} (on_missing_audio) applies to raw benchmark "
+                             f"folders; {data} is "
                              "a Hub-ready folder or Hub id (its audio is checked as each item runs, and a failure "
                              "is counted)") from None
         raise
