@@ -65,6 +65,7 @@ def _check_demo_paths(args: argparse.Namespace) -> None:
 
 
 def _compare(args: argparse.Namespace) -> int:
+    from .jsonl import DataFileError
     from .analysis.compare import compare_runs, format_comparison
     from .analysis.uncertainty import UncertaintyOptions
 
@@ -73,6 +74,8 @@ def _compare(args: argparse.Namespace) -> int:
     try:
         options = UncertaintyOptions(confidence=args.confidence, resamples=args.resamples, seed=args.seed)
         comparison = compare_runs(args.run_a, args.run_b, options)
+    except DataFileError:  # a damaged results.json or items.jsonl: a data error, exit status 1 (main)
+        raise
     except ValueError as err:  # not a scored run, two benchmarks, no shared item, a bad option
         raise UsageError(str(err)) from None
     print(format_comparison(comparison))

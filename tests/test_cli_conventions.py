@@ -107,3 +107,20 @@ def test_a_file_that_is_not_a_result_is_a_data_error_exit_1(tmp_path, capsys):
     err = capsys.readouterr().err
     assert exit_info.value.code == 1 and str(bad) in err and len(err.strip().splitlines()) == 1, err
     assert not (tmp_path / "r.html").exists()
+
+
+def test_a_damaged_scored_run_is_a_data_error_but_an_unscored_folder_a_usage_error(tmp_path, capsys):
+    damaged, unscored = tmp_path / "damaged", tmp_path / "unscored"
+    damaged.mkdir()
+    unscored.mkdir()
+    (damaged / "results.json").write_text('{"run": {"model": "m"')  # cut short
+    (damaged / "items.jsonl").write_text("")
+    with pytest.raises(SystemExit) as exit_info:
+        main(["compare", str(damaged), str(unscored)])
+    err = capsys.readouterr().err
+    assert exit_info.value.code == 1 and f"{damaged / 'results.json'}: not valid JSON" in err, err
+    assert len(err.strip().splitlines()) == 1
+    with pytest.raises(SystemExit) as exit_info:
+        main(["compare", str(unscored), str(damaged)])
+    err = capsys.readouterr().err
+    assert exit_info.value.code == 2 and "is not a scored run" in err, err

@@ -28,7 +28,7 @@ ARIA_FIELDS = ("M1", "M2", "M3", "M4", "M5", "M6", "aria")
 
 def read_scored_run(folder: Any) -> tuple[dict[str, Any], list[dict[str, Any]]]:
     """(results, item rows) of a scored run folder (or of its results.json)."""
-    from ..jsonl import read_json_file, read_json_objects
+    from ..jsonl import DataFileError, read_json_file, read_json_objects
 
     path = Path(folder).expanduser()
     if path.is_file() and path.name == RESULTS_FILE:
@@ -39,7 +39,7 @@ def read_scored_run(folder: Any) -> tuple[dict[str, Any], list[dict[str, Any]]]:
                          f"{folder}` first)")
     results = read_json_file(results_file)
     if not isinstance(results, dict) or not isinstance(results.get("run"), dict):
-        raise ValueError(f"{results_file}: not the results.json of `audioreason score` (no \"run\" object)")
+        raise DataFileError(f"{results_file}: not the results.json of `audioreason score` (no \"run\" object)")
     return results, [row for _, row in read_json_objects(items_file)[0]]
 
 
