@@ -120,8 +120,10 @@ def test_plain_jsonl_with_models_and_conditions(tmp_path, capsys, mmar_data):
     assert run["config"]["conditions"] == ["full", "none"] and run["counts"]["missing"] == 3
     by_set, _, _ = scored(capsys, tmp_path / "run", "--extraction", "official_slot")
     full, none = by_set[("m1", "full", "official_slot")], by_set[("m1", "none", "official_slot")]
-    # full: right, "Yes" right, "2" wrong, "" wrong, "Stereo first, mono later" right (same words) -> 3/5
-    assert (full["official_scorer_accuracy"], full["accuracy"], full["n"], full["failed"]) == (0.6, 0.6, 5, 1)
+    # official: right, "Yes" right, "2" wrong, "" wrong, "Stereo first, mono later" right (the same words as
+    # the gold, so no wrong choice's word) -> 3/5; the official_slot extractor picks a choice, and the reply
+    # is word for word the wrong choice "Stereo first, mono later" -> 2/5
+    assert (full["official_scorer_accuracy"], full["accuracy"], full["n"], full["failed"]) == (0.6, 0.4, 5, 1)
     # none: "Because someone shouted from the audience" wrong, "Yes" right -> 1/2, 3 items missing
     assert (none["official_scorer_accuracy"], none["n"], none["missing"]) == (0.5, 2, 3)
 

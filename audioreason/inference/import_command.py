@@ -68,6 +68,10 @@ def summary_lines(summary: dict[str, Any]) -> list[str]:
         lines.append(f"missing: {len(entry['ids'])} item(s) of the benchmark have no prediction of "
                      f"{entry['model']} / {entry['condition']} (counted as missing by score): "
                      f"{', '.join(entry['ids'][:SHOWN])}{' ...' if len(entry['ids']) > SHOWN else ''}")
+    for note in source.get("load_warnings") or []:
+        lines.append(f"note (the benchmark loader): {note}")
+    if summary["skipped_items"]:
+        lines.append(f"skipped at load (--on-missing-audio skip): {len(summary['skipped_items'])} item(s)")
     lines.append(f"run folder: {summary['config']['out']} (status {summary['status']}; every list above is in "
                  "run.json's source); score it with `audioreason score`")
     return lines
@@ -83,7 +87,8 @@ def import_command(args: argparse.Namespace) -> int:
         check_import_args(args)
         _quiet()
         summary = import_predictions(ImportOptions(args.format, args.file, args.benchmark, args.data, args.out,
-                                                   args.model, args.condition, args.template))
+                                                   args.model, args.condition, args.template,
+                                                   args.on_missing_audio))
     except (_Usage, NeedsOption) as err:
         parser.exit(2, f"audioreason import: error: {err}\n")
     except FormatError as err:
@@ -111,6 +116,9 @@ def add_import_parser(sub: Any) -> None:
     command.add_argument("--condition", default="full", help="the condition, for rows that name none (default full)")
     command.add_argument("--template", help="the audioreason template the predictions were made with, if one was "
                                             "(default: external, a prompt made elsewhere)")
+    command.add_argument("--on-missing-audio", choices=("keep", "skip", "raise"), default="keep",
+                         help="a raw folder's items whose audio is missing: keep (default: scoring the text needs "
+                              "none), skip (left out, listed) or raise")
     command.set_defaults(run=import_command, import_parser=command)
 
 

@@ -31,14 +31,15 @@ import datetime as _dt
 import hashlib
 import io
 import re
+import warnings
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any, Optional, Sequence
 
 from ..jsonl import json_type, read_json_file, read_json_objects
 from .prompts import EXTERNAL_TEMPLATE, get_template
-from .runner import (OUTPUTS_FILE, RUN_FILE, RunConfig, git_commit, load_items, package_versions, unit_key,
-                     write_run_file)
+from .runner import (OUTPUTS_FILE, RUN_FILE, RunConfig, git_commit, load_items_reported, package_versions,
+                     unit_key, write_run_file)
 
 FORMATS = ("jsonl", "csv", "mmar", "mmau", "lmms-eval")
 ADAPTER = "import"
@@ -80,9 +81,10 @@ class Prediction:
 
 
 def _text(value: Any, where: str, name: str, required: bool = False) -> Optional[str]:
+    """A string field (None where absent and not ``required``); an id may be an integer."""
     if value is None and not required:
         return None
-    if isinstance(value, bool) or not isinstance(value, (str, int)):
+    if isinstance(value, bool) or not isinstance(value, (str, int) if name == "id" else str):
         raise FormatError(f"{where}: {name} is {json_type(value)}, not a string")
     return str(value)
 
@@ -269,6 +271,7 @@ class ImportOptions:
     model: Optional[str] = None
     condition: str = "full"
     template: Optional[str] = None     # one of ours when the predictions were made with it; else "external"
+    on_missing_audio: str = "keep"     # raw folders: scoring the text needs no audio (ARIA's M1 counts it)
 
 
 def template_entry(name: Optional[str]) -> dict[str, str]:
@@ -281,7 +284,7 @@ def template_entry(name: Optional[str]) -> dict[str, str]:
 
 def import_predictions(options: ImportOptions) -> dict[str, Any]:
     """Read, match and write the run folder; returns run.json's content. FormatError: the file's fault."""
-    from ..data import benchmark_spec
+    from ..data import benchmark_spec, is_raw_folder
     from .conditions import parse_condition
 
     started = _dt.datetime.now(_dt.timezone.utc).isoformat(timespec="seconds")
@@ -304,7 +307,13 @@ def import_predictions(options: ImportOptions) -> dict[str, Any]:
     if options.model is None and any(p.model is None for p in preds):
         raise NeedsOption(f"{path}: {next(p.where for p in preds if p.model is None)} names no model: give --model "
                           "NAME")
-    items = load_items(benchmark, options.data)
+    # A raw folder's missing audio is kept by default (the predictions are made; only ARIA's M1 reads the
+    # audio, and counts what is missing); a Hub-ready folder checks audio per item, so it takes no policy.
+    policy = options.on_missing_audio if is_raw_folder(benchmark, options.data) else "raise"
+    with warnings.catch_warnings(record=True) as caught:
+        warnings.simplefilter("always", UserWarning)
+        items, skipped = load_items_reported(benchmark, options.data, on_missing_audio=policy)
+    info["load_warnings"] = [str(w.message).splitlines()[0] for w in caught if issubclass(w.category, UserWarning)]
     by_id = {str(it["id"]): (n, it) for n, it in enumerate(items)}
     matched_by_order = _match_doc_order(preds, items, path)
     unmatched, duplicates, empty, absent, gold_differs = [], [], [], [], []
@@ -343,13 +352,16 @@ def import_predictions(options: ImportOptions) -> dict[str, Any]:
     missing = [{"model": m, "condition": c, "ids": [str(it["id"]) for it in items if (m, c, str(it["id"])) not in have]}
                for m, c in sets]
     missing = [m for m in missing if m["ids"]]
-    roles = {"tb" if c == "tb" else "main": m for m, c in sets}
-    if "main" not in roles and sets:
-        roles = {"main": sets[0][0], **roles}
-    main = options.model or roles.get("main") or (preds[0].model or "")
+    roles: dict[str, str] = {}
+    for m, c in sets:  # the first model of each role names it, as a run's main and text-backbone models
+        roles.setdefault("tb" if c == "tb" else "main", m)
+    if "main" not in roles:
+        roles = {"main": roles.get("tb") or options.model or preds[0].model or "", **roles}
+    main = roles["main"]
     description = f"predictions imported from {path.name} ({options.fmt} format)"
     config = RunConfig(model=main, benchmark=benchmark, data=str(options.data), out=str(options.out),
-                       conditions=list(order), templates=[template["name"]], adapter=ADAPTER).to_dict()
+                       conditions=list(order), templates=[template["name"]], adapter=ADAPTER,
+                       on_missing_audio=policy, progress=False).to_dict()
     config["decoding"] = None  # made elsewhere: not known here
     config["format"] = options.fmt
     models = {role: {"name": name, "adapter": ADAPTER, "description": description, "max_audio_s": None,
@@ -366,8 +378,8 @@ def import_predictions(options: ImportOptions) -> dict[str, Any]:
         "counts": {"units": len(items) * len(sets), "written": len(records),
                    "missing": sum(len(m["ids"]) for m in missing), "ok": len(records) - failed, "failed": failed,
                    "failed_by_kind": {"empty": failed} if failed else {}, "not_applicable": {}, "truncated": 0,
-                   "resumed": 0, "torn_lines": 0, "duplicates": len(duplicates), "skipped_at_load": 0},
-        "skipped_items": [],
+                   "resumed": 0, "torn_lines": 0, "duplicates": len(duplicates), "skipped_at_load": len(skipped)},
+        "skipped_items": skipped,
         "status": "finished" if not missing and records else "incomplete",
         "outputs": OUTPUTS_FILE,
         "source": {"format": options.fmt, "file": path.name, "path": str(path.resolve()), "sha256": sha256_file(path),
