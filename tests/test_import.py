@@ -38,6 +38,12 @@ def mmau_data(tmp_path_factory):
     return write_mmau_raw(tmp_path_factory.mktemp("imp") / "mmau", mmau_records()[:5])
 
 
+@pytest.fixture(scope="module")
+def mmau_metadata_only(tmp_path_factory):
+    """The benchmark's metadata without its audio, as a user of predictions made elsewhere may hold it."""
+    return write_mmau_raw(tmp_path_factory.mktemp("imp") / "mmau-meta", mmau_records()[:5], skip_audio=MMAU_IDS)
+
+
 def cli(capsys, *argv):
     """(exit status, stdout, stderr) of the CLI entry point."""
     try:
@@ -85,6 +91,14 @@ def test_mmar_results_file_round_trips_with_the_official_accuracy(tmp_path, caps
     # official: 1 right, 2 "No" wrong, 3 right, 4 "United States" wrong ("states"), 5 right -> 3/5
     assert (entry["official_scorer_correct"], entry["n"], entry["official_scorer_accuracy"]) == (3, 5, 0.6)
     assert results["missing_outputs"] == 0 and "accuracy: official MMAR/MMAU scorer  0.6000" in printed
+    # the report and the explorer read it as any scored run
+    status, _, err = cli(capsys, "report", tmp_path / "run", "-o", tmp_path / "report.html")
+    assert status == 0 and "their-model" in (tmp_path / "report.html").read_text(), err
+    from audioreason.report.explore import item_detail, leaderboard, open_run
+
+    view = open_run(tmp_path / "run")
+    assert any("their-model" in row for row in leaderboard([view]))
+    assert "United States" in json.dumps(item_detail(view, records[3]["key"])["raw"])
 
 
 def test_thinking_prediction_is_the_reasoning_mmar_rubrics_judges():
@@ -138,10 +152,12 @@ def test_csv_quoted_cells_and_an_unmatched_id(tmp_path, capsys, mmau_data):
     assert by_set[("csv-model", "none", "hybrid")]["official_scorer_accuracy"] == 0.8
 
 
-def test_lmms_eval_samples_matched_by_the_id_its_task_logs(tmp_path, capsys, mmau_data):
-    run, records, _ = imported(capsys, "lmms-eval", FILES / "20260101_120000_samples_mmau_test_mini.jsonl",
-                               "mmau_test_mini", mmau_data, tmp_path / "run", "--model", "qwen2-audio")
+def test_lmms_eval_samples_matched_by_the_id_its_task_logs(tmp_path, capsys, mmau_metadata_only):
+    run, records, printed = imported(capsys, "lmms-eval", FILES / "20260101_120000_samples_mmau_test_mini.jsonl",
+                                     "mmau_test_mini", mmau_metadata_only, tmp_path / "run", "--model", "qwen2-audio")
     assert run["source"]["lmms_task"] == "mmau_test_mini" and run["source"]["counts"]["unmatched"] == 1
+    # no audio in --data: kept (scoring the replies needs none), the loader's note recorded and printed
+    assert run["config"]["on_missing_audio"] == "keep" and "missing_audio: 5" in printed
     assert [r["output"] for r in records] == ["A", "B", "C", "A", "D"]
     by_set, _, _ = scored(capsys, tmp_path / "run")
     entry = by_set[("qwen2-audio", "full", "hybrid")]

@@ -69,7 +69,7 @@ def summary_lines(summary: dict[str, Any]) -> list[str]:
                      f"{entry['model']} / {entry['condition']} (counted as missing by score): "
                      f"{', '.join(entry['ids'][:SHOWN])}{' ...' if len(entry['ids']) > SHOWN else ''}")
     for note in source.get("load_warnings") or []:
-        lines.append(f"note (the benchmark loader): {note}")
+        lines.append(f"note (the benchmark loader): {note if len(note) <= 300 else note[:300] + ' ...'}")
     if summary["skipped_items"]:
         lines.append(f"skipped at load (--on-missing-audio skip): {len(summary['skipped_items'])} item(s)")
     lines.append(f"run folder: {summary['config']['out']} (status {summary['status']}; every list above is in "

@@ -313,7 +313,8 @@ def import_predictions(options: ImportOptions) -> dict[str, Any]:
     with warnings.catch_warnings(record=True) as caught:
         warnings.simplefilter("always", UserWarning)
         items, skipped = load_items_reported(benchmark, options.data, on_missing_audio=policy)
-    info["load_warnings"] = [str(w.message).splitlines()[0] for w in caught if issubclass(w.category, UserWarning)]
+    info["load_warnings"] = [line.strip() for w in caught if issubclass(w.category, UserWarning)
+                             for line in str(w.message).splitlines() if line.strip()]
     by_id = {str(it["id"]): (n, it) for n, it in enumerate(items)}
     matched_by_order = _match_doc_order(preds, items, path)
     unmatched, duplicates, empty, absent, gold_differs = [], [], [], [], []
