@@ -238,3 +238,16 @@ def test_no_file_or_a_used_folder_is_refused(tmp_path, capsys, mmar_data):
         status, _, err = cli(capsys, "import", "jsonl", file, "--benchmark", "mmar", "--data", mmar_data,
                              "--out", out)
         assert status == 2 and message in err
+
+
+def test_a_file_whose_answers_are_another_versions_is_scored_on_the_benchmarks(tmp_path, capsys, mmau_data):
+    rows = json.loads((FILES / "mmau_results.json").read_text())
+    rows[0]["answer"] = "Woman"  # the file's gold differs from --data's ("Man")
+    (tmp_path / "r.json").write_text(json.dumps(rows))
+    run, _, printed = imported(capsys, "mmau", tmp_path / "r.json", "mmau_test_mini", mmau_data, tmp_path / "run",
+                               "--model", "m")
+    assert run["source"]["gold_differs"] == [{"id": MMAU_IDS[0], "where": "entry 0", "file": "Woman",
+                                              "benchmark": "Man"}]
+    assert "gold_differs: 1" in printed
+    by_set, _, _ = scored(capsys, tmp_path / "run")
+    assert by_set[("m", "full", "hybrid")]["official_scorer_accuracy"] == 0.5  # "Man" still right against "Man"
