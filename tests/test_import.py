@@ -202,6 +202,7 @@ def test_lmms_eval_doc_and_doc_order(tmp_path, capsys, mmar_data):
      "lmms-eval task 'mmau_test_mini' does not score --benchmark mmar"),
     ("lmms-eval", "samples_mmar.jsonl", '{"id": "x", "output": "a"}\n', "not an lmms-eval --log_samples file"),
     ("jsonl", "p.jsonl", '{"id": "x", "output": "a", "condition": "loud"}\n', "unknown condition 'loud'"),
+    ("jsonl", "p.jsonl", '{"id": "x", "output": "a"}\n', "no row matched an item of mmar in"),
 ])
 def test_a_file_in_the_wrong_format_is_a_one_line_data_error(tmp_path, capsys, mmar_data, fmt, name, content,
                                                              message):

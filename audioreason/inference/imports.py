@@ -324,7 +324,9 @@ def import_predictions(options: ImportOptions) -> dict[str, Any]:
             absent.append({"id": p.id, "where": p.where})
             continue
         if p.id not in by_id:
-            unmatched.append({"id": p.id, "where": p.where})
+            left_out = next((i["reason"] for i in skipped if str(i["id"]) == p.id), None)
+            unmatched.append({"id": p.id, "where": p.where,
+                              **({"reason": f"skipped at load: {left_out}"} if left_out else {})})
             continue
         index, item = by_id[p.id]
         model, condition = p.model or options.model, conditions[p.condition or options.condition]
@@ -346,6 +348,11 @@ def import_predictions(options: ImportOptions) -> dict[str, Any]:
                   "details": {"imported": {"format": options.fmt, "where": p.where}, **p.details},
                   "audio": None, "tokens": {"prompt": None, "completion": None}, "timings": None, "rank": None}
         chosen[(model, condition, p.id)] = (p, record)
+    if not chosen:
+        example = f" (e.g. {unmatched[0]['id']!r}, {unmatched[0]['where']})" if unmatched else ""
+        raise FormatError(f"{path}: no row matched an item of {options.benchmark} in {options.data}: "
+                          f"{len(unmatched)} unmatched{example}, {len(absent)} without a prediction, "
+                          f"{len(duplicates)} repeated; is it the right --benchmark and --data?")
     order = {c: n for n, c in enumerate(dict.fromkeys(conditions.values()))}
     records = sorted((r for _, r in chosen.values()), key=lambda r: (r["index"], order[r["condition"]], r["model"]))
     sets = sorted({(r["model"], r["condition"]) for r in records}, key=lambda s: (order[s[1]], s[0]))
@@ -381,7 +388,7 @@ def import_predictions(options: ImportOptions) -> dict[str, Any]:
                    "failed_by_kind": {"empty": failed} if failed else {}, "not_applicable": {}, "truncated": 0,
                    "resumed": 0, "torn_lines": 0, "duplicates": len(duplicates), "skipped_at_load": len(skipped)},
         "skipped_items": skipped,
-        "status": "finished" if not missing and records else "incomplete",
+        "status": "finished" if not missing else "incomplete",
         "outputs": OUTPUTS_FILE,
         "source": {"format": options.fmt, "file": path.name, "path": str(path.resolve()), "sha256": sha256_file(path),
                    "bytes": path.stat().st_size, "schema": SCHEMAS[options.fmt], **info,
