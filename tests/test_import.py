@@ -182,6 +182,10 @@ def test_lmms_eval_doc_and_doc_order(tmp_path, capsys, mmar_data):
                                      "--model", "m")
     assert [r["id"] for r in records] == MMAR_IDS and run["source"]["counts"]["matched_by_doc_order"] == 5
     assert "matched by doc_id" in printed
+    # ids the task logged that are not --data's: --match doc-order pairs by position, the logged id kept
+    run, records, _ = imported(capsys, "lmms-eval", FILES / "samples_mmar.jsonl", "mmar", mmar_data,
+                               tmp_path / "forced", "--model", "m", "--match", "doc-order")
+    assert run["source"]["counts"]["matched_by_doc_order"] == 5 and records[1]["details"]["lmms_id"] == MMAR_IDS[1]
     rows[0], rows[1] = {**rows[0], "doc_id": 1}, {**rows[1], "doc_id": 0}  # another order: targets B, A differ
     bare.write_text("".join(json.dumps({k: v for k, v in r.items() if k not in ("doc", "mmar_accuracy")}) + "\n"
                             for r in rows))
@@ -220,6 +224,7 @@ def test_a_file_in_the_wrong_format_is_a_one_line_data_error(tmp_path, capsys, m
     (["--template", "fancy"], "unknown template 'fancy'"),
     (["--benchmark", "mmau-pro"], "unknown benchmark 'mmau-pro'"),
     ([], "names no model: give --model NAME"),
+    (["--model", "m", "--match", "doc-order"], "--match doc-order pairs lmms-eval rows by doc_id"),
 ])
 def test_usage_errors_exit_2(tmp_path, capsys, mmar_data, extra, message):
     argv = ["import", "mmar", FILES / "mmar_results.jsonl", "--benchmark", "mmar", "--data", mmar_data,

@@ -39,6 +39,8 @@ def check_import_args(args: argparse.Namespace) -> None:
     if len(conditions) != 1:
         raise _Usage(f"--condition {args.condition!r} names {len(conditions)} conditions; give one (e.g. "
                      f"{conditions[0].name})")
+    if args.match != "id" and args.format != "lmms-eval":
+        raise _Usage(f"--match {args.match} pairs lmms-eval rows by doc_id; {args.format} rows are matched by id")
     if args.data.startswith((".", "/", "~")) and not Path(args.data).expanduser().exists():
         raise _Usage(f"--data {args.data!r} does not exist")
     out = Path(args.out).expanduser()
@@ -88,7 +90,7 @@ def import_command(args: argparse.Namespace) -> int:
         _quiet()
         summary = import_predictions(ImportOptions(args.format, args.file, args.benchmark, args.data, args.out,
                                                    args.model, args.condition, args.template,
-                                                   args.on_missing_audio))
+                                                   args.on_missing_audio, args.match))
     except (_Usage, NeedsOption) as err:
         parser.exit(2, f"audioreason import: error: {err}\n")
     except FormatError as err:
@@ -119,6 +121,9 @@ def add_import_parser(sub: Any) -> None:
     command.add_argument("--on-missing-audio", choices=("keep", "skip", "raise"), default="keep",
                          help="a raw folder's items whose audio is missing: keep (default: scoring the text needs "
                               "none), skip (left out, listed) or raise")
+    command.add_argument("--match", choices=("id", "doc-order"), default="id",
+                         help="lmms-eval: pair rows with items by the id they log (default), or by doc_id as the "
+                              "position in --data, accepted only if every row's target is that item's answer")
     command.set_defaults(run=import_command, import_parser=command)
 
 

@@ -91,6 +91,7 @@ class ImportOptions:
     condition: str = "full"
     template: Optional[str] = None     # one of ours when the predictions were made with it; else "external"
     on_missing_audio: str = "keep"     # raw folders: scoring the text needs no audio (ARIA's M1 counts it)
+    match: str = "id"                  # lmms-eval: "doc-order" pairs every row by doc_id (targets checked)
 
 
 def template_entry(name: Optional[str]) -> dict[str, str]:
@@ -111,6 +112,10 @@ def import_predictions(options: ImportOptions) -> dict[str, Any]:
     path, out = Path(options.file).expanduser(), Path(options.out).expanduser()
     template = template_entry(options.template)
     preds, info = read_file(options.fmt, path, benchmark)
+    if options.match == "doc-order":  # the ids the task logged are not --data's: pair by position instead
+        for p in preds:
+            p.details.update({"lmms_id": p.id} if p.id is not None else {})
+            p.id, p.doc_id = None, p.details["doc_id"]
     conditions = {}
     for p in preds:  # every condition named is one the runner knows, before the benchmark loads
         name = p.condition or options.condition
