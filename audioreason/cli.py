@@ -434,6 +434,9 @@ def build_parser() -> argparse.ArgumentParser:
     add_run_parser(sub)       # `audioreason run`: a model over a benchmark
     add_score_parser(sub)     # `audioreason score RUN_DIR`: every scorer that fits, on a run folder
     add_evaluate_parser(sub)  # `audioreason evaluate`: run, then score
+    from .inference.import_command import add_import_parser
+
+    add_import_parser(sub)    # `audioreason import FORMAT FILE`: predictions made elsewhere as a run folder
     prompt = sub.add_parser("prompt", help="print the ARIA four-step CoT prompt for a question")
     prompt.add_argument("question", help="the question text")
     prompt.add_argument("choices", nargs="+", help="the answer choices, lettered (A), (B), ... in this order")

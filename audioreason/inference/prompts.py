@@ -126,6 +126,10 @@ TEMPLATES: dict[str, PromptTemplate] = {t.name: t for t in (
                    PLAIN_INSTRUCTION),
 )}
 
+# The template name of outputs made elsewhere with a prompt that is none of these (`audioreason import`): no
+# hash to compare, every item applies, and the accuracy's default rule is the fallback (scorers.DEFAULT_RULES).
+EXTERNAL_TEMPLATE = "external"
+
 # The template a benchmark uses when none is named.
 DEFAULT_TEMPLATES = {"mmar": "plain", "mmau_test_mini": "plain", "audiospan": "audiospan"}
 
@@ -143,5 +147,5 @@ def parse_templates(names: Sequence[str]) -> list[PromptTemplate]:
     return [get_template(n) for n in names]
 
 
-__all__ = ["DEFAULT_TEMPLATES", "PromptTemplate", "TEMPLATES", "TemplateMismatch", "get_template",
+__all__ = ["DEFAULT_TEMPLATES", "EXTERNAL_TEMPLATE", "PromptTemplate", "TEMPLATES", "TemplateMismatch", "get_template",
            "parse_templates"]

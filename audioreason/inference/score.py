@@ -207,18 +207,20 @@ def _applicable(output_set: OutputSet, items: Sequence[Mapping[str, Any]]) -> se
     """The ids of the items the runner gives a unit under this set's condition and template."""
     from .conditions import not_applicable as condition_not_applicable
     from .conditions import parse_condition
-    from .prompts import TemplateMismatch, get_template
+    from .prompts import EXTERNAL_TEMPLATE, TemplateMismatch, get_template
 
     try:
         (condition,) = parse_condition(output_set.condition)
-        template = get_template(output_set.template)
+        # imported outputs (`audioreason import`): a prompt made elsewhere fits every item
+        template = None if output_set.template == EXTERNAL_TEMPLATE else get_template(output_set.template)
     except ValueError:  # a condition or template this version no longer knows: nothing to compare with
         return set()
     ids = set()
     for item in items:
         if condition_not_applicable(condition, item) is None:
             try:
-                template.messages(item)
+                if template is not None:
+                    template.messages(item)
             except TemplateMismatch:
                 continue
             ids.add(str(item["id"]))

@@ -398,6 +398,15 @@ def _delta(value: Any, base: Any) -> Optional[float]:
 # Judged scorers
 # ---------------------------------------------------------------------------------------------
 
+def reply_parts(record: Mapping[str, Any]) -> tuple[str, str]:
+    """(reasoning, answer) of an output for MMAR-Rubrics: the whole output and its Answer slot, or, for an
+    MMAR results file imported with ``thinking_prediction`` (`audioreason import mmar`), that field and the
+    output (its ``answer_prediction``), the two fields the official code/evaluation_rubrics.py reads."""
+    text = record.get("output") or ""
+    thinking = (record.get("details") or {}).get("thinking_prediction")
+    return (thinking, text) if isinstance(thinking, str) else (text, answer_text(text))
+
+
 def mmar_rubrics_section(make_scorer: Callable[[], Any], sets: Sequence[OutputSet],
                          items: Mapping[str, Mapping[str, Any]], uncertainty: Any = None) -> Section:
     """An MMARRubricsScorer per set (``make_scorer()``, so each set's judge statistics are its own): the
@@ -408,9 +417,9 @@ def mmar_rubrics_section(make_scorer: Callable[[], Any], sets: Sequence[OutputSe
         records = [r for r in output_set.records if items[r["id"]].get("rubric")]
         if not records:
             continue
-        texts = [r.get("output") or "" for r in records]
-        result = make_scorer().score([items[r["id"]] for r in records], texts, [answer_text(t) for t in texts],
-                              return_items=True)
+        reasonings, answers_given = zip(*(reply_parts(r) for r in records))
+        result = make_scorer().score([items[r["id"]] for r in records], list(reasonings), list(answers_given),
+                                     return_items=True)
         details = result.pop("items")
         by_id = {str(d["id"]): d for d in details}
         section.results.append({**output_set.describe(), **result, "failed_outputs": output_set.failed,
