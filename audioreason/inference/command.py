@@ -172,6 +172,8 @@ def check_served_args(args: argparse.Namespace) -> None:
     if args.adapter == "openai" and args.endpoint_preset is None and args.base_url is None:
         raise UsageError("--adapter openai needs --base-url URL (a vLLM or other OpenAI-compatible server) or "
                          "--endpoint-preset NAME (see docs/hosted-models.md)")
+    if args.batch_size is None:
+        args.batch_size = (args.concurrency or 8) if args.adapter == "openai" else 1
     args.model_options = adapter_options(args)
     args.tb_options = tb_options(args)
     try:
@@ -321,7 +323,8 @@ def add_run_arguments(run: argparse.ArgumentParser) -> None:
     run.add_argument("--templates", help="comma-separated: aria_cot, aria_plain, audiospan, plain "
                                          "(default: plain for MMAR/MMAU, audiospan for AudioSpan)")
     run.add_argument("--limit", type=int, help="the first N items only")
-    run.add_argument("--batch-size", type=int, default=1)
+    run.add_argument("--batch-size", type=int, help="units per adapter call (default 1; for --adapter openai "
+                                                    "the --concurrency, 8 unless given: the requests sent at once)")
     run.add_argument("--num-processes", type=int, help="launch accelerate with N processes (--multi_gpu; gloo on CPU)")
     run.add_argument("--out", required=True, help="output folder (outputs.jsonl, run.json, shards/); a rerun resumes")
     run.add_argument("--adapter", default="transformers",
