@@ -271,9 +271,6 @@ class _Handler(BaseHTTPRequestHandler):
         })
         self.streamed = bool(request.get("stream"))
         self.include_usage = bool((request.get("stream_options") or {}).get("include_usage"))
-        if "check_audio" in step:
-            problem = _check_shape(step["check_audio"], request, types, audio)
-            step = {"status": 400, "body": {"error": {"message": problem}}} if problem else step.get("then", {})
         while "by_seed" in step or "by_text" in step:
             if "by_seed" in step:  # repeated draws of one model differ only by their seed
                 step = step["by_seed"].get(str(request.get("seed"))) or step.get("default") or {"status": 400}
@@ -281,6 +278,9 @@ class _Handler(BaseHTTPRequestHandler):
                 text = _text_of(_last_user(messages))
                 step = next((s for word, s in step["by_text"].items() if word in text), None) \
                     or step.get("default") or {"status": 400}
+        if "check_audio" in step:
+            problem = _check_shape(step["check_audio"], request, types, audio)
+            step = {"status": 400, "body": {"error": {"message": problem}}} if problem else step.get("then", {})
         if state.capacity is not None:
             with state.capacity:
                 self._serve(step, model, messages)

@@ -214,3 +214,13 @@ def test_bad_served_options_are_one_line_errors_before_any_work(tmp_path, capsys
     assert exit_info.value.code == 2 and message in err and "Traceback" not in err, err
     assert len(err.strip().splitlines()) == 1
     assert not (tmp_path / "out").exists()
+
+
+def test_a_server_that_is_not_there_is_a_one_line_error(mmar_raw, tmp_path, capsys):
+    with pytest.raises(SystemExit) as exit_info:
+        main(["run", "--adapter", "openai", "--base-url", "http://127.0.0.1:9/v1", "--model", "m",
+              "--benchmark", "mmar", "--data", str(mmar_raw), "--out", str(tmp_path / "out"), "--limit", "1",
+              "--no-progress", "--timeout-s", "5"])
+    err = capsys.readouterr().err
+    assert exit_info.value.code == 2 and "cannot connect to the server" in err and "Traceback" not in err
+    assert len(err.strip().splitlines()) == 1

@@ -122,11 +122,12 @@ def adapter_options(args: argparse.Namespace) -> dict[str, Any]:
                    "takes_audio": False if args.text_only else None, "name": args.name,
                    "max_audio_s": args.max_audio_s, "extra_body": _extra_body(args), "stream": args.stream or None}
     elif args.adapter == "cascade":
-        lm_options = None
+        lm_options = {"base_url": args.lm_base_url, "api_key_env": args.lm_api_key_env,
+                      "endpoint_preset": args.lm_endpoint_preset}
+        lm_options = {k: v for k, v in lm_options.items() if v is not None}
         if args.lm and args.lm.startswith("openai:"):
-            lm_options = {**_transport(args), "base_url": args.lm_base_url, "api_key_env": args.lm_api_key_env,
-                          "endpoint_preset": args.lm_endpoint_preset}
-            lm_options = {k: v for k, v in lm_options.items() if v is not None}
+            lm_options = {**_transport(args), **lm_options}
+        lm_options = lm_options or None  # given without --lm openai:NAME, it is refused (hosted.check_adapter)
         options = {"asr": args.asr, "lm": args.lm, "lm_options": lm_options, "max_audio_s": args.max_audio_s,
                    "allow_download": args.allow_download or None, "name": args.name,
                    "transcript_cache": args.transcript_cache}
@@ -291,10 +292,14 @@ def run_from_args(args: argparse.Namespace) -> None:
                        decoding=args.decoding,
                        fragment_cache=args.fragment_cache, on_missing_audio=args.on_missing_audio,
                        progress=not args.no_progress)
+    from ..judges import JudgeUnavailable
+
     try:
         summary = run(config)
     except ValueError as err:  # a resume into another run's folder, an unusable model/adapter combination
         raise UsageError(str(err)) from None
+    except JudgeUnavailable as err:  # a served model's first request refused (401/403/404) or no connection
+        raise UsageError(f"{err} (nothing was scored; fix the option and run the command again)") from None
     if summary:  # the main process only
         counts = summary["counts"]
         skipped = counts["skipped_at_load"]

@@ -35,7 +35,8 @@ password, and anything shaped like a credential: a proxy or a model that quotes 
 changed says so in ``details["scrubbed"]``. httpx logs every request's full URL at INFO, so the records of
 the HTTP client's loggers (httpx, httpx2, openai) have the same secrets redacted.
 
-A request that cannot be served never raises: it comes back as a ``Generation`` with ``error`` set
+A run whose first request is refused (HTTP 401, 403, 404) or cannot connect raises ``JudgeUnavailable``
+(a configuration error: the CLI says so in one line). Any other request that cannot be served never raises: it comes back as a ``Generation`` with ``error`` set
 ("<kind>: <message>", kinds as in ``audioreason.judges``: rate_limited, timeout, server_error,
 connection_error, bad_response, client_error, deadline; and here also invalid_request for a clip this
 adapter refuses, empty_reply for a reply without text). ``details`` holds each request's attempts, the
@@ -55,7 +56,8 @@ from typing import Any, Coroutine, Mapping, Optional, Sequence, TypeVar
 
 from ..audio import AudioError
 from ..audio.io import encode_audio, encode_wav
-from ..judges import MMAR_MAX_ATTEMPTS, MMAR_TIMEOUT_S, JudgeCallError, OpenAICompatibleJudge, TimeBudget, scrub
+from ..judges import (MMAR_MAX_ATTEMPTS, MMAR_TIMEOUT_S, JudgeCallError, JudgeUnavailable, OpenAICompatibleJudge,
+                      TimeBudget, scrub)
 from .adapter_inputs import check_audio_options, samples_at, with_user_content
 from .base import DecodingParams, Generation, GenerationRequest
 
@@ -256,6 +258,8 @@ class OpenAIAudioAdapter:
             return Generation(text=None, error=f"{err.kind}: {self._scrub(err)}",
                               details={"attempts": err.attempts, "call_errors": dict(err.call_errors),
                                        "audio_s": clip_s, "request_s": time.perf_counter() - started})
+        except JudgeUnavailable:  # the run's first request refused or unconnectable: a configuration error
+            raise                  # for the whole run (no key, wrong URL, unknown model), never N failed items
         except Exception as err:  # noqa: BLE001 - one request must not take the batch down
             return Generation(text=None, error=f"{type(err).__name__}: {self._scrub(err)}",
                               details={"attempts": 1, "call_errors": {}, "audio_s": clip_s,
