@@ -224,3 +224,30 @@ def test_a_server_that_is_not_there_is_a_one_line_error(mmar_raw, tmp_path, caps
     err = capsys.readouterr().err
     assert exit_info.value.code == 2 and "cannot connect to the server" in err and "Traceback" not in err
     assert len(err.strip().splitlines()) == 1
+
+
+def test_a_cascade_with_a_served_lm_sends_the_transcript_and_no_audio(server, mmar_raw, tmp_path):
+    from audioreason.backends import BackendUnavailable, load_backend
+
+    try:
+        load_backend("asr", "packaged:whisper-tiny.en", False)
+    except BackendUnavailable as err:
+        pytest.skip(f"packaged speech recognition unavailable ({err}); install.sh installs it")
+    out = tmp_path / "out"
+    assert main(["run", "--adapter", "cascade", "--lm", "openai:tb-text", "--lm-base-url", server.base_url,
+                 "--lm-api-key-env", "HOSTED_TEST_KEY", "--benchmark", "mmar", "--data", str(mmar_raw),
+                 "--out", str(out), "--limit", "2", "--conditions", "full,none", "--no-progress",
+                 "--backoff-base-s", "0.01"]) == 0
+    records = [json.loads(line) for line in (out / "outputs.jsonl").read_text().splitlines()]
+    assert [r["error"] for r in records] == [None] * 4
+    assert {r["model"] for r in records} == {"cascade:whisper-tiny.en+tb-text"}
+    lm_requests = sent(server, "tb-text")
+    assert len(lm_requests) == 4 and all(r["audio"] == [] for r in lm_requests)  # text only reaches the LM
+    with_audio = [r for r in records if r["condition"] == "full"]
+    for record in with_audio:  # the recognizer's transcript, in its marked block, is what the LM was sent
+        block = f"[Audio transcript (automatic speech recognition)]\n{record['details']['transcript'] or '(no speech recognized)'}"
+        assert any(block in json.dumps(r["messages"], ensure_ascii=False).replace("\\n", "\n") for r in lm_requests)
+    assert all(r["details"]["transcript"] is None for r in records if r["condition"] == "none")
+    run = json.loads((out / "run.json").read_text())
+    assert run["usage"]["total"]["prompt_tokens"] == 80  # the served LM's usage: 4 replies x 20
+    no_secret_in(out)
