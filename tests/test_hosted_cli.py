@@ -257,3 +257,17 @@ def test_a_cascade_with_a_served_lm_sends_the_transcript_and_no_audio(server, tm
     run = json.loads((out / "run.json").read_text())
     assert run["usage"]["total"]["prompt_tokens"] == 40  # the served LM's usage: 2 replies x 20
     no_secret_in(out)
+
+
+def test_a_served_audio_model_with_a_local_tb_model(server, mmar_raw, tmp_path):
+    from tiny_models import build_causal_lm
+
+    text_lm = build_causal_lm(tmp_path / "tb")
+    out = tmp_path / "out"
+    assert main(run_args(server, mmar_raw, out, "vllm-qwen2-audio", "--conditions", "full,tb", "--limit", "1",
+                         "--tb-model", str(text_lm), "--max-new-tokens", "4")) == 0
+    records = {r["condition"]: r for r in map(json.loads, (out / "outputs.jsonl").read_text().splitlines())}
+    assert records["full"]["error"] is None and records["tb"]["error"] is None
+    assert records["tb"]["model"] == str(text_lm) and records["tb"]["tokens"]["completion"] >= 1  # the local tiny LM
+    run = json.loads((out / "run.json").read_text())
+    assert run["config"]["tb_options"] == {}  # none of the served model's options reached the local LM

@@ -83,8 +83,8 @@ def adapter_options(args: argparse.Namespace) -> dict[str, Any]:
 
 def tb_options(args: argparse.Namespace) -> Optional[dict[str, Any]]:
     """The tb adapter's options when it is served (None: the runner's default, the main options)."""
-    if args.tb_adapter != "openai":
-        return None
+    if args.tb_adapter != "openai":  # a local tb model: the main options, unless those are a served model's
+        return {} if args.adapter in ("openai", "cascade") else None
     options = {**_transport(args), "base_url": args.tb_base_url, "api_key_env": args.tb_api_key_env,
                "endpoint_preset": args.tb_endpoint_preset, "takes_audio": False}
     return {k: v for k, v in options.items() if v is not None}
@@ -123,7 +123,7 @@ def check_served_args(args: argparse.Namespace) -> None:
     args.tb_options = tb_options(args)
     try:
         check_adapter(args.adapter, args.model, args.model_options)
-        if args.tb_options is not None:
+        if args.tb_adapter == "openai":
             if not args.tb_model:
                 raise ValueError("--tb-adapter openai needs --tb-model (the served text model's name)")
             if not args.tb_options.get("base_url") and not args.tb_options.get("endpoint_preset"):
@@ -132,7 +132,7 @@ def check_served_args(args: argparse.Namespace) -> None:
         args.prices_table = load_prices(args.prices) if args.prices else None
         if args.prices_table is not None:
             served = [args.model_options.get("name") or args.model] if args.adapter == "openai" else []
-            served += [args.tb_model] if args.tb_options is not None else []
+            served += [args.tb_model] if args.tb_adapter == "openai" else []
             check_prices(args.prices_table, served)
     except ValueError as err:
         raise UsageError(str(err)) from None
