@@ -67,3 +67,38 @@ echo "== benchmarks/runner.py on CUDA, tiny model =="
 echo
 echo "== benchmarks/runner.py on CUDA, small model (bfloat16) =="
 "$PY" benchmarks/runner.py --items 64 --size small --batch-size 8 --threads 4 --dtype bfloat16
+
+# 4. A served model: `vllm serve` on a local checkpoint folder, then `audioreason evaluate --adapter openai`
+#    on the demo's 12 MMAR items (synthesized clips), then the hosted throughput table against the real
+#    server. Needs vLLM installed (it is not in setup.py: it pins its own torch) and VLLM_MODEL set to a
+#    local folder of an audio model vLLM serves (Qwen2-Audio-7B-Instruct, Qwen2.5-Omni-7B, Voxtral):
+#      VLLM_MODEL=/models/Qwen2-Audio-7B-Instruct VLLM_PRESET=vllm-qwen2-audio bash benchmarks/runner_gpu.sh
+#    Not yet run on a GPU (written on a CPU-only machine; see docs/hosted-models.md).
+echo
+echo "== vllm serve + audioreason evaluate --adapter openai =="
+if [ -z "${VLLM_MODEL:-}" ] || ! "$PY" -c "import vllm" 2>/dev/null; then
+  echo "skipped: set VLLM_MODEL to a local model folder and install vllm to run this part"
+  exit 0
+fi
+PORT=${VLLM_PORT:-8011}
+WORK=$(mktemp -d)
+"$PY" -m vllm.entrypoints.openai.api_server --model "$VLLM_MODEL" --served-model-name served \
+  --port "$PORT" --host 127.0.0.1 --max-model-len 8192 --limit-mm-per-prompt '{"audio": 1}' \
+  >"$WORK/vllm.log" 2>&1 &
+VLLM_PID=$!
+trap 'kill "$VLLM_PID" 2>/dev/null; wait "$VLLM_PID" 2>/dev/null' EXIT
+for _ in $(seq 1 180); do
+  curl -sf "http://127.0.0.1:$PORT/health" >/dev/null && break
+  kill -0 "$VLLM_PID" 2>/dev/null || { echo "vllm serve exited:"; tail -20 "$WORK/vllm.log"; exit 1; }
+  sleep 2
+done
+"$PY" - "$WORK/mmar" <<'PYEOF'
+import sys
+from audioreason.data.mmar import demo_metadata, write_raw_folder
+write_raw_folder(demo_metadata(), sys.argv[1])
+PYEOF
+time "$PY" -m audioreason evaluate --adapter openai --endpoint-preset "${VLLM_PRESET:-vllm-qwen2-audio}" \
+  --base-url "http://127.0.0.1:$PORT/v1" --model served --benchmark mmar --data "$WORK/mmar" \
+  --out "$WORK/run" --conditions full,none --scorers accuracy --max-new-tokens 64 --no-progress
+"$PY" -c "import json,sys; r=json.load(open(sys.argv[1])); print('usage', json.dumps(r['usage']['total']))" \
+  "$WORK/run/run.json"

@@ -30,6 +30,16 @@ request of a conversation gets step n (the last step repeats). A step is one of
                                                                            # 400 if one is not a 16-bit
                                                                            # WAV at expect_rate
 
+    {"check_audio": {"format": "wav", "rate": 16000, "max_s": 30.0,      # a provider's documented request
+                     "data_prefix": "", "position": "first",             # shape (endpoint presets): 400
+                     "stream": false, "params": {"modalities": ["text"]}},  # naming what differs, else
+     "then": step}                                                         # the ``then`` step
+
+Every ``input_audio`` part is measured as it arrives (WAV with ``wave``, MP3 with soundfile) and the
+measurement logged with the request (``audio``: format, data_prefix, container, rate, seconds). A request
+with ``"stream": true`` gets its reply as server-sent events (text in two deltas, then a usage chunk when
+``stream_options.include_usage`` is set, then ``[DONE]``).
+
 The audio measurement (``measure_audio``) is the reply text: {"parts": [part types of the last user message,
 in order], "text": its text, "audio": [{"format", "rate", "channels", "sample_width", "frames",
 "pcm_sha256"}, ...]}, read with the standard library's ``wave`` (independent of the library's encoder).
@@ -132,6 +142,73 @@ def _measure_audio(messages: list[dict], expect_rate: Optional[int]) -> tuple[Op
     return None, measured
 
 
+MP3_SYNC = (b"ID3", b"\xff\xfb", b"\xff\xf3", b"\xff\xf2")
+
+
+def _audio_parts(messages: list[dict]) -> tuple[list[str], list[dict]]:
+    """(part types of the last user message in order, a measurement of each input_audio part)."""
+    content = _last_user(messages)
+    parts = content if isinstance(content, list) else [{"type": "text", "text": content}]
+    measured = []
+    for part in parts:
+        if not isinstance(part, dict) or part.get("type") != "input_audio":
+            continue
+        audio = part.get("input_audio") or {}
+        data = str(audio.get("data", ""))
+        prefix = data[:data.index(",") + 1] if data.startswith("data:") and "," in data else ""
+        entry = {"format": audio.get("format"), "data_prefix": prefix, "container": None, "rate": None,
+                 "seconds": None, "error": None}
+        try:
+            raw = base64.b64decode(data[len(prefix):], validate=True)
+            if raw[:4] == b"RIFF":
+                with wave.open(io.BytesIO(raw)) as w:
+                    entry.update(container="wav", rate=w.getframerate(), seconds=w.getnframes() / w.getframerate(),
+                                 sample_width=w.getsampwidth(), channels=w.getnchannels())
+            elif raw.startswith(MP3_SYNC):
+                import soundfile  # the test environment's; MP3 has no standard-library reader
+
+                info = soundfile.info(io.BytesIO(raw))
+                entry.update(container="mp3", rate=info.samplerate, seconds=info.frames / info.samplerate,
+                             channels=info.channels)
+            else:
+                entry["error"] = f"the data is neither WAV nor MP3 (starts {raw[:4]!r})"
+        except (binascii.Error, wave.Error, EOFError, RuntimeError) as err:
+            entry["error"] = f"undecodable audio: {err}"
+        measured.append(entry)
+    return [p.get("type") if isinstance(p, dict) else type(p).__name__ for p in parts], measured
+
+
+def _check_shape(expect: dict, request: dict, types: list[str], audio: list[dict]) -> Optional[str]:
+    """What differs between the request and the documented shape ``expect`` (None: it matches)."""
+    if bool(request.get("stream")) != bool(expect.get("stream", False)):
+        return f"stream is {request.get('stream')!r}; this endpoint expects stream={expect.get('stream', False)}"
+    if expect.get("stream") and not (request.get("stream_options") or {}).get("include_usage"):
+        return "a streamed request without stream_options.include_usage gets no token counts"
+    for key, value in (expect.get("params") or {}).items():
+        if request.get(key) != value:
+            return f"{key} is {request.get(key)!r}, expected {value!r}"
+    if len(audio) != 1:
+        return f"expected one input_audio part, got {len(audio)}"
+    where = types.index("input_audio")
+    position = expect.get("position", "first")
+    if (position == "first" and where != 0) or (position == "last" and where != len(types) - 1):
+        return f"input_audio is part {where} of {types}; expected it {position}"
+    part = audio[0]
+    if part["error"]:
+        return part["error"]
+    if part["data_prefix"] != expect.get("data_prefix", ""):
+        return f"data prefix {part['data_prefix']!r}, expected {expect.get('data_prefix', '')!r}"
+    if part["format"] != expect["format"] or part["container"] != expect["format"]:
+        return f"format field {part['format']!r} holding {part['container']}; expected {expect['format']}"
+    if part.get("sample_width", 2) != 2 or part.get("channels", 1) != 1:
+        return f"expected mono 16-bit audio, got {part.get('channels')} channel(s) of {part.get('sample_width')} bytes"
+    if expect.get("rate") is not None and part["rate"] != expect["rate"]:
+        return f"rate {part['rate']} Hz, expected {expect['rate']} Hz"
+    if expect.get("max_s") is not None and part["seconds"] > expect["max_s"] + 1e-6:
+        return f"{part['seconds']:.3f} s of audio, more than the documented {expect['max_s']} s"
+    return None
+
+
 class _Handler(BaseHTTPRequestHandler):
     protocol_version = "HTTP/1.1"  # keep-alive: the client reuses connections
     disable_nagle_algorithm = True  # headers and body go out in two writes; Nagle would hold the body ~40 ms
@@ -153,6 +230,23 @@ class _Handler(BaseHTTPRequestHandler):
         except (BrokenPipeError, ConnectionResetError):  # the client gave up (a timeout test)
             pass
 
+    def _send_events(self, body: dict) -> None:
+        """``body`` as a chat-completion event stream: the text in two deltas, the finish, the usage."""
+        text = body["choices"][0]["message"]["content"]
+        cut = len(text) // 2
+        chunk = {"id": body["id"], "object": "chat.completion.chunk", "model": body["model"]}
+        events = [{**chunk, "choices": [{"index": 0, "delta": {"role": "assistant", "content": text[:cut]}}]},
+                  {**chunk, "choices": [{"index": 0, "delta": {"content": text[cut:]}}]},
+                  {**chunk, "choices": [{"index": 0, "delta": {}, "finish_reason": body["choices"][0]["finish_reason"]}]}]
+        if self.include_usage:
+            events.append({**chunk, "choices": [], "usage": body["usage"]})
+        data = "".join(f"data: {json.dumps(e)}\n\n" for e in events) + "data: [DONE]\n\n"
+        self.send_response(200)
+        self.send_header("Content-Type", "text/event-stream")
+        self.send_header("Content-Length", str(len(data.encode())))
+        self.end_headers()
+        self.wfile.write(data.encode())
+
     def do_GET(self) -> None:  # /health for start-up checks
         self._send(200, {"ok": True})
 
@@ -167,12 +261,16 @@ class _Handler(BaseHTTPRequestHandler):
         model = str(request.get("model", ""))
         messages = request.get("messages") or []
         n, step = state.next_step(model, messages)
+        types, audio = _audio_parts(messages)
         state.write_log({
             "t": time.time(), "path": self.path, "scenario": model, "step": n, "messages": messages,
             "params": {k: v for k, v in request.items() if k not in ("messages", "model")},
             "header_names": sorted(h.lower() for h in self.headers.keys()),
             "authorization_sent": self.headers.get("Authorization") is not None,
+            "audio": [{k: v for k, v in a.items() if v is not None} for a in audio],
         })
+        self.streamed = bool(request.get("stream"))
+        self.include_usage = bool((request.get("stream_options") or {}).get("include_usage"))
         while "by_seed" in step or "by_text" in step:
             if "by_seed" in step:  # repeated draws of one model differ only by their seed
                 step = step["by_seed"].get(str(request.get("seed"))) or step.get("default") or {"status": 400}
@@ -180,6 +278,9 @@ class _Handler(BaseHTTPRequestHandler):
                 text = _text_of(_last_user(messages))
                 step = next((s for word, s in step["by_text"].items() if word in text), None) \
                     or step.get("default") or {"status": 400}
+        if "check_audio" in step:
+            problem = _check_shape(step["check_audio"], request, types, audio)
+            step = {"status": 400, "body": {"error": {"message": problem}}} if problem else step.get("then", {})
         if state.capacity is not None:
             with state.capacity:
                 self._serve(step, model, messages)
@@ -215,8 +316,11 @@ class _Handler(BaseHTTPRequestHandler):
                 text = f"{text} (request header: {self.headers.get('Authorization', '')})"
             if step.get("reply_from_marker"):
                 text = str(_last_user(messages)).split("REPLY:", 1)[-1].strip()
-            self._send(200, _reply_body(text, model, step.get("usage"), step.get("finish_reason", "stop")),
-                       step.get("headers"))
+            body = _reply_body(text, model, step.get("usage"), step.get("finish_reason", "stop"))
+            if self.streamed:
+                self._send_events(body)
+            else:
+                self._send(200, body, step.get("headers"))
             return
         self._send(int(step.get("status", 500)), step.get("body", {"error": {"message": "scripted error"}}),
                    step.get("headers"))

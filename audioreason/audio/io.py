@@ -220,10 +220,20 @@ def load_audio(source: AudioSource, sampling_rate: Optional[int] = None, *, mono
 
 def encode_wav(samples: np.ndarray, sampling_rate: int) -> bytes:
     """Float samples as the bytes of a mono or multi-channel 16-bit PCM WAV file, clipped to [-1, 1]."""
+    return encode_audio(samples, sampling_rate, "wav")
+
+
+def encode_audio(samples: np.ndarray, sampling_rate: int, container: str = "wav") -> bytes:
+    """Float samples, clipped to [-1, 1], as the bytes of a 16-bit PCM WAV (``container="wav"``) or an MP3
+    (``"mp3"``, libsndfile's LAME encoder at its default quality) file."""
     import soundfile as sf
 
+    formats = {"wav": ("WAV", "PCM_16"), "mp3": ("MP3", "MPEG_LAYER_III")}
+    if container not in formats:
+        raise ValueError(f"container must be one of {sorted(formats)}, got {container!r}")
     buffer = io.BytesIO()
-    sf.write(buffer, np.clip(samples, -1.0, 1.0), sampling_rate, subtype="PCM_16", format="WAV")
+    sf.write(buffer, np.clip(samples, -1.0, 1.0), sampling_rate, subtype=formats[container][1],
+             format=formats[container][0])
     return buffer.getvalue()
 
 

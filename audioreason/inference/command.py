@@ -17,6 +17,7 @@ from typing import Any, Optional
 
 from ..cli import UsageError, _quiet
 from ..jsonl import DataFileError
+from .served_cli import add_served_arguments, check_served_args
 
 
 def _comma_list(text: str) -> list[str]:
@@ -54,13 +55,14 @@ def check_run_args(args: argparse.Namespace) -> None:
             raise UsageError(f"{option} {kind!r} is not one of {', '.join(ADAPTERS)}")
     if args.preset is not None and args.preset not in PRESETS:
         raise UsageError(f"--preset {args.preset!r} is not one of {', '.join(PRESETS)}")
-    if args.adapter == "transformers" and args.preset is None and Path(args.model).expanduser().is_dir():
+    if args.adapter == "transformers" and args.preset is None and args.model and Path(args.model).expanduser().is_dir():
         from .transformers_audio import resolve_preset  # a checkpoint folder no preset reads: said before loading
 
         try:
             resolve_preset(str(Path(args.model).expanduser()), how="give --preset NAME")
         except ValueError as err:
             raise UsageError(f"--model: {err}") from None
+    check_served_args(args)
     if any(c.kind == "tb" for c in conditions) and not args.tb_model:
         raise UsageError("the tb condition needs --tb-model (a text LM: the audio model's original backbone)")
     for option, value in (("--model", args.model), ("--tb-model", args.tb_model), ("--data", args.data)):
@@ -98,6 +100,9 @@ def command_line(args: argparse.Namespace, parser: argparse.ArgumentParser) -> l
         value = getattr(args, action.dest, None)
         if isinstance(action, argparse._StoreTrueAction):
             out += [action.option_strings[0]] if value else []
+        elif isinstance(value, list):  # an append option (--header)
+            for item in value:
+                out += [action.option_strings[0], str(item)]
         elif value is not None and value != action.default:
             out += [action.option_strings[0], str(value)]
     return out
@@ -162,26 +167,36 @@ def run_from_args(args: argparse.Namespace) -> None:
     _quiet()
     from .runner import RunConfig, run
 
-    options = {"preset": args.preset, "dtype": args.dtype, "device_map": args.device_map,
-               "attn_implementation": args.attn_implementation, "max_audio_s": args.max_audio_s}
     config = RunConfig(model=args.model, benchmark=args.benchmark, data=args.data, out=args.out,
                        conditions=_comma_list(args.conditions),
                        templates=_comma_list(args.templates) if args.templates else None,
                        benchmark_config=args.config, limit=args.limit, batch_size=args.batch_size,
                        adapter=args.adapter, tb_model=args.tb_model, tb_adapter=args.tb_adapter,
-                       model_options={k: v for k, v in options.items() if v is not None}, decoding=args.decoding,
+                       model_options=args.model_options, tb_options=args.tb_options, prices=args.prices,
+                       decoding=args.decoding,
                        fragment_cache=args.fragment_cache, on_missing_audio=args.on_missing_audio,
                        progress=not args.no_progress)
+    from ..judges import JudgeUnavailable
+
     try:
         summary = run(config)
     except DataFileError:  # a damaged run.json or shard: a data error (exit status 1), not a usage error
         raise
     except ValueError as err:  # a resume into another run's folder, an unusable model/adapter combination
         raise UsageError(str(err)) from None
+    except JudgeUnavailable as err:  # a served model's first request refused (401/403/404) or no connection
+        raise UsageError(f"{err} (nothing was scored; fix the option and run the command again)") from None
     if summary:  # the main process only
         counts = summary["counts"]
         skipped = counts["skipped_at_load"]
         skipped = f", {skipped} skipped at load (named in run.json)" if skipped else ""
+        usage = summary["usage"]["total"]
+        cost = summary.get("cost")
+        if usage["retries"] or usage["prompt_tokens"]:
+            print(f"usage: {usage['requests_sent']} requests sent ({usage['retries']} retries), "
+                  f"{usage['prompt_tokens']} prompt + {usage['completion_tokens']} completion tokens, "
+                  f"{usage['audio_s_sent']:.1f} s of audio"
+                  + (f"; cost {cost['total']:.4f} {cost['currency']}" if cost else ""))
         print(f"audioreason run: {counts['ok']} outputs, {counts['failed']} failed, "
               f"{sum(counts['not_applicable'].values())} not applicable, {counts['truncated']} truncated, "
               f"{counts['resumed']} already done{skipped} -> {Path(args.out) / 'outputs.jsonl'}")
@@ -189,7 +204,8 @@ def run_from_args(args: argparse.Namespace) -> None:
 
 def add_run_arguments(run: argparse.ArgumentParser) -> None:
     """The `run` options (also `evaluate`'s)."""
-    run.add_argument("--model", required=True, help="a preset name (e.g. qwen2-audio), a Hub id or a checkpoint folder")
+    run.add_argument("--model", help="a preset name (e.g. qwen2-audio), a Hub id or a checkpoint folder; with "
+                                     "--adapter openai the served model's name (required but for --adapter cascade)")
     run.add_argument("--benchmark", required=True, help="mmar, mmau-test-mini or audiospan (mmau_test_mini, the "
                                                         "datasets builder's name, is the same benchmark)")
     run.add_argument("--data", required=True, help="the benchmark's raw folder, Hub-ready folder or Hub id")
@@ -199,13 +215,16 @@ def add_run_arguments(run: argparse.ArgumentParser) -> None:
     run.add_argument("--templates", help="comma-separated: aria_cot, aria_plain, audiospan, plain "
                                          "(default: plain for MMAR/MMAU, audiospan for AudioSpan)")
     run.add_argument("--limit", type=int, help="the first N items only")
-    run.add_argument("--batch-size", type=int, default=1, help="requests per model call (default 1)")
+    run.add_argument("--batch-size", type=int, help="units per adapter call (default 1; for --adapter openai "
+                                                    "the --concurrency, 8 unless given: the requests sent at once)")
     run.add_argument("--num-processes", type=int, help="launch accelerate with N processes (--multi_gpu; gloo on CPU)")
     run.add_argument("--out", required=True, help="output folder (outputs.jsonl, run.json, shards/); a rerun resumes")
-    run.add_argument("--adapter", default="transformers", help="transformers (default) or text-lm")
+    run.add_argument("--adapter", default="transformers",
+                     help="transformers (default), text-lm, openai (an OpenAI-compatible server: vLLM, hosted "
+                          "APIs) or cascade (ASR, then a text LM)")
     run.add_argument("--preset", help="the transformers preset when --model is a checkpoint (default: from config.json)")
     run.add_argument("--tb-model", help="text LM for the tb condition (the audio model's original backbone)")
-    run.add_argument("--tb-adapter", default="text-lm", help="the adapter of --tb-model (default: text-lm)")
+    run.add_argument("--tb-adapter", default="text-lm", help="text-lm (default) or openai (a served text model)")
     run.add_argument("--dtype", default="auto", choices=("auto", "float32", "float16", "bfloat16"),
                      help="the weights' dtype, as transformers' torch_dtype (default: auto)")
     run.add_argument("--device-map", help="e.g. auto: spread one model over this machine's GPUs (1 process)")
@@ -223,6 +242,7 @@ def add_run_arguments(run: argparse.ArgumentParser) -> None:
                           "each skipped item is counted and named in run.json), keep (its audio conditions "
                           "fail as counted errors; none and tb run)")
     run.add_argument("--no-progress", action="store_true", help="no progress bars")
+    add_served_arguments(run)
 
 
 def add_run_parser(sub: Any) -> argparse.ArgumentParser:

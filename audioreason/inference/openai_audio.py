@@ -13,6 +13,12 @@ What is sent, per request:
     (``"last"``); ``audio=None`` sends the messages unchanged, with no audio part and no silence;
   * the WAV is mono 16-bit PCM at ``sampling_rate`` (default 16000 Hz, Whisper-style encoders' rate);
     a clip at another rate is first resampled by the package's one resampler (soxr);
+    ``audio_format="mp3"`` sends an MP3 (libsndfile's encoder) instead, for providers with request size
+    limits; ``data_prefix`` goes before the base64 text where a provider wants one (DashScope's
+    "data:;base64,");
+  * ``extra_body``: more request fields a provider documents (e.g. ``{"modalities": ["text"]}``);
+    ``stream=True`` asks for a streamed reply (``stream_options.include_usage`` for the token counts)
+    where an endpoint serves only those; the events are joined into one reply;
   * decoding: ``temperature``, ``top_p``, ``max_tokens`` (= ``max_new_tokens``) and ``seed`` when set.
     Greedy decoding is temperature 0; a server may still not be bit-deterministic (batching, kernels).
 
@@ -29,11 +35,13 @@ password, and anything shaped like a credential: a proxy or a model that quotes 
 changed says so in ``details["scrubbed"]``. httpx logs every request's full URL at INFO, so the records of
 the HTTP client's loggers (httpx, httpx2, openai) have the same secrets redacted.
 
-A request that cannot be served never raises: it comes back as a ``Generation`` with ``error`` set
+A run whose first request is refused (HTTP 401, 403, 404) or cannot connect raises ``JudgeUnavailable``
+(a configuration error: the CLI says so in one line). Any other request that cannot be served never raises: it comes back as a ``Generation`` with ``error`` set
 ("<kind>: <message>", kinds as in ``audioreason.judges``: rate_limited, timeout, server_error,
 connection_error, bad_response, client_error, deadline; and here also invalid_request for a clip this
-adapter refuses, empty_reply for a reply without text). ``details`` holds each request's attempts and
-the errors retried on the way; ``stats`` adds them up over the adapter's life.
+adapter refuses, empty_reply for a reply without text). ``details`` holds each request's attempts, the
+errors retried on the way and the seconds of audio each attempt sent (``audio_s``); ``stats`` adds them
+up over the adapter's life. Named provider settings: ``audioreason.inference.endpoints``.
 """
 from __future__ import annotations
 
@@ -47,13 +55,15 @@ import urllib.parse
 from typing import Any, Coroutine, Mapping, Optional, Sequence, TypeVar
 
 from ..audio import AudioError
-from ..audio.io import encode_wav
-from ..judges import MMAR_MAX_ATTEMPTS, MMAR_TIMEOUT_S, JudgeCallError, OpenAICompatibleJudge, TimeBudget, scrub
+from ..audio.io import encode_audio, encode_wav
+from ..judges import (MMAR_MAX_ATTEMPTS, MMAR_TIMEOUT_S, JudgeCallError, JudgeUnavailable, OpenAICompatibleJudge,
+                      TimeBudget, scrub)
 from .adapter_inputs import check_audio_options, samples_at, with_user_content
 from .base import DecodingParams, Generation, GenerationRequest
 
 T = TypeVar("T")
 AUDIO_POSITIONS = ("first", "last")
+AUDIO_FORMATS = ("wav", "mp3")
 INVALID_REQUEST, EMPTY_REPLY = "invalid_request", "empty_reply"
 
 
@@ -128,7 +138,9 @@ class OpenAIAudioAdapter:
     ``max_audio_s``: the model's longest clip (None: no limit; AudioSpan, arXiv:2608.26431, App. C.1
     Table 6 lists the papers' values); ``sampling_rate``: the WAV's rate; ``takes_audio``: False for a
     text-only model, which then refuses requests with audio; ``audio_position``: "first" or "last" in the
-    last user message. ``client_options`` go to ``OpenAICompatibleJudge`` as they are (e.g.
+    last user message. ``audio_format``: "wav" (default) or "mp3"; ``data_prefix``: text before the base64
+    data; ``extra_body``: more request fields; ``stream``: ask for a streamed reply (see the module
+    docstring; ``audioreason.inference.endpoints`` has each provider's values). ``client_options`` go to ``OpenAICompatibleJudge`` as they are (e.g.
     ``backoff_base_s``, ``server_error_attempts``, ``default_headers``).
     """
 
@@ -136,8 +148,15 @@ class OpenAIAudioAdapter:
                  name: Optional[str] = None, concurrency: int = 8, timeout_s: float = MMAR_TIMEOUT_S,
                  max_attempts: int = MMAR_MAX_ATTEMPTS, request_budget_s: Optional[float] = None,
                  max_audio_s: Optional[float] = None, sampling_rate: int = 16000, takes_audio: bool = True,
-                 audio_position: str = "first", **client_options: Any):
+                 audio_position: str = "first", audio_format: str = "wav", data_prefix: str = "",
+                 stream: bool = False, extra_body: Optional[Mapping[str, Any]] = None, **client_options: Any):
         check_audio_options(max_audio_s, sampling_rate)
+        if audio_format not in AUDIO_FORMATS:
+            raise ValueError(f"audio_format must be one of {AUDIO_FORMATS}, got {audio_format!r}")
+        reserved = sorted(set(extra_body or {}) & {"model", "messages", "temperature", "top_p", "max_tokens",
+                                                    "seed", "stream", "stream_options"})
+        if reserved:
+            raise ValueError(f"extra_body may not set {', '.join(reserved)} (the adapter sets them)")
         if audio_position not in AUDIO_POSITIONS:
             raise ValueError(f"audio_position must be one of {AUDIO_POSITIONS}, got {audio_position!r}")
         if request_budget_s is not None and not 0 < request_budget_s < math.inf:
@@ -151,16 +170,21 @@ class OpenAIAudioAdapter:
         self.takes_audio = bool(takes_audio)
         self.audio_position = audio_position
         self.request_budget_s = request_budget_s
+        self.audio_format, self.data_prefix, self.stream = audio_format, str(data_prefix or ""), bool(stream)
+        self.extra_body = dict(extra_body or {})
         self._url_secrets = url_secrets(base_url)
         redact_http_logs(self._url_secrets)
         where = "OpenAI" if base_url is None else "an OpenAI-compatible server"
-        audio = (f"input_audio: 16-bit PCM WAV at {sampling_rate} Hz, "
+        container = "16-bit PCM WAV" if audio_format == "wav" else "MP3"
+        audio = (f"input_audio: {container} at {sampling_rate} Hz, "
                  f"{'no limit' if max_audio_s is None else f'at most {max_audio_s:g} s'}"
                  if self.takes_audio else "text only")
-        self.description = f"{model} via {where} (chat completions; {audio})"
+        self.description = f"{model} via {where} (chat completions{', streamed' if self.stream else ''}; {audio})"
         self.stats: dict[str, Any] = {"requests": 0, "ok": 0, "failed": 0, "retries": 0, "call_errors": {},
                                       "failures": {}}
         self._loop: Optional[_LoopThread] = None
+
+    kind = "openai"  # the adapter's name in records (runner.ADAPTERS)
 
     def __repr__(self) -> str:
         return f"OpenAIAudioAdapter(name={self.name!r}, client={self._scrub(repr(self.client))})"
@@ -173,8 +197,10 @@ class OpenAIAudioAdapter:
         if self._loop is None:
             self._loop = _LoopThread(f"openai-audio-{self.name}")
         redact_http_logs(self._secrets())  # the key is read from the environment when used
-        params = {"temperature": float(decoding.temperature), "top_p": float(decoding.top_p),
+        params = {**self.extra_body, "temperature": float(decoding.temperature), "top_p": float(decoding.top_p),
                   "max_tokens": decoding.max_new_tokens}
+        if self.stream:
+            params.update(stream=True, stream_options={"include_usage": True})
         if decoding.seed is not None:
             params["seed"] = decoding.seed
         started = time.perf_counter()
@@ -208,8 +234,10 @@ class OpenAIAudioAdapter:
         if not self.takes_audio:
             raise ValueError(f"{self.name} is text-only (takes_audio=False) but the request carries audio")
         samples = samples_at(request.audio, self.sampling_rate, self.max_audio_s)
-        data = base64.b64encode(encode_wav(samples, self.sampling_rate)).decode("ascii")
-        part = {"type": "input_audio", "input_audio": {"data": data, "format": "wav"}}
+        encoded = encode_wav(samples, self.sampling_rate) if self.audio_format == "wav" else \
+            encode_audio(samples, self.sampling_rate, "mp3")
+        data = self.data_prefix + base64.b64encode(encoded).decode("ascii")
+        part = {"type": "input_audio", "input_audio": {"data": data, "format": self.audio_format}}
         return with_user_content(request.messages, [part], self.audio_position)
 
     async def _batch(self, requests: Sequence[GenerationRequest], params: Mapping[str, Any]) -> list[Generation]:
@@ -222,18 +250,22 @@ class OpenAIAudioAdapter:
         except (ValueError, AudioError) as err:  # AudioError is a ValueError; named for the reader
             return Generation(text=None, error=f"{INVALID_REQUEST}: {self._scrub(err)}",
                               details={"attempts": 0, "call_errors": {}})
+        clip_s = 0.0 if request.audio is None else round(request.audio.seconds, 6)
         budget = TimeBudget(self.request_budget_s, what="request") if self.request_budget_s else None
         try:
             completion = await self.client.complete(messages, params, budget)
         except JudgeCallError as err:  # scrubbed of the key; here also of the URL's secrets
             return Generation(text=None, error=f"{err.kind}: {self._scrub(err)}",
                               details={"attempts": err.attempts, "call_errors": dict(err.call_errors),
-                                       "request_s": time.perf_counter() - started})
+                                       "audio_s": clip_s, "request_s": time.perf_counter() - started})
+        except JudgeUnavailable:  # the run's first request refused or unconnectable: a configuration error
+            raise                  # for the whole run (no key, wrong URL, unknown model), never N failed items
         except Exception as err:  # noqa: BLE001 - one request must not take the batch down
             return Generation(text=None, error=f"{type(err).__name__}: {self._scrub(err)}",
-                              details={"attempts": 1, "call_errors": {}, "request_s": time.perf_counter() - started})
+                              details={"attempts": 1, "call_errors": {}, "audio_s": clip_s,
+                                       "request_s": time.perf_counter() - started})
         details = {"attempts": completion.attempts, "call_errors": dict(completion.call_errors),
-                   "request_s": time.perf_counter() - started}
+                   "audio_s": clip_s, "request_s": time.perf_counter() - started}
         finish_reason = None if completion.finish_reason is None else self._scrub(completion.finish_reason)
         if completion.text is None:
             return Generation(text=None, finish_reason=finish_reason, prompt_tokens=completion.prompt_tokens,
@@ -264,5 +296,5 @@ class OpenAIAudioAdapter:
             stats["failures"][kind] = stats["failures"].get(kind, 0) + 1
 
 
-__all__ = ["AUDIO_POSITIONS", "EMPTY_REPLY", "HTTP_LOGGERS", "INVALID_REQUEST", "OpenAIAudioAdapter",
+__all__ = ["AUDIO_FORMATS", "AUDIO_POSITIONS", "EMPTY_REPLY", "HTTP_LOGGERS", "INVALID_REQUEST", "OpenAIAudioAdapter",
            "redact_http_logs", "url_secrets"]

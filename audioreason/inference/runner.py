@@ -54,6 +54,7 @@ from typing import Any, Iterable, Optional, Sequence
 from ..audio.errors import AudioError
 from ..jsonl import JSON_KINDS, DataFileError, json_type, read_json_file, read_json_objects
 from .base import DecodingParams, Generation, GenerationRequest, ModelAdapter
+from .hosted import cost_of, load_prices, usage_summary
 from .conditions import AudioPreparer, Condition, PreparedAudio, local_path, not_applicable, parse_conditions
 from .processes import LAUNCHER_ENV, die_with_parent, lock_run_folder
 from .prompts import DEFAULT_TEMPLATES, PromptTemplate, TemplateMismatch, parse_templates
@@ -62,11 +63,13 @@ RUN_FILE = "run.json"
 OUTPUTS_FILE = "outputs.jsonl"
 SHARD_DIR = "shards"
 
-# Adapter kinds the runner can build by name: "module:Class". The OpenAI-compatible and cascade adapters take
-# more than a model name (a server, two models): they are built in Python and passed to `run(adapters=...)`.
+# Adapter kinds the runner can build by name + options: "module:callable" (a class, or a builder taking the
+# model name first). The one factory for the CLI, sweeps and Python callers alike (make_adapter).
 ADAPTERS = {
     "transformers": "audioreason.inference.transformers_audio:TransformersAudioAdapter",
     "text-lm": "audioreason.inference.text_lm:TextLMAdapter",
+    "openai": "audioreason.inference.hosted:build_openai",      # OpenAIAudioAdapter, endpoint presets
+    "cascade": "audioreason.inference.hosted:build_cascade",    # CascadeAdapter: ASR, then a text LM
 }
 
 
@@ -88,14 +91,20 @@ class RunConfig:
     tb_model: Optional[str] = None
     tb_adapter: str = "text-lm"
     model_options: dict[str, Any] = field(default_factory=dict)
+    tb_options: Optional[dict[str, Any]] = None  # None: the main options less the audio ones
+    prices: Optional[str] = None               # a prices file: run.json gets the cost (hosted.load_prices)
     decoding: DecodingParams = field(default_factory=DecodingParams)
     fragment_cache: Optional[str] = None       # default: <out>/fragments
     on_missing_audio: str = "raise"            # raw folders: raise | skip (counted in run.json) | keep
     progress: bool = True
 
     def to_dict(self) -> dict[str, Any]:
+        from .hosted import public_options
+
         d = asdict(self)
         d["decoding"] = self.decoding.to_dict()
+        d["model_options"] = public_options(self.model_options)  # no header values, no URL query values
+        d["tb_options"] = None if self.tb_options is None else public_options(self.tb_options)
         return d
 
 
@@ -127,7 +136,8 @@ def make_adapter(kind: str, model: str, **options: Any) -> ModelAdapter:
     cls = getattr(importlib.import_module(module), name)
     accepted = inspect.signature(cls).parameters
     given = {k: v for k, v in options.items() if v is not None and (k != "device" or k in accepted)}
-    unknown = sorted(set(given) - set(accepted))
+    takes_more = any(p.kind is inspect.Parameter.VAR_KEYWORD for p in accepted.values())
+    unknown = [] if takes_more else sorted(set(given) - set(accepted))  # a builder with **options checks its own
     if unknown:
         raise ValueError(f"the {kind} adapter takes no option {', '.join(map(repr, unknown))}")
     return cls(model, **given)
@@ -472,7 +482,8 @@ def _adapters_for(config: RunConfig, conditions: Sequence[Condition], device: Op
     if "main" in roles:
         adapters["main"] = make_adapter(config.adapter, config.model, **options)
     if "tb" in roles:
-        tb_options = {k: v for k, v in options.items() if k not in ("preset", "max_audio_s")}
+        tb_options = {k: v for k, v in options.items() if k not in ("preset", "max_audio_s")} \
+            if config.tb_options is None else {"device": device, **config.tb_options}
         adapters["tb"] = make_adapter(config.tb_adapter, config.tb_model, **tb_options)
     for role, adapter in adapters.items():
         audio_conditions = [c.name for c in conditions if c.sends_audio and role == "main"]
@@ -623,9 +634,13 @@ def gather(out: Path, units: Sequence[Unit], not_applicable_counts: dict[str, in
             "skipped_at_load": len(skipped_at_load),
         },
         "skipped_items": list(skipped_at_load),
+        # every request made for this run's units in this folder, failed ones a rerun filled included
+        "usage": usage_summary(shards.records, {u.key for u in units}),
         "status": "finished" if len(ordered) == len(units) else "incomplete",
         "outputs": OUTPUTS_FILE,
     }
+    if config.prices:
+        summary["cost"] = cost_of(summary["usage"], load_prices(config.prices))
     write_run_file(out, summary)
     return summary
 

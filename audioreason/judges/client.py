@@ -433,6 +433,8 @@ class OpenAICompatibleJudge:
 
     @staticmethod
     def _read(response: Any) -> Completion:
+        if "text/event-stream" in str(response.headers.get("content-type", "")):
+            return read_event_stream(response.text)  # a request sent with stream=True
         data = response.json()
         choices = data.get("choices") if isinstance(data, dict) else None
         if not choices or not isinstance(choices[0], dict):
@@ -445,6 +447,37 @@ class OpenAICompatibleJudge:
         return Completion(text=content, finish_reason=choices[0].get("finish_reason"),
                           prompt_tokens=int(usage.get("prompt_tokens") or 0),
                           completion_tokens=int(usage.get("completion_tokens") or 0))
+
+
+def read_event_stream(body: str) -> Completion:
+    """A streamed chat completion (server-sent events, ``data: {chunk}`` lines, ``data: [DONE]`` last) as one
+    reply: the deltas' text joined, the last finish_reason, and the usage chunk's token counts (sent when
+    the request asked ``stream_options.include_usage``). A body with no chunk is a bad response."""
+    import json
+
+    texts: list[str] = []
+    finish_reason, usage, chunks = None, {}, 0
+    for line in body.splitlines():
+        if not line.startswith("data:"):
+            continue
+        payload = line[5:].strip()
+        if payload == "[DONE]":
+            break
+        chunk = json.loads(payload)  # a broken event is a ValueError: a bad response, retried
+        if not isinstance(chunk, dict):
+            raise _BadResponse("a stream event is not a JSON object")
+        chunks += 1
+        usage = chunk.get("usage") or usage
+        for choice in chunk.get("choices") or []:
+            delta = choice.get("delta") or {}
+            if isinstance(delta.get("content"), str):
+                texts.append(delta["content"])
+            finish_reason = choice.get("finish_reason") or finish_reason
+    if not chunks:
+        raise _BadResponse("the event stream holds no chunk")
+    return Completion(text="".join(texts) if texts else None, finish_reason=finish_reason,
+                      prompt_tokens=int(usage.get("prompt_tokens") or 0),
+                      completion_tokens=int(usage.get("completion_tokens") or 0))
 
 
 class _BadResponse(Exception):

