@@ -308,3 +308,20 @@ def summarize(extractions: Iterable[ExtractedAnswer]) -> dict[str, Any]:
         "unanswered_rate": unanswered / n if n else float("nan"),
         "methods": dict(Counter(e.method for e in extractions)),
     }
+
+
+def as_correctness(value: Any) -> Optional[bool]:
+    """True/False for a correctness value (a bool, a numpy bool, 0 or 1), None when ``value`` is not one
+    (NaN, 2, "yes", None...). Shared by the scorers that take right/wrong flags."""
+    if isinstance(value, bool):
+        return value
+    type_name = type(value).__name__
+    if type_name in ("bool_", "bool"):  # numpy's bool (named "bool" since numpy 2), without importing numpy
+        return bool(value)
+    if isinstance(value, (int, float)) or type_name.startswith(("int", "uint", "float")):
+        try:
+            if value == 0 or value == 1:
+                return bool(value == 1)
+        except (TypeError, ValueError):
+            return None
+    return None

@@ -52,8 +52,8 @@ from audioreason.judges.runner import DEFAULT_MAX_REASKS
 from audioreason.scale import to_float
 from audioreason.scoring.audiospan_rubric import (SEMANTIC, TEMPORAL, breakdown, histogram, mcq_oeq, rubric_score,
                                                   semantic_temporal, tier_average)
-from audioreason.text_prior import as_correctness
-from audioreason.timestamps import (SPAN_TOLERANCE_S, TOLERANCE_S, as_fraction, check_seconds, find_timestamps,
+from audioreason.answers import as_correctness
+from audioreason.timestamps import (clock, SPAN_TOLERANCE_S, TOLERANCE_S, as_fraction, check_seconds, find_timestamps,
                                     temporal_match)
 
 SYSTEM_PROMPT = """\
@@ -114,14 +114,6 @@ _FULL_LEVEL = {"p": "perception", "u": "understanding", "r": "reasoning"}
 GROUPS = ("duration_tier", "language", "cognitive_level", "dimension")
 
 
-def _clock(seconds: float) -> str:
-    s = float(seconds)
-    h, rem = divmod(s, 3600)
-    m, sec = divmod(rem, 60)
-    sec_text = f"{sec:06.3f}".rstrip("0").rstrip(".") if sec % 1 else f"{int(sec):02d}"
-    return f"{int(h):02d}:{int(m):02d}:{sec_text}" if h else f"{int(m):02d}:{sec_text}"
-
-
 def format_criteria(rubric: Sequence[Mapping[str, Any]]) -> str:
     lines = []
     for i, c in enumerate(rubric):
@@ -129,7 +121,7 @@ def format_criteria(rubric: Sequence[Mapping[str, Any]]) -> str:
         tr = c.get("time_range")
         if tr:
             entry["time_range"] = [float(tr[0]), float(tr[1])]
-            entry["time_range_clock"] = f"{_clock(tr[0])}-{_clock(tr[1])}"
+            entry["time_range_clock"] = f"{clock(tr[0])}-{clock(tr[1])}"
         else:
             entry["time_range"] = None
         lines.append(json.dumps(entry, ensure_ascii=False))

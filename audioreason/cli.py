@@ -11,44 +11,13 @@ from dataclasses import asdict
 from pathlib import Path
 from typing import Any, Optional, Sequence
 
+from .errors import DataError, UsageError, describe_error
+from .quiet import quiet as _quiet
+
 
 def _default_workdir() -> Path:
     cache = Path(os.environ.get("XDG_CACHE_HOME", Path.home() / ".cache"))
     return cache / "audioreason" / "demo"
-
-
-def _quiet() -> None:
-    """Model-loading progress bars and library chatter would bury the table."""
-    os.environ.setdefault("TRANSFORMERS_VERBOSITY", "error")
-    os.environ.setdefault("HF_HUB_DISABLE_PROGRESS_BARS", "1")
-    import warnings
-
-    from transformers.utils import logging as hf_logging
-
-    hf_logging.disable_progress_bar()
-    hf_logging.set_verbosity_error()
-    import datasets
-
-    datasets.disable_progress_bars()
-    warnings.filterwarnings("ignore", category=FutureWarning)
-
-
-class UsageError(Exception):
-    """A command-line argument that cannot work; printed as one line, exit status 2."""
-
-
-class DataError(Exception):
-    """A file named on the command line exists but its content cannot be used (a manifest field, an audio
-    file, a path a manifest gives); printed as one line, exit status 3."""
-
-
-def describe_error(err: BaseException, limit: int = 400) -> str:
-    """An error as one line: its type and its message with line breaks folded, cut at ``limit`` characters
-    (``--debug`` shows everything)."""
-    text = "; ".join(line.strip() for line in str(err).splitlines() if line.strip()) or "(no message)"
-    if len(text) > limit:
-        text = text[:limit].rstrip() + " ... (cut; --debug shows the whole message)"
-    return f"{type(err).__name__}: {text}"
 
 
 def _check_demo_paths(args: argparse.Namespace) -> None:
@@ -163,12 +132,12 @@ def _existing(**paths: Optional[str]) -> None:
 
 def _parse_at(text: str) -> list:
     """--at START or START-END (seconds, MM:SS or HH:MM:SS)."""
-    from .data.audiospan import parse_span, parse_time
+    from .timestamps import parse_record_span, parse_record_time
 
     try:
         if "-" in text.strip()[1:]:
-            return list(parse_span(text))
-        return [parse_time(text), None]
+            return list(parse_record_span(text))
+        return [parse_record_time(text), None]
     except ValueError as err:
         raise UsageError(f"--at {text!r}: {err}") from None
 
@@ -416,7 +385,7 @@ def _add_anchor_commands(sub) -> None:
 
 def build_parser() -> argparse.ArgumentParser:
     """The `audioreason` parser with every subcommand (tests walk it: every option has help text)."""
-    from . import __version__
+    from .version import __version__
 
     parser = argparse.ArgumentParser(prog="audioreason", description=__doc__)
     parser.add_argument("--version", action="version", version=f"audioreason {__version__}")

@@ -27,7 +27,8 @@ from typing import Any, Optional
 from .anchor_chain import demo_rows as anchor_chain_demo_rows
 from .audiospan_rubric import demo_rows as audiospan_rubric_demo_rows
 from .data.mmar import build_demo_dataset
-from .inference.score import JudgeOptions, Row, ScoreOptions, format_table, result_rows, score_run
+from .inference.score import JudgeOptions, ScoreOptions, score_run
+from .inference.score_table import Row, format_table, result_rows
 from .jsonl import read_json_lines
 from .text_prior import demo_rows as text_prior_demo_rows
 

@@ -122,7 +122,7 @@ def features(name: str, predictions: Any = _TEXT) -> datasets.Features:
 
 def _fits(feature: Any, value: Any) -> bool:
     """Whether a per-item value is one the declared bool or int64 column holds as it is (NaN is neither)."""
-    from .text_prior import as_correctness
+    from .answers import as_correctness
 
     if feature == _BOOL:
         return as_correctness(value) is not None

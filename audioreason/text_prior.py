@@ -40,7 +40,7 @@ from dataclasses import dataclass
 from fractions import Fraction
 from typing import Any, Callable, Hashable, Iterable, Mapping, NamedTuple, Optional, Sequence
 
-from .answers import extract_hybrid, is_gold
+from .answers import as_correctness, extract_hybrid, is_gold
 from .jsonl import parse_json_lines
 from .scale import floats, rounded
 from .scoring import text_prior as tp
@@ -112,23 +112,6 @@ class Outcome:
     status: str                  # CORRECT, WRONG or ERROR
     method: str                  # "given" (a correctness), "no_prediction", or the extraction method
     choice: Optional[str] = None  # the extracted choice text, for raw outputs
-
-
-def as_correctness(value: Any) -> Optional[bool]:
-    """True/False for a correctness value (a bool, a numpy bool, 0 or 1), None when ``value`` is not one
-    (NaN, 2, "yes", None...). Shared by the scorers that take right/wrong flags."""
-    if isinstance(value, bool):
-        return value
-    type_name = type(value).__name__
-    if type_name in ("bool_", "bool"):  # numpy's bool (named "bool" since numpy 2), without importing numpy
-        return bool(value)
-    if isinstance(value, (int, float)) or type_name.startswith(("int", "uint", "float")):
-        try:
-            if value == 0 or value == 1:
-                return bool(value == 1)
-        except (TypeError, ValueError):
-            return None
-    return None
 
 
 def prediction_kind(value: Any) -> str:

@@ -333,3 +333,72 @@ def temporal_match(predicted: Any, time_range: Any, tolerance_s: Any = TOLERANCE
     if pred.is_span:
         return overlaps((pred.lo, pred.hi), (ref.lo, ref.hi), span_tol)
     return ref.lo - tol <= pred.lo <= ref.hi + tol
+
+
+# Times and spans as AudioSpan's records and anchor manifests write them (read alike by both).
+_TIME = re.compile(r"^\s*(?:(\d+):)?(\d+):(\d+(?:\.\d*)?)\s*$")
+_SECONDS = re.compile(r"^\s*(\d+(?:\.\d*)?)\s*(?:s|sec|secs|seconds)?\s*$", re.IGNORECASE)
+
+
+def parse_record_time(value: Any) -> float:
+    """Seconds from a number, "522.64", "522.64 s", "12:30", "64:00" or "01:04:00"."""
+    if isinstance(value, bool):
+        raise ValueError(f"not a time: {value!r}")
+    if isinstance(value, (int, float)):
+        seconds = float(value)
+    elif isinstance(value, str):
+        match = _TIME.match(value)
+        if match:
+            hours, minutes, secs = match.groups()
+            seconds = int(hours or 0) * 3600 + int(minutes) * 60 + float(secs)
+        else:
+            match = _SECONDS.match(value)
+            if not match:
+                raise ValueError(f"not a time: {value!r}")
+            seconds = float(match.group(1))
+    else:
+        raise ValueError(f"not a time: {value!r}")
+    if not math.isfinite(seconds) or seconds < 0:
+        raise ValueError(f"not a time: {value!r}")
+    return seconds
+
+
+def parse_record_span(value: Any) -> Optional[list[float]]:
+    """[start, end] seconds from [a, b], {"start", "end"} or "a-b" ("12:30-12:45"); None for null/[]."""
+    if value is None or (isinstance(value, (list, tuple, str)) and len(value) == 0):
+        return None
+    if isinstance(value, Mapping):
+        start, end = value.get("start"), value.get("end")
+    elif isinstance(value, (list, tuple)) and len(value) == 2:
+        start, end = value
+    elif _is_range_text(value):
+        text = value.strip()
+        cut = re.search(r"\s*[-–~]\s*", text[1:])
+        start, end = text[: cut.start() + 1], text[cut.end() + 1:]
+    else:
+        raise ValueError(f"not a [start, end] span: {value!r}")
+    span = [parse_record_time(start), parse_record_time(end)]
+    if span[1] < span[0]:
+        raise ValueError(f"span ends before it starts: {value!r}")
+    return span
+
+
+def _is_range_text(value: Any) -> bool:
+    return isinstance(value, str) and bool(re.search(r"[-–~]", value.strip()[1:]))
+
+
+def is_single_span(value: Any) -> bool:
+    """A span given on its own ({start, end}, "a-b", [a, b]) rather than a list of spans."""
+    if isinstance(value, (Mapping, str)):
+        return True
+    return (isinstance(value, (list, tuple)) and len(value) == 2
+            and all(isinstance(v, (int, float)) or (isinstance(v, str) and not _is_range_text(v)) for v in value))
+
+
+def clock(seconds: float) -> str:
+    """Seconds as MM:SS or HH:MM:SS, with the fraction where there is one (750.5 -> "12:30.5")."""
+    s = float(seconds)
+    h, rem = divmod(s, 3600)
+    m, sec = divmod(rem, 60)
+    sec_text = f"{sec:06.3f}".rstrip("0").rstrip(".") if sec % 1 else f"{int(sec):02d}"
+    return f"{int(h):02d}:{int(m):02d}:{sec_text}" if h else f"{int(m):02d}:{sec_text}"

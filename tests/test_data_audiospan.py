@@ -10,7 +10,9 @@ import yaml
 from datasets import load_dataset
 
 from audioreason.data import AudioSpanBuilder, audio_paths, export_benchmark
-from audioreason.data.audiospan import FEATURES, FIELD_ALIASES, parse_span, parse_time
+from audioreason.audiospan_fields import FIELD_ALIASES
+from audioreason.data.audiospan import FEATURES
+from audioreason.timestamps import parse_record_span, parse_record_time
 from audioreason.data.hub_load import read_card_yaml
 from fixtures.audiospan_synth import EDITS, write_audiospan_folder
 from fixtures.data_helpers import assert_same_items, soundfile_samples
@@ -221,16 +223,16 @@ def test_export_refuses_formats_audiofolder_cannot_read(raw, tmp_path, cache):
 
 
 def test_time_parsing():
-    assert parse_time(12) == 12.0 and parse_time("522.640 s") == pytest.approx(522.64)
-    assert parse_time("12:30") == 750 and parse_time("64:00") == 3840 and parse_time("01:04:00") == 3840
-    assert parse_span([1, 2.5]) == [1.0, 2.5] and parse_span({"start": "00:41", "end": "00:45"}) == [41, 45]
-    assert parse_span("12:30-12:45") == [750, 765] and parse_span("12:30 – 12:45") == [750, 765]
-    assert parse_span(None) is None and parse_span([]) is None
+    assert parse_record_time(12) == 12.0 and parse_record_time("522.640 s") == pytest.approx(522.64)
+    assert parse_record_time("12:30") == 750 and parse_record_time("64:00") == 3840 and parse_record_time("01:04:00") == 3840
+    assert parse_record_span([1, 2.5]) == [1.0, 2.5] and parse_record_span({"start": "00:41", "end": "00:45"}) == [41, 45]
+    assert parse_record_span("12:30-12:45") == [750, 765] and parse_record_span("12:30 – 12:45") == [750, 765]
+    assert parse_record_span(None) is None and parse_record_span([]) is None
     for bad in ("soon", -1, True, "1:2:3:4"):
         with pytest.raises(ValueError):
-            parse_time(bad)
+            parse_record_time(bad)
     with pytest.raises(ValueError, match="ends before"):
-        parse_span([5, 1])
+        parse_record_span([5, 1])
     assert EDITS["en-talk-001"]["operation"] == "addition"
 
 

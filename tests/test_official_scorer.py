@@ -10,7 +10,8 @@ import pytest
 
 from audioreason.cli import main
 from audioreason.cot import LETTERS
-from audioreason.inference.score import RESULTS_FILE, ScoreOptions, result_rows, score_run
+from audioreason.inference.score import RESULTS_FILE, ScoreOptions, score_run
+from audioreason.inference.score_table import result_rows
 from audioreason.inference.scorers import OutputSet, accuracy_section, extraction_rules
 from test_score_results import ITEMS, build_hand_run
 

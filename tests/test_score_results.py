@@ -9,8 +9,8 @@ import pytest
 from audioreason.aria import AriaScorer
 from audioreason.data.mmar import demo_metadata, write_raw_folder
 from audioreason.inference.prompts import get_template
-from audioreason.inference.score import (ITEMS_FILE, RESULTS_FILE, JudgeOptions, ScoreOptions, format_table,
-                                         result_rows, score_run)
+from audioreason.inference.score import ITEMS_FILE, RESULTS_FILE, JudgeOptions, ScoreOptions, score_run
+from audioreason.inference.score_table import format_table, result_rows
 from judge_server import running_server
 
 ITEMS = demo_metadata()[:3]  # gold: Open Grassland, Too little, Christmas

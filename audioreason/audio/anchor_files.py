@@ -308,7 +308,7 @@ def apply_manifest(manifest: Union[Mapping[str, Any], PathLike], *, source: Opti
     the output path is left as it was and NotReproduced is raised (with the completed manifest)."""
     import soundfile as sf
 
-    from .. import __version__
+    from ..version import __version__
 
     if base_dir is None and isinstance(manifest, (str, os.PathLike)):
         base_dir = Path(manifest).parent

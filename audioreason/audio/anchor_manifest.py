@@ -30,7 +30,7 @@ Schema ``audioreason.anchor_manifest`` version 1 (keys in this order when writte
 Question timestamps (positions, options) are in the edited timeline: the audio a model hears.
 
 Reading (``read_manifest``) also accepts the field names of the AudioSpan loader's manifest aliases (one
-table, ``audioreason.data.audiospan.FIELD_ALIASES["manifest"]``: op/type, spans/windows, event/category,
+table, ``audioreason.audiospan_fields.FIELD_ALIASES["manifest"]``: op/type, spans/windows, event/category,
 snr, mode/mask, gain/volume_db, speed/factor/rate...), their value spellings (``OPERATIONS``,
 ``DELETION_MODES``, ``ATTRIBUTES`` there) and every span form the loader reads ([a, b], {start, end},
 "MM:SS-MM:SS"). A position without ``original_start`` / ``original_end`` is a plan: its times are read as
@@ -43,6 +43,9 @@ import math
 import os
 from pathlib import Path
 from typing import Any, Mapping, Optional, Union
+
+from .. import audiospan_fields as fields
+from ..timestamps import is_single_span, parse_record_span, parse_record_time
 
 SCHEMA = "audioreason.anchor_manifest"
 SCHEMA_VERSION = 1
@@ -167,37 +170,22 @@ def new_manifest(operation: str, positions: list[Any], *, recording_id: Optional
     return manifest
 
 
-def _is_single_span(value: Any) -> bool:
-    from ..data.audiospan import _is_single_span as loader_rule  # the loader's rule, so both read alike
-
-    return loader_rule(value)
-
-
 def _seconds(name: str, value: Any) -> float:
     """Seconds from a number or a time string ("12.5", "02:00", "01:04:00"), read as the loader reads them."""
-    from ..data.audiospan import parse_time
-
     if isinstance(value, str):
         try:
-            value = parse_time(value)
+            value = parse_record_time(value)
         except ValueError as err:
             raise ManifestError(f"{name}: {err}") from None
     return _number(name, value, 0.0, MAX_SECONDS)
 
 
-def parse_span(value: Any) -> Any:
-    from ..data.audiospan import parse_span as loader_parse
-
-    return loader_parse(value)
 
 
 def _aliases() -> tuple[dict[str, str], dict[str, dict[str, str]]]:
     """The AudioSpan loader's manifest field aliases and value spellings (one table for both readers)."""
-    from ..data import audiospan as loader
-
-    values = {"operation": loader.OPERATIONS, "deletion_mode": loader.DELETION_MODES,
-              "attribute": loader.ATTRIBUTES}
-    return dict(loader.FIELD_ALIASES["manifest"]), values
+    values = {"operation": fields.OPERATIONS, "deletion_mode": fields.DELETION_MODES, "attribute": fields.ATTRIBUTES}
+    return dict(fields.FIELD_ALIASES["manifest"]), values
 
 
 def _enum(name: str, value: Any, spellings: Mapping[str, str], allowed: tuple[str, ...]) -> Optional[str]:
@@ -226,7 +214,7 @@ def _position(n: int, raw: Any) -> dict[str, Any]:
     if isinstance(raw, (list, tuple)) and len(raw) == 2 and raw[1] is None:  # addition plan: [start, None]
         return {"original_start": _seconds(f"{where}[0]", raw[0]), "original_end": None}
     try:
-        span = parse_span(raw)
+        span = parse_record_span(raw)
     except ValueError as err:
         raise ManifestError(f"{where}: {err}") from None
     if span is None:
@@ -294,7 +282,7 @@ def read_manifest(raw: Union[Mapping[str, Any], str, os.PathLike]) -> dict[str, 
     positions = fields.get("positions")
     if positions is None or (isinstance(positions, (list, tuple)) and not positions):
         raise ManifestError("positions is missing or empty")
-    if _is_single_span(positions):
+    if is_single_span(positions):  # the loader's rule, so both read alike
         positions = [positions]
     out["positions"] = [_position(n, p) for n, p in enumerate(positions)]
     for key in ("source", "event_clip", "output", "tool"):

@@ -27,7 +27,7 @@ from typing import Any, Mapping, Optional
 
 import numpy as np
 
-from ..audiospan_rubric import _clock as clock
+from ..timestamps import clock
 from .anchor_manifest import manifest_json, read_manifest
 
 FAR_FRACTION = 0.15

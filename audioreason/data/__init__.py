@@ -19,7 +19,8 @@ loading and the build scripts).
 """
 from ..audio.io import load_audio as decode_audio
 from ..audio.io import resolve_audio_backend, torchcodec_status
-from .audiospan import FIELD_ALIASES, AudioSpanBuilder
+from ..audiospan_fields import FIELD_ALIASES
+from .audiospan import AudioSpanBuilder
 from .builder import BenchmarkBuilder, BenchmarkConfig
 from .features import CORE_FEATURES, TEST_SPLIT, audio_paths
 from .hub_export import push_folder

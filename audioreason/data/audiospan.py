@@ -67,6 +67,10 @@ from typing import Any, Mapping, Optional
 import datasets
 from datasets import Audio, List, Value
 
+from ..audiospan_fields import (ATTRIBUTES, DELETION_MODES, DIMENSIONS, FIELD_ALIASES, FORMATS, IMPORTANCE,
+                               LANGUAGES, LEVEL_BY_POSITION, LEVELS, OPERATIONS, TIERS)
+from ..timestamps import is_single_span as _is_single_span
+from ..timestamps import parse_record_span, parse_record_time
 from .audio_files import AudioFiles
 from .builder import BenchmarkBuilder, BenchmarkConfig, SourceScan
 from .features import TEST_SPLIT, benchmark_features
@@ -137,82 +141,6 @@ MANIFEST_FIELDS = ("recording_id",) + tuple(k for k in EDIT_MANIFEST if k != "ex
 KNOWN_FIELDS = {"item": ITEM_FIELDS, "recording": RECORDING_FIELDS, "criterion": CRITERION_FIELDS,
                 "manifest": MANIFEST_FIELDS}
 
-# Released name -> our name, per record kind. The one place to edit when the release renames a field.
-FIELD_ALIASES: dict[str, dict[str, str]] = {
-    "item": {
-        "qid": "id", "question_id": "id", "item_id": "id", "uid": "id",
-        "audio_id": "recording_id", "sample_id": "recording_id", "source_id": "recording_id",
-        "recording": "recording_id", "audio_name": "recording_id",
-        "question_format": "format", "qa_format": "format", "question_type": "format",
-        "level": "cognitive_level", "cog_level": "cognitive_level", "cognitive": "cognitive_level",
-        "task_level": "cognitive_level",
-        "dim": "dimension", "sub_dimension": "dimension",
-        "query": "question", "stem": "question",
-        "options": "choices", "candidates": "choices",
-        "gt": "answer", "ground_truth": "answer", "correct_answer": "answer", "label": "answer",
-        "answer_key": "answer",
-        "reference": "reference_answer", "ref_answer": "reference_answer", "gold_answer": "reference_answer",
-        "criteria": "rubric", "rubrics": "rubric", "rubric_criteria": "rubric",
-        "pair": "pair_id", "paired_id": "pair_id", "source_question_id": "pair_id",
-        "chain": "chain_id", "anchor_chain_id": "chain_id", "anchor_id": "chain_id",
-        "position": "link_position", "link": "link_position", "chain_position": "link_position",
-        "step": "link_position", "link_index": "link_position",
-        "anchor_operation": "operation", "op": "operation", "anchor_type": "operation", "anchor_op": "operation",
-        "manifest": "edit_manifest", "edits": "edit_manifest", "anchor_manifest": "edit_manifest",
-        "edit": "edit_manifest",
-        "lang": "language",
-        "tier": "duration_tier", "duration_level": "duration_tier", "length_tier": "duration_tier",
-        "duration": "duration_seconds", "audio_duration": "duration_seconds", "duration_s": "duration_seconds",
-        "audio_path": "audio_file",
-    },
-    "recording": {
-        "audio_id": "recording_id", "sample_id": "recording_id", "source_id": "recording_id", "id": "recording_id",
-        "lang": "language",
-        "tier": "duration_tier", "duration_level": "duration_tier", "length_tier": "duration_tier",
-        "duration": "duration_seconds", "audio_duration": "duration_seconds", "duration_s": "duration_seconds",
-        "audio_path": "audio_file", "anchored_audio_path": "anchored_audio_file",
-        "anchor_operation": "operation", "op": "operation",
-        "manifest": "edit_manifest", "edits": "edit_manifest", "anchor_manifest": "edit_manifest",
-    },
-    "criterion": {
-        "criterion": "text", "description": "text", "content": "text", "requirement": "text",
-        "weight": "importance", "level": "importance", "priority": "importance",
-        "time_span": "time_range", "timestamp": "time_range", "span": "time_range", "time": "time_range",
-        "is_localization": "localization", "localisation": "localization", "temporal": "localization",
-    },
-    "manifest": {
-        "audio_id": "recording_id", "sample_id": "recording_id",
-        "op": "operation", "type": "operation", "anchor_operation": "operation",
-        "spans": "positions", "windows": "positions", "anchors": "positions", "time_ranges": "positions",
-        "event": "event_category", "sound_event": "event_category", "category": "event_category",
-        "snr": "snr_db",
-        "mode": "deletion_mode", "mask": "deletion_mode", "mask_type": "deletion_mode",
-        "attr": "attribute", "modified_attribute": "attribute",
-        "gain": "gain_db", "volume_db": "gain_db",
-        "speed": "speed_factor", "factor": "speed_factor", "rate": "speed_factor",
-    },
-}
-
-# Accepted spellings of enumerated values (lower-cased keys) -> stored value.
-FORMATS = {"mcq": "MCQ", "multiple_choice": "MCQ", "multiple-choice": "MCQ", "choice": "MCQ",
-           "oeq": "OEQ", "open": "OEQ", "open_ended": "OEQ", "open-ended": "OEQ", "openended": "OEQ"}
-LEVELS = {"p": "perception", "perception": "perception", "u": "understanding",
-          "understanding": "understanding", "r": "reasoning", "reasoning": "reasoning"}
-LEVEL_BY_POSITION = {1: "perception", 2: "understanding", 3: "reasoning"}
-TIERS = {"s": "S", "short": "S", "m": "M", "medium": "M", "l": "L", "long": "L"}
-LANGUAGES = {"en": "en", "english": "en", "eng": "en", "zh": "zh", "chinese": "zh", "zh-cn": "zh",
-             "cn": "zh", "mandarin": "zh"}
-OPERATIONS = {"addition": "addition", "add": "addition", "insert": "addition", "insertion": "addition",
-              "deletion": "deletion", "delete": "deletion", "mask": "deletion", "masking": "deletion",
-              "modification": "modification", "modify": "modification", "modified": "modification"}
-IMPORTANCE = {"essential": "essential", "supporting": "supporting", "support": "supporting"}
-DELETION_MODES = {"silence": "silence", "silent": "silence", "mute": "silence", "noise": "noise",
-                  "lowpass_noise": "noise", "low-pass+noise": "noise"}
-ATTRIBUTES = {"loudness": "loudness", "volume": "loudness", "gain": "loudness", "speed": "speed",
-              "tempo": "speed", "playback_speed": "speed"}
-DIMENSIONS = ("recognition", "localization", "counting", "interpretation", "tracking", "summarization",
-              "causal", "relational", "logical")
-
 CITATION = """@article{chu2026audiospan,
   title   = {{AudioSpan}: Spanning the Duration and Depth of Audio Comprehension},
   author  = {Chu, Yunfei and Gao, Meng and He, Haolin and Xu, Jin},
@@ -221,68 +149,11 @@ CITATION = """@article{chu2026audiospan,
 }"""
 
 _LETTER = re.compile(r"^\s*\(?\s*([A-Za-z])\s*[\).:]?\s*$")
-_TIME = re.compile(r"^\s*(?:(\d+):)?(\d+):(\d+(?:\.\d*)?)\s*$")
-_SECONDS = re.compile(r"^\s*(\d+(?:\.\d*)?)\s*(?:s|sec|secs|seconds)?\s*$", re.IGNORECASE)
 
 
 # ----------------------------------------------------------------------------------------------
 # Value parsing
 # ----------------------------------------------------------------------------------------------
-
-def parse_time(value: Any) -> float:
-    """Seconds from a number, "522.64", "522.64 s", "12:30", "64:00" or "01:04:00"."""
-    if isinstance(value, bool):
-        raise ValueError(f"not a time: {value!r}")
-    if isinstance(value, (int, float)):
-        seconds = float(value)
-    elif isinstance(value, str):
-        match = _TIME.match(value)
-        if match:
-            hours, minutes, secs = match.groups()
-            seconds = int(hours or 0) * 3600 + int(minutes) * 60 + float(secs)
-        else:
-            match = _SECONDS.match(value)
-            if not match:
-                raise ValueError(f"not a time: {value!r}")
-            seconds = float(match.group(1))
-    else:
-        raise ValueError(f"not a time: {value!r}")
-    if not math.isfinite(seconds) or seconds < 0:
-        raise ValueError(f"not a time: {value!r}")
-    return seconds
-
-
-def parse_span(value: Any) -> Optional[list[float]]:
-    """[start, end] seconds from [a, b], {"start", "end"} or "a-b" ("12:30-12:45"); None for null/[]."""
-    if value is None or (isinstance(value, (list, tuple, str)) and len(value) == 0):
-        return None
-    if isinstance(value, Mapping):
-        start, end = value.get("start"), value.get("end")
-    elif isinstance(value, (list, tuple)) and len(value) == 2:
-        start, end = value
-    elif _is_range_text(value):
-        text = value.strip()
-        cut = re.search(r"\s*[-–~]\s*", text[1:])
-        start, end = text[: cut.start() + 1], text[cut.end() + 1:]
-    else:
-        raise ValueError(f"not a [start, end] span: {value!r}")
-    span = [parse_time(start), parse_time(end)]
-    if span[1] < span[0]:
-        raise ValueError(f"span ends before it starts: {value!r}")
-    return span
-
-
-def _is_range_text(value: Any) -> bool:
-    return isinstance(value, str) and bool(re.search(r"[-–~]", value.strip()[1:]))
-
-
-def _is_single_span(value: Any) -> bool:
-    """A span given on its own ({start, end}, "a-b", [a, b]) rather than a list of spans."""
-    if isinstance(value, (Mapping, str)):
-        return True
-    return (isinstance(value, (list, tuple)) and len(value) == 2
-            and all(isinstance(v, (int, float)) or (isinstance(v, str) and not _is_range_text(v)) for v in value))
-
 
 def _position(value: Any) -> Optional[int]:
     """A chain link position 1-3 from 1, 1.0, "1", or a level letter/name; None otherwise."""
@@ -437,7 +308,7 @@ class _Reader:
             positions = [positions]
         for n, span in enumerate(positions):
             try:
-                parsed = parse_span(span)
+                parsed = parse_record_span(span)
             except ValueError as err:
                 self.report.add("invalid_value", owner, f"edit_manifest.positions[{n}]: {err}")
                 continue
@@ -528,7 +399,7 @@ def _criteria(reader: _Reader, owner: str, value: Any) -> list[dict[str, Any]]:
         if importance is None:
             reader.report.add("missing_field", owner, f"{where}.importance")
         try:
-            time_range = parse_span(fields_.get("time_range"))
+            time_range = parse_record_span(fields_.get("time_range"))
         except ValueError as err:
             reader.report.add("invalid_value", owner, f"{where}.time_range: {err} (stored as null)")
             time_range = None
@@ -784,7 +655,7 @@ class AudioSpanBuilder(BenchmarkBuilder):
         declared = merged("duration_seconds")
         if duration is None and declared is not None:
             try:
-                duration = parse_time(declared)
+                duration = parse_record_time(declared)
             except ValueError:
                 report.add("invalid_value", item_id, f"duration_seconds={declared!r}")
 

@@ -15,8 +15,9 @@ import urllib.parse
 from pathlib import Path
 from typing import Any, Optional
 
-from ..cli import UsageError, _quiet
+from ..errors import UsageError
 from ..jsonl import DataFileError
+from ..quiet import quiet as _quiet
 from .served_cli import add_served_arguments, check_served_args
 
 
@@ -140,8 +141,7 @@ def launch_command(args: argparse.Namespace, parser: argparse.ArgumentParser, pr
 
 def run_command(args: argparse.Namespace) -> int:
     """The `run` handler; a UsageError ends it here as one line on stderr with exit status 2, a DataFileError
-    (a damaged run.json or shard) with exit status 1 (also when the
-    command line module runs as ``python -m audioreason.cli``, whose own UsageError class is another object)."""
+    (a damaged run.json or shard) with exit status 1."""
     try:
         return _run_command(args)
     except UsageError as err:
@@ -340,7 +340,8 @@ def score_options(args: argparse.Namespace, *, data: Optional[str] = None, out: 
 
 def _score_and_print(folder: str, options: Any) -> None:
     from .runner import OUTPUTS_FILE
-    from .score import ITEMS_FILE, RESULTS_FILE, format_table, result_rows, score_run
+    from .score import ITEMS_FILE, RESULTS_FILE, score_run
+    from .score_table import format_table, result_rows
 
     try:
         results = score_run(folder, options)

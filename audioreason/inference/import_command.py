@@ -81,7 +81,8 @@ def summary_lines(summary: dict[str, Any]) -> list[str]:
 
 def import_command(args: argparse.Namespace) -> int:
     """The handler: usage errors exit 2, a file not in its format exits 1, each as one line."""
-    from ..cli import _quiet, describe_error
+    from ..errors import describe_error
+    from ..quiet import quiet as _quiet
     from .imports import FormatError, ImportOptions, NeedsOption, import_predictions
 
     parser = args.import_parser

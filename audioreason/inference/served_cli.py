@@ -7,7 +7,7 @@ from __future__ import annotations
 import argparse
 from typing import Any, Optional
 
-from ..cli import UsageError
+from ..errors import UsageError
 
 
 SERVED_FLAGS = ("base_url", "api_key_env", "endpoint_preset", "concurrency", "timeout_s", "max_attempts",

@@ -142,7 +142,7 @@ def render(results: Results, title: str = "audioreason report") -> tuple[str, st
     compared, compare_notes = comparison_tables(results, compare_runs)
     skipped = not_run_table(results)
     made = _dt.datetime.now(_dt.timezone.utc).isoformat(timespec="seconds")
-    from .. import __version__
+    from ..version import __version__
 
     models = unique(e.model for e in results.entries)
     intro = (f"{len(results.entries)} results of {len(models)} model(s) ({', '.join(models)}) from "
