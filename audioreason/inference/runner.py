@@ -49,7 +49,7 @@ import time
 from contextlib import ExitStack
 from dataclasses import asdict, dataclass, field
 from pathlib import Path
-from typing import Any, Iterable, Optional, Sequence
+from typing import Any, Callable, Iterable, Optional, Sequence
 
 from ..audio.errors import AudioError
 from ..jsonl import JSON_KINDS, json_type, read_json_file, read_json_objects
@@ -479,10 +479,12 @@ def _adapters_for(config: RunConfig, conditions: Sequence[Condition], device: Op
     return adapters
 
 
-def run(config: RunConfig, adapters: Optional[dict[str, ModelAdapter]] = None) -> Optional[dict[str, Any]]:
+def run(config: RunConfig, adapters: Optional[dict[str, ModelAdapter]] = None,
+        on_batch: Optional[Callable[[int], None]] = None) -> Optional[dict[str, Any]]:
     """Run ``config`` in this process (one of ``accelerate launch``'s, or alone). ``adapters`` ({"main": ...,
-    "tb": ...}) replaces building them from the config (tests, benchmarks). Returns the run file's content
-    on the main process (which writes it), None on the others."""
+    "tb": ...}) replaces building them from the config (tests, benchmarks, a sweep's model loaded once).
+    ``on_batch(n)`` is told each finished batch's size (a sweep's own progress). Returns the run file's
+    content on the main process (which writes it), None on the others."""
     import torch
     from accelerate import PartialState
 
@@ -493,14 +495,14 @@ def run(config: RunConfig, adapters: Optional[dict[str, ModelAdapter]] = None) -
     state = PartialState(cpu=not torch.accelerator.is_available())
     try:
         with ExitStack() as held:
-            return _run(config, adapters, state, held)
+            return _run(config, adapters, state, held, on_batch)
     finally:
         if state.num_processes > 1:
             state.destroy_process_group()
 
 
-def _run(config: RunConfig, given: Optional[dict[str, ModelAdapter]], state: Any,
-         held: ExitStack) -> Optional[dict[str, Any]]:
+def _run(config: RunConfig, given: Optional[dict[str, ModelAdapter]], state: Any, held: ExitStack,
+         on_batch: Optional[Callable[[int], None]] = None) -> Optional[dict[str, Any]]:
     from ..data import benchmark_spec
 
     out = Path(config.out)
@@ -545,6 +547,8 @@ def _run(config: RunConfig, given: Optional[dict[str, ModelAdapter]], state: Any
         for batch in batches(mine, config.batch_size):
             runner.run_batch(batch)
             progress.update(len(batch))
+            if on_batch is not None:
+                on_batch(len(batch))
     finally:
         progress.close()
         writer.close()
