@@ -161,7 +161,8 @@ def test_the_example_sweep_validates():
     assert [m.label for m in sweep.models] == ["qwen2-audio", "qwen2.5-omni"]
     assert [(m.tb_adapter, m.tb_model) for m in sweep.models] == [("text-lm", "Qwen/Qwen-7B-Chat"),
                                                                  ("text-lm", "Qwen/Qwen2.5-7B-Instruct")]
-    assert [b.benchmark for b in sweep.benchmarks] == ["mmar", "mmau-test-mini"]
+    assert [(b.benchmark, b.label) for b in sweep.benchmarks] == [("mmar", "mmar"),
+                                                                  ("mmau_test_mini", "mmau-test-mini")]
     from audioreason.inference.conditions import parse_conditions
 
     names = [c.name for c in parse_conditions(sweep.conditions)]

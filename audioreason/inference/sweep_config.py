@@ -169,7 +169,8 @@ def parse_sweep(content: Any, path: Path, out: Optional[str] = None, *, check_pa
         if b.get("on_missing_audio", "raise") not in ("raise", "skip", "keep"):
             raise fail(f"{key}.on_missing_audio", f"{b['on_missing_audio']!r} is not raise, skip or keep")
         limit = positive_int(b["limit"], f"{key}.limit") if b.get("limit") is not None else None
-        label = str(b.get("name") or (name if b.get("config") is None else f"{name}-{b['config']}"))
+        given = str(b["benchmark"]).strip().lower()  # the folder takes the name as written (mmau-test-mini)
+        label = str(b.get("name") or (given if b.get("config") is None else f"{given}-{b['config']}"))
         benchmarks.append(BenchmarkSpec(_label(label, f"{key}.name", fail), name, local(str(b["data"]), f"{key}.data"),
                                         None if b.get("config") is None else str(b["config"]), limit, own,
                                         b.get("on_missing_audio", "raise")))
