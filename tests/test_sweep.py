@@ -43,10 +43,10 @@ class Counting:
 
     def __init__(self, monkeypatch, stop_after=None):
         self.units, self.batches, self.built = 0, 0, []
-        run_batch, make_adapter = runner_module.Runner.run_batch, runner_module.make_adapter
+        run_prepared, make_adapter = runner_module.Runner.run_prepared, runner_module.make_adapter
 
-        def counted_batch(runner, batch):
-            records = run_batch(runner, batch)
+        def counted_batch(runner, batch, ready):
+            records = run_prepared(runner, batch, ready)
             self.units += len(batch)
             self.batches += 1
             if stop_after is not None and self.batches == stop_after:
@@ -57,7 +57,7 @@ class Counting:
             self.built.append(Path(model).name)
             return make_adapter(kind, model, **options)
 
-        monkeypatch.setattr(runner_module.Runner, "run_batch", counted_batch)
+        monkeypatch.setattr(runner_module.Runner, "run_prepared", counted_batch)
         monkeypatch.setattr(runner_module, "make_adapter", counted_build)
 
 
