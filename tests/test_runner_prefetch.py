@@ -14,7 +14,7 @@ from audioreason.inference.conditions import AudioPreparer
 from audioreason.inference.prefetch import ClipCache
 from audioreason.inference.runner import OUTPUTS_FILE, RunConfig, run
 from audioreason.inference.transformers_audio import TransformersAudioAdapter
-from inference_fixtures import mmar_raw, one_thread, tiny_audio  # noqa: F401 (fixtures)
+from inference_fixtures import mmar_raw, tiny_audio  # noqa: F401 (fixtures)
 
 
 def one_after_the_other(runner, planned):

@@ -17,7 +17,6 @@ from __future__ import annotations
 import argparse
 import inspect
 import importlib
-import json
 import re
 from dataclasses import dataclass, field
 from pathlib import Path
