@@ -125,7 +125,9 @@ def overhead(model: Path, data: Path, out: Path, args: argparse.Namespace) -> di
     torch.set_num_threads(args.threads)
     adapter = TransformersAudioAdapter(str(model), dtype=args.dtype,
                                        device="cuda" if torch.cuda.is_available() else None)
-    spent = {"generate": 0.0, "processor": 0.0}
+    from audioreason.inference.runner import ShardWriter
+
+    spent = {"generate": 0.0, "processor": 0.0, "adapter": 0.0, "records": 0.0}
 
     def timed(name, function):
         def wrapper(*a, **k):
@@ -139,6 +141,9 @@ def overhead(model: Path, data: Path, out: Path, args: argparse.Namespace) -> di
         return wrapper
 
     adapter.model.generate = timed("generate", adapter.model.generate)
+    adapter.generate = timed("adapter", adapter.generate)
+    writes = "write_all" if hasattr(ShardWriter, "write_all") else "write"  # (before the prefetch: write)
+    setattr(ShardWriter, writes, timed("records", getattr(ShardWriter, writes)))
     adapter.processor.apply_chat_template = timed("processor", adapter.processor.apply_chat_template)
     if getattr(adapter, "prefetch_processor", None) is not None:  # the copy the prefetch thread calls
         ahead = adapter.prefetch_processor
@@ -151,7 +156,9 @@ def overhead(model: Path, data: Path, out: Path, args: argparse.Namespace) -> di
     loop = summary["sessions"][-1]["generation_s"]
     audio = sum(r["timings"]["audio_s"] for r in records)
     return {"items": n, "loop": loop / n, "forward": spent["generate"] / n, "processor": spent["processor"] / n,
-            "outside": (loop - spent["generate"]) / loop,
+            "outside": (loop - spent["generate"]) / loop, "in_adapter": (spent["adapter"] - spent["generate"]) / n,
+            "records_s": spent["records"] / n,
+            "rest": (loop - spent["adapter"] - spent["records"]) / n,
             "audio": audio / n,
             "records": records}
 
@@ -201,6 +208,11 @@ def main() -> None:
         rows += [
             ("loop outside model.generate (target < 5% at batch 8)",
              f"{100 * measured['outside']:.1f}% of the generation loop ({1000 * measured['loop']:.1f} ms per item)"),
+            ("  in the adapter around the forward (processor if not ahead, inputs moved, tokens read)",
+             f"{1000 * measured['in_adapter']:.1f} ms per item"),
+            ("  records written, fsync", f"{1000 * measured['records_s']:.1f} ms per item"),
+            ("  the rest of the loop (audio if not ahead, waiting for the prefetch thread, batching)",
+             f"{1000 * measured['rest']:.1f} ms per item"),
             ("forward (inside model.generate), per item", f"{1000 * forward:.1f} ms"),
             ("audio decoding and cutting per item (prefetch thread, where there is one)",
              f"{1000 * measured['audio']:.1f} ms"),

@@ -162,11 +162,13 @@ def run_sweep(sweep: Sweep, *, progress: bool = True, say: Callable[[str], None]
                         ran = summary["counts"]["units"] - summary["counts"]["resumed"]
                         entry["counts"] = summary["counts"]
                     entry["ran"] = ran
-                    entry.update(_score(sweep, p.folder, rescore=ran > 0, progress=progress))
                     record["runs"].append(entry)
                     _write_record(sweep.out, record)
-                del adapters
-                gc.collect()
+                del adapters  # the model leaves memory before its runs are scored (scorers load models too)
+                _release_memory(gc)
+                for entry, p in zip(record["runs"][-len(mine):], mine):
+                    entry.update(_score(sweep, p.folder, rescore=entry["ran"] > 0, progress=progress))
+                    _write_record(sweep.out, record)
         finally:
             bar.close()
         record["leaderboard"] = write_leaderboard(sweep.out, record["runs"])
@@ -198,6 +200,17 @@ def _score(sweep: Sweep, folder: Path, *, rescore: bool, progress: bool) -> dict
     except ValueError as err:  # data that moved, a judge that is not there: this run has no score
         return {"scored": "failed", "score_error": str(err)}
     return {"scored": "now"}
+
+
+def _release_memory(gc: Any) -> None:
+    gc.collect()
+    try:
+        import torch
+
+        if torch.cuda.is_available():
+            torch.cuda.empty_cache()
+    except ImportError:
+        pass
 
 
 def _clock() -> float:
