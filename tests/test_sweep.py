@@ -12,6 +12,7 @@ import pytest
 
 from audioreason.cli import main
 from audioreason.inference import runner as runner_module
+from inference_fixtures import tiny_audio  # noqa: F401 (fixture)
 
 ROOT = Path(__file__).resolve().parents[1]
 DATA = Path(__file__).resolve().parent / "data"
@@ -62,14 +63,13 @@ class Counting:
 
 
 @pytest.fixture(scope="module")
-def swept(tmp_path_factory):
+def swept(tmp_path_factory, tiny_audio):
     import torch
 
     from audioreason.data.mmar import demo_metadata, write_raw_folder
-    from tiny_audio_models import build_phi4_multimodal, build_qwen2_audio
 
     root = tmp_path_factory.mktemp("sweep")
-    models = {"phi4": build_phi4_multimodal(root / "phi4"), "qwen2a": build_qwen2_audio(root / "qwen2a")}
+    models = {"phi4": tiny_audio["phi4-multimodal"], "qwen2a": tiny_audio["qwen2-audio"]}
     config = sweep_file(root, models, write_raw_folder(demo_metadata()[:2], root / "mmar"),
                         write_mmau_raw(root / "mmau", 2))
     argv = ["evaluate", "--config", str(config), "--no-progress"]
@@ -103,7 +103,7 @@ def test_a_stopped_sweep_resumes_with_only_the_missing_units(swept):
     assert runs == [("phi4", "mmar", 4, 4, 0), ("phi4", "mmau-test-mini", 4, 2, 2),
                     ("qwen2a", "mmar", 4, 0, 4), ("qwen2a", "mmau-test-mini", 4, 0, 4)]
     # The finished run is neither run nor loaded again; each model is built once for its two benchmarks.
-    assert counting2.built == ["phi4", "qwen2a"] and counting1.built == ["phi4"]
+    assert counting2.built == ["phi4-multimodal", "qwen2-audio"] and counting1.built == ["phi4-multimodal"]
     assert "sweep: 2 model(s) x 2 benchmark(s) = 4 runs, 16 units, 6 already done" in printed
     assert "sweep [1/4] phi4 / mmar: 4 units, 4 done; finished before, not run" in printed
     for model in ("phi4", "qwen2a"):
