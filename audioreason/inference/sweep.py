@@ -14,6 +14,7 @@ from __future__ import annotations
 
 import argparse
 import json
+import sys
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any, Callable, Optional
@@ -137,6 +138,7 @@ def run_sweep(sweep: Sweep, *, progress: bool = True, say: Callable[[str], None]
         say(f"sweep: {len(sweep.models)} model(s) x {len(sweep.benchmarks)} benchmark(s) = {len(planned)} runs, "
             f"{total} units, {done} already done -> {sweep.out}")
         bar = tqdm(total=total, initial=done, disable=not progress, unit="unit", desc="sweep", dynamic_ncols=True)
+        tell = (lambda text: bar.write(text, file=sys.stdout)) if progress else say  # noqa: E731 (above the bars)
         record = {"config": str(sweep.path), "out": str(sweep.out), "runs": []}
         try:
             for m in sweep.models:
@@ -145,7 +147,7 @@ def run_sweep(sweep: Sweep, *, progress: bool = True, say: Callable[[str], None]
                 for number, p in enumerate(mine, start=planned.index(mine[0]) + 1):
                     entry = {"model": m.label, "benchmark": p.benchmark.label,
                              "folder": str(p.folder.relative_to(sweep.out)), "units": p.units, "done_before": p.done}
-                    say(f"sweep [{number}/{len(planned)}] {m.label} / {p.benchmark.label}: {p.units} units, "
+                    tell(f"sweep [{number}/{len(planned)}] {m.label} / {p.benchmark.label}: {p.units} units, "
                         f"{p.done} done" + ("; finished before, not run" if p.current else ""))
                     ran = 0
                     if not p.current:
