@@ -8,7 +8,7 @@ Decoded clips are kept for the other templates of the same item and condition (`
 next to each other in the runner's length-sorted order, so a small cache finds them."""
 from __future__ import annotations
 
-from collections import OrderedDict
+from collections import OrderedDict, deque
 from concurrent.futures import ThreadPoolExecutor
 from dataclasses import dataclass, field
 from typing import Any, Callable, Iterator, Sequence
@@ -57,23 +57,27 @@ class ClipCache:
                    if not isinstance(v, AudioError) and getattr(v, "audio", None) is not None)
 
 
-def prefetched(runner: Any, planned: Sequence[Sequence[Any]]) -> Iterator[Sequence[Any]]:
-    """Run ``planned`` batches in order on ``runner`` (``prepare`` then ``run_prepared``), preparing batch
-    i + 1 on a second thread while batch i generates; yields each batch once its records are written. An
-    error while preparing is raised where that batch runs, as it would be without the thread."""
+def prefetched(runner: Any, planned: Sequence[Sequence[Any]], depth: int = 2) -> Iterator[Sequence[Any]]:
+    """Run ``planned`` batches in order on ``runner`` (``prepare`` then ``run_prepared``), preparing up to
+    ``depth`` batches ahead on one second thread (in order) while the model generates; yields each batch
+    once its records are written. Two ahead let the thread catch up after a stretch in which the machine
+    gave it no CPU. An error while preparing is raised where that batch runs, as it would be without it."""
     if not planned:
         return
     with ThreadPoolExecutor(max_workers=1, thread_name_prefix="audioreason-prefetch") as pool:
-        ahead = pool.submit(runner.prepare, planned[0])
+        ahead = deque(pool.submit(runner.prepare, batch) for batch in planned[:depth])
+        queued = len(ahead)
         try:
-            for i, batch in enumerate(planned):
-                ready = ahead.result()
-                ahead = pool.submit(runner.prepare, planned[i + 1]) if i + 1 < len(planned) else None
+            for batch in planned:
+                ready = ahead.popleft().result()
+                if queued < len(planned):
+                    ahead.append(pool.submit(runner.prepare, planned[queued]))
+                    queued += 1
                 runner.run_prepared(batch, ready)
                 yield batch
         finally:
-            if ahead is not None:
-                ahead.cancel()
+            for future in ahead:
+                future.cancel()
 
 
 __all__ = ["ClipCache", "PreparedBatch", "prefetched"]
