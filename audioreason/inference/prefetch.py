@@ -1,6 +1,6 @@
-"""The runner's inputs computed ahead: while the model generates one batch, a second thread decodes the next
-batch's audio and, for adapters that have ``prepare(requests)`` (the transformers adapter: its processor
-call, on its own copy of the processor), computes the model's inputs. Model time is mostly spent outside
+"""The runner's inputs computed ahead: while the model generates one batch, a second thread decodes the audio
+of the next two batches and, for adapters that have ``prepare(requests)`` (the transformers adapter: its
+processor call, on its own copy of the processor), computes the model's inputs. Model time is mostly spent outside
 Python (torch kernels, GPU), so the two overlap; the outputs are those of one batch after the other
 (``tests/test_runner_prefetch.py`` compares them record by record).
 

@@ -28,7 +28,7 @@ Work split: every process reads the shards, drops the keys already finished (an 
 the rest by expected audio length then prompt length (longest first, so the largest batch comes first) and
 takes every world_size-th unit from its rank on: equal counts and similar lengths per process. Within a
 process, consecutive units of the same adapter and audio presence form the batches (length-sorted batches
-pad little). While the model generates a batch, a second thread decodes the next batch's audio and,
+pad little). While the model generates a batch, a second thread decodes the next two batches' audio and,
 for adapters that have ``prepare`` (transformers: the processor call), computes its inputs
 (``inference.prefetch``); the outputs are the same as one batch after the other. A unit that failed
 (its output has ``error``) is run again on restart. A restart may use a different number of processes:
