@@ -27,6 +27,7 @@ RUNTIME = [
     "krippendorff==0.9.0",  # MMAR-Rubrics reliability (Krippendorff's alpha)
     "statsmodels==0.15.0",  # validity statistics: two-way ANOVA (eta squared, ICC mean squares)
     "matplotlib==3.11.2",  # `audioreason report`: the figures (Agg backend, inline SVG)
+    "pyyaml==6.0.4",  # `audioreason evaluate --config sweep.yaml` (also a dependency of datasets)
 ]
 
 EXTRAS = {

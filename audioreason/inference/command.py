@@ -379,8 +379,15 @@ def score_command(args: argparse.Namespace) -> int:
 
 
 def evaluate_command(args: argparse.Namespace) -> int:
-    """`run`, then `score` on its folder."""
+    """`run`, then `score` on its folder; with ``--config FILE.yaml``, a whole sweep (``inference.sweep``)."""
+    from .sweep import is_sweep_file, sweep_command
+
     try:
+        if is_sweep_file(args.config):
+            return sweep_command(args, args.evaluate_parser)
+        missing = [f"--{name}" for name in ("model", "benchmark", "data", "out") if getattr(args, name) is None]
+        if missing:
+            raise UsageError(f"the following arguments are required: {', '.join(missing)} (or --config SWEEP.yaml)")
         check_run_args(args)
         try:
             options = score_options(args)
@@ -419,8 +426,15 @@ def add_score_parser(sub: Any) -> None:
 def add_evaluate_parser(sub: Any) -> None:
     evaluate = sub.add_parser("evaluate", help="run a model over a benchmark, then score it (run + score)",
                               description="`audioreason run` with these options, then `audioreason score` on "
-                                          "--out (see docs/scoring.md).")
+                                          "--out (see docs/scoring.md). With --config SWEEP.yaml: "
+                                          "models x benchmarks x conditions from one file, each run resumable, "
+                                          "then a leaderboard (docs/sweeps.md).")
     add_run_arguments(evaluate)
+    for action in evaluate._actions:  # not needed with --config SWEEP.yaml (checked in evaluate_command)
+        if action.dest in ("model", "benchmark", "data", "out"):
+            action.required = False
+        if action.dest == "config":
+            action.help += "; or a sweep file (SWEEP.yaml, docs/sweeps.md): then only --out and --no-progress"
     add_score_arguments(evaluate, seed_option="--perturbation-seed")
     launch_parser = argparse.ArgumentParser(add_help=False)  # what launched `run` processes are given
     add_run_arguments(launch_parser)

@@ -17,7 +17,8 @@ Layout of ``--out``::
     run.lock                 the live run's pid, host and start time: a second run on the folder is
                              refused while it lives; a stale lock is taken over (``processes``)
     shards/rank-<r>.jsonl    each process appends every finished output to its own shard, flushed and
-                             fsynced per item, so a killed run loses at most the item in flight
+                             fsynced per batch (its outputs finish together), so a killed run loses at
+                             most the batch in flight
     outputs.jsonl            the outputs of this command's units, gathered in item order (then condition,
                              then template order); a later command with other conditions keeps the earlier
                              outputs in the shards and gathers its own
@@ -27,8 +28,11 @@ Work split: every process reads the shards, drops the keys already finished (an 
 the rest by expected audio length then prompt length (longest first, so the largest batch comes first) and
 takes every world_size-th unit from its rank on: equal counts and similar lengths per process. Within a
 process, consecutive units of the same adapter and audio presence form the batches (length-sorted batches
-pad little). A unit that failed (its output has ``error``) is run again on restart. A restart may use a
-different number of processes: keys, not ranks, decide what is done.
+pad little). While the model generates a batch, a second thread decodes the next two batches' audio and,
+for adapters that have ``prepare`` (transformers: the processor call), computes its inputs
+(``inference.prefetch``); the outputs are the same as one batch after the other. A unit that failed
+(its output has ``error``) is run again on restart. A restart may use a different number of processes:
+keys, not ranks, decide what is done.
 
 Per-item record: key, id, index, model, adapter, condition, template {name, hash}, decoding, output (the raw
 text), error, finish_reason, audio {seconds, source_seconds, truncated, max_audio_s, sampling_rate,
@@ -49,13 +53,14 @@ import time
 from contextlib import ExitStack
 from dataclasses import asdict, dataclass, field
 from pathlib import Path
-from typing import Any, Iterable, Optional, Sequence
+from typing import Any, Callable, Iterable, Mapping, Optional, Sequence
 
 from ..audio.errors import AudioError
 from ..jsonl import JSON_KINDS, DataFileError, json_type, read_json_file, read_json_objects
 from .base import DecodingParams, Generation, GenerationRequest, ModelAdapter
+from .conditions import AudioPreparer, Condition, local_path, not_applicable, parse_conditions
 from .hosted import cost_of, load_prices, usage_summary
-from .conditions import AudioPreparer, Condition, PreparedAudio, local_path, not_applicable, parse_conditions
+from .prefetch import ClipCache, PreparedBatch, prefetched
 from .processes import LAUNCHER_ENV, die_with_parent, lock_run_folder
 from .prompts import DEFAULT_TEMPLATES, PromptTemplate, TemplateMismatch, parse_templates
 
@@ -130,17 +135,28 @@ def unit_key(model: str, condition: str, template: PromptTemplate, item_id: str)
 def make_adapter(kind: str, model: str, **options: Any) -> ModelAdapter:
     """Build a registered adapter. ``device`` (the runner's, per process) goes only to adapters that take it;
     any other option the adapter does not take is an error (never dropped: it would change the run unseen)."""
+    cls, accepted = adapter_signature(kind)
+    given = {k: v for k, v in options.items() if v is not None and (k != "device" or k in accepted)}
+    unknown = unknown_options(accepted, given)
+    if unknown:
+        raise ValueError(f"the {kind} adapter takes no option {', '.join(map(repr, unknown))}")
+    return cls(model, **given)
+
+
+def adapter_signature(kind: str) -> tuple[Any, Mapping[str, inspect.Parameter]]:
+    """The registered adapter class (or builder) of ``kind`` and the parameters it takes, without building it."""
     if kind not in ADAPTERS:
         raise ValueError(f"unknown adapter {kind!r}: choose from {', '.join(ADAPTERS)}")
     module, name = ADAPTERS[kind].split(":")
     cls = getattr(importlib.import_module(module), name)
-    accepted = inspect.signature(cls).parameters
-    given = {k: v for k, v in options.items() if v is not None and (k != "device" or k in accepted)}
-    takes_more = any(p.kind is inspect.Parameter.VAR_KEYWORD for p in accepted.values())
-    unknown = [] if takes_more else sorted(set(given) - set(accepted))  # a builder with **options checks its own
-    if unknown:
-        raise ValueError(f"the {kind} adapter takes no option {', '.join(map(repr, unknown))}")
-    return cls(model, **given)
+    return cls, inspect.signature(cls).parameters
+
+
+def unknown_options(accepted: Mapping[str, inspect.Parameter], given: Any) -> list[str]:
+    """The options an adapter does not take; none for a builder taking ``**options`` (it checks its own)."""
+    if any(p.kind is inspect.Parameter.VAR_KEYWORD for p in accepted.values()):
+        return []
+    return sorted(set(given) - set(accepted))
 
 
 # ------------------------------------------------------------------------------------------------
@@ -303,7 +319,13 @@ class ShardWriter:
         self.file = open(path, "a", encoding="utf-8")
 
     def write(self, record: dict) -> None:
-        self.file.write(json.dumps(record, ensure_ascii=False) + "\n")
+        self.write_all([record])
+
+    def write_all(self, records: Sequence[dict]) -> None:
+        """A batch's records, one line each, with one flush and fsync (they are all finished at once)."""
+        if not records:
+            return
+        self.file.write("".join(json.dumps(record, ensure_ascii=False) + "\n" for record in records))
         self.file.flush()
         os.fsync(self.file.fileno())
 
@@ -424,32 +446,49 @@ class Runner:
                  items: Sequence[dict], decoding: DecodingParams, writer: ShardWriter, rank: int):
         self.adapters, self.preparers, self.items = adapters, preparers, items
         self.decoding, self.writer, self.rank = decoding, writer, rank
+        self.clips = ClipCache()
 
     def run_batch(self, batch: Sequence[Unit]) -> list[dict]:
+        """One batch start to end in this thread, nothing computed ahead."""
+        return self.run_prepared(batch, self.prepare(batch, encode=False))
+
+    def prepare(self, batch: Sequence[Unit], encode: bool = True) -> PreparedBatch:
+        """Everything a batch needs before the model: each unit's clip (decoded and cut; kept for the other
+        templates of the same item and condition) or its audio error, and, with ``encode`` and an adapter
+        that has ``prepare``, the model's inputs. ``prefetch.prefetched`` calls it on its own thread for
+        the next batch while the model generates this one."""
         role = batch[0].role
         adapter, preparer = self.adapters[role], self.preparers[role]
-        prepared: list[tuple[Unit, PreparedAudio, float]] = []
-        records = []
+        ready = PreparedBatch()
         for unit in batch:
             start = time.perf_counter()
-            try:
-                audio = preparer.prepare(unit.condition, self.items[unit.item_index].get("audio"))
-            except AudioError as err:
+            clip = self.clips.get(preparer, unit.condition, unit.item_index,
+                                  lambda: preparer.prepare(unit.condition, self.items[unit.item_index].get("audio")))
+            if isinstance(clip, AudioError):
                 no_audio = {"seconds": 0.0, "source_seconds": None, "truncated": False,
                             "max_audio_s": preparer.max_audio_s, "sampling_rate": preparer.sampling_rate}
-                records.append(self.record(unit, adapter, Generation(text=None, error=f"audio: {err}"), no_audio,
-                                           time.perf_counter() - start, 1))
-                continue
-            prepared.append((unit, audio, time.perf_counter() - start))
-        if prepared:
-            requests = [GenerationRequest(u.key, list(u.messages), a.audio) for u, a, _ in prepared]
-            generations = adapter.generate(requests, self.decoding)
-            if len(generations) != len(requests):
-                raise RuntimeError(f"{adapter.name} returned {len(generations)} outputs for {len(requests)} requests")
-            for (unit, audio, audio_s), generation in zip(prepared, generations):
-                records.append(self.record(unit, adapter, generation, audio.info, audio_s, len(prepared)))
-        for record in records:
-            self.writer.write(record)
+                ready.failed.append((unit, clip, no_audio, time.perf_counter() - start))
+            else:
+                ready.clips.append((unit, clip, time.perf_counter() - start))
+        ready.requests = [GenerationRequest(u.key, list(u.messages), a.audio) for u, a, _ in ready.clips]
+        if encode and ready.requests and hasattr(adapter, "prepare"):
+            ready.inputs = adapter.prepare(ready.requests)
+        return ready
+
+    def run_prepared(self, batch: Sequence[Unit], ready: PreparedBatch) -> list[dict]:
+        """Generate the prepared batch and write its records (audio failures first, as they were found)."""
+        adapter = self.adapters[batch[0].role]
+        records = [self.record(unit, adapter, Generation(text=None, error=f"audio: {err}"), info, seconds, 1)
+                   for unit, err, info, seconds in ready.failed]
+        if ready.requests:
+            given = {"prepared": ready.inputs} if ready.inputs is not None else {}
+            generations = adapter.generate(ready.requests, self.decoding, **given)
+            if len(generations) != len(ready.requests):
+                raise RuntimeError(f"{adapter.name} returned {len(generations)} outputs for {len(ready.requests)} "
+                                   "requests")
+            for (unit, audio, audio_s), generation in zip(ready.clips, generations):
+                records.append(self.record(unit, adapter, generation, audio.info, audio_s, len(ready.clips)))
+        self.writer.write_all(records)
         return records
 
     def record(self, unit: Unit, adapter: ModelAdapter, generation: Generation, audio: dict, audio_s: float,
@@ -492,10 +531,12 @@ def _adapters_for(config: RunConfig, conditions: Sequence[Condition], device: Op
     return adapters
 
 
-def run(config: RunConfig, adapters: Optional[dict[str, ModelAdapter]] = None) -> Optional[dict[str, Any]]:
+def run(config: RunConfig, adapters: Optional[dict[str, ModelAdapter]] = None,
+        on_batch: Optional[Callable[[int], None]] = None) -> Optional[dict[str, Any]]:
     """Run ``config`` in this process (one of ``accelerate launch``'s, or alone). ``adapters`` ({"main": ...,
-    "tb": ...}) replaces building them from the config (tests, benchmarks). Returns the run file's content
-    on the main process (which writes it), None on the others."""
+    "tb": ...}) replaces building them from the config (tests, benchmarks, a sweep's model loaded once).
+    ``on_batch(n)`` is told each finished batch's size (a sweep's own progress). Returns the run file's
+    content on the main process (which writes it), None on the others."""
     import torch
     from accelerate import PartialState
 
@@ -506,14 +547,14 @@ def run(config: RunConfig, adapters: Optional[dict[str, ModelAdapter]] = None) -
     state = PartialState(cpu=not torch.accelerator.is_available())
     try:
         with ExitStack() as held:
-            return _run(config, adapters, state, held)
+            return _run(config, adapters, state, held, on_batch)
     finally:
         if state.num_processes > 1:
             state.destroy_process_group()
 
 
-def _run(config: RunConfig, given: Optional[dict[str, ModelAdapter]], state: Any,
-         held: ExitStack) -> Optional[dict[str, Any]]:
+def _run(config: RunConfig, given: Optional[dict[str, ModelAdapter]], state: Any, held: ExitStack,
+         on_batch: Optional[Callable[[int], None]] = None) -> Optional[dict[str, Any]]:
     from ..data import benchmark_spec
 
     out = Path(config.out)
@@ -555,9 +596,10 @@ def _run(config: RunConfig, given: Optional[dict[str, ModelAdapter]], state: Any
     progress = _progress(len(mine), config.progress and state.is_main_process, state.num_processes)
     loop_start = time.perf_counter()
     try:
-        for batch in batches(mine, config.batch_size):
-            runner.run_batch(batch)
+        for batch in prefetched(runner, batches(mine, config.batch_size)):
             progress.update(len(batch))
+            if on_batch is not None:
+                on_batch(len(batch))
     finally:
         progress.close()
         writer.close()

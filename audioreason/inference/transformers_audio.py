@@ -277,6 +277,7 @@ class TransformersAudioAdapter:
         self.processor, processor_note = load_processor(path, self.preset)
         self.tokenizer = self.processor.tokenizer
         self.tokenizer.padding_side = "left"
+        self.prefetch_processor = processor_copy(self.processor)
         model_class = getattr(transformers, self.preset.model_class)
         loaded = model_class.from_pretrained(path, **options, **self.preset.load_kwargs)
         self.model = getattr(loaded, self.preset.submodule) if self.preset.submodule else loaded
@@ -307,15 +308,38 @@ class TransformersAudioAdapter:
         return limit, basis
 
     # -- generation ------------------------------------------------------------------------------
-    def generate(self, requests: Sequence[GenerationRequest], decoding: DecodingParams) -> list[Generation]:
-        """One Generation per request, in order. Audio and no-audio requests are batched apart."""
+    def generate(self, requests: Sequence[GenerationRequest], decoding: DecodingParams,
+                 prepared: Optional["PreparedInputs"] = None) -> list[Generation]:
+        """One Generation per request, in order. Audio and no-audio requests are batched apart.
+        ``prepared``: this batch's processor inputs from ``prepare`` (computed ahead by the runner)."""
         results: list[Optional[Generation]] = [None] * len(requests)
         for wants_audio in (True, False):
             indices = [i for i, r in enumerate(requests) if (r.audio is not None) == wants_audio]
             group = [requests[i] for i in indices]
-            for i, generation in zip(indices, generate_in_batches(group, lambda b: self._batch(b, decoding))):
+            ready = prepared if prepared is not None and prepared.keys == tuple(r.key for r in group) else None
+
+            def run(batch: Sequence[GenerationRequest], ready: Optional[PreparedInputs] = ready) -> list[Generation]:
+                # The inputs computed ahead serve the whole group; a retry one request at a time encodes anew.
+                return self._batch(batch, decoding, ready if ready is not None and len(batch) == len(ready.keys)
+                                   else None)
+
+            for i, generation in zip(indices, generate_in_batches(group, run)):
                 results[i] = generation
         return results  # type: ignore[return-value]
+
+    def prepare(self, requests: Sequence[GenerationRequest]) -> Optional["PreparedInputs"]:
+        """The processor's inputs for a batch of one audio presence, computed ahead on the runner's prefetch
+        thread with this adapter's second processor (a tokenizer is not safe to share between threads);
+        None when there is nothing to compute ahead or it fails (``generate`` then encodes, and records
+        any error per request as it always does)."""
+        if not requests or len({r.audio is not None for r in requests}) != 1 or self.prefetch_processor is None:
+            return None
+        start = time.perf_counter()
+        try:
+            inputs = self._encode(requests, self.prefetch_processor)
+        except Exception:  # noqa: BLE001 - generate() meets the same failure and records it per request
+            return None
+        return PreparedInputs(tuple(r.key for r in requests), inputs, time.perf_counter() - start)
 
     def conversation(self, request: GenerationRequest) -> list[dict[str, Any]]:
         """The request's messages as processor chat content, the audio block in the last user turn."""
@@ -332,13 +356,40 @@ class TransformersAudioAdapter:
             messages[last_user]["content"] = [block, *content] if self.preset.audio_first else [*content, block]
         return messages
 
-    def _batch(self, requests: Sequence[GenerationRequest], decoding: DecodingParams) -> list[Generation]:
-        start = time.perf_counter()
-        inputs = self.processor.apply_chat_template(
+    def _encode(self, requests: Sequence[GenerationRequest], processor: Any) -> Any:
+        return processor.apply_chat_template(
             [self.conversation(r) for r in requests], tokenize=True, return_dict=True, add_generation_prompt=True,
             processor_kwargs={"text_kwargs": {"padding": True, "padding_side": "left"}}, return_tensors="pt")
+
+    def _batch(self, requests: Sequence[GenerationRequest], decoding: DecodingParams,
+               ready: Optional["PreparedInputs"] = None) -> list[Generation]:
+        if ready is not None:  # the processor ran ahead: its seconds still count in each request's share
+            start, inputs = time.perf_counter() - ready.seconds, ready.inputs
+        else:
+            start = time.perf_counter()
+            inputs = self._encode(requests, self.processor)
         return generate_and_read(self.model, self.tokenizer, move_inputs(inputs, self.model), decoding, self.eos_ids,
                                  start)
+
+
+@dataclass(frozen=True)
+class PreparedInputs:
+    """A batch's processor output computed ahead: for the requests with these keys, in this order."""
+
+    keys: tuple[str, ...]
+    inputs: Any
+    seconds: float
+
+
+def processor_copy(processor: Any) -> Optional[Any]:
+    """A second, independent processor for the prefetch thread (None when it cannot be copied: then
+    nothing is computed ahead)."""
+    import copy
+
+    try:
+        return copy.deepcopy(processor)
+    except Exception:  # noqa: BLE001 - only the prefetch is given up
+        return None
 
 
 __all__ = ["PRESETS", "Preset", "TransformersAudioAdapter", "audio_only_processor", "check_model_type",

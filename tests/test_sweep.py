@@ -1,0 +1,228 @@
+"""`audioreason evaluate --config sweep.yaml`: 2 tiny random audio models (Phi-4-multimodal, Qwen2-Audio) x 2
+benchmarks (MMAR, MMAU test-mini; 2 items each with synthesized clips) x conditions full and none through the
+CLI entry point; a sweep stopped after its third batch resumes with only the missing units, each model built
+once; a third call loads nothing; the leaderboard carries each run's results.json numbers; mistakes in the
+file stop it before any work with the key path named."""
+import contextlib
+import io
+import json
+from pathlib import Path
+
+import pytest
+
+from audioreason.cli import main
+from audioreason.inference import runner as runner_module
+from inference_fixtures import tiny_audio  # noqa: F401 (fixture)
+
+ROOT = Path(__file__).resolve().parents[1]
+DATA = Path(__file__).resolve().parent / "data"
+
+
+def write_mmau_raw(root: Path, n: int) -> Path:
+    from audioreason.audio import synthesize_clip, write_audio
+
+    records = json.loads((DATA / "mmau-test-mini.json").read_text("utf-8"))[:n]
+    for record in records:
+        write_audio(root / record["audio_id"], synthesize_clip("sound", 2.0, 16000, seed=record["id"]), 16000)
+    (root / "mmau-test-mini.json").write_text(json.dumps(records), encoding="utf-8")
+    return root
+
+
+def sweep_file(folder: Path, models: dict, mmar: Path, mmau: Path) -> Path:
+    lines = ["out: swept", "models:"]
+    lines += [f"  - {{name: {name}, model: {path}}}" for name, path in models.items()]
+    lines += ["benchmarks:", f"  - {{benchmark: mmar, data: {mmar}}}", f"  - {{benchmark: mmau-test-mini, data: {mmau}}}",
+              "conditions: [full, none]", "templates: [plain]", "batch_size: 2",
+              "decoding: {max_new_tokens: 3}", "score: {scorers: [accuracy]}"]
+    path = folder / "sweep.yaml"
+    path.write_text("\n".join(lines) + "\n", encoding="utf-8")
+    return path
+
+
+class Counting:
+    """Counts the units each session runs and the adapters it builds; stops after ``stop_after`` batches."""
+
+    def __init__(self, monkeypatch, stop_after=None):
+        self.units, self.batches, self.built = 0, 0, []
+        run_prepared, make_adapter = runner_module.Runner.run_prepared, runner_module.make_adapter
+
+        def counted_batch(runner, batch, ready):
+            records = run_prepared(runner, batch, ready)
+            self.units += len(batch)
+            self.batches += 1
+            if stop_after is not None and self.batches == stop_after:
+                raise KeyboardInterrupt  # as a Ctrl-C after the batch's outputs are written
+            return records
+
+        def counted_build(kind, model, **options):
+            self.built.append(Path(model).name)
+            return make_adapter(kind, model, **options)
+
+        monkeypatch.setattr(runner_module.Runner, "run_prepared", counted_batch)
+        monkeypatch.setattr(runner_module, "make_adapter", counted_build)
+
+
+@pytest.fixture(scope="module")
+def swept(tmp_path_factory, tiny_audio):
+    import torch
+
+    from audioreason.data.mmar import demo_metadata, write_raw_folder
+
+    root = tmp_path_factory.mktemp("sweep")
+    models = {"phi4": tiny_audio["phi4-multimodal"], "qwen2a": tiny_audio["qwen2-audio"]}
+    config = sweep_file(root, models, write_raw_folder(demo_metadata()[:2], root / "mmar"),
+                        write_mmau_raw(root / "mmau", 2))
+    argv = ["evaluate", "--config", str(config), "--no-progress"]
+    threads = torch.get_num_threads()
+    torch.set_num_threads(1)
+    sessions = []
+    try:
+        for stop_after in (3, None, None):
+            with pytest.MonkeyPatch.context() as patch:
+                counting = Counting(patch, stop_after)
+                printed = io.StringIO()
+                with contextlib.redirect_stdout(printed):
+                    try:
+                        status = main(argv)
+                    except KeyboardInterrupt:
+                        status = "interrupted"
+                sessions.append((status, counting, printed.getvalue(),
+                                 json.loads((root / "swept" / "sweep.json").read_text())
+                                 if (root / "swept" / "sweep.json").is_file() else None))
+    finally:
+        torch.set_num_threads(threads)
+    return root / "swept", sessions
+
+
+def test_a_stopped_sweep_resumes_with_only_the_missing_units(swept):
+    out, sessions = swept
+    (first, counting1, _, _), (status, counting2, printed, record), _ = sessions
+    assert first == "interrupted" and counting1.units == 6  # run 1 whole (2 batches), run 2's first batch
+    assert status == 0 and counting2.units == 16 - 6
+    runs = [(r["model"], r["benchmark"], r["units"], r["done_before"], r["ran"]) for r in record["runs"]]
+    assert runs == [("phi4", "mmar", 4, 4, 0), ("phi4", "mmau-test-mini", 4, 2, 2),
+                    ("qwen2a", "mmar", 4, 0, 4), ("qwen2a", "mmau-test-mini", 4, 0, 4)]
+    # The finished run is neither run nor loaded again; each model is built once for its two benchmarks.
+    assert counting2.built == ["phi4-multimodal", "qwen2-audio"] and counting1.built == ["phi4-multimodal"]
+    assert "sweep: 2 model(s) x 2 benchmark(s) = 4 runs, 16 units, 6 already done" in printed
+    assert "sweep [1/4] phi4 / mmar: 4 units, 4 done; finished before, not run" in printed
+    for model in ("phi4", "qwen2a"):
+        for benchmark in ("mmar", "mmau-test-mini"):
+            run = json.loads((out / model / benchmark / "run.json").read_text())
+            assert run["status"] == "finished" and run["counts"]["ok"] == 4
+            outputs = (out / model / benchmark / "outputs.jsonl").read_text().splitlines()
+            assert sorted(json.loads(line)["condition"] for line in outputs) == ["full", "full", "none", "none"]
+    interrupted = json.loads((out / "phi4" / "mmau-test-mini" / "run.json").read_text())["sessions"]
+    assert interrupted[0]["status"] == "interrupted" and interrupted[0]["counts"]["done"] == 2
+
+
+def test_a_finished_sweep_loads_no_model_and_keeps_its_scores(swept):
+    _, sessions = swept
+    status, counting, printed, record = sessions[2]
+    assert status == 0 and counting.units == 0 and counting.built == []
+    assert [r["ran"] for r in record["runs"]] == [0, 0, 0, 0]
+    assert {r["scored"] for r in record["runs"]} == {"kept (same outputs, same options)"}
+    assert printed.count("finished before, not run") == 4
+
+
+def test_the_leaderboard_carries_each_runs_results(swept):
+    out, sessions = swept
+    board = json.loads((out / "leaderboard.json").read_text())
+    assert board["unscored"] == [] and board["confidence"] == 0.95
+    compared = 0
+    for model in ("phi4", "qwen2a"):
+        for benchmark in ("mmar", "mmau-test-mini"):
+            results = json.loads((out / model / benchmark / "results.json").read_text())
+            sets = {(s["condition"], s["template"]): s for s in results["sets"]}
+            for entry in results["scorers"]["accuracy"]["results"]:
+                label = f"answers: {entry['rule']} [{entry['condition']}/{entry['template']}]"
+                (row,) = [r for r in board["rows"] if (r["model"], r["benchmark"], r["headline"]) ==
+                          (model, benchmark, label)]
+                assert row["value"] == entry["accuracy"] and row["n"] == entry["n"] == 2
+                assert row["ci95"] == entry["uncertainty"]["accuracy"]["ci95"]
+                assert row["unanswered"] == entry["unanswered"]
+                assert row["failed"] == sets[(entry["condition"], entry["template"])]["failed"] == 0
+                official = f"accuracy: official MMAR/MMAU scorer [{entry['condition']}/{entry['template']}]"
+                (row,) = [r for r in board["rows"] if (r["model"], r["benchmark"], r["headline"]) ==
+                          (model, benchmark, official)]
+                assert row["value"] == entry["official_scorer_accuracy"]
+                compared += 1
+    assert compared == 8  # 4 runs x 2 sets (one rule each: the plain template's)
+    markdown = (out / "leaderboard.md").read_text()
+    first = board["rows"][0]
+    assert f"| {first['model']} | {first['benchmark']} | {first['headline']} | {first['value']:.4f} |" in markdown
+    assert markdown in sessions[1][2]  # printed at the end of the sweep
+
+
+def test_the_example_sweep_validates():
+    from audioreason.inference.sweep_config import load_sweep
+
+    sweep = load_sweep(str(ROOT / "examples" / "text_prior_sweep.yaml"), check_paths=False)
+    assert [m.label for m in sweep.models] == ["qwen2-audio", "qwen2.5-omni"]
+    assert [(m.tb_adapter, m.tb_model) for m in sweep.models] == [("text-lm", "Qwen/Qwen-7B-Chat"),
+                                                                 ("text-lm", "Qwen/Qwen2.5-7B-Instruct")]
+    assert [(b.benchmark, b.label) for b in sweep.benchmarks] == [("mmar", "mmar"),
+                                                                  ("mmau_test_mini", "mmau-test-mini")]
+    from audioreason.inference.conditions import parse_conditions
+
+    names = [c.name for c in parse_conditions(sweep.conditions)]
+    assert names == ["full", "none", "tb"] + [f"frag:{n}:{k}" for n in range(2, 6) for k in range(n)]
+    assert sweep.score.scorers == ["accuracy", "text_prior_decomposition"] and sweep.batch_size == 8
+    assert sweep.folder(sweep.models[1], sweep.benchmarks[1]).parts[-3:] == ("text-prior", "qwen2.5-omni",
+                                                                             "mmau-test-mini")
+
+
+GOOD = {"out": "o", "models": [{"name": "a", "model": "qwen2-audio"}],
+        "benchmarks": [{"benchmark": "mmar", "data": "some/hub-id"}], "conditions": ["full"]}
+
+
+@pytest.mark.parametrize("change, message", [
+    ({"model": "x"}, "(top level).model: unknown key (known: batch_size, benchmarks, conditions"),
+    ({"models": [{"name": "a", "model": "m", "dtype": "bfloat16"}]}, "models[0].dtype: unknown key"),
+    ({"models": [{"model": "m", "adapter": "vllm"}]}, "models[0].adapter: 'vllm' is not one of transformers, text-lm"),
+    ({"models": [{"model": "m", "options": {"dtyp": "x"}}]}, "models[0].options.dtyp: the transformers adapter "
+                                                              "takes no option 'dtyp'"),
+    ({"models": [{"model": "m", "options": {"device": "cuda"}}]}, "models[0].options.device: the transformers"),
+    ({"models": [{"model": "./nowhere"}]}, "models[0].model: './nowhere' does not exist"),
+    ({"models": [{"model": "a/m"}, {"model": "b/m"}]}, "models[1].name: 'm' names two entries"),
+    ({"benchmarks": [{"benchmark": "mmau-pro", "data": "d"}]}, "benchmarks[0].benchmark: unknown benchmark 'mmau-pro'"),
+    ({"benchmarks": [{"benchmark": "mmar"}]}, "benchmarks[0].data: required"),
+    ({"benchmarks": [{"benchmark": "mmar", "data": "d", "limit": 0}]}, "benchmarks[0].limit: must be a positive"),
+    ({"conditions": ["full", "silence"]}, "conditions: unknown condition 'silence'"),
+    ({"conditions": ["full", "tb"]}, "models[0].tb: the tb condition needs a text backbone"),
+    ({"templates": ["cot"]}, "templates: unknown template"),
+    ({"decoding": {"max_new_tokens": 0}}, "decoding: max_new_tokens must be a positive integer"),
+    ({"decoding": {"beams": 2}}, "decoding.beams: unknown key"),
+    ({"score": {"scorers": ["rouge"]}}, "score: unknown scorer(s) ['rouge']"),
+    ({"score": {"judge": "x"}}, "score.judge: unknown key"),
+])
+def test_a_mistake_in_the_sweep_file_stops_it_before_any_work(tmp_path, capsys, change, message):
+    import yaml
+
+    config = tmp_path / "sweep.yaml"
+    config.write_text(yaml.safe_dump({**GOOD, **change}), encoding="utf-8")
+    with pytest.raises(SystemExit) as exit_info:
+        main(["evaluate", "--config", str(config)])
+    err = capsys.readouterr().err
+    assert exit_info.value.code == 2 and err.count("\n") == 1, err
+    assert err.startswith(f"audioreason evaluate: error: {config}: ") and message in err, err
+    assert not (tmp_path / "o").exists()
+
+
+def test_run_options_beside_a_sweep_file_are_refused(tmp_path, capsys):
+    import yaml
+
+    config = tmp_path / "sweep.yaml"
+    config.write_text(yaml.safe_dump(GOOD), encoding="utf-8")
+    for extra, option in ((["--batch-size", "4"], "--batch-size"), (["--model", "m"], "--model"),
+                          (["--scorers", "aria"], "--scorers")):
+        with pytest.raises(SystemExit) as exit_info:
+            main(["evaluate", "--config", str(config), *extra])
+        err = capsys.readouterr().err
+        assert exit_info.value.code == 2 and f"error: {option} goes in the sweep file" in err
+    with pytest.raises(SystemExit) as exit_info:
+        main(["evaluate", "--config", str(tmp_path / "missing.yaml")])
+    assert exit_info.value.code == 2 and "cannot read the sweep file" in capsys.readouterr().err
+    with pytest.raises(SystemExit) as exit_info:  # without a sweep file, evaluate still needs its run options
+        main(["evaluate", "--benchmark", "mmar"])
+    assert exit_info.value.code == 2 and "required: --model, --data, --out" in capsys.readouterr().err
