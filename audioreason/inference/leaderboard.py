@@ -16,7 +16,8 @@ LEADERBOARD_MD = "leaderboard.md"
 
 def run_rows(folder: Path, model: str, benchmark: str) -> list[dict[str, Any]]:
     """The leaderboard rows of one run folder (its results.json)."""
-    from .score import RESULTS_FILE, result_rows
+    from .score import RESULTS_FILE
+    from .score_table import result_rows
 
     results = json.loads((folder / RESULTS_FILE).read_text(encoding="utf-8"))
     sets = results.get("sets", [])
