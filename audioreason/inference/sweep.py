@@ -245,7 +245,8 @@ def sweep_command(args: argparse.Namespace, parser: argparse.ArgumentParser) -> 
     """`audioreason evaluate --config SWEEP.yaml [--out DIR] [--no-progress]`. A mistake in the file or an
     option given beside it is a UsageError (one line, exit 2) before any model or data loads. Exit 1 when a
     run could not be scored (named in the leaderboard)."""
-    from ..cli import UsageError, _quiet
+    from ..errors import UsageError
+    from ..quiet import quiet as _quiet
 
     for action in parser._actions:
         if action.option_strings and action.dest not in BESIDE_A_SWEEP and \
