@@ -30,6 +30,10 @@ seconds there. In free text (``find_timestamps``) bare numbers are not times.
 
 Times are read and compared as exact fractions of a second (``0:28:53.053`` is exactly 5 s before
 1738.053); the public functions return floats.
+
+Times in AudioSpan's records and anchor manifests are data, not model text, and are read strictly (an error,
+never None): ``parse_record_time`` (a number, "522.64 s", "12:30", "01:04:00") and ``parse_record_span``
+([a, b], {start, end}, "a-b"); ``clock`` writes seconds back as MM:SS or HH:MM:SS.
 """
 from __future__ import annotations
 
