@@ -267,9 +267,9 @@ class ProgressJudge:
         self._judge, self.bar = judge, bar
         self.name = judge.name
 
-    async def complete(self, messages: Any, params: Any, budget: Any = None) -> Any:
+    async def complete(self, messages: Any, params: Any, budget: Any = None, **kwargs: Any) -> Any:
         try:
-            return await self._judge.complete(messages, params, budget)
+            return await self._judge.complete(messages, params, budget, **kwargs)
         finally:
             if self.bar is not None:
                 self.bar.update(1)
