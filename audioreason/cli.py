@@ -437,6 +437,9 @@ def main(argv: Optional[Sequence[str]] = None) -> int:
     add_report_parser(sub)  # `audioreason report RESULTS... -o report.html`
     _add_compare_parser(sub)  # `audioreason compare RUN_A RUN_B`: paired differences on the shared items
     add_space_parser(sub)   # `audioreason space build NAME OUT`: a Hugging Face Space folder of an app
+    from .rubric_command import add_rubrics_parser
+
+    add_rubrics_parser(sub)  # `audioreason rubrics generate ITEMS -o OUT`: MMAR criteria from the gold CoT
     args = parser.parse_args(argv)
     command = " ".join(filter(None, [args.command, getattr(args, "anchor_command", None)]))
     try:
