@@ -85,7 +85,8 @@ def test_rows_of_real_outputs_are_computed_from_them(demo):
     (meta,) = entry["judge_metadata"]
     assert meta["offline"] and meta["constraint"].startswith("llguidance regex")
     assert meta["model"].startswith(("Qwen/Qwen2.5-Coder-0.5B-Instruct", "HuggingFaceTB/SmolLM2-135M-Instruct"))
-    assert rubrics["backbone"].startswith(f"(offline judge: {meta['model']}, constrained: {meta['constraint']}) ")
+    assert rubrics["backbone"].startswith(f"(offline judge: {meta['model']}, constrained: {meta['constraint']}), "
+                                          "1 rater(s)")
     assert f"judged {sum(gate)}, failed 0" in rubrics["backbone"]
     assert all(row["source"] == "the offline cascade" for name, row in rows.items()
                if not name.startswith(ROWS_FROM_FIXTURES))

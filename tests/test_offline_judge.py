@@ -69,7 +69,7 @@ def tiny_random(smollm2):
 
 
 def test_a_random_model_under_the_constraint_writes_valid_verdicts(tiny_random):
-    items = mmar_items(3)
+    items = mmar_items(2)
     judge = LocalJudge(backend=tiny_random, constrained=True, justification_chars=12, batch_size=2)
     free = LocalJudge(backend=tiny_random, max_new_tokens=40)
     requests = [JudgeRequest(it["id"], build_messages(it, it["thinking"], it["answer"]), schema_for(it)) for it in items]
