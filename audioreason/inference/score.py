@@ -36,7 +36,7 @@ from __future__ import annotations
 import datetime as _dt
 import json
 import math
-from dataclasses import asdict, dataclass, field
+from dataclasses import asdict, dataclass, field, fields
 from pathlib import Path
 from typing import Any, Callable, Mapping, Optional, Sequence
 
@@ -76,7 +76,8 @@ class JudgeOptions:
     judge: Any = None
 
     def to_dict(self) -> dict[str, Any]:
-        out = {k: v for k, v in asdict(self).items() if k != "judge"}
+        # Not asdict(self): it would deep-copy a ready judge (an in-process model) only to drop it.
+        out = {f.name: getattr(self, f.name) for f in fields(self) if f.name != "judge"}
         out["judge"] = None if self.judge is None else getattr(self.judge, "name", type(self.judge).__name__)
         return out
 
