@@ -142,12 +142,17 @@ class LocalJudge:
         if not self._greedy(head.params):
             self._pending.pop(0)
             return [head]
-        budget = self._budget(head.params)
-        batch = [p for p in self._pending if self._greedy(p.params) and self._budget(p.params) == budget]
+        # Constrained replies end where their grammar ends: they share a batch whatever their budgets (the
+        # batch runs to the largest); free replies share one only with the same budget.
+        group = self._group(head)
+        batch = [p for p in self._pending if self._greedy(p.params) and self._group(p) == group]
         batch = batch[:self.batch_size]
         taken = {id(p) for p in batch}
         self._pending = [p for p in self._pending if id(p) not in taken]
         return batch
+
+    def _group(self, pending: _Pending) -> Any:
+        return "constrained" if pending.pattern is not None else self._budget(pending.params)
 
     @staticmethod
     def _greedy(params: Mapping[str, Any]) -> bool:
@@ -160,7 +165,7 @@ class LocalJudge:
         import torch
 
         params = batch[0].params
-        budget = self._budget(params)
+        budget = max(self._budget(p.params) for p in batch)
         pad = self.backend.pad_id
         width = max(len(p.ids) for p in batch)
         rows = [[pad] * (width - len(p.ids)) + p.ids for p in batch]  # left padding: generation continues right
