@@ -118,7 +118,7 @@ def test_rubric_generation_under_the_constraint_gives_a_valid_criterion_set(tiny
 
 def test_smollm2_constrained_judges_real_mmar_items(smollm2):
     items = mmar_items(2)
-    judge = LocalJudge(backend=smollm2, constrained=True, justification_chars=24)
+    judge = LocalJudge(backend=smollm2, constrained=True, justification_chars=12)
     requests = [JudgeRequest(it["id"], build_messages(it, it["thinking"], it["answer"]), schema_for(it)) for it in items]
     results = JudgeRunner(judge, max_reasks=0).run(requests)
     for it, result in zip(items, results):
