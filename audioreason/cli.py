@@ -417,6 +417,9 @@ def build_parser() -> argparse.ArgumentParser:
     add_report_parser(sub)  # `audioreason report RESULTS... -o report.html`
     _add_compare_parser(sub)  # `audioreason compare RUN_A RUN_B`: paired differences on the shared items
     add_space_parser(sub)   # `audioreason space build NAME OUT`: a Hugging Face Space folder of an app
+    from .rubric_command import add_rubrics_parser
+
+    add_rubrics_parser(sub)  # `audioreason rubrics generate ITEMS -o OUT`: MMAR criteria from the gold CoT
     return parser
 
 

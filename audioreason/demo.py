@@ -12,7 +12,10 @@ transcripts ("Okay, okay, okay..."), greedy decoding reads no speech. Its output
 ``<workdir>/cascade-run`` (the runner's folder): a second demo reuses them without loading the cascade when the
 finished run's configuration and model are the same. The outputs are then scored by
 ``audioreason.inference.score`` (every answer-extraction rule, ARIA with the offline backbones, MMAR-Rubrics
-with the only judge that runs offline here: SmolLM2-135M in process, 1 rater).
+with the constrained offline judge, ``judges.local.offline_judge``: Qwen2.5-Coder-0.5B-Instruct in process
+where it fits in memory, else SmolLM2-135M, decoding under the verdict grammar so every reply parses; 1 rater,
+justifications of at most ``DEMO_JUSTIFICATION_CHARS`` characters to keep the demo short). The Rubrics row is
+labelled "(offline judge: ...)": a small judge's verdicts, not the paper's gpt-4o panel.
 
 Rows whose scorer needs what a 135M model cannot give are fixtures, labelled "fixture" in the outputs
 column: the text-prior tables need several models under several audio conditions (a synthetic correctness
@@ -32,13 +35,14 @@ from .inference.score_table import Row, format_table, result_rows
 from .jsonl import read_json_lines
 from .text_prior import demo_rows as text_prior_demo_rows
 
-__all__ = ["DEMO_ASR_BEAM", "DEMO_BATCH_SIZE", "DEMO_MAX_NEW_TOKENS", "DEMO_MODEL", "DEMO_TEMPLATE", "Row",
+__all__ = ["DEMO_ASR_BEAM", "DEMO_JUSTIFICATION_CHARS", "DEMO_BATCH_SIZE", "DEMO_MAX_NEW_TOKENS", "DEMO_MODEL", "DEMO_TEMPLATE", "Row",
            "demo_adapter", "demo_run_config", "fixture_rows", "format_table", "run_cascade", "run_demo"]
 
 DEMO_TEMPLATE = "aria_cot"
 DEMO_MAX_NEW_TOKENS = 96
 DEMO_BATCH_SIZE = 4
 DEMO_ASR_BEAM = 1
+DEMO_JUSTIFICATION_CHARS = 48
 DEMO_MODEL = "cascade:whisper-tiny.en-greedy+SmolLM2-135M-Instruct"
 RUN_FOLDER = "cascade-run"
 CASCADE = "the offline cascade"
@@ -98,7 +102,7 @@ def run_demo(workdir: Path, progress: bool = False) -> dict[str, Any]:
     folder, cached = run_cascade(workdir, progress)
     options = ScoreOptions(
         scorers=["accuracy", "aria", "mmar_rubrics"], extraction="all", aria_backbones="offline",
-        judge=JudgeOptions(model="local:packaged:SmolLM2-135M-Instruct"), progress=progress,
+        judge=JudgeOptions(judge=_demo_judge()), progress=progress,
         # Demo setting (the official protocol is 5 raters of gpt-4o): 1 rater, no re-asks, short replies.
         scorer_options={"mmar_rubrics": _demo_judge_options()})
     results = score_run(folder, options)
@@ -126,10 +130,17 @@ def _aria_summary(results: dict) -> dict[str, Any]:
     return {k: v for k, v in entries[0].items() if k not in ("model", "condition", "template", "template_hash")}
 
 
+def _demo_judge() -> Any:
+    from .judges import offline_judge
+
+    return offline_judge(justification_chars=DEMO_JUSTIFICATION_CHARS)
+
+
 def _demo_judge_options() -> dict[str, Any]:
     from .judges import SamplingParams
 
-    # A second demo serves the cached replies, invalid ones included, instead of asking the 135M judge again.
+    # A second demo serves the cached verdicts instead of asking the judge again. The constrained judge
+    # raises max_tokens to what its grammar's longest reply needs, so no reply is cut off.
     return {"raters": 1, "max_reasks": 0, "sampling": SamplingParams(temperature=0.0, seed=42, max_tokens=64),
             "retry_invalid_cached": False}
 

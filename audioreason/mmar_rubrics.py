@@ -42,7 +42,8 @@ from typing import Any, Mapping, Optional, Sequence, Union
 from audioreason.answers import official_string_match
 from audioreason.judges import (DEFAULT_ITEM_TIMEOUT_S, MMAR_CLIENT_REQUESTS, MMAR_JUDGE_MODEL, MMAR_MAX_ATTEMPTS,
                                 MMAR_SEED, MMAR_TEMPERATURE, MMAR_TIMEOUT_S, EnsembleItem, Judge, JudgeCallError,
-                                JudgeEnsemble, SamplingParams, VerdictSchema, extract_json_values)
+                                JsonReplySchema, JudgeEnsemble, SamplingParams, VerdictSchema, extract_json_values)
+from audioreason.judges.base import judges_metadata
 from audioreason.judges.fence import fence
 from audioreason.judges.runner import DEFAULT_MAX_REASKS
 from audioreason.mmar_official import OfficialPrompt
@@ -282,6 +283,7 @@ class MMARRubricsScorer:
         out = floats(self._system_table(scores) if system else score_table(scores, self.compat))
         judges = sorted({r.judge.name for r in self.ensemble.raters})
         out.update({"protocol": self.protocol, "compat": self.compat, "raters": n_raters, "judges": judges,
+                    "judge_metadata": judges_metadata([r.judge for r in self.ensemble.raters]),
                     "prompt": self.prompt_source, "judge_stats": self.ensemble.total_stats.to_dict()})
         out["warnings"] = self._warnings(out)
         # Statistics come after the scores and never take them down: an undefined one says why.
@@ -408,14 +410,31 @@ def validate_rubric(value: Any, k: int = 5) -> list[dict[str, Any]]:
     return rubric
 
 
+RUBRIC_FIELD_CHARS = (60, 200, 100)  # the constrained judge's longest name, scoring point and note
+
+
+def rubric_schema(k: int = 5, field_chars: Sequence[int] = RUBRIC_FIELD_CHARS) -> JsonReplySchema:
+    """The rubric reply as a schema: validated by ``validate_rubric``, and, for a constrained judge, held to
+    ``judges.constrained.rubric_pattern`` (k objects with name, scoring point and note strings)."""
+    from audioreason.judges.constrained import rubric_pattern
+
+    return JsonReplySchema("mmar_rubric", lambda value: validate_rubric(value, k),
+                           f"a JSON list of exactly {k} objects with distinct name, scoring_point and note strings",
+                           pattern=rubric_pattern(k, *field_chars))
+
+
 async def _generate_one(judge: Judge, item: Mapping[str, Any], k: int, params: Mapping[str, Any],
-                        max_reasks: int) -> dict[str, Any]:
+                        max_reasks: int, field_chars: Sequence[int] = RUBRIC_FIELD_CHARS) -> dict[str, Any]:
     messages = rubric_messages(item, k)
+    extra: dict[str, Any] = {}
+    if getattr(judge, "constrained", False):  # decode under the rubric grammar, with room for its longest reply
+        extra = {"schema": rubric_schema(k, field_chars)}
+        params = {**params, "max_tokens": max(int(params.get("max_tokens") or 0), k * (sum(field_chars) + 40))}
     out: dict[str, Any] = {"id": str(item.get("id")), "status": "call_failed", "rubric": None, "error": None,
                            "replies": [], "calls": 0}
     for turn in range(max_reasks + 1):
         try:
-            completion = await judge.complete(messages, params)
+            completion = await judge.complete(messages, params, **extra)
         except JudgeCallError as err:
             out["calls"] += err.attempts
             out["status"], out["error"] = "call_failed", str(err)
@@ -440,23 +459,24 @@ async def _generate_one(judge: Judge, item: Mapping[str, Any], k: int, params: M
 
 
 def generate_rubrics(items: Sequence[Mapping[str, Any]], judge: Judge, *, k: int = 5,
-                     sampling: SamplingParams = SamplingParams(), max_reasks: int = DEFAULT_MAX_REASKS
-                     ) -> list[dict[str, Any]]:
+                     sampling: SamplingParams = SamplingParams(), max_reasks: int = DEFAULT_MAX_REASKS,
+                     field_chars: Sequence[int] = RUBRIC_FIELD_CHARS) -> list[dict[str, Any]]:
     """Ask ``judge`` for k binary criteria per item from its gold CoT (``thinking``). Per item: ``id``,
     ``status`` ("ok" | "invalid" | "call_failed"), ``rubric`` (MMAR's schema, or None), ``error``,
-    ``replies``, ``calls``. Not cached. Store an ok rubric as ``item["rubric"]`` to score with it."""
+    ``replies``, ``calls``. Not cached. Store an ok rubric as ``item["rubric"]`` to score with it.
+    A constrained judge (``LocalJudge(constrained=True)``) decodes under ``rubric_schema(k, field_chars)``."""
 
     async def main() -> list[dict[str, Any]]:
         try:
-            return list(await asyncio.gather(*(_generate_one(judge, it, k, sampling.for_rater(0), max_reasks)
-                                               for it in items)))
+            return list(await asyncio.gather(*(_generate_one(judge, it, k, sampling.for_rater(0), max_reasks,
+                                                             field_chars) for it in items)))
         finally:
             await judge.aclose()
 
     return asyncio.run(main())
 
 
-__all__ = ["RUBRIC_GEN_REASK", "RUBRIC_GEN_SYSTEM_PROMPT", "RUBRIC_GEN_TEMPLATE", "generate_rubrics",
+__all__ = ["RUBRIC_FIELD_CHARS", "rubric_schema", "RUBRIC_GEN_REASK", "RUBRIC_GEN_SYSTEM_PROMPT", "RUBRIC_GEN_TEMPLATE", "generate_rubrics",
            "rubric_messages", "validate_rubric", "CRITERION_TEMPLATE", "MMARRubricsScorer", "PROTOCOLS", "SYSTEM_LEVEL_PROMPT", "SYSTEM_LEVEL_TEMPLATE",
            "SYSTEM_PROMPT", "USER_TEMPLATE", "build_messages", "build_submission", "check_items", "default_judge",
            "format_criteria",

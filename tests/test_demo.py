@@ -1,5 +1,5 @@
 """`audioreason demo`: the offline cascade run over the 12 bundled MMAR items by the runner, its real outputs
-scored by `audioreason score`, fixture rows only where a scorer needs what a 135M model cannot give (labelled),
+scored by `audioreason score` (MMAR-Rubrics by the constrained offline judge), fixture rows only where a scorer needs what a 135M model cannot give (labelled),
 and a second demo reusing the outputs. The demo runs once (the command, as the README shows it); every test
 reads that run."""
 import json
@@ -77,8 +77,17 @@ def test_rows_of_real_outputs_are_computed_from_them(demo):
     if aria["aria_metrics"]:  # the packaged weights are installed (install.sh)
         mean = sum(aria[m] for m in aria["aria_metrics"]) / len(aria["aria_metrics"])
         assert rows[f"aria: ARIA (mean of {'+'.join(aria['aria_metrics'])})"]["value"] == pytest.approx(mean)
+    # MMAR-Rubrics is judged by the constrained offline judge: a number, labelled, with its counts.
     rubrics = rows["mmar_rubrics: Rubrics"]
-    assert "judged" in rubrics["backbone"] or rubrics["backbone"].startswith("unavailable")
+    entry = payload["results"]["scorers"]["mmar_rubrics"]["results"][0]
+    assert entry["n_judged"] == sum(gate) and entry["n_failed"] == 0  # every gated-in item got a verdict
+    assert isinstance(rubrics["value"], float) and 0.0 <= rubrics["value"] <= 1.0
+    (meta,) = entry["judge_metadata"]
+    assert meta["offline"] and meta["constraint"].startswith("llguidance regex")
+    assert meta["model"].startswith(("Qwen/Qwen2.5-Coder-0.5B-Instruct", "HuggingFaceTB/SmolLM2-135M-Instruct"))
+    assert rubrics["backbone"].startswith(f"(offline judge: {meta['model']}, constrained: {meta['constraint']}), "
+                                          "1 rater(s)")
+    assert f"judged {sum(gate)}, failed 0" in rubrics["backbone"]
     assert all(row["source"] == "the offline cascade" for name, row in rows.items()
                if not name.startswith(ROWS_FROM_FIXTURES))
 

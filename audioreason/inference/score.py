@@ -36,7 +36,7 @@ from __future__ import annotations
 import datetime as _dt
 import json
 import math
-from dataclasses import asdict, dataclass, field
+from dataclasses import asdict, dataclass, field, fields
 from pathlib import Path
 from typing import Any, Mapping, Optional, Sequence
 
@@ -51,13 +51,18 @@ RESULTS_FILE = "results.json"
 ITEMS_FILE = "items.jsonl"
 JUDGE_CACHE_FILE = "judge-cache.sqlite"
 LOCAL_JUDGE_PREFIX = "local:"
+# The constrained offline judge (judges.local.offline_judge): "offline" picks Qwen2.5-Coder-0.5B where it fits,
+# else SmolLM2-135M; "offline:SPEC" names the weights (e.g. offline:packaged:SmolLM2-135M-Instruct).
+OFFLINE_JUDGE_SPEC = "offline"
 
 
 @dataclass
 class JudgeOptions:
     """The judge of the judged scorers. ``model``: an OpenAI-compatible model name (None: gpt-4o-2024-11-20 for
     MMAR-Rubrics, the official scorer's; the AudioSpan Rubric has no default) or ``local:SPEC`` for a
-    transformers chat LM in this process (``packaged:SmolLM2-135M-Instruct``, a folder). ``judge``: a ready
+    transformers chat LM in this process (``packaged:SmolLM2-135M-Instruct``, a folder), decoding freely, or
+    ``offline`` / ``offline:SPEC`` for the constrained offline judge (``judges.local.offline_judge``: every
+    verdict parses, every score is an allowed option; Qwen2.5-Coder-0.5B by default). ``judge``: a ready
     ``audioreason.judges.Judge`` instead (Python use). ``cache``: the verdict cache (None: the run folder's
     judge-cache.sqlite). ``compat`` and ``official_scorer``: MMAR-Rubrics' official-scorer behaviour and
     wording."""
@@ -71,7 +76,8 @@ class JudgeOptions:
     judge: Any = None
 
     def to_dict(self) -> dict[str, Any]:
-        out = {k: v for k, v in asdict(self).items() if k != "judge"}
+        # Not asdict(self): it would deep-copy a ready judge (an in-process model) only to drop it.
+        out = {f.name: getattr(self, f.name) for f in fields(self) if f.name != "judge"}
         out["judge"] = None if self.judge is None else getattr(self.judge, "name", type(self.judge).__name__)
         return out
 
@@ -242,6 +248,14 @@ def build_judge(scorer: str, options: JudgeOptions) -> tuple[Any, Optional[str]]
     if model is None:
         return None, ("no judge given: pass --judge-model (AudioSpan, arXiv:2608.26431, §3.2 grades with an "
                       "ensemble of LLM judges; App. C.4 Table 8 lists gpt-5.4 as its judge model)")
+    if model == OFFLINE_JUDGE_SPEC or model.startswith(OFFLINE_JUDGE_SPEC + ":"):
+        from ..judges import offline_judge
+
+        spec = model[len(OFFLINE_JUDGE_SPEC) + 1:] or None
+        try:
+            return offline_judge(spec), None
+        except (BackendUnavailable, ValueError) as err:
+            return None, f"offline judge {spec or ''} cannot be loaded: {err}".replace("  ", " ")
     if model.startswith(LOCAL_JUDGE_PREFIX):
         try:
             return LocalJudge(model[len(LOCAL_JUDGE_PREFIX):]), None
@@ -269,9 +283,9 @@ class ProgressJudge:
         self._judge, self.bar = judge, bar
         self.name = judge.name
 
-    async def complete(self, messages: Any, params: Any, budget: Any = None) -> Any:
+    async def complete(self, messages: Any, params: Any, budget: Any = None, **kwargs: Any) -> Any:
         try:
-            return await self._judge.complete(messages, params, budget)
+            return await self._judge.complete(messages, params, budget, **kwargs)
         finally:
             if self.bar is not None:
                 self.bar.update(1)

@@ -124,7 +124,11 @@ def _judge_note(entry: Mapping[str, Any], judged: int) -> str:
     if entry.get("headline_unavailable"):
         return f"unavailable: {entry['headline_unavailable']}"
     spread = (entry.get("rater_spread") or {}).get("sd")
-    return (f"judge {', '.join(entry.get('judges') or [])}, {entry.get('raters')} rater(s); judged {judged}, "
+    from ..judges.base import offline_judge_label
+
+    # An in-process judge is named by its label (weights and constraint), any other by its model name.
+    who = offline_judge_label(entry) or f"judge {', '.join(entry.get('judges') or [])}"
+    return (f"{who}, {entry.get('raters')} rater(s); judged {judged}, "
             f"failed {entry.get('n_failed')}; rater spread (mean SD across raters) "
             f"{'n/a' if spread is None else f'{spread:.4f}'}")
 

@@ -21,7 +21,7 @@ from .cache import VerdictCache, cache_key
 from .client import AdaptiveLimiter, OpenAICompatibleJudge, is_local_url, parse_retry_after
 from .ensemble import (AGGREGATIONS, DEFAULT_ITEM_TIMEOUT_S, Aggregate, EnsembleItem, EnsembleResult, JudgeEnsemble,
                        Rater, aggregate)
-from .local import LocalJudge
+from .local import OFFLINE_JUDGE, OFFLINE_JUDGE_FALLBACK, LocalJudge, offline_judge
 from .runner import CALL_FAILED, INVALID, OK, JudgeRequest, JudgeResult, JudgeRunner, JudgeStats
 from .verdicts import (Criterion, CriterionScore, JsonReplySchema, ParseOutcome, ReplySchema, Verdict,
                        VerdictSchema, extract_json_values, parse_mmar_official, parse_verdict, reask_messages,
@@ -35,4 +35,4 @@ __all__ = ["AGGREGATIONS", "DEFAULT_ITEM_TIMEOUT_S", "MMAR_CLIENT_REQUESTS", "MM
            "MMAR_JUDGE_MODEL", "MMAR_MAX_ATTEMPTS", "MMAR_SEED", "MMAR_TEMPERATURE", "OK",
            "OpenAICompatibleJudge", "ParseOutcome", "Rater", "ReplySchema", "SamplingParams", "Verdict", "VerdictCache",
            "VerdictSchema", "aggregate", "cache_key", "extract_json_values", "is_local_url", "parse_verdict",
-           "reask_messages", "scrub", "validate_value"]
+           "reask_messages", "scrub", "validate_value", "OFFLINE_JUDGE", "OFFLINE_JUDGE_FALLBACK", "offline_judge"]

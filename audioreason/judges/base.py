@@ -136,6 +136,33 @@ class Judge(Protocol):
         ...
 
 
+def judge_metadata(judge: Any) -> dict[str, Any]:
+    """What a result records about a judge: its name, its weights, whether it ran in this process (an
+    offline judge) and the decoding constraint (None: free text). Judges without ``metadata()`` are remote."""
+    metadata = getattr(judge, "metadata", None)
+    if callable(metadata):
+        return dict(metadata())
+    return {"name": judge.name, "model": judge.name, "offline": False, "constraint": None}
+
+
+def judges_metadata(judges: Sequence[Any]) -> list[dict[str, Any]]:
+    """One entry per distinct judge name, sorted by name."""
+    seen: dict[str, dict[str, Any]] = {}
+    for judge in judges:
+        seen.setdefault(judge.name, judge_metadata(judge))
+    return [seen[name] for name in sorted(seen)]
+
+
+def offline_judge_label(entry: Mapping[str, Any]) -> str:
+    """"(offline judge: MODEL, constrained: HOW)" when a result was judged in process, else ""."""
+    offline = [m for m in entry.get("judge_metadata") or [] if m.get("offline")]
+    if not offline:
+        return ""
+    parts = "; ".join(f"{m.get('model')}" + (f", constrained: {m['constraint']}" if m.get("constraint") else
+                                            ", unconstrained") for m in offline)
+    return f"(offline judge: {parts})"
+
+
 _KEEP_PREFIX_PATTERNS = (
     re.compile(r"(?i)(bearer\s+)[^\s\"',;)]+"),
     re.compile(r"(?i)((?:api[-_ ]?key|token|secret|authorization|password)(?: provided)?[\"']?\s*[:=]\s*[\"']?)"

@@ -297,7 +297,10 @@ class JudgeRunner:
             try:
                 if budget is not None and budget.exhausted:
                     raise budget.error()
-                completion = await self.judge.complete(messages, params, budget)
+                if getattr(self.judge, "constrained", False):  # it decodes under the reply schema's grammar
+                    completion = await self.judge.complete(messages, params, budget, schema=request.schema)
+                else:
+                    completion = await self.judge.complete(messages, params, budget)
             except JudgeCallError as err:
                 self._account(result, err.attempts, err.call_errors, err.waited_s)
                 result.status, result.error = CALL_FAILED, str(err)

@@ -206,6 +206,7 @@ class JsonReplySchema:
     instructions: str  # the expected format in words, for re-ask messages
     version: str = "1"
     kind: str = "json"
+    pattern: Optional[str] = None  # a regex of the reply, for judges that decode under a grammar (constrained)
 
     def format_instructions(self) -> str:
         return self.instructions

@@ -275,10 +275,13 @@ def _headline(entry: Entry) -> tuple[str, str]:
     if entry.scorer == "aria":
         return "ARIA", _valued(r, "aria", "aria") + ("" if r.get("aria_complete", True) else
                                                     f" (of {'+'.join(r.get('aria_metrics') or [])})")
-    if entry.scorer == "mmar_rubrics":
-        return "MMAR Rubrics", _valued(r, "rubrics", entry.scorer, judged(r, "rubrics")) + rater_spread(r)
-    if entry.scorer == "audiospan_rubric":
-        return "AudioSpan Rubric", _valued(r, "rubric", entry.scorer, judged(r, "rubric")) + rater_spread(r)
+    if entry.scorer in ("mmar_rubrics", "audiospan_rubric"):
+        from ..judges.base import offline_judge_label
+
+        label = offline_judge_label(r)  # a score from an in-process judge says so beside the number
+        field = "rubrics" if entry.scorer == "mmar_rubrics" else "rubric"
+        return ("MMAR Rubrics" if field == "rubrics" else "AudioSpan Rubric",
+                _valued(r, field, entry.scorer, judged(r, field)) + rater_spread(r) + (f" {label}" if label else ""))
     if entry.scorer == "anchor_chain" and isinstance(r.get("chain"), Mapping):
         c = r["chain"]
         random = display(c.get("random_chain"), entry.scorer, "random_chain", c)

@@ -177,7 +177,11 @@ def _judge(entry: Entry) -> Optional[str]:
     judges = entry.result.get("judges")
     if judges:
         raters = entry.result.get("raters")
-        return f"{', '.join(map(str, judges))}" + (f", {raters} rater(s)" if raters else "")
+        from ..judges.base import offline_judge_label
+
+        label = offline_judge_label(entry.result)
+        return (f"{', '.join(map(str, judges))}" + (f", {raters} rater(s)" if raters else "")
+                + (f" {label}" if label else ""))
     judge = (entry.options.get("judge") or {}) if isinstance(entry.options.get("judge"), dict) else {}
     return judge.get("model") or judge.get("judge")
 

@@ -3,7 +3,7 @@ Rendered as Markdown (``markdown``) and inside the HTML report."""
 from __future__ import annotations
 
 from dataclasses import dataclass, field
-from typing import Any, Callable, Optional, Sequence
+from typing import Any, Callable, Mapping, Optional, Sequence
 
 from .load import BENCHMARK_ACCURACY, Entry, Results, benchmark_key, unique
 from .scale import display, interval, judged, number, rater_spread, unavailable
@@ -72,6 +72,15 @@ def perturbations_table(entries: Sequence[Entry]) -> Table:
                  ["set", "perturbation", "ARIA", "ARIA delta", "accuracy", "answers changed", "mode"], rows)
 
 
+def judges_cell(result: Mapping[str, Any]) -> str:
+    """The judges' names, with "(offline judge: ...)" when a judge ran in process."""
+    from ..judges.base import offline_judge_label
+
+    names = ", ".join(map(str, result.get("judges") or []))
+    label = offline_judge_label(result)
+    return f"{names} {label}".strip() if names else label
+
+
 def mmar_rubrics_table(entries: Sequence[Entry]) -> Table:
     rows = []
     for e in entries:
@@ -81,7 +90,7 @@ def mmar_rubrics_table(entries: Sequence[Entry]) -> Table:
         rubrics = f"n/a ({why})" if why else shown(r, e.scorer, "rubrics") + rater_spread(r)
         rows.append([e.label, rubrics, shown(r, e.scorer, "accuracy"), _count(r.get("n")),
                      _count(r.get("n_judged")), _count(r.get("n_gated")), _count(r.get("n_failed")),
-                     ", ".join(map(str, r.get("judges") or [])) + f" x{r.get('raters', '?')}",
+                     judges_cell(r) + f" x{r.get('raters', '?')}",
                      "n/a" if number(alpha) is None else f"{alpha:.3f}"])
     notes = unique(w for e in entries for w in e.result.get("warnings") or [])
     return Table("mmar_rubrics", "MMAR-Rubrics (0-1; the paper prints 100 times these; arXiv:2602.14224 §3.2)",
@@ -120,7 +129,7 @@ def audiospan_rubric_table(entries: Sequence[Entry]) -> Table:
              display(e.result.get("semantic"), e.scorer, "semantic", e.result),
              display(e.result.get("temporal"), e.scorer, "temporal", e.result), _count(e.result.get("n")),
              _count(e.result.get("n_scored")), _count(e.result.get("n_failed")),
-             ", ".join(map(str, e.result.get("judges") or [])) or "verdicts given"] for e in entries]
+             judges_cell(e.result) or "verdicts given"] for e in entries]
     notes = unique(w for e in entries for w in e.result.get("warnings") or [])
     notes += [f"{e.label}: tier average n/a: no item of tier {name} was judged (every one failed)" for e in entries
               for name, t in ((e.result.get("by") or {}).get("duration_tier") or {}).items()
