@@ -31,7 +31,8 @@ def add_rubrics_parser(sub: Any) -> None:
 
 
 def run_generate(args: Any) -> int:
-    from .cli import DataError, UsageError, _quiet
+    from .errors import DataError, UsageError
+    from .quiet import quiet as _quiet
     from .jsonl import read_json_lines
 
     if args.k < 1 or (args.n is not None and args.n < 1) or args.max_reasks < 0:

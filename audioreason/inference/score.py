@@ -36,7 +36,7 @@ from __future__ import annotations
 import datetime as _dt
 import json
 import math
-from dataclasses import asdict, dataclass, field, fields
+from dataclasses import dataclass, field, fields
 from pathlib import Path
 from typing import Any, Mapping, Optional, Sequence
 
