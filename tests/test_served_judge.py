@@ -16,6 +16,7 @@ import pytest
 from audioreason.judges import (INVALID, OK, JudgeRequest, JudgeRunner, OpenAICompatibleJudge, SamplingParams,
                                 VerdictCache, VerdictSchema)
 from audioreason.mmar_rubrics import MMARRubricsScorer, build_messages
+from inference_fixtures import mmar_raw  # noqa: F401 (fixture)
 
 ROOT = Path(__file__).resolve().parents[1]
 ITEMS = [json.loads(line) for line in (ROOT / "tests" / "fixtures" / "mmar_subset.jsonl").read_text().splitlines()
@@ -58,15 +59,16 @@ def test_concurrent_requests_real_generation_and_counts(served_lm):
     assert stats.calls == 3 and stats.retries == 0
     assert served_lm.received() - before_received == 3  # one request per item reached the server
     assert 0 < stats.completion_tokens <= 3 * SAMPLING.max_tokens and stats.prompt_tokens > 3 * 200
-    # all three were in flight at once: the server took in the three before it answered the first
-    assert served_lm.most_in_flight(since=before_log) == 3
+    # concurrency: the client sends the run's first request alone (its first contact), then the other two at
+    # once; the server took both in before it answered either (it generates one at a time, the other queues)
+    assert served_lm.most_in_flight(since=before_log) == 2
 
 
 def test_a_server_killed_mid_batch_is_recovered_and_nothing_paid_is_lost(served_lm, tmp_path):
     """SIGKILL while a request is being generated, a new process on the same port: the client retries the
     cut request until the new one answers; every verdict returned before the kill stays in the cache and is
     never asked again (each request is answered exactly once over both processes)."""
-    items = ITEMS[3:7]
+    items = ITEMS[3:6]
     cache = VerdictCache(tmp_path / "cache.sqlite")
     client = judge(served_lm, concurrency=2, max_attempts=200, backoff_base_s=0.25, backoff_max_s=1.0)
     runner = JudgeRunner(client, sampling=SAMPLING, max_reasks=0, cache=cache)
@@ -94,8 +96,9 @@ def test_a_server_killed_mid_batch_is_recovered_and_nothing_paid_is_lost(served_
     assert served_lm.received(life + 1) == served_lm.answered(life + 1) == len(items) - answered_before
     assert runner.stats.connection_errors >= 1 and runner.stats.call_failed == 0
     assert runner.stats.calls == len(items) + runner.stats.connection_errors + runner.stats.timeouts
-    # a rerun is served from the cache: no request reaches the server
-    again = JudgeRunner(judge(served_lm), sampling=SAMPLING, max_reasks=0, cache=cache)
+    # a rerun is served from the cache: no request reaches the server (invalid verdicts too, when asked:
+    # by default a rerun judges those again, so that a fixed deployment does not inherit a broken one's)
+    again = JudgeRunner(judge(served_lm), sampling=SAMPLING, max_reasks=0, cache=cache, retry_invalid_cached=False)
     received = served_lm.received()
     rerun = again.run(requests_for(items))
     assert again.stats.cache_hits == len(items) and served_lm.received() == received
