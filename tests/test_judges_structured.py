@@ -89,3 +89,23 @@ def test_compat_refuses_structured_outputs_and_the_option_is_checked():
     MMARRubricsScorer(OpenAICompatibleJudge("m", base_url="http://127.0.0.1:9/v1", structured_outputs=True))
     with pytest.raises(ValueError, match="structured_outputs must be True or False"):
         OpenAICompatibleJudge("m", structured_outputs="yes")
+
+
+def test_the_cli_option_reaches_the_judge_and_the_recorded_options():
+    import argparse
+
+    from audioreason.inference.command import add_score_arguments, score_options
+    from audioreason.inference.score import build_judge
+
+    parser = argparse.ArgumentParser()
+    parser.add_argument("--no-progress", action="store_true")
+    add_score_arguments(parser)
+    args = parser.parse_args(["--judge-base-url", "http://127.0.0.1:9/v1", "--judge-structured-outputs"])
+    options = score_options(args)
+    assert options.judge.structured_outputs is True and options.to_dict()["judge"]["structured_outputs"] is True
+    for scorer in ("mmar_rubrics", "audiospan_rubric"):
+        options.judge.model = None if scorer == "mmar_rubrics" else "m"
+        judge, reason = build_judge(scorer, options.judge)
+        assert reason is None and judge.structured_outputs is True
+    plain = score_options(parser.parse_args(["--judge-base-url", "http://127.0.0.1:9/v1"]))
+    assert build_judge("mmar_rubrics", plain.judge)[0].structured_outputs is False
