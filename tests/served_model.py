@@ -63,7 +63,6 @@ class ServedModel:
         log = self.logs / f"serve-{len(self.lives)}.log"
         self.lives.append(log)
         env = dict(os.environ, HF_HUB_OFFLINE="1", TRANSFORMERS_OFFLINE="1", PYTHONUNBUFFERED="1")
-        env.setdefault("OMP_NUM_THREADS", "1")  # two threads on a shared 2-core machine spin against each other
         command = [sys.executable, "-m", "transformers.cli.transformers", "serve", self.model, "--device", "cpu",
                    "--host", "127.0.0.1", "--port", str(self.port), "--log-level", "info"]
         started = time.monotonic()
