@@ -63,6 +63,8 @@ class ServedModel:
         log = self.logs / f"serve-{len(self.lives)}.log"
         self.lives.append(log)
         env = dict(os.environ, HF_HUB_OFFLINE="1", TRANSFORMERS_OFFLINE="1", PYTHONUNBUFFERED="1")
+        # One thread: on a shared 2-core machine two spin against each other (the tests took 553 s instead of 275 s)
+        env.setdefault("OMP_NUM_THREADS", "1")
         command = [sys.executable, "-m", "transformers.cli.transformers", "serve", self.model, "--device", "cpu",
                    "--host", "127.0.0.1", "--port", str(self.port), "--log-level", "info"]
         started = time.monotonic()
