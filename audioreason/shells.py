@@ -25,7 +25,8 @@ import evaluate
 from .jsonl import read_json_lines
 
 # Client options a metric's compute() forwards to OpenAICompatibleJudge.
-JUDGE_OPTIONS = ("base_url", "api_key_env", "concurrency", "timeout_s", "max_attempts", "server_error_attempts")
+JUDGE_OPTIONS = ("base_url", "api_key_env", "concurrency", "timeout_s", "max_attempts", "server_error_attempts",
+                 "structured_outputs")
 
 
 def load_items(items: Union[str, Iterable[dict]]) -> list[dict]:

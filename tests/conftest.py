@@ -57,3 +57,13 @@ def audiospan_run(tmp_path_factory):
     from test_report_runs import make_audiospan_run
 
     return make_audiospan_run(tmp_path_factory.mktemp("audiospan_scored"))
+
+
+@pytest.fixture(scope="session")
+def served_lm(tmp_path_factory):
+    """A real `transformers serve` process on 127.0.0.1 serving the packaged SmolLM2-135M-Instruct (float32),
+    started once for the session (tests/served_model.py). A test that restarts it leaves it running."""
+    from served_model import served_smollm2
+
+    with served_smollm2(tmp_path_factory.mktemp("served_lm")) as server:
+        yield server

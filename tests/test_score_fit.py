@@ -98,6 +98,9 @@ def test_the_command_prints_an_unavailable_judge_and_succeeds(hand_run, tmp_path
     (["--aria-backbones", "lm"], "'lm' is not paper, offline or ROLE=SPEC"),
     (["--official-scorer", "/no/such/evaluation_rubrics.py"], "--official-scorer '/no/such/evaluation_rubrics.py' is not a file"),
     (["--judge-base-url", "localhost:8000"], "--judge-base-url 'localhost:8000': give an http(s) URL"),
+    (["--judge-structured-outputs", "--compat"], "the official scorer (--compat) sends no response_format"),
+    (["--judge-structured-outputs", "--judge-model", "local:packaged:SmolLM2-135M-Instruct"],
+     "--judge-structured-outputs is for an OpenAI-compatible judge"),
 ])
 def test_bad_score_arguments_are_one_line_errors(hand_run, tmp_path, capsys, extra, message):
     with pytest.raises(SystemExit) as exit_info:

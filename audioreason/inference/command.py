@@ -311,6 +311,8 @@ def add_score_arguments(parser: argparse.ArgumentParser, *, seed_option: str = "
     parser.add_argument("--judge-base-url", help="an OpenAI-compatible server (vLLM, ...); default: the OpenAI API")
     parser.add_argument("--judge-api-key-env", default="OPENAI_API_KEY", help="variable holding the judge's API key")
     parser.add_argument("--judge-cache", help="verdict cache (SQLite; default: <run>/judge-cache.sqlite)")
+    parser.add_argument("--judge-structured-outputs", action="store_true",
+                        help="send each verdict's JSON schema as response_format (OpenAI, vLLM); not with --compat")
     parser.add_argument("--compat", action="store_true", help="mmar_rubrics: the official scorer's behaviour")
     parser.add_argument("--official-scorer", help="mmar_rubrics: your copy of MMAR's evaluation_rubrics.py (its wording)")
 
@@ -329,8 +331,13 @@ def score_options(args: argparse.Namespace, *, data: Optional[str] = None, out: 
         if parts.scheme not in ("http", "https") or not parts.hostname:
             raise ValueError(f"--judge-base-url {args.judge_base_url!r}: give an http(s) URL such as "
                              "http://127.0.0.1:8000/v1")
+    if args.judge_structured_outputs and args.compat:
+        raise ValueError("--judge-structured-outputs: the official scorer (--compat) sends no response_format")
+    if args.judge_structured_outputs and (args.judge_model or "").startswith("local:"):
+        raise ValueError("--judge-structured-outputs is for an OpenAI-compatible judge, not a local: one")
     judge = JudgeOptions(model=args.judge_model, base_url=args.judge_base_url, api_key_env=args.judge_api_key_env,
-                         cache=args.judge_cache, compat=args.compat, official_scorer=args.official_scorer)
+                         cache=args.judge_cache, compat=args.compat, official_scorer=args.official_scorer,
+                         structured_outputs=args.judge_structured_outputs)
     return ScoreOptions(scorers=scorers, extraction=args.extraction,
                         aria_backbones=parse_aria_backbones(args.aria_backbones),
                         perturbations=parse_perturbations(args.perturbations), seed=args.perturbation_seed,

@@ -65,7 +65,8 @@ class JudgeOptions:
     verdict parses, every score is an allowed option; Qwen2.5-Coder-0.5B by default). ``judge``: a ready
     ``audioreason.judges.Judge`` instead (Python use). ``cache``: the verdict cache (None: the run folder's
     judge-cache.sqlite). ``compat`` and ``official_scorer``: MMAR-Rubrics' official-scorer behaviour and
-    wording."""
+    wording. ``structured_outputs``: an OpenAI-compatible judge is sent each verdict's JSON schema as
+    ``response_format`` (``audioreason.judges.structured``; never with ``compat``)."""
 
     model: Optional[str] = None
     base_url: Optional[str] = None
@@ -74,6 +75,7 @@ class JudgeOptions:
     compat: bool = False
     official_scorer: Optional[str] = None
     judge: Any = None
+    structured_outputs: bool = False
 
     def to_dict(self) -> dict[str, Any]:
         # Not asdict(self): it would deep-copy a ready judge (an in-process model) only to drop it.
@@ -264,11 +266,13 @@ def build_judge(scorer: str, options: JudgeOptions) -> tuple[Any, Optional[str]]
     if scorer == "mmar_rubrics":
         from ..mmar_rubrics import default_judge
 
-        judge = default_judge(options.compat, model, base_url=options.base_url, api_key_env=options.api_key_env)
+        judge = default_judge(options.compat, model, base_url=options.base_url, api_key_env=options.api_key_env,
+                              structured_outputs=options.structured_outputs)
     else:
         from ..judges import OpenAICompatibleJudge
 
-        judge = OpenAICompatibleJudge(model, base_url=options.base_url, api_key_env=options.api_key_env)
+        judge = OpenAICompatibleJudge(model, base_url=options.base_url, api_key_env=options.api_key_env,
+                                      structured_outputs=options.structured_outputs)
     try:
         judge.check_key()  # no request: a refused or unreachable server shows on the first real one
     except JudgeUnavailable as err:

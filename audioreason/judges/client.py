@@ -215,6 +215,8 @@ class OpenAICompatibleJudge:
     Without the API key variable set, a local ``base_url`` server gets the placeholder key "EMPTY" (vLLM,
     TGI and llama.cpp need none); OpenAI itself (no ``base_url``) and a remote server raise
     ``JudgeUnavailable`` (``api_key_env=None``: the server takes no key, "EMPTY" is sent).
+    ``structured_outputs``: ``JudgeRunner`` sends each request's verdict schema as a JSON Schema
+    ``response_format`` (``audioreason.judges.structured``); off by default, as the official MMAR scorer.
     """
 
     def __init__(self, model: str, *, base_url: Optional[str] = None, api_key_env: Optional[str] = "OPENAI_API_KEY",
@@ -222,7 +224,7 @@ class OpenAICompatibleJudge:
                  max_attempts: int = MMAR_MAX_ATTEMPTS, server_error_attempts: int = DEFAULT_SERVER_ERROR_ATTEMPTS,
                  backoff_base_s: float = 1.0, backoff_max_s: float = 60.0,
                  max_retry_after_s: float = 300.0, default_headers: Optional[Mapping[str, str]] = None,
-                 rng: Optional[random.Random] = None):
+                 structured_outputs: bool = False, rng: Optional[random.Random] = None):
         for option, value in (("concurrency", concurrency), ("max_attempts", max_attempts),
                               ("server_error_attempts", server_error_attempts)):
             if isinstance(value, bool) or not isinstance(value, int) or value < 1:
@@ -247,6 +249,9 @@ class OpenAICompatibleJudge:
         self.backoff_max_s = backoff_max_s
         self.max_retry_after_s = max_retry_after_s
         self.default_headers = dict(default_headers or {})
+        if not isinstance(structured_outputs, bool):
+            raise ValueError(f"structured_outputs must be True or False, got {structured_outputs!r}")
+        self.structured_outputs = structured_outputs
         self._rng = rng or random.Random()
         # id(loop) -> (loop, client, limiter, first contact)
         self._per_loop: dict[int, tuple[Any, Any, AdaptiveLimiter, _FirstContact]] = {}
@@ -255,7 +260,8 @@ class OpenAICompatibleJudge:
 
     def __repr__(self) -> str:
         return (f"OpenAICompatibleJudge(model={self.model!r}, base_url={self.base_url!r}, "
-                f"api_key_env={self.api_key_env!r}, concurrency={self.concurrency})")
+                f"api_key_env={self.api_key_env!r}, concurrency={self.concurrency}"
+                + (", structured_outputs=True)" if self.structured_outputs else ")"))
 
     # ------------------------------------------------------------------ per-loop resources
     def _where(self) -> str:

@@ -31,6 +31,7 @@ from typing import Any, Mapping, Optional, Sequence, Union
 from .base import (TRANSIENT_KINDS, Completion, Judge, JudgeCallError, JudgeUnavailable, SamplingParams, TimeBudget,
                    scrub)
 from .cache import VerdictCache, cache_key
+from .structured import response_format
 from .verdicts import ReplySchema, Verdict, parse_verdict, reask_messages
 
 log = logging.getLogger("audioreason.judges")
@@ -197,9 +198,19 @@ class JudgeRunner:
         self.claim_ttl_s = claim_ttl_s
         self._owner = f"{socket.gethostname()}:{os.getpid()}:{uuid.uuid4().hex[:12]}"
 
+    def params(self, request: JudgeRequest) -> dict[str, Any]:
+        """The request fields besides the messages: the rater's sampling parameters, and the request's schema as
+        ``response_format`` when the judge asks for structured outputs (``judges.structured``)."""
+        params = self.sampling.for_rater(request.rater)
+        if getattr(self.judge, "structured_outputs", False) is True:
+            fmt = response_format(request.schema)
+            if fmt is not None:
+                params["response_format"] = fmt
+        return params
+
     def key(self, request: JudgeRequest) -> str:
-        return cache_key(self.judge.name, request.messages, self.sampling.for_rater(request.rater),
-                         request.rater, request.schema.to_dict())
+        return cache_key(self.judge.name, request.messages, self.params(request), request.rater,
+                         request.schema.to_dict())
 
     # ------------------------------------------------------------------ batch entry points
     def run(self, requests: Sequence[JudgeRequest]) -> list[JudgeResult]:
@@ -286,7 +297,7 @@ class JudgeRunner:
     # ------------------------------------------------------------------ one request
     async def _judge_one(self, request: JudgeRequest, key: str, budget: Optional[TimeBudget] = None) -> JudgeResult:
         started = time.monotonic()
-        params = self.sampling.for_rater(request.rater)
+        params = self.params(request)
         result = JudgeResult(item_id=request.item_id, rater=request.rater, judge=self.judge.name, key=key,
                              status=CALL_FAILED)
         messages = [dict(m) for m in request.messages]
