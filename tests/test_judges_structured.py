@@ -94,7 +94,7 @@ def test_compat_refuses_structured_outputs_and_the_option_is_checked():
 def test_the_cli_option_reaches_the_judge_and_the_recorded_options():
     import argparse
 
-    from audioreason.inference.command import add_score_arguments, score_options
+    from audioreason.inference.score_args import add_score_arguments, score_options
     from audioreason.inference.score import build_judge
 
     parser = argparse.ArgumentParser()

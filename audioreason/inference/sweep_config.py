@@ -253,7 +253,7 @@ def check_adapter_options(kind: str, options: Any, key: str, fail: Callable[[str
 
 def _score_options(given: dict[str, Any], fail: Callable[[str, str], SweepError]) -> Any:
     """ScoreOptions from the `score` mapping, through `audioreason score`'s own defaults and checks."""
-    from .command import add_score_arguments, score_options
+    from .score_args import add_score_arguments, score_options
 
     parser = argparse.ArgumentParser(add_help=False)
     add_score_arguments(parser)
