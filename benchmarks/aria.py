@@ -28,8 +28,8 @@ from typing import Callable
 
 import numpy as np
 
-from audioreason.aria import AriaScorer
-from audioreason.cot import parse_cot
+from audioreason.scorers.aria.scorer import AriaScorer
+from audioreason.text.cot import parse_cot
 
 TIMED = {"M2": "_m2", "M3": "_m3", "M4": "_m4", "M6": "_m6"}
 WARMUP_ITEMS = 4

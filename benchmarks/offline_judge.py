@@ -41,7 +41,7 @@ def items(n: int) -> list[dict]:
 def run_one(config: str, n: int, max_reasks: int, justification_chars: int, free_max_tokens: int) -> dict:
     sys.path.insert(0, str(ROOT))
     from audioreason.judges import JudgeRequest, JudgeRunner, LocalJudge, SamplingParams
-    from audioreason.mmar_rubrics import build_messages, schema_for
+    from audioreason.scorers.mmar_rubrics.scorer import build_messages, schema_for
 
     model, mode = config.rsplit("-", 1)
     started = time.perf_counter()

@@ -22,7 +22,7 @@ import tempfile
 import time
 from pathlib import Path
 
-from audioreason.spaces import APPS, build_space, build_wheel
+from audioreason.apps.spaces import APPS, build_space, build_wheel
 
 CLIENT = r'''
 import sys, time

@@ -27,7 +27,7 @@ ROOT = Path(__file__).resolve().parents[1]
 sys.path.insert(0, str(ROOT / "tests"))
 
 from audioreason.judges import JudgeRequest, JudgeRunner, OpenAICompatibleJudge, SamplingParams  # noqa: E402
-from audioreason.mmar_rubrics import build_messages, schema_for  # noqa: E402
+from audioreason.scorers.mmar_rubrics.scorer import build_messages, schema_for  # noqa: E402
 
 ITEMS = ROOT / "tests" / "fixtures" / "mmar_subset.jsonl"
 IGNORED = "Ignoring unsupported fields in the request: {'response_format'}"

@@ -5,9 +5,9 @@ from fractions import Fraction
 
 import pytest
 
-from audioreason.anchor_chain import score_anchor_chain
-from audioreason.scoring.anchor_chain import (accuracy, chain_score, grounding_split, per_link_accuracy,
-                                              random_chain_expectation)
+from audioreason.scorers.anchor_chain.scorer import score_anchor_chain
+from audioreason.scorers.anchor_chain.formulas import (accuracy, chain_score, grounding_split, per_link_accuracy,
+                                                       random_chain_expectation)
 
 
 @pytest.mark.parametrize("links, expected", [
@@ -92,7 +92,7 @@ def test_accuracy_eq1():
 
 def test_scores_are_exact_fractions_and_the_output_is_the_nearest_float():
     """Chains scored 2/3 and 1 average exactly 5/6: in floats (2/3 + 1) / 2 prints 0.8333333333333333, one
-    unit below the float nearest 5/6 (the project's one scale is 0-1, computed exactly; audioreason.scale)."""
+    unit below the float nearest 5/6 (the project's one scale is 0-1, computed exactly; audioreason.base.scale)."""
     assert chain_score([True, True, False]) == Fraction(2, 3)
     assert random_chain_expectation([4, 4, 4]) == Fraction(7, 64)
     assert accuracy([True, False, True]) == Fraction(2, 3)

@@ -9,7 +9,7 @@ from pathlib import Path
 import evaluate
 import pytest
 
-from audioreason.anchor_chain import score_anchor_chain, score_mcq_accuracy
+from audioreason.scorers.anchor_chain.scorer import score_anchor_chain, score_mcq_accuracy
 from fixtures.shell_helpers import load_app
 
 ROOT = Path(__file__).resolve().parents[1]

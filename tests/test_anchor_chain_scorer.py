@@ -1,9 +1,9 @@
 """AudioSpan anchor chains and native MCQ: parsing, validation, breakdowns, templates."""
 import pytest
 
-from audioreason.anchor_chain import (build_chains, gold_index, parse_answer, score_anchor_chain,
-                                      score_mcq_accuracy)
-from audioreason.audiospan_templates import MCQ_INSTRUCTION, OEQ_INSTRUCTION, build_prompt
+from audioreason.scorers.anchor_chain.scorer import (build_chains, gold_index, parse_answer, score_anchor_chain,
+                                                     score_mcq_accuracy)
+from audioreason.text.audiospan_templates import MCQ_INSTRUCTION, OEQ_INSTRUCTION, build_prompt
 
 CH = ["dog barking", "cat meowing", "bird song", "cow mooing"]
 

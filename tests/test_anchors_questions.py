@@ -5,10 +5,10 @@ from __future__ import annotations
 
 import pytest
 
-from audioreason.anchor_chain import score_anchor_chain
+from audioreason.scorers.anchor_chain.scorer import score_anchor_chain
 from audioreason.audio.anchor_questions import perception_item, perception_options, trace_phrase
-from audioreason.audiospan_templates import build_prompt
-from audioreason.timestamps import parse_timestamp
+from audioreason.text.audiospan_templates import build_prompt
+from audioreason.text.timestamps import parse_timestamp
 
 
 def completed(operation="addition", starts=(125.4, 1830.0, 3000.6), frames=3600 * 16000, **fields):

@@ -13,7 +13,7 @@ COT = ("[PERCEPTION]\nEntities: dog\nDescription: barking.\n[ANALYSIS]\nA dog is
 def test_evaluate_load_matches_core(tiny_backbones):
     import evaluate
 
-    from audioreason.aria import AriaScorer
+    from audioreason.scorers.aria.scorer import AriaScorer
 
     metric = evaluate.load(str(ROOT / "metrics" / "aria"))
     kwargs = dict(backbones=tiny_backbones, m3_mode="logprob", vocabulary=["dog", "thunder"])

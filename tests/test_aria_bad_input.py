@@ -5,7 +5,7 @@ import numpy as np
 import pytest
 import soundfile as sf
 
-from audioreason.aria import AriaInputError, AriaScorer
+from audioreason.scorers.aria.scorer import AriaInputError, AriaScorer
 from audioreason.audio import synthesize_clip
 
 GOOD = ("[PERCEPTION]\nEntities: dog\nDescription: barking.\n[ANALYSIS]\nA dog is close.\n[REASONING]\n"

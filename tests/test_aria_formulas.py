@@ -3,7 +3,7 @@ import math
 
 import pytest
 
-from audioreason.scoring import aria as F
+from audioreason.scorers.aria import formulas as F
 
 
 def test_m1_mean_of_entity_cosines_and_zero_without_entities():

@@ -15,7 +15,7 @@ import soundfile as sf
 import soxr
 import torch
 
-from audioreason.aria import AriaInputError, AriaScorer
+from audioreason.scorers.aria.scorer import AriaInputError, AriaScorer
 from audioreason.audio import AudioError, load_audio, stream, synthesize_clip
 from audioreason.backends import clap_audio
 from audioreason.backends.clap import ClapBackend

@@ -8,9 +8,9 @@ from pathlib import Path
 import numpy as np
 import pytest
 
-from audioreason.aria import AriaConfig, AriaInputError, AriaScorer
+from audioreason.scorers.aria.scorer import AriaConfig, AriaInputError, AriaScorer
 from audioreason.audio import synthesize_clip
-from audioreason.scoring.aria import FittedThresholds, ProfileThresholds
+from audioreason.scorers.aria.formulas import FittedThresholds, ProfileThresholds
 
 ROOT = Path(__file__).resolve().parents[1]
 GOOD = ("[PERCEPTION]\nEntities: dog\nDescription: barking.\n[ANALYSIS]\nA dog is close.\n[REASONING]\n"
@@ -46,7 +46,7 @@ NONE = dict.fromkeys(("clap", "embedder", "lm", "nli", "vectors"))  # every back
     ("vocabulary", [], "a list of words (non-empty strings) or None for the shipped list"),
 ])
 def test_a_bad_option_value_is_refused_up_front(option, value, allowed, monkeypatch):
-    import audioreason.aria as aria_module
+    import audioreason.scorers.aria.scorer as aria_module
 
     monkeypatch.setattr(aria_module, "resolve_backbones", lambda *a: pytest.fail("checked after the backbones"))
     with pytest.raises(ValueError, match=re.escape(f"{option} must be {allowed}, got {value!r}")):

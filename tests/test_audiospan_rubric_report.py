@@ -3,7 +3,7 @@ tier means) beside the pooled mean, and D.3's matched set limited to items with 
 (Table 10's caption), with every left-out item counted."""
 import pytest
 
-from audioreason.audiospan_rubric import score_verdicts
+from audioreason.scorers.audiospan_rubric.scorer import score_verdicts
 
 ESSENTIAL = [{"text": "Names the speaker", "importance": "essential", "time_range": None}]
 SUPPORTING = [{"text": "Mentions the rain", "importance": "supporting", "time_range": None}]

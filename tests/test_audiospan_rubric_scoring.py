@@ -1,9 +1,9 @@
 """AudioSpan Rubric pure scoring (Table 7, Eq. 2, Eq. 4, Eq. 5-6, four cells, histogram) and timestamps."""
 import pytest
 
-from audioreason.scoring.audiospan_rubric import (auc, axis_counts, breakdown, criterion_score, histogram,
-                                                  mcq_oeq, rubric_score, semantic_temporal)
-from audioreason.timestamps import find_timestamps, parse_span, parse_timestamp, temporal_match
+from audioreason.scorers.audiospan_rubric.formulas import (auc, axis_counts, breakdown, criterion_score, histogram,
+                                                           mcq_oeq, rubric_score, semantic_temporal)
+from audioreason.text.timestamps import find_timestamps, parse_span, parse_timestamp, temporal_match
 
 # Table 7 (supporting), rows sigma, columns tau; "missing" falls back to sigma like "none".
 TABLE7 = {("correct", "correct"): 1.0, ("correct", "wrong"): 0.5, ("correct", "none"): 1.0,

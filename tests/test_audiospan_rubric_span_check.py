@@ -5,8 +5,8 @@ import random
 
 import pytest
 
-from audioreason.audiospan_rubric import deterministic_check, score_verdicts
-from audioreason.timestamps import SPAN_TOLERANCE_S, TOLERANCE_S, temporal_match
+from audioreason.scorers.audiospan_rubric.scorer import deterministic_check, score_verdicts
+from audioreason.text.timestamps import SPAN_TOLERANCE_S, TOLERANCE_S, temporal_match
 
 REF = [750.0, 780.0]  # 12:30-13:00
 

@@ -3,7 +3,7 @@ are normalized to seconds before comparison"). Expected values are seconds compu
 None is no time."""
 import pytest
 
-from audioreason.timestamps import find_timestamps, parse_span, parse_timestamp
+from audioreason.text.timestamps import find_timestamps, parse_span, parse_timestamp
 
 GOLDEN = [
     # clocks

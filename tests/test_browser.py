@@ -319,7 +319,7 @@ def test_explorer_compares_two_runs_side_by_side(browser, shots, tmp_path):
 
 
 def test_report_app_and_the_report_page(browser, shots, demo_session, tmp_path):
-    from audioreason.anchor_chain import demo_items, score_anchor_chain
+    from audioreason.scorers.anchor_chain.scorer import demo_items, score_anchor_chain
     from audioreason.report import build_report
 
     run = demo_session[0] / "cascade-run"

@@ -94,7 +94,7 @@ def test_a_damaged_run_file_is_a_data_error_naming_it(tmp_path, capsys, content,
 def test_launched_processes_get_the_same_arguments_without_num_processes():
     import argparse
 
-    from audioreason.inference.command import add_run_parser, command_line
+    from audioreason.cli.run import add_run_parser, command_line
 
     parser = argparse.ArgumentParser()
     add_run_parser(parser.add_subparsers(dest="command"))

@@ -10,7 +10,7 @@ from audioreason.analysis.compare import compare_runs, format_comparison
 from audioreason.cli import main
 from audioreason.data.mmar import demo_metadata, write_raw_folder
 from audioreason.inference.prompts import get_template
-from audioreason.inference.score import ScoreOptions, score_run
+from audioreason.evaluation.score import ScoreOptions, score_run
 
 ITEMS = demo_metadata()[:8]
 

@@ -7,8 +7,8 @@ import evaluate
 import pytest
 
 import audioreason
-from audioreason.aria import AriaScorer
-from audioreason.shells import INPUTS
+from audioreason.scorers.aria.scorer import AriaScorer
+from audioreason.apps.shells import INPUTS
 
 CH = ["dog", "cat", "bird", "cow"]
 OEQ = {"id": "oeq1", "duration_tier": "S", "language": "en", "cognitive_level": "P", "dimension": "localization",

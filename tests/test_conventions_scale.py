@@ -1,11 +1,11 @@
-"""One score scale (fractions in [0, 1], audioreason.scale) and what people read of it: the Space widgets show
+"""One score scale (fractions in [0, 1], audioreason.base.scale) and what people read of it: the Space widgets show
 at most 4 decimals, never float noise. Run outside the repository."""
 import json
 from fractions import Fraction
 
 import pytest
 
-from audioreason.scale import floats, rounded, to_float
+from audioreason.base.scale import floats, rounded, to_float
 from fixtures.shell_helpers import load_app
 
 

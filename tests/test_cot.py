@@ -1,6 +1,6 @@
 import random
 
-from audioreason.cot import build_cot_prompt, format_choices, parse_cot, split_think
+from audioreason.text.cot import build_cot_prompt, format_choices, parse_cot, split_think
 
 
 def test_prompt_has_four_tagged_steps_and_lettered_choices():

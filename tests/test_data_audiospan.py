@@ -10,9 +10,9 @@ import yaml
 from datasets import load_dataset
 
 from audioreason.data import AudioSpanBuilder, audio_paths, export_benchmark
-from audioreason.audiospan_fields import FIELD_ALIASES
+from audioreason.text.audiospan_fields import FIELD_ALIASES
 from audioreason.data.audiospan import FEATURES
-from audioreason.timestamps import parse_record_span, parse_record_time
+from audioreason.text.timestamps import parse_record_span, parse_record_time
 from audioreason.data.hub_load import read_card_yaml
 from fixtures.audiospan_synth import EDITS, write_audiospan_folder
 from fixtures.data_helpers import assert_same_items, soundfile_samples

@@ -6,9 +6,9 @@ import json
 
 import pytest
 
-from audioreason import answers
+from audioreason.text import answers
 from audioreason.data.mmar import build_demo_dataset
-from audioreason.inference.scorers import answer_text
+from audioreason.evaluation.sections import answer_text
 
 ROWS_FROM_FIXTURES = ("text prior:", "retention:", "decomposition:", "anchor_chain:", "audiospan:", "audiospan_rubric:")
 
@@ -31,7 +31,7 @@ def test_demo_sample_is_real_mmar_metadata(demo):
 
 
 def test_the_outputs_are_the_cascades_own(demo):
-    from audioreason.demo import DEMO_MAX_NEW_TOKENS, DEMO_MODEL
+    from audioreason.apps.demo import DEMO_MAX_NEW_TOKENS, DEMO_MODEL
 
     workdir, _, payload = demo
     folder = workdir / "cascade-run"
@@ -114,7 +114,7 @@ def test_fixture_rows_are_labelled_and_hold_their_hand_computed_values(demo):
 
 
 def test_a_second_demo_reuses_the_outputs(demo, monkeypatch):
-    import audioreason.demo as demo_module
+    import audioreason.apps.demo as demo_module
 
     workdir, _, _ = demo
 

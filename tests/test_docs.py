@@ -94,7 +94,7 @@ def test_the_site_builds_strictly(tmp_path):
         html = site / ("index.html" if rel.name == "index" else rel / "index.html")
         assert html.is_file(), f"{page} was not built"
     api = (site / "api" / "index.html").read_text(encoding="utf-8")
-    assert "audioreason.cot.parse_cot" in api and "Never raises: garbage gives an empty parse" in api  # its docstring
+    assert "audioreason.text.cot.parse_cot" in api and "Never raises: garbage gives an empty parse" in api  # its docstring
 
 
 def test_the_python_examples_run_and_print_what_the_pages_say(tmp_path):

@@ -8,10 +8,10 @@ import json
 
 import pytest
 
-from audioreason import answers
+from audioreason.text import answers
 from audioreason.cli import main
 from audioreason.data.mmar import demo_metadata, write_raw_folder
-from audioreason.inference.command import add_evaluate_parser, add_run_parser, command_line
+from audioreason.cli.run import add_evaluate_parser, add_run_parser, command_line
 
 ITEMS = demo_metadata()[:2]
 

@@ -7,8 +7,8 @@ Answer slot (the whole output when there is no slot).
 """
 import pytest
 
-from audioreason.answers import extract_aria, extract_hybrid, official_string_match, strict_string_match
-from audioreason.cot import parse_cot
+from audioreason.text.answers import extract_aria, extract_hybrid, official_string_match, strict_string_match
+from audioreason.text.cot import parse_cot
 
 ANIMALS = ["Dog barking", "Cat meowing", "Bird chirping", "Car horn"]  # gold: Cat meowing
 PEOPLE = ["Man", "Woman", "Child", "Robot"]  # gold: Woman

@@ -20,7 +20,7 @@ import pytest
 from audioreason.cli import main
 from audioreason.inference.imports import EMPTY_ERROR
 from audioreason.inference.runner import check_record, read_run_file
-from audioreason.inference.scorers import reply_parts
+from audioreason.evaluation.sections import reply_parts
 from fixtures.data_helpers import DATA, mmar_records, mmau_records, write_mmar_raw, write_mmau_raw
 
 FILES = DATA / "imports"

@@ -27,7 +27,7 @@ def test_aria_plain_prompt_golden():
 
 
 def test_aria_cot_is_the_cot_module_prompt():
-    from audioreason.cot import build_cot_prompt
+    from audioreason.text.cot import build_cot_prompt
 
     prompt = text("aria_cot", MCQ)
     assert prompt == build_cot_prompt("What makes the sound?", ["Owl", "Parrot"])

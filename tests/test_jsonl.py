@@ -1,8 +1,8 @@
-"""JSON Lines, read one way everywhere (audioreason.jsonl): the files' reader and the widgets' pasted records."""
+"""JSON Lines, read one way everywhere (audioreason.base.jsonl): the files' reader and the widgets' pasted records."""
 import pytest
 
-from audioreason.jsonl import (numbered_json_lines, parse_json_lines, parse_json_records, read_json_file,
-                               read_json_lines, read_json_objects)
+from audioreason.base.jsonl import (numbered_json_lines, parse_json_lines, parse_json_records, read_json_file,
+                                    read_json_lines, read_json_objects)
 
 
 def test_lines_blank_lines_skipped_and_a_bad_line_named(tmp_path):

@@ -8,7 +8,7 @@ import pytest
 from audioreason.judges import (JsonReplySchema, JudgeRequest, JudgeRunner, OpenAICompatibleJudge, SamplingParams,
                                 VerdictSchema)
 from audioreason.judges.structured import response_format, verdict_json_schema
-from audioreason.mmar_rubrics import MMARRubricsScorer
+from audioreason.scorers.mmar_rubrics.scorer import MMARRubricsScorer
 from judge_server import running_server
 
 RUBRIC = [{"name": "Names the bell", "choices": [0, 1]}, {"name": "Times the ring", "choices": [0, 0.5, 1]}]
@@ -94,8 +94,8 @@ def test_compat_refuses_structured_outputs_and_the_option_is_checked():
 def test_the_cli_option_reaches_the_judge_and_the_recorded_options():
     import argparse
 
-    from audioreason.inference.score_args import add_score_arguments, score_options
-    from audioreason.inference.score import build_judge
+    from audioreason.cli.score_args import add_score_arguments, score_options
+    from audioreason.evaluation.score import build_judge
 
     parser = argparse.ArgumentParser()
     parser.add_argument("--no-progress", action="store_true")

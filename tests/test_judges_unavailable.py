@@ -9,9 +9,9 @@ from pathlib import Path
 
 import pytest
 
-from audioreason.audiospan_rubric import AudioSpanRubricScorer
+from audioreason.scorers.audiospan_rubric.scorer import AudioSpanRubricScorer
 from audioreason.judges import JudgeUnavailable, OpenAICompatibleJudge, is_local_url
-from audioreason.mmar_rubrics import MMARRubricsScorer
+from audioreason.scorers.mmar_rubrics.scorer import MMARRubricsScorer
 from judge_server import running_server
 
 ROOT = Path(__file__).resolve().parents[1]

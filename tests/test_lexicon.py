@@ -1,4 +1,4 @@
-"""M6 word pipeline and audio vocabulary (audioreason.lexicon)."""
+"""M6 word pipeline and audio vocabulary (audioreason.text.lexicon)."""
 from __future__ import annotations
 
 import json
@@ -7,19 +7,10 @@ from pathlib import Path
 
 import pytest
 
-from audioreason import lexicon
-from audioreason.lexicon import (
-    AUDIO_VOCABULARY_FILE,
-    CUSTOM_STOPWORDS,
-    NLTK_STOPWORDS,
-    NON_SOUND_WORDS,
-    STOPWORDS,
-    SYNONYMS,
-    build_audio_vocabulary,
-    content_words,
-    lemmatize,
-    load_audio_vocabulary,
-)
+from audioreason.text import lexicon
+from audioreason.text.lexicon import (AUDIO_VOCABULARY_FILE, CUSTOM_STOPWORDS, NLTK_STOPWORDS, NON_SOUND_WORDS,
+                                      STOPWORDS, SYNONYMS, build_audio_vocabulary, content_words, lemmatize,
+                                      load_audio_vocabulary)
 
 ONTOLOGY = Path(__file__).parent / "data" / "audioset_ontology.json"  # shipped (tests/data/README.md)
 

@@ -10,8 +10,8 @@ from pathlib import Path
 
 import pytest
 
-from audioreason.mmar_official import OfficialPrompt, OfficialScorerError
-from audioreason.mmar_rubrics import MMARRubricsScorer, build_submission, default_judge
+from audioreason.text.mmar_official import OfficialPrompt, OfficialScorerError
+from audioreason.scorers.mmar_rubrics.scorer import MMARRubricsScorer, build_submission, default_judge
 from judge_server import running_server
 
 ROOT = Path(__file__).resolve().parents[1]

@@ -9,7 +9,7 @@ from pathlib import Path
 import pytest
 
 from audioreason.judges import LocalJudge, SamplingParams
-from audioreason.mmar_rubrics import MMARRubricsScorer
+from audioreason.scorers.mmar_rubrics.scorer import MMARRubricsScorer
 
 FIXTURE = Path(__file__).parent / "fixtures" / "mmar_subset.jsonl"
 ITEMS = [json.loads(line) for line in FIXTURE.read_text(encoding="utf-8").splitlines() if line.strip()]

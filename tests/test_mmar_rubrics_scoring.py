@@ -1,15 +1,15 @@
-"""MMAR-Rubrics formulas (audioreason.scoring.mmar_rubrics) against hand-computed values on real MMAR items
+"""MMAR-Rubrics formulas (audioreason.scorers.mmar_rubrics.formulas) against hand-computed values on real MMAR items
 (tests/fixtures/mmar_subset.jsonl: 18 records copied from MMAR-meta.jsonl, with their rubrics)."""
 import json
 from pathlib import Path
 
 import pytest
 
-from audioreason.answers import official_string_match
+from audioreason.text.answers import official_string_match
 from audioreason.judges import aggregate
-from audioreason.scoring.mmar_rubrics import (FAILED, GATED, JUDGED, ItemScore, StatisticUnavailable, groups_of,
-                                              instance_score, krippendorff_alpha, rater_score, score_table,
-                                              summarize)
+from audioreason.scorers.mmar_rubrics.formulas import (FAILED, GATED, JUDGED, ItemScore, StatisticUnavailable,
+                                                       groups_of, instance_score, krippendorff_alpha, rater_score,
+                                                       score_table, summarize)
 from fixtures.shell_helpers import NeverCalled
 
 FIXTURE = Path(__file__).parent / "fixtures" / "mmar_subset.jsonl"
@@ -131,7 +131,7 @@ def test_per_group_tables_by_hand():
 
 
 def test_metric_card_holds_the_full_prompts():
-    from audioreason import mmar_rubrics as m
+    from audioreason.scorers.mmar_rubrics import scorer as m
 
     card = (Path(__file__).resolve().parents[1] / "metrics" / "mmar_rubrics" / "README.md").read_text(encoding="utf-8")
     assert card.startswith("---\n") and "\ntitle: MMAR-Rubrics\n" in card.split("---")[1]
@@ -141,7 +141,7 @@ def test_metric_card_holds_the_full_prompts():
 
 
 def test_preference_agreement_counts():
-    from audioreason.scoring.mmar_rubrics import preference_agreement
+    from audioreason.scorers.mmar_rubrics.formulas import preference_agreement
 
     counts = preference_agreement([0.8, 0.4, 0.6, None, 1.0], [0.2, 0.6, 0.6, 0.4, 0.8])
     assert counts == {"C>R": 2, "C<R": 1, "C=R": 1, "skipped": 1}
@@ -152,7 +152,7 @@ REAL = Path(__file__).parent / "data" / "MMAR-meta.jsonl"
 
 def test_every_real_mmar_item_gates_its_gold_answer_and_builds_a_schema():
     from audioreason.judges import VerdictSchema
-    from audioreason.mmar_rubrics import build_messages
+    from audioreason.scorers.mmar_rubrics.scorer import build_messages
 
     items = [json.loads(line) for line in REAL.read_text(encoding="utf-8").splitlines() if line.strip()]
     assert len(items) == 1000
@@ -175,7 +175,7 @@ KRIPPENDORFF_EXAMPLE = {
 
 
 def test_krippendorff_alpha_matches_the_published_example():
-    from audioreason.scoring.mmar_rubrics import krippendorff_alpha
+    from audioreason.scorers.mmar_rubrics.formulas import krippendorff_alpha
 
     assert krippendorff_alpha(KRIPPENDORFF_EXAMPLE, "nominal") == pytest.approx(0.743, abs=5e-4)
     assert krippendorff_alpha(KRIPPENDORFF_EXAMPLE, "interval") == pytest.approx(0.849, abs=5e-4)
@@ -196,7 +196,7 @@ def test_krippendorff_alpha_matches_the_published_example():
 def test_alpha_on_a_single_value_is_unavailable_with_the_reason_not_a_crash(rows):
     """krippendorff raises "There has to be more than one value in the domain" here; it must not reach
     the caller, whose scores were computed (and paid for) before the statistic."""
-    from audioreason.scoring.mmar_rubrics import rater_reliability
+    from audioreason.scorers.mmar_rubrics.formulas import rater_reliability
 
     out = rater_reliability(rows, 5, ["gpt-4o-2024-11-20"])
     assert out["alpha"] is None and "one value" in out["unavailable"] and "undefined" in out["unavailable"]
@@ -206,7 +206,7 @@ def test_alpha_on_a_single_value_is_unavailable_with_the_reason_not_a_crash(rows
 
 
 def test_reliability_reports_every_undefined_case_and_a_library_failure(monkeypatch):
-    from audioreason.scoring.mmar_rubrics import rater_reliability
+    from audioreason.scorers.mmar_rubrics.formulas import rater_reliability
     import krippendorff
 
     assert rater_reliability([[0.2], [0.4]], 1, ["j"])["unavailable"] == "alpha needs at least two raters"
@@ -243,7 +243,7 @@ def test_bad_items_are_refused_before_any_call_naming_item_and_field(change, mes
     import copy
     import re
 
-    from audioreason.mmar_rubrics import MMARRubricsScorer
+    from audioreason.scorers.mmar_rubrics.scorer import MMARRubricsScorer
 
     item = copy.deepcopy(ITEMS[0])
     change(item)
@@ -253,8 +253,8 @@ def test_bad_items_are_refused_before_any_call_naming_item_and_field(change, mes
 
 
 def test_duplicate_ids_are_refused_in_the_scorer_and_the_metric():
-    from audioreason.mmar_rubrics import check_items
-    from audioreason.shells import items_for_references
+    from audioreason.scorers.mmar_rubrics.scorer import check_items
+    from audioreason.apps.shells import items_for_references
 
     with pytest.raises(ValueError, match="also item 0's; ids must be distinct"):
         check_items([ITEMS[0], ITEMS[1], ITEMS[0]])

@@ -6,9 +6,8 @@ from pathlib import Path
 
 import pytest
 
-from audioreason.answers import (extract_string_match, official_string_match, official_tokens,
-                                 strict_string_match)
-from audioreason.cot import LETTERS
+from audioreason.text.answers import extract_string_match, official_string_match, official_tokens, strict_string_match
+from audioreason.text.cot import LETTERS
 
 MMAR = Path(__file__).parent / "data" / "MMAR-meta.jsonl"  # the full release, shipped (tests/data/README.md)
 

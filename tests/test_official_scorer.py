@@ -9,10 +9,10 @@ from pathlib import Path
 import pytest
 
 from audioreason.cli import main
-from audioreason.cot import LETTERS
-from audioreason.inference.score import RESULTS_FILE, ScoreOptions, score_run
-from audioreason.inference.score_table import result_rows
-from audioreason.inference.scorers import OutputSet, accuracy_section, extraction_rules
+from audioreason.text.cot import LETTERS
+from audioreason.evaluation.score import RESULTS_FILE, ScoreOptions, score_run
+from audioreason.evaluation.table import result_rows
+from audioreason.evaluation.sections import OutputSet, accuracy_section, extraction_rules
 from test_score_results import ITEMS, build_hand_run
 
 MMAU = Path(__file__).parent / "data" / "mmau-test-mini.json"

@@ -11,7 +11,7 @@ import pytest
 from audioreason.judges import JudgeRequest, JudgeRunner, LocalJudge, SamplingParams, VerdictSchema, parse_verdict
 from audioreason.judges.base import judges_metadata, offline_judge_label
 from audioreason.judges.constrained import rubric_pattern, token_budget, verdict_pattern
-from audioreason.mmar_rubrics import build_messages, schema_for, validate_rubric
+from audioreason.scorers.mmar_rubrics.scorer import build_messages, schema_for, validate_rubric
 
 llguidance = pytest.importorskip("llguidance")
 META = Path(__file__).parent / "data" / "MMAR-meta.jsonl"
@@ -103,7 +103,7 @@ def test_the_judge_and_its_constraint_are_recorded_and_labelled(tiny_random):
 
 
 def test_rubric_generation_under_the_constraint_gives_a_valid_criterion_set(tiny_random):
-    from audioreason.mmar_rubrics import generate_rubrics
+    from audioreason.scorers.mmar_rubrics.scorer import generate_rubrics
 
     judge = LocalJudge(backend=tiny_random, constrained=True)
     (out,) = generate_rubrics(mmar_items(1), judge, k=3, max_reasks=1, sampling=SamplingParams(temperature=1.0, seed=3),
@@ -129,7 +129,7 @@ def test_smollm2_constrained_judges_real_mmar_items(smollm2):
 
 
 def test_offline_spec_builds_the_constrained_judge():
-    from audioreason.inference.score import JudgeOptions, build_judge
+    from audioreason.evaluation.score import JudgeOptions, build_judge
 
     judge, why = build_judge("mmar_rubrics", JudgeOptions(model="offline:packaged:SmolLM2-135M-Instruct"))
     assert why is None and judge.constrained and judge.metadata()["model"].startswith("HuggingFaceTB/SmolLM2-135M")

@@ -5,9 +5,9 @@ import random
 
 import pytest
 
-from audioreason.cot import parse_cot
-from audioreason.perturbations import (CHECKS, DECORATION_WORDS, HINTS, IRRELEVANT_SENTENCES, PERTURBATIONS,
-                                       parse_perturbations, perturb)
+from audioreason.text.cot import parse_cot
+from audioreason.text.perturbations import (CHECKS, DECORATION_WORDS, HINTS, IRRELEVANT_SENTENCES, PERTURBATIONS,
+                                            parse_perturbations, perturb)
 
 # The paper's App. B.4 example: MMAR f0VchKwpMAk_00-11-10_00-11-30, gold Parrot.
 ITEM = {"id": "f0VchKwpMAk_00-11-10_00-11-30", "choices": ["Owl", "Robot", "Rooster", "Parrot"], "answer": "Parrot"}
@@ -109,8 +109,8 @@ def test_perturbation_names():
 
 
 def test_an_item_without_a_wrong_choice_is_left_out_and_counted_not_the_whole_set():
-    from audioreason.aria import AriaScorer
-    from audioreason.inference.scorers import OutputSet, perturbation_section
+    from audioreason.scorers.aria.scorer import AriaScorer
+    from audioreason.evaluation.sections import OutputSet, perturbation_section
 
     cot = "[PERCEPTION]\nEntities: dog\nDescription: barking.\n[ANALYSIS]\nClose.\n[REASONING]\nA dog.\n[ANSWER]\n(A) {}"
     items = {"ok": {"id": "ok", "question": "What?", "choices": ["dog", "rain"], "answer": "dog"},

@@ -59,7 +59,7 @@ def test_a_scale_stated_for_the_file_holds_for_its_results(tmp_path):
 @pytest.fixture(scope="module")
 def text_prior_result(tmp_path_factory):
     """The text prior scorer's own output on a hand-made table: 2 models x 4 items under Full, None, frag:2."""
-    from audioreason.text_prior import score_text_prior
+    from audioreason.scorers.text_prior.scorer import score_text_prior
 
     path = tmp_path_factory.mktemp("text_prior") / "text_prior.json"
     records = []

@@ -73,7 +73,7 @@ def make_audiospan_run(root: Path) -> Path:
     from fixtures.audiospan_synth import write_audiospan_folder
 
     from audioreason.inference.runner import RunConfig, run
-    from audioreason.inference.score import JudgeOptions, ScoreOptions, score_run
+    from audioreason.evaluation.score import JudgeOptions, ScoreOptions, score_run
 
     data = write_audiospan_folder(root / "audiospan_raw")
 

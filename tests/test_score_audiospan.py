@@ -8,7 +8,7 @@ import pytest
 
 from audioreason.inference.prompts import get_template
 from audioreason.inference.runner import load_items
-from audioreason.inference.score import JudgeOptions, ScoreOptions, score_run
+from audioreason.evaluation.score import JudgeOptions, ScoreOptions, score_run
 from fixtures.audiospan_synth import write_audiospan_folder
 from judge_server import running_server
 

@@ -8,7 +8,7 @@ import pytest
 
 from audioreason.cli import main
 from audioreason.judges import VerdictCache
-from audioreason.inference.score import RESULTS_FILE, JudgeOptions, ScoreOptions, score_run
+from audioreason.evaluation.score import RESULTS_FILE, JudgeOptions, ScoreOptions, score_run
 from test_score_results import OUTPUTS, build_hand_run
 
 

@@ -6,11 +6,11 @@ import json
 
 import pytest
 
-from audioreason.aria import AriaScorer
+from audioreason.scorers.aria.scorer import AriaScorer
 from audioreason.data.mmar import demo_metadata, write_raw_folder
 from audioreason.inference.prompts import get_template
-from audioreason.inference.score import ITEMS_FILE, RESULTS_FILE, JudgeOptions, ScoreOptions, score_run
-from audioreason.inference.score_table import format_table, result_rows
+from audioreason.evaluation.score import ITEMS_FILE, RESULTS_FILE, JudgeOptions, ScoreOptions, score_run
+from audioreason.evaluation.table import format_table, result_rows
 from judge_server import running_server
 
 ITEMS = demo_metadata()[:3]  # gold: Open Grassland, Too little, Christmas
@@ -159,7 +159,7 @@ def test_aria_is_the_scorer_called_directly(scored, tiny_backbones):
 
 
 def test_perturbations_report_deltas_answer_changes_and_modes(scored, tiny_backbones):
-    from audioreason.perturbations import perturb
+    from audioreason.text.perturbations import perturb
 
     run_dir, _, results = scored
     section = by_set(results["scorers"]["perturbations"])

@@ -15,7 +15,7 @@ import pytest
 
 from audioreason.judges import (INVALID, OK, JudgeRequest, JudgeRunner, OpenAICompatibleJudge, SamplingParams,
                                 VerdictCache, VerdictSchema)
-from audioreason.mmar_rubrics import MMARRubricsScorer, build_messages
+from audioreason.scorers.mmar_rubrics.scorer import MMARRubricsScorer, build_messages
 from inference_fixtures import mmar_raw  # noqa: F401 (fixture)
 
 ROOT = Path(__file__).resolve().parents[1]

@@ -9,8 +9,8 @@ from pathlib import Path
 import evaluate
 import pytest
 
-from audioreason.anchor_chain import score_anchor_chain
-from audioreason.audiospan_rubric import score_verdicts
+from audioreason.scorers.anchor_chain.scorer import score_anchor_chain
+from audioreason.scorers.audiospan_rubric.scorer import score_verdicts
 
 ROOT = Path(__file__).resolve().parents[1]
 OEQ = [{"id": f"o{n}", "question": "What happens?", "pair_id": f"p{n}",

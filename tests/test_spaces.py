@@ -14,8 +14,8 @@ from pathlib import Path
 
 import pytest
 
-from audioreason.spaces import (APPS, SpaceBuildError, build_space, build_wheel, check_header, requirements_text,
-                                uploaded_text, wheel_pins)
+from audioreason.apps.spaces import (APPS, SpaceBuildError, build_space, build_wheel, check_header, requirements_text,
+                                     uploaded_text, wheel_pins)
 
 ROOT = Path(__file__).resolve().parents[1]
 LIGHT = [name for name in APPS if name != "aria"]  # aria ships ~570 MB of weights: benchmarks/space_install.py
@@ -172,7 +172,7 @@ def _run_in_folders(uses: dict) -> dict:
 def test_light_apps_run_from_their_folders_with_only_their_requirements(built):
     from audioreason.report.scale import fraction
 
-    widget = 5e-5  # the widgets show values rounded to 4 decimals (audioreason.scale.rounded)
+    widget = 5e-5  # the widgets show values rounded to 4 decimals (audioreason.base.scale.rounded)
     folders = {name: Path(built[name]["out"]) for name in LIGHT}
     ran = _run_in_folders({folders[name]: USE[name] for name in LIGHT})
     results = {name: ran[folders[name]] for name in LIGHT}

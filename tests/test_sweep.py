@@ -155,7 +155,7 @@ def test_the_leaderboard_carries_each_runs_results(swept):
 
 
 def test_the_example_sweep_validates():
-    from audioreason.inference.sweep_config import load_sweep
+    from audioreason.cli.sweep_config import load_sweep
 
     sweep = load_sweep(str(ROOT / "examples" / "text_prior_sweep.yaml"), check_paths=False)
     assert [m.label for m in sweep.models] == ["qwen2-audio", "qwen2.5-omni"]

@@ -5,9 +5,10 @@ from fractions import Fraction
 
 import pytest
 
-from audioreason.scoring import text_prior as tp
-from audioreason.text_prior import (Condition, demo_records, demo_rows, parse_condition, records_from_columns,
-                                    records_from_jsonl, records_from_nested, score_text_prior, summary_tables)
+from audioreason.scorers.text_prior import formulas as tp
+from audioreason.scorers.text_prior.scorer import (Condition, demo_records, demo_rows, parse_condition,
+                                                   records_from_columns, records_from_jsonl, records_from_nested,
+                                                   score_text_prior, summary_tables)
 
 CHOICES = ["Dog barking", "Rain", "Piano", "Wind"]
 CATEGORY = {"a": "sound", "b": "sound", "c": "sound", "d": "speech", "e": "speech", "f": "speech"}
@@ -531,7 +532,7 @@ def test_summary_tables(result):
 
 def test_rates_are_exact_fractions_on_the_0_to_1_scale():
     """Pooled R_TP = (0/3 + 3/3) / (2/3 + 3/3) is exactly 3/5; summing float accuracies gives
-    0.6000000000000001. Accuracies, R_TP and R_N are fractions in [0, 1] (audioreason.scale)."""
+    0.6000000000000001. Accuracies, R_TP and R_N are fractions in [0, 1] (audioreason.base.scale)."""
     rows = [("m1", "q1", 1, 0), ("m1", "q2", 1, 0), ("m1", "q3", 0, 0),
             ("m2", "q1", 1, 1), ("m2", "q2", 1, 1), ("m2", "q3", 1, 1)]
     records = [{"model": m, "item_id": i, "condition": c, "prediction": bool(v)}

@@ -8,7 +8,7 @@ from pathlib import Path
 import evaluate
 import pytest
 
-from audioreason.text_prior import score_text_prior
+from audioreason.scorers.text_prior.scorer import score_text_prior
 
 ROOT = Path(__file__).resolve().parents[1]
 CHOICES = ["Dog barking", "Rain"]

@@ -3,8 +3,8 @@ analysis code (leonardofhy/all-that-glitters-is-not-audio): the TB chance level,
 errored_fragments="sufficient", and the XS/AN model mean."""
 import pytest
 
-from audioreason.scoring import text_prior as tp
-from audioreason.text_prior import demo_records, score_text_prior, summary_tables
+from audioreason.scorers.text_prior import formulas as tp
+from audioreason.scorers.text_prior.scorer import demo_records, score_text_prior, summary_tables
 
 T, F, E = True, False, None  # correct, wrong, errored run
 

@@ -1,6 +1,7 @@
 """Validity statistics: the analyses of ARIA-Rubrics §4 ("Beyond Accuracy: ARIA-Rubrics for Evaluating Audio
 Reasoning in Large Audio Language Models", Li et al.) on any set of results, plus the MMAR-Rubrics judges'
 reliability (arXiv:2602.14224 §3.2).
+Layer 7 (ARCHITECTURE.md): it may import layers 0-6 (down to the scorers' formulas).
 
     from audioreason.analysis import validity_report
     report = validity_report([{"model": "Qwen2-Audio", "benchmark": "MMAR", "result": aria_result}, ...],
@@ -92,7 +93,7 @@ pingouin is not used: it would bring seaborn, matplotlib, scikit-learn, pandas-f
 function, while ICC(2,1) is a closed form of the ANOVA mean squares already fitted here, checked against
 Shrout & Fleiss' published example (0.29, F 11.03, interval 0.019-0.76).
 """
-from audioreason.scoring.mmar_rubrics import krippendorff_alpha, rater_reliability
+from audioreason.scorers.mmar_rubrics.formulas import krippendorff_alpha, rater_reliability
 
 from .agreement import LEVELS, annotator_alpha, kendalls_w
 from .anova import icc_2_1, two_way_anova

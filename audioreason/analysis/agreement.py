@@ -10,7 +10,7 @@ whose chi^2 p-value on n - 1 df (a large-sample approximation) comes with it. Wi
 W = (1 + Spearman's rho) / 2.
 
 Krippendorff's alpha: the maintained ``krippendorff`` package through
-``audioreason.scoring.mmar_rubrics.krippendorff_alpha`` (one implementation for the whole project);
+``audioreason.scorers.mmar_rubrics.formulas.krippendorff_alpha`` (one implementation for the whole project);
 missing ratings are handled natively, as ARIA §4 describes.
 """
 from __future__ import annotations
@@ -20,7 +20,7 @@ from typing import Any, Mapping, Optional, Sequence
 import numpy as np
 from scipy import stats
 
-from audioreason.scoring.mmar_rubrics import krippendorff_alpha
+from audioreason.scorers.mmar_rubrics.formulas import krippendorff_alpha
 
 from .statistic import Statistic, StatisticUnavailable, as_table, as_vector, labels, require_complete
 

@@ -22,13 +22,13 @@ from typing import Any, Iterable, Mapping, Optional
 
 from .uncertainty import DEFAULT, UncertaintyOptions, mcnemar_exact, paired_difference
 
-RESULTS_FILE, ITEMS_FILE = "results.json", "items.jsonl"  # as audioreason.inference.score writes them
+RESULTS_FILE, ITEMS_FILE = "results.json", "items.jsonl"  # as audioreason.evaluation.score writes them
 ARIA_FIELDS = ("M1", "M2", "M3", "M4", "M5", "M6", "aria")
 
 
 def read_scored_run(folder: Any) -> tuple[dict[str, Any], list[dict[str, Any]]]:
     """(results, item rows) of a scored run folder (or of its results.json)."""
-    from ..jsonl import DataFileError, read_json_file, read_json_objects
+    from audioreason.base.jsonl import DataFileError, read_json_file, read_json_objects
 
     path = Path(folder).expanduser()
     if path.is_file() and path.name == RESULTS_FILE:

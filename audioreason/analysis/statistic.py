@@ -15,7 +15,7 @@ from typing import Any, Optional, Sequence
 import numpy as np
 
 # One exception for "undefined on these data", shared with the MMAR-Rubrics reliability code.
-from audioreason.scoring.mmar_rubrics import StatisticUnavailable
+from audioreason.scorers.mmar_rubrics.formulas import StatisticUnavailable
 
 
 @dataclass(frozen=True)

@@ -1,5 +1,6 @@
 """Audio input: the one decoder (torchcodec with a soundfile fallback, held to what each file's header
-promises), resampling, long-file streaming, fragments, and synthesized test signals."""
+promises), resampling, long-file streaming, fragments, and synthesized test signals.
+Layer 2 (ARCHITECTURE.md): it may import only ``audioreason.base`` and ``audioreason.text``."""
 from .errors import AudioError
 from .fragments import FragmentResult, fragment_audio, fragment_bounds, split_samples
 from .io import (AUDIO_BACKENDS, in_memory_audio, load_audio, resolve_audio_backend, torchcodec_status,

@@ -30,7 +30,7 @@ Schema ``audioreason.anchor_manifest`` version 1 (keys in this order when writte
 Question timestamps (positions, options) are in the edited timeline: the audio a model hears.
 
 Reading (``read_manifest``) also accepts the field names of the AudioSpan loader's manifest aliases (one
-table, ``audioreason.audiospan_fields.FIELD_ALIASES["manifest"]``: op/type, spans/windows, event/category,
+table, ``audioreason.text.audiospan_fields.FIELD_ALIASES["manifest"]``: op/type, spans/windows, event/category,
 snr, mode/mask, gain/volume_db, speed/factor/rate...), their value spellings (``OPERATIONS``,
 ``DELETION_MODES``, ``ATTRIBUTES`` there) and every span form the loader reads ([a, b], {start, end},
 "MM:SS-MM:SS"). A position without ``original_start`` / ``original_end`` is a plan: its times are read as
@@ -44,8 +44,8 @@ import os
 from pathlib import Path
 from typing import Any, Mapping, Optional, Union
 
-from .. import audiospan_fields as fields
-from ..timestamps import is_single_span, parse_record_span, parse_record_time
+from audioreason.text import audiospan_fields as fields
+from audioreason.text.timestamps import is_single_span, parse_record_span, parse_record_time
 
 SCHEMA = "audioreason.anchor_manifest"
 SCHEMA_VERSION = 1

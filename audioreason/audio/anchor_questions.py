@@ -17,7 +17,7 @@ Four options, one per cell of {true count, off-by-one count} x {true time, far-o
 ``perception_item`` returns an anchor item in the AudioSpan loader's ``metadata/anchor.jsonl`` form
 (``id``, ``recording_id``, ``chain_id``, ``link_position`` 1, ``cognitive_level`` perception, ``format``
 MCQ, ``question``, ``choices``, ``answer`` (the gold text), ``answer_index``, ``operation``,
-``edit_manifest``), which ``audioreason.anchor_chain`` scores and ``audiospan_templates.build_prompt``
+``edit_manifest``), which ``audioreason.scorers.anchor_chain.scorer`` scores and ``audiospan_templates.build_prompt``
 writes as a prompt.
 """
 from __future__ import annotations
@@ -27,7 +27,7 @@ from typing import Any, Mapping, Optional
 
 import numpy as np
 
-from ..timestamps import clock
+from audioreason.text.timestamps import clock
 from .anchor_manifest import manifest_json, read_manifest
 
 FAR_FRACTION = 0.15

@@ -1,4 +1,5 @@
 """Benchmark loaders: MMAR, MMAU test-mini and AudioSpan as ``datasets`` in one schema.
+Layer 5 (ARCHITECTURE.md): it may import layers 0-4 (base, text, audio, backends, judges).
 
 - ``load_benchmark(name, path_or_hub_id, split="test", ...)``: one line from a raw folder, a Hub-ready
   folder or a Hub id (``load``);
@@ -19,7 +20,7 @@ loading and the build scripts).
 """
 from ..audio.io import load_audio as decode_audio
 from ..audio.io import resolve_audio_backend, torchcodec_status
-from ..audiospan_fields import FIELD_ALIASES
+from audioreason.text.audiospan_fields import FIELD_ALIASES
 from .audiospan import AudioSpanBuilder
 from .builder import BenchmarkBuilder, BenchmarkConfig
 from .features import CORE_FEATURES, TEST_SPLIT, audio_paths

@@ -67,10 +67,10 @@ from typing import Any, Mapping, Optional
 import datasets
 from datasets import Audio, List, Value
 
-from ..audiospan_fields import (ATTRIBUTES, DELETION_MODES, DIMENSIONS, FIELD_ALIASES, FORMATS, IMPORTANCE,
-                               LANGUAGES, LEVEL_BY_POSITION, LEVELS, OPERATIONS, TIERS)
-from ..timestamps import is_single_span as _is_single_span
-from ..timestamps import parse_record_span, parse_record_time
+from audioreason.text.audiospan_fields import (ATTRIBUTES, DELETION_MODES, DIMENSIONS, FIELD_ALIASES, FORMATS,
+                                               IMPORTANCE, LANGUAGES, LEVEL_BY_POSITION, LEVELS, OPERATIONS, TIERS)
+from audioreason.text.timestamps import is_single_span as _is_single_span
+from audioreason.text.timestamps import parse_record_span, parse_record_time
 from .audio_files import AudioFiles
 from .builder import BenchmarkBuilder, BenchmarkConfig, SourceScan
 from .features import TEST_SPLIT, benchmark_features

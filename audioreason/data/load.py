@@ -112,7 +112,7 @@ def export_benchmark(name: str, dataset: datasets.Dataset, out_dir: Union[str, o
     if audio_root is not None:
         check_inside(dataset, audio_root, action="nothing was exported")
     if card is None:
-        from ..bundled import dataset_card_path
+        from audioreason.base.bundled import dataset_card_path
 
         card = Path(dataset_card_path(spec.name)).read_text(encoding="utf-8")
     return spec.export(dataset, out_dir, card=card, overwrite=overwrite, **options)
@@ -221,7 +221,7 @@ def run_build_script(name: str, card_path: Union[str, os.PathLike], argv: Option
     printing the card's licence (it asks nothing: the flag is the decision). An error is one line on stderr
     and exit status 1 (2 for bad arguments); ``--debug`` shows the traceback instead. ``api``: the
     ``huggingface_hub.HfApi`` to push with (tests pass a stand-in)."""
-    from ..errors import describe_error
+    from audioreason.base.errors import describe_error
 
     spec = benchmark_spec(name)
     prog = f"datasets_scripts/{spec.name}/build.py"

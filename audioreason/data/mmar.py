@@ -26,7 +26,7 @@ from datasets import List, Value
 
 from ..audio.io import write_audio
 from ..audio.synth import synthesize_clip
-from ..jsonl import parse_json_lines, read_json_lines
+from audioreason.base.jsonl import parse_json_lines, read_json_lines
 from .audio_files import AudioFiles, resolve_inside
 from .builder import BenchmarkBuilder, SourceScan
 from .features import benchmark_features

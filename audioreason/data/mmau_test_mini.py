@@ -26,7 +26,7 @@ from typing import Any, Mapping, Optional
 
 from datasets import Value
 
-from ..jsonl import parse_json_lines
+from audioreason.base.jsonl import parse_json_lines
 from .audio_files import AudioFiles
 from .builder import BenchmarkBuilder, SourceScan
 from .features import benchmark_features

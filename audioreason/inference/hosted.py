@@ -187,7 +187,7 @@ PRICE_FIELDS = {"prompt_per_million": 1e-6, "completion_per_million": 1e-6, "aud
 def load_prices(path: str) -> dict[str, Any]:
     """A prices file (JSON, or YAML by its suffix): {"currency": "USD", "models": {NAME: {"prompt_per_million":
     2.5, "completion_per_million": 10.0, "audio_per_minute": 0.0}}}; ValueError naming what is wrong."""
-    from ..jsonl import read_json_file
+    from audioreason.base.jsonl import read_json_file
 
     file = Path(path).expanduser()
     if not file.is_file():

@@ -10,7 +10,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any, Optional, Sequence
 
-from ..jsonl import json_type, read_json_file, read_json_objects
+from audioreason.base.jsonl import json_type, read_json_file, read_json_objects
 
 FORMATS = ("jsonl", "csv", "mmar", "mmau", "lmms-eval")
 SCHEMAS = {

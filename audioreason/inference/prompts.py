@@ -7,13 +7,13 @@ the layout changes the hash. Each output records the template's name and hash.
 Templates (messages are one user turn of plain text; the audio travels beside them):
 
 - ``aria_cot``: the ARIA four-step CoT prompt (ARIA-Rubrics, §3.2 and App. A.1;
-  ``audioreason.cot.build_cot_prompt``). Multiple-choice only.
+  ``audioreason.text.cot.build_cot_prompt``). Multiple-choice only.
 - ``aria_plain``: the free-prompt baseline of ARIA App. A.2 / B.1. The paper shows that prompt only as an
   image; it requires an explicit answer "because we need to compute accuracy" and frees every other
   restriction. The words below are ours, written to that description. Multiple-choice only.
 - ``audiospan``: the AudioSpan instruction of App. C.1 (arXiv:2608.26431), chosen per item by answer format:
   MCQ items get the option-letter instruction with lettered options, OEQ items the timestamp instruction
-  (``audioreason.audiospan_templates.build_prompt``).
+  (``audioreason.text.audiospan_templates.build_prompt``).
 - ``plain``: the plain MMAR / MMAU prompt: the question and its choices, asking for the chosen option's
   text. Neither the MMAR nor the MMAU repository publishes an inference prompt (both ship only their
   scoring scripts, which string-match the choice *text*, so a bare letter scores as wrong); the words are
@@ -29,9 +29,9 @@ import json
 from dataclasses import dataclass
 from typing import Any, Callable, Mapping, Sequence
 
-from ..audiospan_templates import MCQ_INSTRUCTION, OEQ_INSTRUCTION, item_format
-from ..audiospan_templates import build_prompt as build_audiospan_prompt
-from ..cot import COT_TEMPLATE, build_cot_prompt, format_choices
+from audioreason.text.audiospan_templates import MCQ_INSTRUCTION, OEQ_INSTRUCTION, item_format
+from audioreason.text.audiospan_templates import build_prompt as build_audiospan_prompt
+from audioreason.text.cot import COT_TEMPLATE, build_cot_prompt, format_choices
 
 Messages = list[dict[str, str]]
 

@@ -56,7 +56,7 @@ from pathlib import Path
 from typing import Any, Callable, Iterable, Mapping, Optional, Sequence
 
 from ..audio.errors import AudioError
-from ..jsonl import JSON_KINDS, DataFileError, json_type, read_json_file, read_json_objects
+from audioreason.base.jsonl import JSON_KINDS, DataFileError, json_type, read_json_file, read_json_objects
 from .base import DecodingParams, Generation, GenerationRequest, ModelAdapter
 from .conditions import AudioPreparer, Condition, local_path, not_applicable, parse_conditions
 from .hosted import cost_of, load_prices, usage_summary

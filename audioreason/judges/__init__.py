@@ -1,4 +1,5 @@
 """LLM-as-judge layer shared by every judged scorer (``mmar_rubrics``, ``audiospan_rubric``).
+Layer 4 (ARCHITECTURE.md): it may import layers 0-3 (base, text, audio, backends).
 
     from audioreason.judges import (OpenAICompatibleJudge, JudgeRunner, JudgeRequest, VerdictSchema,
                                     SamplingParams)

@@ -1,5 +1,6 @@
 """Results as a person would rather look at them: ``audioreason report RESULTS... -o report.html`` writes one
 self-contained HTML file (tables and matplotlib figures as inline SVG) and the tables as Markdown.
+Layer 10 (ARCHITECTURE.md): it may import layers 0-9 (the scored results of ``audioreason.evaluation``).
 
     from audioreason.report import build_report, load_results
     build_report(["runs/q2a", "runs/salmonn/results.json", "aria_output.json"], "report.html")

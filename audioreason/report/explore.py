@@ -386,7 +386,7 @@ def item_verdicts(view: RunView, key: str) -> dict[str, bool]:
                          if isinstance(v.get("official_scorer_correct"), bool)), None)
         if recorded is not None:
             return {OFFICIAL_VERDICT: recorded, **out}
-        from ..inference.scorers import is_mcq, official_scorer_correct
+        from audioreason.evaluation.sections import is_mcq, official_scorer_correct
 
         item = view.items.get(str(row.get("id")))
         if item and key in view.outputs and is_mcq(item) and item.get("answer") is not None:
@@ -580,7 +580,7 @@ def item_detail(view: RunView, key: str) -> dict[str, Any]:
 
 
 def _item_detail(view: RunView, key: str) -> dict[str, Any]:
-    from ..cot import parse_cot
+    from audioreason.text.cot import parse_cot
 
     record = view.outputs.get(key, {})
     row = view.rows.get(key, {})

@@ -213,7 +213,7 @@ def provenance(entries: Sequence[Entry]) -> list[str]:
 def aria_radar(entries: Sequence[Entry]) -> Optional[Figure]:
     """M1-M6 per set on one radar, each vertex with its interval (a radial bar); an unavailable metric
     leaves a gap (never a 0)."""
-    from ..scoring.aria import METRIC_NAMES, METRICS
+    from audioreason.scorers.aria.formulas import METRIC_NAMES, METRICS
 
     if not entries:
         return None
@@ -242,9 +242,9 @@ def aria_radar(entries: Sequence[Entry]) -> Optional[Figure]:
 
 def mode_regions(rule: str) -> list[tuple[str, tuple[float, float], tuple[float, float]]]:
     """(mode, (accuracy from, to), (ARIA from, to)) rectangles of a reasoning-mode rule at its default
-    thresholds (``audioreason.scoring.aria``). Under the paper's rule the low-accuracy half has no mode of
+    thresholds (``audioreason.scorers.aria.formulas``). Under the paper's rule the low-accuracy half has no mode of
     its own: Scaffolding is read from M2-M5 (high M3 with low M2, M4, M5), not from this plane."""
-    from ..scoring.aria import FittedThresholds, ProfileThresholds
+    from audioreason.scorers.aria.formulas import FittedThresholds, ProfileThresholds
 
     if rule == "fitted":
         t = FittedThresholds()
@@ -257,7 +257,7 @@ def mode_regions(rule: str) -> list[tuple[str, tuple[float, float], tuple[float,
 
 def _default_mode(result: dict[str, Any]) -> Optional[str]:
     """The mode the recorded rule gives at its default thresholds (None when the profile is incomplete)."""
-    from ..scoring.aria import reasoning_mode
+    from audioreason.scorers.aria.formulas import reasoning_mode
 
     profile = {k: number(result.get(k)) for k in ("M2", "M3", "M4", "M5", "aria", "accuracy")}
     if any(v is None for v in profile.values()) or not result.get("aria_complete", True):
@@ -416,7 +416,7 @@ def chain_ladder(chains: Sequence[dict[str, Any]]) -> list[Optional[float]]:
 def uniform_options(random_chain: Any) -> Optional[int]:
     """The option count n with random Chain (1/n + 1/n^2 + 1/n^3) / 3 equal to ``random_chain`` (every link
     with n options), or None when no n from 2 to 26 gives it (mixed option counts)."""
-    from ..scoring.anchor_chain import random_chain_expectation
+    from audioreason.scorers.anchor_chain.formulas import random_chain_expectation
 
     value = number(random_chain)
     if value is None:

@@ -20,7 +20,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any, Iterable, Iterator, Mapping, Optional, Sequence, Union
 
-from ..jsonl import read_json_lines
+from audioreason.base.jsonl import read_json_lines
 from .scale import stated_scale
 
 RESULTS_FILE, ITEMS_FILE = "results.json", "items.jsonl"  # the names `audioreason score` writes

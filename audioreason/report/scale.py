@@ -1,6 +1,6 @@
 """The one place that knows on which scale each number of a result is, and the one formatter.
 
-Every scorer here reports on one scale, fractions in [0, 1] (``audioreason.scale``); the report and the
+Every scorer here reports on one scale, fractions in [0, 1] (``audioreason.base.scale``); the report and the
 explorer print them the same way, with four decimals (a paper's percentage is 100 times the value). Results
 written before that (``mmar_rubrics`` and ``audiospan_rubric`` scores, and ``text_prior_decomposition``'s R_N,
 were percentages then) are still read right:
@@ -22,7 +22,7 @@ import math
 from typing import Any, Mapping, Optional, Sequence
 
 PERCENT, FRACTION = 100.0, 1.0
-DECIMALS = 4  # as audioreason.scale.DISPLAY_DECIMALS
+DECIMALS = 4  # as audioreason.base.scale.DISPLAY_DECIMALS
 
 # Fields those scorers wrote as percentages (0-100) before the one 0-1 scale; "*" is every field.
 LEGACY_PERCENT_FIELDS: dict[str, frozenset[str]] = {

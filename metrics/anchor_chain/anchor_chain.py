@@ -6,8 +6,8 @@ file alone into its cache, so it must not import siblings). See README.md (the m
 import datasets
 import evaluate
 
-from audioreason import shells
-from audioreason.anchor_chain import items_from_columns, score_anchor_chain, score_mcq_accuracy
+from audioreason.apps import shells
+from audioreason.scorers.anchor_chain.scorer import items_from_columns, score_anchor_chain, score_mcq_accuracy
 
 _CITATION = """\
 @article{audiospan,

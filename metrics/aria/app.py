@@ -4,9 +4,9 @@ import os
 
 import gradio as gr
 
-from audioreason.aria import AriaScorer
-from audioreason.cot import parse_cot
-from audioreason.scale import rounded
+from audioreason.scorers.aria.scorer import AriaScorer
+from audioreason.text.cot import parse_cot
+from audioreason.base.scale import rounded
 
 EXAMPLE = ("[PERCEPTION]\nEntities: dog, car horn\nDescription: A dog barks twice, then a car horn sounds.\n"
            "[ANALYSIS]\nThe barks are close and loud; the horn is further away.\n"

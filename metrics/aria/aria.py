@@ -6,8 +6,8 @@ file alone into its cache, so it must not import siblings). See README.md (the m
 import datasets
 import evaluate
 
-from audioreason import shells
-from audioreason.aria import AriaConfig, AriaScorer
+from audioreason.apps import shells
+from audioreason.scorers.aria.scorer import AriaConfig, AriaScorer
 
 _CITATION = """\
 @article{aria_rubrics,

@@ -2,16 +2,16 @@
 paste OEQ items, the model's answers and the judge's replies (JSON Lines) and see the Rubric, semantic% /
 temporal%, where the deterministic timestamp check disagrees with the judge, and the breakdowns. The replies
 are validated exactly as a judge's (index order, count, dimension rules). Scoring only: the judge runs
-elsewhere (any OpenAI-compatible endpoint through `audioreason.audiospan_rubric.AudioSpanRubricScorer`)."""
+elsewhere (any OpenAI-compatible endpoint through `audioreason.scorers.audiospan_rubric.scorer.AudioSpanRubricScorer`)."""
 import json
 import os
 
 import gradio as gr
 
-from audioreason.audiospan_rubric import score_verdicts
-from audioreason.jsonl import parse_json_records
-from audioreason.scale import rounded
-from audioreason.spaces import load_file
+from audioreason.scorers.audiospan_rubric.scorer import score_verdicts
+from audioreason.base.jsonl import parse_json_records
+from audioreason.base.scale import rounded
+from audioreason.apps.spaces import load_file
 
 EXAMPLE = "\n".join(json.dumps(row) for row in [
     {"item": {"id": "oeq1", "duration_tier": "S", "language": "en", "cognitive_level": "P",

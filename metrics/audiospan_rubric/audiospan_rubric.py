@@ -10,9 +10,9 @@ import json
 import datasets
 import evaluate
 
-from audioreason import shells
-from audioreason.audiospan_rubric import AudioSpanRubricScorer, score_verdicts
-from audioreason.shells import items_for_references, judge_from_options
+from audioreason.apps import shells
+from audioreason.scorers.audiospan_rubric.scorer import AudioSpanRubricScorer, score_verdicts
+from audioreason.apps.shells import items_for_references, judge_from_options
 
 _CITATION = """\
 @misc{audiospan,

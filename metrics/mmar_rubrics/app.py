@@ -12,10 +12,10 @@ import gradio as gr
 
 from audioreason.judges import MMAR_JUDGE_MODEL, Completion, JudgeCallError, JudgeUnavailable
 from audioreason.judges.base import CLIENT_ERROR
-from audioreason.jsonl import parse_json_records
-from audioreason.mmar_rubrics import MMARRubricsScorer, default_judge
-from audioreason.scale import rounded
-from audioreason.spaces import load_file
+from audioreason.base.jsonl import parse_json_records
+from audioreason.scorers.mmar_rubrics.scorer import MMARRubricsScorer, default_judge
+from audioreason.base.scale import rounded
+from audioreason.apps.spaces import load_file
 
 GROUPS = ["modality", "category", "sub-category"]
 COLUMNS = ["rubrics", "accuracy", "n", "n_judged", "n_gated", "n_failed"]

@@ -8,9 +8,9 @@ import datasets
 import evaluate
 
 from audioreason.judges import MMAR_JUDGE_MODEL
-from audioreason.mmar_rubrics import MMARRubricsScorer, default_judge
-from audioreason import shells
-from audioreason.shells import items_for_references, judge_from_options
+from audioreason.scorers.mmar_rubrics.scorer import MMARRubricsScorer, default_judge
+from audioreason.apps import shells
+from audioreason.apps.shells import items_for_references, judge_from_options
 
 _CITATION = """\
 @inproceedings{mmar_rubrics,

@@ -9,8 +9,8 @@ import gradio as gr
 
 from audioreason.audio import AudioError
 from audioreason.audio.fragments import fragment_audio
-from audioreason.scale import rounded
-from audioreason.text_prior import demo_records, records_from_jsonl, score_text_prior, summary_tables
+from audioreason.base.scale import rounded
+from audioreason.scorers.text_prior.scorer import demo_records, records_from_jsonl, score_text_prior, summary_tables
 
 EXAMPLE = "\n".join(json.dumps(r) for r in demo_records())
 MODES = ["separate", "sufficient"]

@@ -7,8 +7,8 @@ file alone into its cache, so it must not import siblings). See README.md (the m
 import datasets
 import evaluate
 
-from audioreason import shells
-from audioreason.text_prior import prediction_column_kind, records_from_columns, score_text_prior
+from audioreason.apps import shells
+from audioreason.scorers.text_prior.scorer import prediction_column_kind, records_from_columns, score_text_prior
 
 _CITATION = """\
 @article{foo2026glitters,

@@ -17,7 +17,7 @@ from pathlib import Path
 import gradio as gr
 
 from audioreason.report import explore
-from audioreason.spaces import opening_runs
+from audioreason.apps.spaces import opening_runs
 
 _VIEWS: dict = {}  # run path -> RunView, opened once per process
 

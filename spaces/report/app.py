@@ -15,7 +15,7 @@ import gradio as gr
 
 from audioreason.report import ResultsError, build_report
 from audioreason.report.explore import stage_uploads
-from audioreason.spaces import opening_runs
+from audioreason.apps.spaces import opening_runs
 
 
 

@@ -1,0 +1,62 @@
+"""The bare names ``evaluate.load("aria")`` / ``load_dataset("audiospan", data_dir=...)`` registered for this
+machine, for the modules and builders that ship with the package (``audioreason.base.bundled`` finds their folders).
+
+Bare names (``register()``):
+
+* evaluate: a bare name that is not a local folder is looked up on the Hub as ``evaluate-metric/<name>``; when
+  that fails (offline, or no such module) evaluate falls back to its module cache. ``register()`` writes each
+  module into that cache under ``evaluate-metric/<name>``, with the layout evaluate itself writes, so
+  ``evaluate.load("aria")`` loads this project's module offline, in any process, until the cache is cleared.
+  Online, a Hub module of the same name would come first (none exists for these names today).
+* datasets: ``register()`` adds the three builders to datasets' table of packaged builders for the running
+  process, so ``load_dataset("mmar", data_dir=RAW)`` builds the raw folder with ``MMARBuilder`` whatever the
+  working directory; a raw folder is needed (the audio is not redistributable).
+* Hub: a module pushed as the Space ``ORG/aria`` loads with ``evaluate.load("ORG/aria")``, and a Hub-ready
+  folder pushed with ``--push-to-hub ORG/audiospan`` with ``load_dataset("ORG/audiospan")``.
+"""
+from __future__ import annotations
+
+import os
+from pathlib import Path
+
+from audioreason.base.bundled import DATASETS, METRICS, metric_path
+
+
+def register_metrics() -> dict[str, str]:
+    """Write every module into evaluate's module cache (``HF_MODULES_CACHE``) as ``evaluate-metric/<name>``;
+    returns name -> the file written."""
+    from evaluate.loading import _create_importable_file, init_dynamic_modules
+
+    dynamic = init_dynamic_modules()
+    written = {}
+    for name in METRICS:
+        # The same call evaluate makes for a module it fetched from the Hub, so the cached layout is its own.
+        module_path, module_hash = _create_importable_file(
+            local_path=str(Path(metric_path(name)) / f"{name}.py"), local_imports=[], additional_files=[],
+            dynamic_modules_path=dynamic, module_namespace="metrics", name=f"evaluate-metric/{name}",
+            download_mode=None)
+        target = Path(dynamic, "metrics", f"evaluate-metric--{name}", module_hash, f"{name}.py")
+        os.utime(target)  # evaluate takes the most recently modified copy: this one
+        written[name] = str(target)
+    return written
+
+
+def register_datasets() -> dict[str, str]:
+    """Add the builders to datasets' packaged builders for this process; returns name -> builder module."""
+    from datasets.packaged_modules import _PACKAGED_DATASETS_MODULES
+
+    from audioreason.data.load import BENCHMARKS
+
+    registered = {}
+    for name in DATASETS:
+        builder = BENCHMARKS[name].builder
+        _PACKAGED_DATASETS_MODULES[name] = (builder.__module__, builder.code_hash())
+        registered[name] = builder.__module__
+    return registered
+
+
+def register() -> dict[str, dict[str, str]]:
+    """Make the bare names work here: ``evaluate.load("aria")`` (every process on this machine, offline) and
+    ``load_dataset("audiospan", data_dir=RAW)`` (this process). Run it again after upgrading audioreason, so
+    the cached modules are the installed ones."""
+    return {"metrics": register_metrics(), "datasets": register_datasets()}

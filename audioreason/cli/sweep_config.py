@@ -1,0 +1,274 @@
+"""A sweep file (`audioreason evaluate --config sweep.yaml`): read and checked whole before any model or
+data loads. What it runs: ``inference.sweep``.
+
+Each (model, benchmark) pair is its own run folder, ``<out>/<model name>/<benchmark name>``, written and
+resumed by the runner exactly as `audioreason run` writes one, then scored as `audioreason score` scores it.
+Each model is built once, through the runner's adapter factory (``runner.make_adapter`` with the
+adapter's name and the file's options, so any adapter registered in ``runner.ADAPTERS`` works here), and
+serves all of its benchmarks, conditions and templates. A model whose runs are all finished with the same
+settings is not loaded at all; a run whose results.json was scored with other options is scored again.
+At the end ``leaderboard.json`` and ``leaderboard.md`` list every headline of every run.
+
+The whole file is checked before any model or data loads (``load_sweep``): an unknown key, benchmark,
+adapter, adapter option, condition, template or scorer is a one-line error naming its key path.
+See docs/sweeps.md for the file's keys."""
+from __future__ import annotations
+
+import argparse
+import re
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Any, Callable, Optional, Sequence
+
+from audioreason.inference.base import DecodingParams
+
+
+TOP_KEYS = {"out", "models", "benchmarks", "conditions", "templates", "batch_size", "decoding", "score",
+            "fragment_cache"}
+MODEL_KEYS = {"name", "adapter", "model", "options", "tb"}
+TB_KEYS = {"adapter", "model", "options"}
+BENCHMARK_KEYS = {"name", "benchmark", "data", "config", "limit", "templates", "on_missing_audio"}
+DECODING_KEYS = {"max_new_tokens", "temperature", "top_p", "seed"}
+# The `score` mapping: `audioreason score`'s options by their long names (dashes or underscores).
+SCORE_KEYS = {"scorers", "extraction", "aria_backbones", "perturbations", "seed", "confidence", "resamples",
+              "judge_model", "judge_base_url", "judge_api_key_env", "judge_cache", "compat", "official_scorer"}
+
+
+class SweepError(ValueError):
+    """A mistake in the sweep file: one line, starting with the file and the key path."""
+
+
+@dataclass
+class ModelSpec:
+    label: str              # the run folders' name
+    adapter: str
+    model: str
+    options: dict[str, Any] = field(default_factory=dict)
+    tb_adapter: str = "text-lm"
+    tb_model: Optional[str] = None
+    tb_options: dict[str, Any] = field(default_factory=dict)
+
+
+@dataclass
+class BenchmarkSpec:
+    label: str
+    benchmark: str
+    data: str
+    config: Optional[str] = None
+    limit: Optional[int] = None
+    templates: Optional[list[str]] = None
+    on_missing_audio: str = "raise"
+
+
+@dataclass
+class Sweep:
+    path: Path
+    out: Path
+    models: list[ModelSpec]
+    benchmarks: list[BenchmarkSpec]
+    conditions: list[str]
+    batch_size: int
+    decoding: DecodingParams
+    score: Any              # inference.score.ScoreOptions
+    fragment_cache: Optional[str] = None
+
+    def folder(self, model: ModelSpec, benchmark: BenchmarkSpec) -> Path:
+        return self.out / model.label / benchmark.label
+
+
+# ------------------------------------------------------------------------------------------------
+# The file and its checks
+# ------------------------------------------------------------------------------------------------
+
+def load_sweep(path: str, out: Optional[str] = None, *, check_paths: bool = True) -> Sweep:
+    """The sweep file read and checked whole; ``out`` (--out) replaces its ``out``. ``check_paths``: local
+    model and data paths must exist (relative paths are read from the file's folder)."""
+    import yaml
+
+    where = Path(path).expanduser()
+    try:
+        content = yaml.safe_load(where.read_text(encoding="utf-8"))
+    except OSError as err:
+        raise SweepError(f"{path}: cannot read the sweep file ({err.strerror or err})") from None
+    except yaml.YAMLError as err:
+        mark = getattr(err, "problem_mark", None)
+        line = f" line {mark.line + 1}" if mark is not None else ""
+        raise SweepError(f"{path}:{line} not valid YAML ({getattr(err, 'problem', None) or err})") from None
+    return parse_sweep(content, where, out, check_paths=check_paths)
+
+
+def parse_sweep(content: Any, path: Path, out: Optional[str] = None, *, check_paths: bool = True) -> Sweep:
+    from audioreason.data import benchmark_spec
+    from audioreason.inference.conditions import parse_conditions
+    from audioreason.inference.prompts import parse_templates
+
+    def fail(key: str, message: str) -> SweepError:
+        return SweepError(f"{path}: {key}: {message}")
+
+    def mapping(value: Any, key: str, allowed: set[str], required: Sequence[str] = ()) -> dict[str, Any]:
+        if not isinstance(value, dict):
+            raise fail(key, f"expected a mapping, got {type(value).__name__}")
+        value = {str(k).replace("-", "_"): v for k, v in value.items()}
+        unknown = sorted(set(value) - allowed)
+        if unknown:
+            raise fail(f"{key}.{unknown[0]}", f"unknown key (known: {', '.join(sorted(allowed))})")
+        for name in required:
+            if value.get(name) in (None, ""):
+                raise fail(f"{key}.{name}", "required")
+        return value
+
+    def names(value: Any, key: str) -> list[str]:
+        if isinstance(value, str):
+            value = [part.strip() for part in value.split(",") if part.strip()]
+        if not isinstance(value, list) or not value or not all(isinstance(v, (str, int)) for v in value):
+            raise fail(key, "expected a list of names")
+        return [str(v) for v in value]
+
+    def local(value: str, key: str) -> str:
+        # A path-looking value (./, ../, /, ~) is read from the file's folder and must exist.
+        if not value.startswith((".", "/", "~")):
+            return value
+        resolved = (path.parent / Path(value).expanduser()).resolve()
+        if check_paths and not resolved.exists():
+            raise fail(key, f"{value!r} does not exist")
+        return str(resolved)
+
+    def positive_int(value: Any, key: str) -> int:
+        if isinstance(value, bool) or not isinstance(value, int) or value < 1:
+            raise fail(key, f"must be a positive integer, got {value!r}")
+        return value
+
+    top = mapping(content if content is not None else {}, "(top level)", TOP_KEYS, ("models", "benchmarks"))
+    try:
+        conditions = names(top.get("conditions", ["full"]), "conditions")
+        parsed_conditions = parse_conditions(conditions)
+    except ValueError as err:
+        raise fail("conditions", str(err)) from None
+    needs_tb = any(c.kind == "tb" for c in parsed_conditions)
+    templates = names(top["templates"], "templates") if top.get("templates") is not None else None
+    models = [_model(m, f"models[{i}]", needs_tb, mapping, fail, local) for i, m in
+              enumerate(_list(top["models"], "models", fail))]
+    benchmarks: list[BenchmarkSpec] = []
+    for i, entry in enumerate(_list(top["benchmarks"], "benchmarks", fail)):
+        key = f"benchmarks[{i}]"
+        entry = {"benchmark": entry} if isinstance(entry, str) else entry
+        b = mapping(entry, key, BENCHMARK_KEYS, ("benchmark", "data"))
+        try:
+            name = benchmark_spec(str(b["benchmark"])).name
+        except ValueError as err:
+            raise fail(f"{key}.benchmark", str(err)) from None
+        own = names(b["templates"], f"{key}.templates") if b.get("templates") is not None else templates
+        if own is not None:
+            try:
+                parse_templates(own)
+            except ValueError as err:
+                raise fail(f"{key}.templates" if b.get("templates") is not None else "templates", str(err)) from None
+        if b.get("on_missing_audio", "raise") not in ("raise", "skip", "keep"):
+            raise fail(f"{key}.on_missing_audio", f"{b['on_missing_audio']!r} is not raise, skip or keep")
+        limit = positive_int(b["limit"], f"{key}.limit") if b.get("limit") is not None else None
+        given = str(b["benchmark"]).strip().lower()  # the folder takes the name as written (mmau-test-mini)
+        label = str(b.get("name") or (given if b.get("config") is None else f"{given}-{b['config']}"))
+        benchmarks.append(BenchmarkSpec(_label(label, f"{key}.name", fail), name, local(str(b["data"]), f"{key}.data"),
+                                        None if b.get("config") is None else str(b["config"]), limit, own,
+                                        b.get("on_missing_audio", "raise")))
+    for what, specs in (("models", models), ("benchmarks", benchmarks)):
+        labels = [s.label for s in specs]
+        twice = next((x for x in labels if labels.count(x) > 1), None)
+        if twice is not None:
+            raise fail(f"{what}[{labels.index(twice, labels.index(twice) + 1)}].name",
+                       f"{twice!r} names two entries; give each its own name (its run folders' name)")
+    decoding_keys = mapping(top.get("decoding") or {}, "decoding", DECODING_KEYS)
+    try:
+        decoding = DecodingParams(**decoding_keys)
+    except (TypeError, ValueError) as err:
+        raise fail("decoding", str(err)) from None
+    batch_size = positive_int(top.get("batch_size", 1), "batch_size")
+    score = _score_options(mapping(top.get("score") or {}, "score", SCORE_KEYS), fail)
+    where = out or top.get("out")
+    if not where:
+        raise fail("out", "required (or give --out)")
+    folder = Path(where).expanduser() if out else (path.parent / Path(str(where)).expanduser())
+    if folder.exists() and not folder.is_dir():
+        raise fail("out", f"{str(folder)!r} is a file; give a folder")
+    fragment_cache = local(str(top["fragment_cache"]), "fragment_cache") if top.get("fragment_cache") else None
+    return Sweep(path, folder.resolve(), models, benchmarks, conditions, batch_size, decoding, score, fragment_cache)
+
+
+def _list(value: Any, key: str, fail: Callable[[str, str], SweepError]) -> list:
+    if not isinstance(value, list) or not value:
+        raise fail(key, "expected a non-empty list")
+    return value
+
+
+def _label(text: str, key: str, fail: Callable[[str, str], SweepError]) -> str:
+    if not re.fullmatch(r"[A-Za-z0-9][A-Za-z0-9._+-]*", text):
+        raise fail(key, f"{text!r}: a folder name of letters, digits, '.', '_', '+', '-' (set `name`)")
+    return text
+
+
+def _model(entry: Any, key: str, needs_tb: bool, mapping: Callable, fail: Callable, local: Callable) -> ModelSpec:
+    entry = {"model": entry} if isinstance(entry, str) else entry
+    m = mapping(entry, key, MODEL_KEYS, ("model",))
+    adapter = str(m.get("adapter") or "transformers")
+    options = check_adapter_options(adapter, m.get("options") or {}, key, fail)
+    model = str(m["model"])
+    if adapter in ("transformers", "text-lm"):  # these take a checkpoint; others a served model's name
+        model = local(model, f"{key}.model")
+    tb = m.get("tb")
+    if needs_tb and not tb:
+        raise fail(f"{key}.tb", "the tb condition needs a text backbone here (tb: {model: ...})")
+    spec = ModelSpec(_label(str(m.get("name") or _default_label(model)), f"{key}.name", fail), adapter, model,
+                     options)
+    if tb:
+        t = mapping({"model": tb} if isinstance(tb, str) else tb, f"{key}.tb", TB_KEYS, ("model",))
+        spec.tb_adapter = str(t.get("adapter") or "text-lm")
+        spec.tb_options = check_adapter_options(spec.tb_adapter, t.get("options") or {}, f"{key}.tb", fail)
+        spec.tb_model = str(t["model"])
+        if spec.tb_adapter in ("transformers", "text-lm"):
+            spec.tb_model = local(spec.tb_model, f"{key}.tb.model")
+    return spec
+
+
+def _default_label(model: str) -> str:
+    return re.sub(r"[^A-Za-z0-9._+-]+", "-", Path(model.rstrip("/")).name).strip("-.") or "model"
+
+
+def check_adapter_options(kind: str, options: Any, key: str, fail: Callable[[str, str], SweepError]) -> dict:
+    """The adapter is one of ``runner.ADAPTERS`` and takes every option named (read from its constructor's
+    signature, without building it: the same rule ``make_adapter`` applies when it builds it)."""
+    from audioreason.inference.runner import ADAPTERS, adapter_signature, unknown_options
+
+    if kind not in ADAPTERS:
+        raise fail(f"{key}.adapter", f"{kind!r} is not one of {', '.join(ADAPTERS)}")
+    if not isinstance(options, dict):
+        raise fail(f"{key}.options", f"expected a mapping, got {type(options).__name__}")
+    if "device" in options:
+        raise fail(f"{key}.options.device", f"the {kind} adapter takes no option 'device' (the runner sets each "
+                   "process's device)")
+    unknown = unknown_options(adapter_signature(kind)[1], options)
+    if unknown:
+        raise fail(f"{key}.options.{unknown[0]}", f"the {kind} adapter takes no option {unknown[0]!r}")
+    return dict(options)
+
+
+def _score_options(given: dict[str, Any], fail: Callable[[str, str], SweepError]) -> Any:
+    """ScoreOptions from the `score` mapping, through `audioreason score`'s own defaults and checks."""
+    from audioreason.cli.score_args import add_score_arguments, score_options
+
+    parser = argparse.ArgumentParser(add_help=False)
+    add_score_arguments(parser)
+    args = parser.parse_args([])
+    for key, value in given.items():
+        if key in ("scorers", "perturbations") and isinstance(value, list):
+            value = ",".join(map(str, value))
+        setattr(args, "perturbation_seed" if key == "seed" else key, value)
+    args.no_progress = False
+    try:
+        return score_options(args)
+    except (TypeError, ValueError) as err:
+        raise fail("score", str(err)) from None
+
+
+
+
+__all__ = ["BenchmarkSpec", "ModelSpec", "Sweep", "SweepError", "check_adapter_options", "load_sweep", "parse_sweep"]

@@ -1,0 +1,95 @@
+"""A sweep's leaderboard: every headline of every run's results.json in one table (leaderboard.json and
+leaderboard.md), read through the same rows `audioreason score` prints (``score.result_rows``), so a
+headline here is the number in that run's results.json, with its n, its interval where score recorded
+one, its unanswered count and its set's failed outputs. A run that has no results (its scoring failed)
+is listed with why, never left out."""
+from __future__ import annotations
+
+import json
+import re
+from pathlib import Path
+from typing import Any, Mapping, Optional, Sequence
+
+LEADERBOARD_JSON = "leaderboard.json"
+LEADERBOARD_MD = "leaderboard.md"
+
+
+def run_rows(folder: Path, model: str, benchmark: str) -> list[dict[str, Any]]:
+    """The leaderboard rows of one run folder (its results.json)."""
+    from audioreason.evaluation.score import RESULTS_FILE
+    from audioreason.evaluation.table import result_rows
+
+    results = json.loads((folder / RESULTS_FILE).read_text(encoding="utf-8"))
+    sets = results.get("sets", [])
+    all_failed = sum(s.get("failed", 0) for s in sets)
+    rows = []
+    for row in result_rows(results):
+        ci = (row.interval or {}).get("ci95")
+        rows.append({"model": model, "benchmark": benchmark, "headline": row.scorer, "value": row.value,
+                     "n": row.n, "ci95": list(ci) if ci and None not in ci else None,
+                     "interval_method": (row.interval or {}).get("method") if ci else None,
+                     "unanswered": row.unanswered, "failed": _set_failed(row.scorer, sets, all_failed),
+                     "note": row.backbone})
+    return rows
+
+
+def _set_failed(label: str, sets: Sequence[Mapping[str, Any]], all_failed: int) -> int:
+    """The failed outputs of the set a headline is computed on ("name [condition/template]" when a run has
+    several sets); a headline over several sets (the text-prior decomposition) counts all of them."""
+    if len(sets) == 1:
+        return int(sets[0].get("failed", 0))
+    match = re.search(r"\[([^\]/]+)/([^\]]+)\]$", label)
+    if match:
+        for s in sets:
+            if (s.get("condition"), s.get("template")) == match.groups():
+                return int(s.get("failed", 0))
+    return all_failed
+
+
+def write_leaderboard(out: Path, runs: Sequence[Mapping[str, Any]]) -> dict[str, Any]:
+    """leaderboard.json and leaderboard.md under ``out`` from the sweep's runs (in the sweep's order)."""
+    rows: list[dict[str, Any]] = []
+    unscored = []
+    for run in runs:
+        folder = out / run["folder"]
+        if run.get("scored") == "failed" or not (folder / "results.json").is_file():
+            unscored.append({"model": run["model"], "benchmark": run["benchmark"],
+                             "reason": run.get("score_error") or "no results.json"})
+            continue
+        rows += run_rows(folder, run["model"], run["benchmark"])
+    content = {"rows": rows, "unscored": unscored, "confidence": _confidence(out, runs)}
+    (out / LEADERBOARD_JSON).write_text(json.dumps(content, indent=2, ensure_ascii=False), encoding="utf-8")
+    (out / LEADERBOARD_MD).write_text(markdown(content), encoding="utf-8")
+    return {"json": LEADERBOARD_JSON, "markdown": LEADERBOARD_MD, "rows": len(rows), "unscored": len(unscored)}
+
+
+def _confidence(out: Path, runs: Sequence[Mapping[str, Any]]) -> Optional[float]:
+    for run in runs:
+        try:
+            results = json.loads((out / run["folder"] / "results.json").read_text(encoding="utf-8"))
+            return results["uncertainty_options"]["confidence"]
+        except (OSError, ValueError, KeyError, TypeError):
+            continue
+    return None
+
+
+def markdown(content: Mapping[str, Any]) -> str:
+    level = content.get("confidence") or 0.95
+    lines = ["# Leaderboard", "",
+             f"Every headline of every run (values on the 0-1 scale; {level * 100:g}% interval where the scorer "
+             "recorded one; unanswered: outputs with no answer found; failed: outputs the model did not give).", "",
+             f"| model | benchmark | headline | value | {level * 100:g}% CI | n | unanswered | failed |",
+             "| --- | --- | --- | --- | --- | --- | --- | --- |"]
+    for r in content["rows"]:
+        value = "n/a" if r["value"] is None else f"{r['value']:.4f}"
+        ci = "-" if r["ci95"] is None else f"[{r['ci95'][0]:.4f}, {r['ci95'][1]:.4f}]"
+        unanswered = "-" if r["unanswered"] is None else str(r["unanswered"])
+        cells = [r["model"], r["benchmark"], r["headline"], value, ci, str(r["n"]), unanswered, str(r["failed"])]
+        lines.append("| " + " | ".join(c.replace("|", "\\|") for c in cells) + " |")
+    if content["unscored"]:
+        lines += ["", "Runs without results:", ""]
+        lines += [f"- {u['model']} / {u['benchmark']}: {u['reason']}" for u in content["unscored"]]
+    return "\n".join(lines) + "\n"
+
+
+__all__ = ["LEADERBOARD_JSON", "LEADERBOARD_MD", "markdown", "run_rows", "write_leaderboard"]

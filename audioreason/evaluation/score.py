@@ -1,0 +1,484 @@
+"""`audioreason score RUN_DIR`: every requested scorer that fits the benchmark, run on a run folder's outputs.
+
+    audioreason score runs/q2a --scorers auto                       # every scorer that fits
+    audioreason score runs/q2a --scorers aria,mmar_rubrics --judge-model gpt-4o-2024-11-20 --perturbations all
+
+Reads ``run.json`` and ``outputs.jsonl`` (``audioreason run``) and the benchmark's items (from the run's
+``--data``, or ``data=`` when the folder moved), groups the outputs into sets of one (model, condition,
+template), and runs the scorers of ``audioreason.evaluation.sections``. Each output is scored once: a record
+repeated verbatim is counted (``duplicates``) and skipped, two different records for one output are refused
+naming both lines, and a malformed record or run.json is an error naming the file, line and field. A
+scorer that does not fit the benchmark is named with the reason and not run; a judged scorer with no judge
+it can reach (no API key, no server, a local model that does not load) is reported unavailable with the
+reason, never as 0.
+
+Writes, into the run folder (or ``out``):
+
+    results.json   the run (model, adapter, description, benchmark, status and counts), the scoring options
+                   (scorers asked, extraction rule, ARIA backbones, judge, perturbations and seed), the package
+                   versions and commit, the duplicates skipped, and per scorer its status ("ok", "not_applicable",
+                   "unavailable") with the reason, or its results: one entry per set with the scorer's
+                   whole aggregate output (backbones, judge and its statistics, reasoning mode, extraction
+                   rule, unanswered, failed)
+    items.jsonl    one row per output: key, id, model, condition, template, failed, and each scorer's values
+                   for that output (the extracted choice per rule, ARIA metrics, rubric status and score with
+                   each rater's verdict per criterion and its justification, text-prior label, each
+                   perturbation's answer and ARIA)
+
+A judge that cannot work (no API key; the first request refused with 401, 403 or 404, or no connection) is
+found by the judge layer on the scorer's first real request (``audioreason.judges.JudgeUnavailable``; no
+extra request is sent) and makes the scorer unavailable; busy replies (429, 5xx) are retried per item.
+Verdicts are cached in ``<run>/judge-cache.sqlite`` unless ``JudgeOptions.cache`` says otherwise, so a rerun
+pays for nothing twice.
+"""
+from __future__ import annotations
+
+import datetime as _dt
+import json
+import math
+from dataclasses import dataclass, field, fields
+from pathlib import Path
+from typing import Any, Mapping, Optional, Sequence
+
+from audioreason.base.jsonl import DataFileError, read_json_objects
+from audioreason.base.scale import SCALE
+from audioreason.inference.runner import (OUTPUTS_FILE, RUN_FILE, check_record, git_commit, load_items,
+                                          package_versions, read_run_file)
+from audioreason.evaluation.sections import (JUDGED, SCORERS, OutputSet, Section, accuracy_section,
+                                             anchor_chain_section, aria_sets, aria_section, audiospan_rubric_section,
+                                             extraction_rules, fit_reason, mmar_rubrics_section, not_applicable,
+                                             perturbation_section, text_prior_section, unavailable)
+
+RESULTS_FILE = "results.json"
+ITEMS_FILE = "items.jsonl"
+JUDGE_CACHE_FILE = "judge-cache.sqlite"
+LOCAL_JUDGE_PREFIX = "local:"
+# The constrained offline judge (judges.local.offline_judge): "offline" picks Qwen2.5-Coder-0.5B where it fits,
+# else SmolLM2-135M; "offline:SPEC" names the weights (e.g. offline:packaged:SmolLM2-135M-Instruct).
+OFFLINE_JUDGE_SPEC = "offline"
+
+
+@dataclass
+class JudgeOptions:
+    """The judge of the judged scorers. ``model``: an OpenAI-compatible model name (None: gpt-4o-2024-11-20 for
+    MMAR-Rubrics, the official scorer's; the AudioSpan Rubric has no default) or ``local:SPEC`` for a
+    transformers chat LM in this process (``packaged:SmolLM2-135M-Instruct``, a folder), decoding freely, or
+    ``offline`` / ``offline:SPEC`` for the constrained offline judge (``judges.local.offline_judge``: every
+    verdict parses, every score is an allowed option; Qwen2.5-Coder-0.5B by default). ``judge``: a ready
+    ``audioreason.judges.Judge`` instead (Python use). ``cache``: the verdict cache (None: the run folder's
+    judge-cache.sqlite). ``compat`` and ``official_scorer``: MMAR-Rubrics' official-scorer behaviour and
+    wording. ``structured_outputs``: an OpenAI-compatible judge is sent each verdict's JSON schema as
+    ``response_format`` (``audioreason.judges.structured``; never with ``compat``)."""
+
+    model: Optional[str] = None
+    base_url: Optional[str] = None
+    api_key_env: str = "OPENAI_API_KEY"
+    cache: Optional[str] = None
+    compat: bool = False
+    official_scorer: Optional[str] = None
+    judge: Any = None
+    structured_outputs: bool = False
+
+    def to_dict(self) -> dict[str, Any]:
+        # Not asdict(self): it would deep-copy a ready judge (an in-process model) only to drop it.
+        out = {f.name: getattr(self, f.name) for f in fields(self) if f.name != "judge"}
+        out["judge"] = None if self.judge is None else getattr(self.judge, "name", type(self.judge).__name__)
+        return out
+
+
+@dataclass
+class ScoreOptions:
+    """``scorers``: names of ``SCORERS`` or ["auto"] (every one that fits). ``extraction``: "auto" (each
+    template's rule, ``scorers.DEFAULT_RULES``), "all" or a rule of ``scorers.RULES``. ``aria_backbones``:
+    "paper", "offline" or {role: spec}. ``perturbations``: names of ``audioreason.text.perturbations.CHECKS``.
+    ``scorer_options``: constructor options per scorer name (e.g. {"aria": {"m3_mode": "logprob"}}).
+    ``data``: the benchmark's folder when it is no longer where the run read it. ``out``: where the results
+    go (default: the run folder). ``confidence`` and ``resamples``: every headline's interval (a Wilson
+    interval for a plain accuracy, else a percentile bootstrap over items seeded with ``seed``)."""
+
+    scorers: Sequence[str] = ("auto",)
+    extraction: str = "auto"
+    aria_backbones: Any = "paper"
+    perturbations: Sequence[str] = ()
+    seed: int = 0
+    judge: JudgeOptions = field(default_factory=JudgeOptions)
+    scorer_options: dict[str, dict[str, Any]] = field(default_factory=dict)
+    data: Optional[str] = None
+    out: Optional[str] = None
+    progress: bool = True
+    confidence: float = 0.95  # the headline intervals (audioreason.analysis.uncertainty), seeded by ``seed``
+    resamples: int = 2000
+
+    def uncertainty(self) -> Any:
+        """The intervals' options; ValueError names a bad confidence, resamples or seed."""
+        from audioreason.analysis.uncertainty import UncertaintyOptions
+
+        return UncertaintyOptions(confidence=self.confidence, resamples=self.resamples, seed=self.seed)
+
+    def to_dict(self) -> dict[str, Any]:
+        return {"scorers": list(self.scorers), "extraction": self.extraction,
+                "aria_backbones": self.aria_backbones, "perturbations": list(self.perturbations),
+                "perturbation_seed": self.seed, "judge": self.judge.to_dict(),
+                "scorer_options": {k: {n: repr(v) for n, v in o.items()} for k, o in self.scorer_options.items()},
+                "data": self.data}
+
+
+def parse_scorers(names: Sequence[str]) -> list[str]:
+    """["auto"] or scorer names (order kept, repeats dropped); ValueError names an unknown one."""
+    names = [n.strip().lower() for n in names if n.strip()]
+    if not names or names == ["auto"]:
+        return ["auto"]
+    unknown = [n for n in names if n not in SCORERS]
+    if unknown:
+        raise ValueError(f"unknown scorer(s) {unknown}: choose auto or from {', '.join(SCORERS)}")
+    return list(dict.fromkeys(names))
+
+
+def check_extraction(extraction: str) -> None:
+    extraction_rules("", extraction)  # ValueError names an unknown (or renamed) rule
+
+
+# ---------------------------------------------------------------------------------------------
+# The run folder
+# ---------------------------------------------------------------------------------------------
+
+@dataclass
+class RunFolder:
+    folder: Path
+    run: dict[str, Any]
+    benchmark: str
+    items: dict[str, dict[str, Any]]  # id -> item, in the benchmark's order
+    sets: list[OutputSet]
+    model: str                        # the main model's name
+    duplicates: int = 0               # records repeated verbatim in outputs.jsonl, each scored once
+
+
+def read_run(folder: Any, data: Optional[str] = None) -> RunFolder:
+    """The run file, the benchmark's items and the outputs grouped into sets; ValueError says what is wrong."""
+    from audioreason.data import benchmark_spec
+
+    folder = Path(folder).expanduser()
+    run_file, outputs_file = folder / RUN_FILE, folder / OUTPUTS_FILE
+    if not run_file.is_file():
+        raise ValueError(f"{folder} is not a run folder: no {RUN_FILE} (give the --out folder of `audioreason run`)")
+    if not outputs_file.is_file():
+        raise ValueError(f"{folder} has no {OUTPUTS_FILE}: the run never gathered its outputs (rerun it to resume)")
+    run = read_run_file(run_file)
+    config = run.get("config") or {}
+    if not config.get("benchmark") or not (data or config.get("data")):
+        raise ValueError(f"{run_file} names no benchmark or data folder")
+    benchmark = benchmark_spec(config["benchmark"]).name
+    source = data or config["data"]
+    try:
+        loaded = load_items(benchmark, source, config.get("benchmark_config"), config.get("limit"),
+                            config.get("on_missing_audio") or "raise")  # the run's own load policy
+    except (OSError, ValueError) as err:
+        raise ValueError(f"cannot read the benchmark's items from {source!r} ({err}); pass the data folder "
+                         "with --data") from None
+    items = {str(it["id"]): it for it in loaded}
+    order = {item_id: n for n, item_id in enumerate(items)}
+    sets: dict[tuple, OutputSet] = {}
+    by_key: dict[str, tuple[int, dict]] = {}   # key -> (line, record)
+    by_unit: dict[tuple, tuple[int, dict]] = {}  # (model, condition, template, hash, id) -> (line, record)
+    duplicates = 0
+    for n, record in read_json_objects(outputs_file)[0]:
+        where = f"{outputs_file}:{n}"
+        check_record(record, where)
+        record["id"] = str(record["id"])
+        if record["id"] not in items:
+            raise ValueError(f"{where}: item {record['id']!r} is not in the benchmark data at {source!r}; "
+                             "pass the run's data folder with --data")
+        template = record["template"]
+        key = (record["model"], record["condition"], template["name"], template["hash"])
+        # One output per key and per (model, condition, template, item): a record repeated verbatim (files
+        # concatenated twice) is scored once and counted; two different records for one output are refused.
+        earlier = by_key.get(record["key"]) or by_unit.get((*key, record["id"]))
+        if earlier is not None:
+            line, first = earlier
+            if first == record:
+                duplicates += 1
+                continue
+            same = (f"key {record['key']}" if first["key"] == record["key"] else
+                    f"output (item {record['id']!r}, model {record['model']!r}, {record['condition']}/"
+                    f"{template['name']})")
+            raise DataFileError(f"{where}: a second, different record for the {same} of line {line}; an outputs "
+                                "file holds one record per output (keep one of the two lines)")
+        by_key[record["key"]] = by_unit[(*key, record["id"])] = (n, record)
+        sets.setdefault(key, OutputSet(*key)).records.append(record)
+    for output_set in sets.values():
+        output_set.records.sort(key=lambda r: order[r["id"]])
+        output_set.missing = len(_applicable(output_set, loaded) - {r["id"] for r in output_set.records})
+    models = run.get("models") or {}
+    main = (models.get("main") or {}).get("name") or next((k[0] for k in sets), "")
+    return RunFolder(folder, run, benchmark, items, list(sets.values()), main, duplicates)
+
+
+def _applicable(output_set: OutputSet, items: Sequence[Mapping[str, Any]]) -> set[str]:
+    """The ids of the items the runner gives a unit under this set's condition and template."""
+    from audioreason.inference.conditions import not_applicable as condition_not_applicable
+    from audioreason.inference.conditions import parse_condition
+    from audioreason.inference.prompts import EXTERNAL_TEMPLATE, TemplateMismatch, get_template
+
+    try:
+        (condition,) = parse_condition(output_set.condition)
+        # imported outputs (`audioreason import`): a prompt made elsewhere fits every item
+        template = None if output_set.template == EXTERNAL_TEMPLATE else get_template(output_set.template)
+    except ValueError:  # a condition or template this version no longer knows: nothing to compare with
+        return set()
+    ids = set()
+    for item in items:
+        if condition_not_applicable(condition, item) is None:
+            try:
+                if template is not None:
+                    template.messages(item)
+            except TemplateMismatch:
+                continue
+            ids.add(str(item["id"]))
+    return ids
+
+
+# ---------------------------------------------------------------------------------------------
+# Judges
+# ---------------------------------------------------------------------------------------------
+
+def build_judge(scorer: str, options: JudgeOptions) -> tuple[Any, Optional[str]]:
+    """(judge, None) or (None, why it is unavailable)."""
+    from audioreason.backends import BackendUnavailable
+    from audioreason.judges import MMAR_JUDGE_MODEL, JudgeUnavailable, LocalJudge
+
+    if options.judge is not None:
+        return options.judge, None
+    model = options.model or (MMAR_JUDGE_MODEL if scorer == "mmar_rubrics" else None)
+    if model is None:
+        return None, ("no judge given: pass --judge-model (AudioSpan, arXiv:2608.26431, §3.2 grades with an "
+                      "ensemble of LLM judges; App. C.4 Table 8 lists gpt-5.4 as its judge model)")
+    if model == OFFLINE_JUDGE_SPEC or model.startswith(OFFLINE_JUDGE_SPEC + ":"):
+        from audioreason.judges import offline_judge
+
+        spec = model[len(OFFLINE_JUDGE_SPEC) + 1:] or None
+        try:
+            return offline_judge(spec), None
+        except (BackendUnavailable, ValueError) as err:
+            return None, f"offline judge {spec or ''} cannot be loaded: {err}".replace("  ", " ")
+    if model.startswith(LOCAL_JUDGE_PREFIX):
+        try:
+            return LocalJudge(model[len(LOCAL_JUDGE_PREFIX):]), None
+        except (BackendUnavailable, ValueError) as err:
+            return None, f"local judge {model[len(LOCAL_JUDGE_PREFIX):]} cannot be loaded: {err}"
+    if scorer == "mmar_rubrics":
+        from audioreason.scorers.mmar_rubrics.scorer import default_judge
+
+        judge = default_judge(options.compat, model, base_url=options.base_url, api_key_env=options.api_key_env,
+                              structured_outputs=options.structured_outputs)
+    else:
+        from audioreason.judges import OpenAICompatibleJudge
+
+        judge = OpenAICompatibleJudge(model, base_url=options.base_url, api_key_env=options.api_key_env,
+                                      structured_outputs=options.structured_outputs)
+    try:
+        judge.check_key()  # no request: a refused or unreachable server shows on the first real one
+    except JudgeUnavailable as err:
+        return None, str(err)
+    return judge, None
+
+
+class ProgressJudge:
+    """A judge that advances a progress bar by one per reply (cached verdicts make no call and do not count)."""
+
+    def __init__(self, judge: Any, bar: Any = None):
+        self._judge, self.bar = judge, bar
+        self.name = judge.name
+
+    async def complete(self, messages: Any, params: Any, budget: Any = None, **kwargs: Any) -> Any:
+        try:
+            return await self._judge.complete(messages, params, budget, **kwargs)
+        finally:
+            if self.bar is not None:
+                self.bar.update(1)
+
+    async def aclose(self) -> None:
+        await self._judge.aclose()
+
+    def __getattr__(self, name: str) -> Any:
+        return getattr(self._judge, name)
+
+
+# ---------------------------------------------------------------------------------------------
+# Scoring
+# ---------------------------------------------------------------------------------------------
+
+def _bar(total: int, description: str, enabled: bool):
+    from tqdm.auto import tqdm
+
+    return tqdm(total=total, desc=description, unit="item", dynamic_ncols=True, disable=not enabled)
+
+
+def _judged_section(name: str, run: RunFolder, options: ScoreOptions, uncertainty: Any) -> Section:
+    judge, reason = build_judge(name, options.judge)
+    if reason:
+        return unavailable(reason)
+    from audioreason.text.answers import official_string_match
+    from audioreason.judges import JudgeUnavailable
+    from audioreason.evaluation.sections import answer_text, item_format
+
+    cache = options.judge.cache or str(run.folder / JUDGE_CACHE_FILE)
+    extra = options.scorer_options.get(name, {})
+    if name == "mmar_rubrics":
+        to_judge = sum(official_string_match(run.items[r["id"]]["answer"], answer_text(r.get("output")),
+                                             run.items[r["id"]]["choices"])
+                       for s in run.sets for r in s.records if run.items[r["id"]].get("rubric"))
+    else:
+        to_judge = sum(item_format(run.items[r["id"]]) == "oeq" for s in run.sets for r in s.records)
+    wrapped = ProgressJudge(judge)
+
+    def make_scorer() -> Any:
+        if name == "mmar_rubrics":
+            from audioreason.scorers.mmar_rubrics.scorer import MMARRubricsScorer
+
+            return MMARRubricsScorer(wrapped, compat=options.judge.compat, cache=cache,
+                                     official_scorer=options.judge.official_scorer, **extra)
+        from audioreason.scorers.audiospan_rubric.scorer import AudioSpanRubricScorer
+
+        return AudioSpanRubricScorer(wrapped, cache=cache, **extra)
+
+    raters = len(make_scorer().ensemble.raters)
+    wrapped.bar = _bar(to_judge * raters, f"{name} (judge calls)", options.progress)
+    try:
+        build = mmar_rubrics_section if name == "mmar_rubrics" else audiospan_rubric_section
+        section = build(make_scorer, run.sets, run.items, uncertainty)
+    except JudgeUnavailable as err:  # found on the first request, before any item was scored
+        return unavailable(str(err))
+    finally:
+        wrapped.bar.close()
+    for entry in section.results:
+        scored = entry.get("n_judged", entry.get("n_scored"))
+        if entry.get("n_failed") and not scored:
+            entry["headline_unavailable"] = (f"every one of the {entry['n_failed']} items sent to the judge failed "
+                                             "(see judge_stats and the per-item table); the headline is not a score")
+            headline = "rubrics" if name == "mmar_rubrics" else "rubric"
+            entry["uncertainty"][headline] = unavailable_interval(entry["headline_unavailable"],
+                                                                  entry["uncertainty"][headline])
+    return section
+
+
+def unavailable_interval(reason: str, interval: Mapping[str, Any]) -> dict[str, Any]:
+    """An interval entry made unavailable (its method, n and resamples kept)."""
+    return {**interval, "se": None, "ci95": None, "unavailable": reason}
+
+
+def _aria_sections(run: RunFolder, options: ScoreOptions, want_aria: bool, uncertainty: Any) -> dict[str, Section]:
+    from audioreason.scorers.aria.scorer import AriaScorer
+
+    sets = aria_sets(run.sets, run.items)
+    n = sum(len(s.records) for s in sets)
+    passes = (1 if want_aria else 0) + (len(options.perturbations) + 1 if options.perturbations else 0)
+    # An unreadable clip is that item's M1 (counted in audio_errors), unless the user's options say otherwise.
+    scorer = AriaScorer(backbones=options.aria_backbones,
+                        **{"on_audio_error": "skip", **options.scorer_options.get("aria", {})})
+    bar = _bar(n * passes, "aria", options.progress)
+    out = {}
+    try:
+        if want_aria:
+            out["aria"] = aria_section(scorer, run.sets, run.items, bar.update, uncertainty)
+        if options.perturbations:
+            out["perturbations"] = perturbation_section(scorer, run.sets, run.items, options.perturbations,
+                                                        options.seed, bar.update)
+    finally:
+        bar.close()
+    return out
+
+
+def score_run(folder: Any, options: Optional[ScoreOptions] = None) -> dict[str, Any]:
+    """Score a run folder; writes results.json and items.jsonl and returns the results as written."""
+    options = options or ScoreOptions()
+    asked = parse_scorers(options.scorers)
+    check_extraction(options.extraction)
+    uncertainty = options.uncertainty()  # a bad --confidence or --resamples fails before any work
+    started = _now()
+    run = read_run(folder, options.data)
+    items = list(run.items.values())
+    fits = {name: fit_reason(name, run.benchmark, items, run.sets) for name in SCORERS}
+    # With "auto" every scorer is named: the ones that fit run, the others say why they do not.
+    chosen = list(SCORERS) if asked == ["auto"] else asked
+    sections: dict[str, Section] = {}
+    for name in chosen:
+        if fits[name] is not None:
+            sections[name] = not_applicable(fits[name])
+    runnable = [n for n in chosen if n not in sections]
+    if options.perturbations:
+        reason = fits["aria"]
+        if reason is not None:
+            sections["perturbations"] = not_applicable(f"the perturbation checks score CoTs with ARIA: {reason}")
+    if "aria" in runnable or (options.perturbations and "perturbations" not in sections):
+        sections.update(_aria_sections(run, options, "aria" in runnable, uncertainty))
+    if "accuracy" in runnable:
+        sections["accuracy"] = accuracy_section(run.sets, run.items, options.extraction, uncertainty)
+    for name in JUDGED:
+        if name in runnable:
+            sections[name] = _judged_section(name, run, options, uncertainty)
+    if "anchor_chain" in runnable:
+        parse = "tolerant" if options.extraction == "hybrid" else "exact"
+        sections["anchor_chain"] = anchor_chain_section(run.sets, run.items, parse, uncertainty)
+    if "text_prior_decomposition" in runnable:
+        sections["text_prior_decomposition"] = text_prior_section(run.sets, run.items, run.model, uncertainty)
+    order = [*SCORERS, "perturbations"]
+    sections = {k: sections[k] for k in sorted(sections, key=order.index)}
+    results = json_safe(_results(run, options, sections, started, uncertainty))  # as written: NaN is null
+    _write(run, options, sections, results)
+    return results
+
+
+def _now() -> str:
+    return _dt.datetime.now(_dt.timezone.utc).isoformat(timespec="seconds")
+
+
+def _results(run: RunFolder, options: ScoreOptions, sections: dict[str, Section], started: str,
+             uncertainty: Any) -> dict[str, Any]:
+    config = run.run.get("config") or {}
+    main = (run.run.get("models") or {}).get("main") or {}
+    return {
+        "run": {"folder": str(run.folder), "model": run.model, "adapter": main.get("adapter"),
+                "description": main.get("description"), "models": run.run.get("models"),
+                "benchmark": run.benchmark, "benchmark_config": config.get("benchmark_config"),
+                "limit": config.get("limit"), "decoding": config.get("decoding"), "status": run.run.get("status"),
+                "counts": run.run.get("counts"), "git": run.run.get("git")},
+        "sets": [{**s.describe(), "n": len(s.records), "failed": s.failed} for s in run.sets],
+        "missing_outputs": sum(s.missing for s in run.sets),
+        "duplicates": run.duplicates,  # records repeated verbatim in outputs.jsonl, each scored once
+        "scale": SCALE,  # every score, rate and accuracy in this file (a reader never has to infer it)
+        "options": options.to_dict(),
+        "uncertainty_options": uncertainty.to_dict(),  # every headline's "uncertainty" entry
+        "scorers": {name: section.to_dict() for name, section in sections.items()},
+        "not_run": {name: {"status": s.status, "reason": s.reason} for name, s in sections.items()
+                    if s.status != "ok"},
+        "scored": {"started": started, "finished": _now(), "versions": package_versions(), "git": git_commit()},
+    }
+
+
+def json_safe(value: Any) -> Any:
+    """NaN and infinities as None (JSON has no NaN); tuples as lists."""
+    if isinstance(value, float):
+        return value if math.isfinite(value) else None
+    if isinstance(value, dict):
+        return {str(k): json_safe(v) for k, v in value.items()}
+    if isinstance(value, (list, tuple)):
+        return [json_safe(v) for v in value]
+    return value
+
+
+def _write(run: RunFolder, options: ScoreOptions, sections: dict[str, Section], results: dict[str, Any]) -> None:
+    out = Path(options.out).expanduser() if options.out else run.folder
+    out.mkdir(parents=True, exist_ok=True)
+    (out / RESULTS_FILE).write_text(json.dumps(results, indent=2, ensure_ascii=False), encoding="utf-8")
+    with open(out / ITEMS_FILE, "w", encoding="utf-8") as f:
+        for output_set in run.sets:
+            for record in output_set.records:
+                row = {"key": record["key"], "id": record["id"], "model": record["model"],
+                       "condition": record["condition"], "template": record["template"]["name"],
+                       "failed": record.get("error") is not None}
+                row.update({name: s.items[record["key"]] for name, s in sections.items() if record["key"] in s.items})
+                f.write(json.dumps(json_safe(row), ensure_ascii=False) + "\n")
+
+
+__all__ = ["ITEMS_FILE", "JUDGE_CACHE_FILE", "RESULTS_FILE", "JudgeOptions", "ProgressJudge", "RunFolder",
+           "ScoreOptions", "build_judge", "check_extraction", "json_safe", "parse_scorers", "read_run", "score_run"]

@@ -1,0 +1,2 @@
+"""MMAR-Rubrics: ``formulas`` (the pure functions) and ``scorer`` (the class); the evaluate module is
+``metrics/mmar_rubrics/``."""

@@ -1,1 +1,0 @@
-"""Pure scoring functions, one module per scorer: numbers in, numbers out."""
