@@ -112,7 +112,8 @@ def add_import_parser(sub: Any) -> None:
                "2 a usage error")
     command.add_argument("format", metavar="FORMAT", choices=FORMATS, help=f"one of {', '.join(FORMATS)}")
     command.add_argument("file", metavar="FILE", help="the predictions file")
-    command.add_argument("--benchmark", required=True, help="mmar, mmau_test_mini or audiospan")
+    command.add_argument("--benchmark", required=True, help="mmar, mmau-test-mini or audiospan (mmau_test_mini, the "
+                                                            "datasets builder's name, is the same benchmark)")
     command.add_argument("--data", required=True, help="the benchmark's folder (as `audioreason run --data`)")
     command.add_argument("--out", required=True, help="the run folder to write (new)")
     command.add_argument("--model", help="the model's name, for rows that name none")
