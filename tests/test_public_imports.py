@@ -13,7 +13,7 @@ PAGES = sorted([ROOT / "README.md", ROOT / "ARCHITECTURE.md", *ROOT.glob("docs/*
                 *ROOT.glob("metrics/*/README.md"), *ROOT.glob("datasets_scripts/*/README.md")])
 # "from audioreason.x import a, b as c" (on one line, or parenthesized over several) and "import audioreason.x"
 FROM = re.compile(r"^[ \t>]*from (audioreason[\w.]*) import (\([^)]*\)|[\w, ]+)", re.M)
-PLAIN = re.compile(r"^[ \t>]*import (audioreason[\w.]*)\s*$", re.M)
+PLAIN = re.compile(r"^[ \t>]*import (?:[\w.]+, )*(audioreason[\w.]*)\b", re.M)
 
 
 def shown_imports() -> list[tuple[str, str, str]]:
@@ -32,9 +32,10 @@ def shown_imports() -> list[tuple[str, str, str]]:
 IMPORTS = shown_imports()
 
 
-def test_the_readme_and_the_cards_show_imports():
+def test_the_readme_the_docs_and_the_cards_show_imports():
     pages = {page for page, _, _ in IMPORTS}
     assert "README.md" in pages and sum(p.startswith("metrics/") for p in pages) >= 3, pages
+    assert sum(p.startswith("docs/") for p in pages) >= 5, pages
 
 
 @pytest.mark.parametrize("page, module, name", IMPORTS)

@@ -26,7 +26,8 @@ def add_rubrics_parser(sub: Any) -> None:
     generate.add_argument("--judge-model", default="offline",
                           help="offline (Qwen2.5-Coder-0.5B where it fits, else SmolLM2-135M) or offline:SPEC "
                                "(e.g. offline:packaged:SmolLM2-135M-Instruct)")
-    generate.add_argument("--max-reasks", type=int, default=2)
+    generate.add_argument("--max-reasks", type=int, default=2,
+                          help="times an invalid criterion set is asked again (default 2; each counted)")
     generate.set_defaults(run=run_generate)
 
 
