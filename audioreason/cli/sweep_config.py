@@ -1,17 +1,7 @@
-"""A sweep file (`audioreason evaluate --config sweep.yaml`): read and checked whole before any model or
-data loads. What it runs: ``inference.sweep``.
-
-Each (model, benchmark) pair is its own run folder, ``<out>/<model name>/<benchmark name>``, written and
-resumed by the runner exactly as `audioreason run` writes one, then scored as `audioreason score` scores it.
-Each model is built once, through the runner's adapter factory (``runner.make_adapter`` with the
-adapter's name and the file's options, so any adapter registered in ``runner.ADAPTERS`` works here), and
-serves all of its benchmarks, conditions and templates. A model whose runs are all finished with the same
-settings is not loaded at all; a run whose results.json was scored with other options is scored again.
-At the end ``leaderboard.json`` and ``leaderboard.md`` list every headline of every run.
-
-The whole file is checked before any model or data loads (``load_sweep``): an unknown key, benchmark,
-adapter, adapter option, condition, template or scorer is a one-line error naming its key path.
-See docs/sweeps.md for the file's keys."""
+"""A sweep file (`audioreason evaluate --config sweep.yaml`, run by ``audioreason.cli.sweep``): read and
+checked whole before any model or data loads (``load_sweep``): an unknown key, benchmark, adapter, adapter
+option, condition, template or scorer is a one-line error naming its key path. See docs/sweeps.md for the
+file's keys."""
 from __future__ import annotations
 
 import argparse

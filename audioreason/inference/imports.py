@@ -27,12 +27,12 @@ item counts as missing), and rows whose gold answer differs from the benchmark's
 from __future__ import annotations
 
 import datetime as _dt
-import hashlib
 import warnings
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any, Optional, Sequence
 
+from ..base.checksums import file_sha256
 from .import_formats import FORMATS, LMMS_TASKS, SCHEMAS, FormatError, NeedsOption, Prediction, read_file
 from .prompts import EXTERNAL_TEMPLATE, get_template
 from .runner import (OUTPUTS_FILE, RUN_FILE, RunConfig, git_commit, load_items_reported, package_versions,
@@ -70,14 +70,6 @@ def _match_doc_order(preds: Sequence[Prediction], items: Sequence[dict], path: P
     for p in pending:
         p.id = str(items[p.doc_id]["id"])
     return len(pending)
-
-
-def sha256_file(path: Path) -> str:
-    digest = hashlib.sha256()
-    with open(path, "rb") as f:
-        for block in iter(lambda: f.read(1 << 20), b""):
-            digest.update(block)
-    return digest.hexdigest()
 
 
 @dataclass
@@ -214,7 +206,7 @@ def import_predictions(options: ImportOptions) -> dict[str, Any]:
         "skipped_items": skipped,
         "status": "finished" if not missing else "incomplete",
         "outputs": OUTPUTS_FILE,
-        "source": {"format": options.fmt, "file": path.name, "path": str(path.resolve()), "sha256": sha256_file(path),
+        "source": {"format": options.fmt, "file": path.name, "path": str(path.resolve()), "sha256": file_sha256(path),
                    "bytes": path.stat().st_size, "schema": SCHEMAS[options.fmt], **info,
                    "counts": {"rows": len(preds), "imported": len(records), "unmatched": len(unmatched),
                               "duplicates": len(duplicates), "empty": len(empty), "no_prediction": len(absent),
