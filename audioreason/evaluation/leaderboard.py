@@ -74,11 +74,12 @@ def _confidence(out: Path, runs: Sequence[Mapping[str, Any]]) -> Optional[float]
 
 
 def markdown(content: Mapping[str, Any]) -> str:
-    level = content.get("confidence") or 0.95
+    level = content.get("confidence")  # None when no run recorded one: the label then names no level
+    ci = "CI" if level is None else f"{level * 100:g}% CI"
     lines = ["# Leaderboard", "",
-             f"Every headline of every run (values on the 0-1 scale; {level * 100:g}% interval where the scorer "
-             "recorded one; unanswered: outputs with no answer found; failed: outputs the model did not give).", "",
-             f"| model | benchmark | headline | value | {level * 100:g}% CI | n | unanswered | failed |",
+             f"Every headline of every run (values on the 0-1 scale; {ci} where the scorer recorded an interval; "
+             "unanswered: outputs with no answer found; failed: outputs the model did not give).", "",
+             f"| model | benchmark | headline | value | {ci} | n | unanswered | failed |",
              "| --- | --- | --- | --- | --- | --- | --- | --- |"]
     for r in content["rows"]:
         value = "n/a" if r["value"] is None else f"{r['value']:.4f}"
