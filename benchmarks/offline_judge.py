@@ -9,7 +9,9 @@ item's own gold chain of thought and gold answer, so every item has a real, fixe
 Each configuration runs in its own process (``--one``), so its peak resident memory (``ru_maxrss``) is the
 judge's own: model load included. Judging is greedy (temperature 0, seed 42), one rater, up to
 ``--max-reasks`` re-asks with the validation error (the runner's default policy), batches of 4.
-verdicts/s counts valid verdicts per second of judging (model load excluded, shown apart).
+verdicts/s counts valid verdicts per second of judging (model load excluded, shown apart). The items are
+judged in chunks of ``--chunk`` (12): after each, the configuration's row so far is written to
+``$TMPDIR/offline_judge-CONFIG.json``, so a run stopped early keeps what it measured (its ``n`` says how far).
 
     python benchmarks/offline_judge.py                  # all 4 configurations on the 69 items
     python benchmarks/offline_judge.py --n 8 --configs smollm2-constrained,smollm2-free
@@ -22,6 +24,7 @@ import os
 import resource
 import subprocess
 import sys
+import tempfile
 import time
 from pathlib import Path
 
@@ -38,7 +41,8 @@ def items(n: int) -> list[dict]:
     return rows[::EVERY][:n]
 
 
-def run_one(config: str, n: int, max_reasks: int, justification_chars: int, free_max_tokens: int) -> dict:
+def run_one(config: str, n: int, max_reasks: int, justification_chars: int, free_max_tokens: int,
+            chunk: int = 12) -> dict:
     sys.path.insert(0, str(ROOT))
     from audioreason.judges import JudgeRequest, JudgeRunner, LocalJudge, SamplingParams
     from audioreason.scorers.mmar_rubrics.scorer import build_messages, schema_for
@@ -52,13 +56,21 @@ def run_one(config: str, n: int, max_reasks: int, justification_chars: int, free
     requests = [JudgeRequest(it["id"], build_messages(it, it["thinking"], it["answer"]), schema_for(it))
                 for it in chosen]
     runner = JudgeRunner(judge, sampling=SamplingParams(temperature=0.0, seed=42), max_reasks=max_reasks)
-    started = time.perf_counter()
-    results = runner.run(requests)
-    judge_s = time.perf_counter() - started
+    results, judge_s = [], 0.0
+    progress = Path(tempfile.gettempdir()) / f"offline_judge-{config}.json"
+    for start in range(0, len(requests), chunk):
+        started = time.perf_counter()
+        results += runner.run(requests[start:start + chunk])
+        judge_s += time.perf_counter() - started
+        progress.write_text(json.dumps(row(config, judge.name, results, load_s, judge_s)))
+    return row(config, judge.name, results, load_s, judge_s)
+
+
+def row(config: str, judge: str, results: list, load_s: float, judge_s: float) -> dict:
     replies = sum(len(r.replies) for r in results)
     invalid_replies = sum(len(r.validation_errors) for r in results)
     ok = sum(r.ok for r in results)
-    return {"config": config, "judge": judge.name, "n": len(chosen), "replies": replies,
+    return {"config": config, "judge": judge, "n": len(results), "replies": replies,
             "invalid_replies": invalid_replies, "invalid_rate": invalid_replies / replies if replies else None,
             "reasks": sum(r.reasks for r in results), "ok": ok, "failed": len(results) - ok,
             "completion_tokens": sum(r.completion_tokens for r in results), "load_s": load_s, "judge_s": judge_s,
@@ -87,13 +99,17 @@ def main() -> int:
     parser.add_argument("--n", type=int, default=69, help="items (the first n of the 69 chosen; default 69)")
     parser.add_argument("--configs", default=",".join(CONFIGS), help=f"comma-separated, of {CONFIGS}")
     parser.add_argument("--max-reasks", type=int, default=2)
-    parser.add_argument("--justification-chars", type=int, default=160)
-    parser.add_argument("--free-max-tokens", type=int, default=512, help="token budget of unconstrained replies")
+    parser.add_argument("--justification-chars", type=int, default=48,
+                        help="longest justification a constrained reply may write (the demo's 48)")
+    parser.add_argument("--free-max-tokens", type=int, default=384,
+                        help="token budget of unconstrained replies (the constrained budget is about 350 here)")
+    parser.add_argument("--chunk", type=int, default=12, help="items judged between progress files (module doc)")
     parser.add_argument("--json", help="write the rows here")
     parser.add_argument("--one", help=argparse.SUPPRESS)  # a child process: one configuration
     args = parser.parse_args()
     if args.one:
-        print(json.dumps(run_one(args.one, args.n, args.max_reasks, args.justification_chars, args.free_max_tokens)))
+        print(json.dumps(run_one(args.one, args.n, args.max_reasks, args.justification_chars, args.free_max_tokens,
+                                 args.chunk)))
         return 0
     configs = [c for c in args.configs.split(",") if c]
     unknown = sorted(set(configs) - set(CONFIGS))
@@ -103,7 +119,8 @@ def main() -> int:
     for config in configs:
         proc = subprocess.run([sys.executable, __file__, "--one", config, "--n", str(args.n), "--max-reasks",
                                str(args.max_reasks), "--justification-chars", str(args.justification_chars),
-                               "--free-max-tokens", str(args.free_max_tokens)], capture_output=True, text=True,
+                               "--free-max-tokens", str(args.free_max_tokens), "--chunk", str(args.chunk)],
+                              capture_output=True, text=True,
                               env={**os.environ, "HF_HUB_OFFLINE": "1"})
         if proc.returncode:
             rows.append({"config": config, "error": proc.stderr.strip().splitlines()[-1] if proc.stderr else "failed"})
