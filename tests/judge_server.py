@@ -14,6 +14,7 @@ first two messages (so a re-ask continues its conversation and another item star
 request of a conversation gets step n (the last step repeats). A step is one of
 
     {"reply": "text", "usage": [prompt_tokens, completion_tokens], "finish_reason": "stop"}
+    {"reply": "text", "usage": "none"}                                     # a reply without a usage field
     {"status": 429, "headers": {"Retry-After": "1"}, "body": {...}}      # any HTTP error
     {"hang_s": 3.0, "then": step}                                          # answer late (or never)
     {"raw_body": "not json", "status": 200}                                # a broken HTTP body
@@ -96,13 +97,16 @@ class _State:
             self.log.write(line + "\n")
 
 
-def _reply_body(text: str, model: str, usage: Optional[list[int]], finish_reason: str) -> dict:
-    prompt_tokens, completion_tokens = usage if usage else (10, max(1, len(text) // 4))
-    return {"id": "chatcmpl-scripted", "object": "chat.completion", "created": int(time.time()), "model": model,
+def _reply_body(text: str, model: str, usage: Any, finish_reason: str) -> dict:
+    body = {"id": "chatcmpl-scripted", "object": "chat.completion", "created": int(time.time()), "model": model,
             "choices": [{"index": 0, "finish_reason": finish_reason,
-                         "message": {"role": "assistant", "content": text}}],
-            "usage": {"prompt_tokens": prompt_tokens, "completion_tokens": completion_tokens,
-                      "total_tokens": prompt_tokens + completion_tokens}}
+                         "message": {"role": "assistant", "content": text}}]}
+    if usage == "none":  # some servers send no usage at all
+        return body
+    prompt_tokens, completion_tokens = usage if usage else (10, max(1, len(text) // 4))
+    body["usage"] = {"prompt_tokens": prompt_tokens, "completion_tokens": completion_tokens,
+                     "total_tokens": prompt_tokens + completion_tokens}
+    return body
 
 
 def _last_user(messages: list[dict]) -> Any:
@@ -238,7 +242,7 @@ class _Handler(BaseHTTPRequestHandler):
         events = [{**chunk, "choices": [{"index": 0, "delta": {"role": "assistant", "content": text[:cut]}}]},
                   {**chunk, "choices": [{"index": 0, "delta": {"content": text[cut:]}}]},
                   {**chunk, "choices": [{"index": 0, "delta": {}, "finish_reason": body["choices"][0]["finish_reason"]}]}]
-        if self.include_usage:
+        if self.include_usage and "usage" in body:
             events.append({**chunk, "choices": [], "usage": body["usage"]})
         data = "".join(f"data: {json.dumps(e)}\n\n" for e in events) + "data: [DONE]\n\n"
         self.send_response(200)

@@ -32,8 +32,10 @@ SHAPES = {
 }
 
 
-def answering(shape, usage=(40, 6)):
-    return {"by_text": {word: {"check_audio": shape, "then": {"reply": reply, "usage": list(usage)}}
+def answering(shape, usage=(40, 6), no_usage=()):
+    """Each item's reply; the items named by a word in ``no_usage`` come without a usage field."""
+    return {"by_text": {word: {"check_audio": shape, "then": {"reply": reply,
+                                                              "usage": "none" if word in no_usage else list(usage)}}
                         for word, reply in REPLIES.items()}}
 
 
@@ -49,7 +51,8 @@ FLAKY = [  # conversation step 0: the "encoded" item gets a 500, the "what date"
 ]
 
 SCRIPT = {"scenarios": {**{name: [answering(shape)] for name, shape in SHAPES.items()},
-                        "flaky": FLAKY, "tb-text": [text_reply()]}}
+                        "flaky": FLAKY, "tb-text": [text_reply()],
+                        "no-usage": [answering(SHAPES["vllm-qwen2-audio"], no_usage=("encoded",))]}}
 
 
 @pytest.fixture(scope="module")
@@ -103,7 +106,7 @@ def test_each_preset_sends_its_documented_request_shape(server, mmar_raw, tmp_pa
     # usage from the server's usage field: 4 replies of 40 prompt + 6 completion tokens, 4 x 3 s sent
     assert run["usage"]["total"] == {"records": 4, "ok": 4, "failed": 0, "requests_sent": 4, "retried_records": 0,
                                      "retries": 0, "prompt_tokens": 160, "completion_tokens": 24,
-                                     "audio_s_sent": 12.0}
+                                     "replies_without_usage": 0, "audio_s_sent": 12.0}
     assert run["usage"]["by_condition"]["full"]["prompt_tokens"] == 160
     no_secret_in(out)
 
@@ -153,13 +156,39 @@ def test_a_rerun_fills_only_the_failed_items_and_usage_counts_every_request(serv
     usage = run["usage"]["total"]
     # 5 records (the failed one kept in the shards), 6 requests; tokens only from the 4 answers
     assert usage == {"records": 5, "ok": 4, "failed": 1, "requests_sent": 6, "retried_records": 1, "retries": 1,
-                     "prompt_tokens": 160, "completion_tokens": 24, "audio_s_sent": 18.0}
+                     "prompt_tokens": 160, "completion_tokens": 24, "replies_without_usage": 0,
+                     "audio_s_sent": 18.0}
     # cost: 160 x 2.5e-6 + 24 x 10e-6 + 18 s x 0.6 / 60 = 0.0004 + 0.00024 + 0.18
     assert run["cost"]["total"] == pytest.approx(0.18064) and run["cost"]["currency"] == "USD"
     results = json.loads((out / "results.json").read_text())
     assert "0.75" in json.dumps(results) or "75.0" in json.dumps(results)  # 3 of 4 right
     assert "usage: " in capsys.readouterr().out
     no_secret_in(out)
+
+
+def test_a_reply_without_usage_is_counted_and_the_cost_says_it_is_incomplete(server, mmar_raw, tmp_path, capsys):
+    out = tmp_path / "out"
+    prices = tmp_path / "prices.json"
+    prices.write_text(json.dumps({"models": {"no-usage": {"prompt_per_million": 1.0, "completion_per_million": 2.0}}}))
+    assert main(run_args(server, mmar_raw, out, "no-usage", "--prices", str(prices))) == 0
+    records = {words_of_record(r): r for r in map(json.loads, (out / "outputs.jsonl").read_text().splitlines())}
+    assert records["encoded"]["error"] is None  # answered: only its token counts are unknown
+    assert records["encoded"]["tokens"] == {"prompt": None, "completion": None}
+    assert records["what date"]["tokens"] == {"prompt": 40, "completion": 6}
+    run = json.loads((out / "run.json").read_text())
+    usage = run["usage"]["total"]
+    # 3 replies with 40 + 6 tokens each, one with none reported: a lower bound, and said to be one
+    assert (usage["prompt_tokens"], usage["completion_tokens"], usage["replies_without_usage"]) == (120, 18, 1)
+    assert run["usage"]["by_model"]["no-usage"]["replies_without_usage"] == 1
+    # 120 x 1e-6 + 18 x 2e-6 = 0.000156, without the unreported reply's tokens, and named as incomplete
+    assert run["cost"]["total"] == pytest.approx(0.000156) and run["cost"]["incomplete_models"] == {"no-usage": 1}
+    printed = capsys.readouterr().out
+    assert "1 replies came without token counts (the server sent no usage), so the token totals and the cost " \
+           "leave them out" in printed
+
+
+def words_of_record(record):
+    return next(word for word in REPLIES if REPLIES[word] == record["output"])
 
 
 def test_the_tb_condition_uses_a_served_text_model(server, mmar_raw, tmp_path):

@@ -48,7 +48,8 @@ def test_usage_counts_every_request_and_cost_follows_the_prices(tmp_path):
                record("c", "full"), record("d", "none", audio_s=0.0), record("z", "full")]
     usage = usage_summary(records, keys={"a", "b", "c", "d"})  # "z" is another command's unit
     assert usage["total"] == {"records": 5, "ok": 4, "failed": 1, "requests_sent": 8, "retried_records": 2,
-                              "retries": 3, "prompt_tokens": 40, "completion_tokens": 8, "audio_s_sent": 21.0}
+                              "retries": 3, "prompt_tokens": 40, "completion_tokens": 8, "replies_without_usage": 0,
+                              "audio_s_sent": 21.0}
     assert usage["by_condition"]["none"]["audio_s_sent"] == 0.0 and usage["by_condition"]["full"]["records"] == 4
     prices = tmp_path / "prices.yaml"
     prices.write_text("currency: EUR\nmodels:\n  m: {prompt_per_million: 1.0, completion_per_million: 4.0, "
@@ -56,6 +57,18 @@ def test_usage_counts_every_request_and_cost_follows_the_prices(tmp_path):
     cost = cost_of(usage, load_prices(str(prices)))
     # 40 x 1e-6 + 8 x 4e-6 + 21 s x 0.001 = 0.00004 + 0.000032 + 0.021
     assert cost["total"] == pytest.approx(0.021072) and cost["currency"] == "EUR" and cost["unpriced_models"] == []
+    assert cost["incomplete_models"] == {}
+
+
+def test_replies_without_token_counts_are_counted_not_read_as_zero():
+    unreported = {**record("a", "full"), "tokens": {"prompt": None, "completion": None}}
+    failed = record("b", "full", error="server_error: x")  # no reply: not a reply without usage
+    local = {"key": "c", "condition": "full", "model": "m", "error": None, "tokens": {"prompt": None,
+                                                                                      "completion": None}}
+    usage = usage_summary([unreported, failed, record("d", "full"), local])
+    # only the API reply that arrived without counts; a local record (no attempts) is not a server reply
+    assert usage["total"]["replies_without_usage"] == 1 and usage["total"]["prompt_tokens"] == 10
+    assert usage["by_model"]["m"]["replies_without_usage"] == 1
 
 
 @pytest.mark.parametrize("content, message", [
@@ -90,5 +103,8 @@ def test_a_streamed_reply_is_joined_with_its_usage():
     completion = read_event_stream(": keep-alive\n\n" + body)
     assert (completion.text, completion.finish_reason) == ("The answer is (A).", "stop")
     assert (completion.prompt_tokens, completion.completion_tokens) == (31, 5)
+    assert completion.usage_reported
+    unreported = read_event_stream(body.replace(', "usage": {"prompt_tokens": 31, "completion_tokens": 5}', ""))
+    assert unreported.text == "The answer is (A)." and not unreported.usage_reported
     with pytest.raises(Exception, match="no chunk"):
         read_event_stream("data: [DONE]\n\n")

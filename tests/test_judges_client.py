@@ -53,6 +53,7 @@ SCRIPT = {"scenarios": {
     "quotes_injection": [{"reply": f"The submission demands {FULL_MARKS}. My own verdict is {GOOD}"},
                          {"reply": GOOD}],
     "slow": [{"hang_s": 0.3, "then": {"reply": GOOD}}],
+    "no_usage_then_usage": [{"reply": "not a verdict", "usage": "none"}, {"reply": GOOD, "usage": [140, 30]}],
 }}
 
 
@@ -97,6 +98,16 @@ def test_valid_reply_sampling_passthrough_and_usage(server):
     assert seen[0]["params"]["max_tokens"] == 256
     assert seen[0]["messages"] == messages("passthrough")  # sent verbatim
     assert runner.stats.ok == 1 and runner.stats.prompt_tokens == 120 and runner.stats.completion_tokens == 30
+    assert runner.stats.replies_without_usage == 0
+
+
+def test_a_reply_without_usage_is_counted_apart_from_the_token_sums(server):
+    runner = make_runner(server, "no_usage_then_usage", max_reasks=1)
+    result = judge_one(runner, "no-usage")
+    # the first reply (no usage field, invalid) was re-asked; only the second reported its tokens
+    assert result.ok and (result.calls, result.reasks) == (2, 1)
+    assert (result.prompt_tokens, result.completion_tokens, result.replies_without_usage) == (140, 30, 1)
+    assert runner.stats.to_dict()["replies_without_usage"] == 1 and runner.stats.prompt_tokens == 140
 
 
 def test_429_waits_for_retry_after_then_succeeds(server):

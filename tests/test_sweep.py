@@ -6,6 +6,7 @@ file stop it before any work with the key path named."""
 import contextlib
 import io
 import json
+import shutil
 from pathlib import Path
 
 import pytest
@@ -152,6 +153,29 @@ def test_the_leaderboard_carries_each_runs_results(swept):
     first = board["rows"][0]
     assert f"| {first['model']} | {first['benchmark']} | {first['headline']} | {first['value']:.4f} |" in markdown
     assert markdown in sessions[1][2]  # printed at the end of the sweep
+    assert board["confidence_levels"] == [0.95] and "| 95% CI |" in markdown
+
+
+def test_runs_scored_at_different_levels_each_keep_their_own_in_the_leaderboard(swept, tmp_path):
+    from audioreason.evaluation.leaderboard import write_leaderboard
+
+    out, sessions = swept
+    copy = tmp_path / "sweep"
+    shutil.copytree(out, copy)
+    results_file = copy / "qwen2a" / "mmar" / "results.json"
+    results = json.loads(results_file.read_text())
+    results["uncertainty_options"]["confidence"] = 0.9  # as if scored with --confidence 0.9
+    results_file.write_text(json.dumps(results))
+    board_info = write_leaderboard(copy, sessions[1][3]["runs"])
+    board = json.loads((copy / "leaderboard.json").read_text())
+    assert board_info["rows"] == len(board["rows"]) and board["confidence"] is None
+    assert board["confidence_levels"] == [0.9, 0.95]
+    levels = {(r["model"], r["benchmark"]): r["confidence"] for r in board["rows"] if r["ci95"] is not None}
+    assert levels[("qwen2a", "mmar")] == 0.9 and levels[("phi4", "mmar")] == 0.95
+    markdown = (copy / "leaderboard.md").read_text()
+    assert "| CI (level per row) |" in markdown and "% CI |" not in markdown
+    row = next(r for r in board["rows"] if r["model"] == "qwen2a" and r["benchmark"] == "mmar" and r["ci95"])
+    assert f"| 90%: [{row['ci95'][0]:.4f}, {row['ci95'][1]:.4f}] |" in markdown
 
 
 def test_the_example_sweep_validates():

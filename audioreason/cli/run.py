@@ -188,11 +188,14 @@ def run_from_args(args: argparse.Namespace) -> None:
         skipped = f", {skipped} skipped at load (named in run.json)" if skipped else ""
         usage = summary["usage"]["total"]
         cost = summary.get("cost")
-        if usage["retries"] or usage["prompt_tokens"]:
+        unreported = usage["replies_without_usage"]
+        if usage["retries"] or usage["prompt_tokens"] or unreported:
             print(f"usage: {usage['requests_sent']} requests sent ({usage['retries']} retries), "
                   f"{usage['prompt_tokens']} prompt + {usage['completion_tokens']} completion tokens, "
                   f"{usage['audio_s_sent']:.1f} s of audio"
-                  + (f"; cost {cost['total']:.4f} {cost['currency']}" if cost else ""))
+                  + (f"; cost {cost['total']:.4f} {cost['currency']}" if cost else "")
+                  + (f"; {unreported} replies came without token counts (the server sent no usage), so the "
+                     f"token totals{' and the cost' if cost else ''} leave them out" if unreported else ""))
         print(f"audioreason run: {counts['ok']} outputs, {counts['failed']} failed, "
               f"{sum(counts['not_applicable'].values())} not applicable, {counts['truncated']} truncated, "
               f"{counts['resumed']} already done{skipped} -> {Path(args.out) / 'outputs.jsonl'}")

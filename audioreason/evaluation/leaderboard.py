@@ -1,14 +1,15 @@
 """A sweep's leaderboard: every headline of every run's results.json in one table (leaderboard.json and
 leaderboard.md), read through the same rows `audioreason score` prints (``score.result_rows``), so a
 headline here is the number in that run's results.json, with its n, its interval where score recorded
-one, its unanswered count and its set's failed outputs. A run that has no results (its scoring failed)
-is listed with why, never left out."""
+one (with that run's confidence level: runs scored at different ``--confidence`` levels each keep their
+own, and the table then names the level in every interval), its unanswered count and its set's failed
+outputs. A run that has no results (its scoring failed) is listed with why, never left out."""
 from __future__ import annotations
 
 import json
 import re
 from pathlib import Path
-from typing import Any, Mapping, Optional, Sequence
+from typing import Any, Mapping, Sequence
 
 LEADERBOARD_JSON = "leaderboard.json"
 LEADERBOARD_MD = "leaderboard.md"
@@ -22,12 +23,14 @@ def run_rows(folder: Path, model: str, benchmark: str) -> list[dict[str, Any]]:
     results = json.loads((folder / RESULTS_FILE).read_text(encoding="utf-8"))
     sets = results.get("sets", [])
     all_failed = sum(s.get("failed", 0) for s in sets)
+    level = (results.get("uncertainty_options") or {}).get("confidence")
     rows = []
     for row in result_rows(results):
         ci = (row.interval or {}).get("ci95")
         rows.append({"model": model, "benchmark": benchmark, "headline": row.scorer, "value": row.value,
                      "n": row.n, "ci95": list(ci) if ci and None not in ci else None,
                      "interval_method": (row.interval or {}).get("method") if ci else None,
+                     "confidence": level if ci and None not in ci else None,
                      "unanswered": row.unanswered, "failed": _set_failed(row.scorer, sets, all_failed),
                      "note": row.backbone})
     return rows
@@ -57,25 +60,20 @@ def write_leaderboard(out: Path, runs: Sequence[Mapping[str, Any]]) -> dict[str,
                              "reason": run.get("score_error") or "no results.json"})
             continue
         rows += run_rows(folder, run["model"], run["benchmark"])
-    content = {"rows": rows, "unscored": unscored, "confidence": _confidence(out, runs)}
+    levels = sorted({r["confidence"] for r in rows if r["confidence"] is not None})
+    # one level for the whole table only when every interval has it; else each row says its own
+    content = {"rows": rows, "unscored": unscored, "confidence": levels[0] if len(levels) == 1 else None,
+               "confidence_levels": levels}
     (out / LEADERBOARD_JSON).write_text(json.dumps(content, indent=2, ensure_ascii=False), encoding="utf-8")
     (out / LEADERBOARD_MD).write_text(markdown(content), encoding="utf-8")
     return {"json": LEADERBOARD_JSON, "markdown": LEADERBOARD_MD, "rows": len(rows), "unscored": len(unscored)}
 
 
-def _confidence(out: Path, runs: Sequence[Mapping[str, Any]]) -> Optional[float]:
-    for run in runs:
-        try:
-            results = json.loads((out / run["folder"] / "results.json").read_text(encoding="utf-8"))
-            return results["uncertainty_options"]["confidence"]
-        except (OSError, ValueError, KeyError, TypeError):
-            continue
-    return None
-
-
 def markdown(content: Mapping[str, Any]) -> str:
-    level = content.get("confidence")  # None when no run recorded one: the label then names no level
-    ci = "CI" if level is None else f"{level * 100:g}% CI"
+    level = content.get("confidence")
+    mixed = len(content.get("confidence_levels") or []) > 1
+    # the label names a level only when every interval has it (none recorded: plain "CI")
+    ci = "CI (level per row)" if mixed else "CI" if level is None else f"{level * 100:g}% CI"
     lines = ["# Leaderboard", "",
              f"Every headline of every run (values on the 0-1 scale; {ci} where the scorer recorded an interval; "
              "unanswered: outputs with no answer found; failed: outputs the model did not give).", "",
@@ -84,6 +82,8 @@ def markdown(content: Mapping[str, Any]) -> str:
     for r in content["rows"]:
         value = "n/a" if r["value"] is None else f"{r['value']:.4f}"
         ci = "-" if r["ci95"] is None else f"[{r['ci95'][0]:.4f}, {r['ci95'][1]:.4f}]"
+        if mixed and r.get("confidence") is not None:
+            ci = f"{r['confidence'] * 100:g}%: {ci}"
         unanswered = "-" if r["unanswered"] is None else str(r["unanswered"])
         cells = [r["model"], r["benchmark"], r["headline"], value, ci, str(r["n"]), unanswered, str(r["failed"])]
         lines.append("| " + " | ".join(c.replace("|", "\\|") for c in cells) + " |")

@@ -75,8 +75,8 @@ class Generation:
     """What the model produced for one request. ``text`` is None exactly when ``error`` is set."""
 
     text: Optional[str]
-    prompt_tokens: int = 0
-    completion_tokens: int = 0
+    prompt_tokens: Optional[int] = 0  # None: the server reported no counts for this reply
+    completion_tokens: Optional[int] = 0
     finish_reason: Optional[str] = None  # "stop" | "length" | None
     error: Optional[str] = None
     seconds: float = 0.0  # wall time attributed to this request (its share of the batch)

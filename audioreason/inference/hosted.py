@@ -10,7 +10,9 @@ prices file.
 Usage is read from the records in the run's shards, every request ever made in the folder (a failed
 request that a rerun filled counts beside its replacement: both were sent): per condition and in all,
 requests, failed requests, requests retried and the retries, prompt and completion tokens as the server's
-``usage`` reported them, and the seconds of audio sent (each attempt sends the clip again).
+``usage`` reported them, and the seconds of audio sent (each attempt sends the clip again). A reply whose
+server reported no token counts is counted in ``replies_without_usage`` (its tokens are unknown, not 0): a
+total with such replies is a lower bound, and so is a cost computed from it (``cost_of`` names the models).
 """
 from __future__ import annotations
 
@@ -142,7 +144,7 @@ def redact_url(url: str) -> str:
 
 def _empty_usage() -> dict[str, Any]:
     return {"records": 0, "ok": 0, "failed": 0, "requests_sent": 0, "retried_records": 0, "retries": 0,
-            "prompt_tokens": 0, "completion_tokens": 0, "audio_s_sent": 0.0}
+            "prompt_tokens": 0, "completion_tokens": 0, "replies_without_usage": 0, "audio_s_sent": 0.0}
 
 
 def _add(total: dict[str, Any], record: Mapping[str, Any]) -> None:
@@ -161,6 +163,9 @@ def _add(total: dict[str, Any], record: Mapping[str, Any]) -> None:
     total["retries"] += max(0, attempts - 1)
     total["prompt_tokens"] += int(tokens.get("prompt") or 0)
     total["completion_tokens"] += int(tokens.get("completion") or 0)
+    # An API reply with no counts at all: unknown tokens (a failed request has no reply and no counts).
+    total["replies_without_usage"] += ("attempts" in details and record.get("error") is None
+                                       and tokens.get("prompt") is None and tokens.get("completion") is None)
     total["audio_s_sent"] = round(total["audio_s_sent"] + seconds * attempts, 6)
 
 
@@ -227,7 +232,9 @@ def check_prices(prices: Mapping[str, Any], models: Iterable[str]) -> None:
 
 
 def cost_of(usage: Mapping[str, Any], prices: Mapping[str, Any]) -> dict[str, Any]:
-    """The cost of a ``usage_summary`` per model and in all, from ``load_prices``'s prices."""
+    """The cost of a ``usage_summary`` per model and in all, from ``load_prices``'s prices. Models with
+    replies whose tokens the server did not report are listed in ``incomplete_models`` (reply counts): their
+    cost, and the total, leave those tokens out."""
     per_model = {}
     for model, used in usage["by_model"].items():
         rates = prices["models"].get(model)
@@ -239,8 +246,11 @@ def cost_of(usage: Mapping[str, Any], prices: Mapping[str, Any]) -> dict[str, An
                   + used["audio_s_sent"] * (rates.get("audio_per_second", 0.0) + rates.get("audio_per_minute", 0.0) / 60))
         per_model[model] = round(amount, 6)
     priced = [v for v in per_model.values() if v is not None]
+    incomplete = {m: used["replies_without_usage"] for m, used in usage["by_model"].items()
+                  if used.get("replies_without_usage")}
     return {"currency": prices["currency"], "total": round(sum(priced), 6), "by_model": per_model,
-            "unpriced_models": sorted(m for m, v in per_model.items() if v is None), "prices": prices["source"]}
+            "unpriced_models": sorted(m for m, v in per_model.items() if v is None),
+            "incomplete_models": incomplete, "prices": prices["source"]}
 
 
 __all__ = ["OPENAI_LM_PREFIX", "build_cascade", "build_openai", "check_adapter", "check_prices", "cost_of",

@@ -267,15 +267,18 @@ class OpenAIAudioAdapter:
         details = {"attempts": completion.attempts, "call_errors": dict(completion.call_errors),
                    "audio_s": clip_s, "request_s": time.perf_counter() - started}
         finish_reason = None if completion.finish_reason is None else self._scrub(completion.finish_reason)
+        # A server that reports no usage leaves the counts unknown (None in the record), never 0.
+        prompt_tokens = completion.prompt_tokens if completion.usage_reported else None
+        completion_tokens = completion.completion_tokens if completion.usage_reported else None
         if completion.text is None:
-            return Generation(text=None, finish_reason=finish_reason, prompt_tokens=completion.prompt_tokens,
+            return Generation(text=None, finish_reason=finish_reason, prompt_tokens=prompt_tokens,
                               error=f"{EMPTY_REPLY}: the reply has no text (finish_reason={finish_reason!r})",
                               details=details)
         text = self._scrub(completion.text)
         if text != completion.text:  # a reply quoting a key (a leaky proxy): kept out, and said so
             details["scrubbed"] = True
-        return Generation(text=text, prompt_tokens=completion.prompt_tokens,
-                          completion_tokens=completion.completion_tokens, finish_reason=finish_reason,
+        return Generation(text=text, prompt_tokens=prompt_tokens,
+                          completion_tokens=completion_tokens, finish_reason=finish_reason,
                           details=details)
 
     def _secrets(self) -> list[Optional[str]]:

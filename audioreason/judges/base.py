@@ -63,6 +63,9 @@ class Completion:
     attempts: int = 1  # requests sent for this reply (1 + transport retries)
     call_errors: dict[str, int] = field(default_factory=dict)  # e.g. {"rate_limited": 1, "timeout": 2}
     waited_s: float = 0.0  # time spent backing off
+    # False when the server's reply carried no token counts (no ``usage``): the 0s above are then unknown,
+    # not free, and the reply is counted apart (``replies_without_usage``) so no total is read as complete.
+    usage_reported: bool = True
 
 
 class JudgeCallError(Exception):

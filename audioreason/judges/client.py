@@ -452,7 +452,8 @@ class OpenAICompatibleJudge:
             content = "".join(part.get("text", "") for part in content if isinstance(part, dict))
         return Completion(text=content, finish_reason=choices[0].get("finish_reason"),
                           prompt_tokens=int(usage.get("prompt_tokens") or 0),
-                          completion_tokens=int(usage.get("completion_tokens") or 0))
+                          completion_tokens=int(usage.get("completion_tokens") or 0),
+                          usage_reported=_has_token_counts(usage))
 
 
 def read_event_stream(body: str) -> Completion:
@@ -483,7 +484,14 @@ def read_event_stream(body: str) -> Completion:
         raise _BadResponse("the event stream holds no chunk")
     return Completion(text="".join(texts) if texts else None, finish_reason=finish_reason,
                       prompt_tokens=int(usage.get("prompt_tokens") or 0),
-                      completion_tokens=int(usage.get("completion_tokens") or 0))
+                      completion_tokens=int(usage.get("completion_tokens") or 0),
+                      usage_reported=_has_token_counts(usage))
+
+
+def _has_token_counts(usage: Any) -> bool:
+    """Whether a reply's ``usage`` object gives its token counts (some servers send none, or an empty one)."""
+    return isinstance(usage, dict) and any(isinstance(usage.get(k), int) for k in ("prompt_tokens",
+                                                                                    "completion_tokens"))
 
 
 class _BadResponse(Exception):

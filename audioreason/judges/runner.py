@@ -82,6 +82,7 @@ class JudgeResult:
     call_errors: dict[str, int] = field(default_factory=dict)
     prompt_tokens: int = 0
     completion_tokens: int = 0
+    replies_without_usage: int = 0  # replies whose server reported no token counts (the sums above miss them)
     waited_s: float = 0.0
     elapsed_s: float = 0.0
     cached: bool = False
@@ -136,6 +137,7 @@ class JudgeStats:
     warnings: int = 0
     prompt_tokens: int = 0
     completion_tokens: int = 0
+    replies_without_usage: int = 0
     waited_s: float = 0.0
 
     _ERROR_FIELDS = {"rate_limited": "rate_limited", "timeout": "timeouts", "server_error": "server_errors",
@@ -157,6 +159,7 @@ class JudgeStats:
             setattr(self, name, getattr(self, name) + n)
         self.prompt_tokens += result.prompt_tokens
         self.completion_tokens += result.completion_tokens
+        self.replies_without_usage += result.replies_without_usage
         self.waited_s += result.waited_s
 
     def merge(self, other: "JudgeStats") -> "JudgeStats":
@@ -363,3 +366,4 @@ class JudgeRunner:
         if completion is not None:
             result.prompt_tokens += completion.prompt_tokens
             result.completion_tokens += completion.completion_tokens
+            result.replies_without_usage += not completion.usage_reported
