@@ -65,10 +65,12 @@ def test_replies_without_token_counts_are_counted_not_read_as_zero():
     failed = record("b", "full", error="server_error: x")  # no reply: not a reply without usage
     local = {"key": "c", "condition": "full", "model": "m", "error": None, "tokens": {"prompt": None,
                                                                                       "completion": None}}
-    usage = usage_summary([unreported, failed, record("d", "full"), local])
-    # only the API reply that arrived without counts; a local record (no attempts) is not a server reply
-    assert usage["total"]["replies_without_usage"] == 1 and usage["total"]["prompt_tokens"] == 10
-    assert usage["by_model"]["m"]["replies_without_usage"] == 1
+    empty = {**record("e", "full", error="empty_reply: no text"), "tokens": {"prompt": None, "completion": None}}
+    usage = usage_summary([unreported, failed, record("d", "full"), local, empty])
+    # the API replies that arrived without counts (the empty one too); a local record (no attempts) is not a
+    # server reply, and a request that got no reply (0 tokens recorded) has nothing to count
+    assert usage["total"]["replies_without_usage"] == 2 and usage["total"]["prompt_tokens"] == 10
+    assert usage["by_model"]["m"]["replies_without_usage"] == 2
 
 
 @pytest.mark.parametrize("content, message", [

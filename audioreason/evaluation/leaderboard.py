@@ -27,10 +27,10 @@ def run_rows(folder: Path, model: str, benchmark: str) -> list[dict[str, Any]]:
     rows = []
     for row in result_rows(results):
         ci = (row.interval or {}).get("ci95")
+        ci = list(ci) if ci and None not in ci else None
         rows.append({"model": model, "benchmark": benchmark, "headline": row.scorer, "value": row.value,
-                     "n": row.n, "ci95": list(ci) if ci and None not in ci else None,
-                     "interval_method": (row.interval or {}).get("method") if ci else None,
-                     "confidence": level if ci and None not in ci else None,
+                     "n": row.n, "ci95": ci, "interval_method": (row.interval or {}).get("method") if ci else None,
+                     "confidence": level if ci else None,
                      "unanswered": row.unanswered, "failed": _set_failed(row.scorer, sets, all_failed),
                      "note": row.backbone})
     return rows
@@ -70,10 +70,10 @@ def write_leaderboard(out: Path, runs: Sequence[Mapping[str, Any]]) -> dict[str,
 
 
 def markdown(content: Mapping[str, Any]) -> str:
-    level = content.get("confidence")
-    mixed = len(content.get("confidence_levels") or []) > 1
+    levels = content["confidence_levels"]
+    mixed = len(levels) > 1
     # the label names a level only when every interval has it (none recorded: plain "CI")
-    ci = "CI (level per row)" if mixed else "CI" if level is None else f"{level * 100:g}% CI"
+    ci = "CI (level per row)" if mixed else f"{levels[0] * 100:g}% CI" if levels else "CI"
     lines = ["# Leaderboard", "",
              f"Every headline of every run (values on the 0-1 scale; {ci} where the scorer recorded an interval; "
              "unanswered: outputs with no answer found; failed: outputs the model did not give).", "",
@@ -82,7 +82,7 @@ def markdown(content: Mapping[str, Any]) -> str:
     for r in content["rows"]:
         value = "n/a" if r["value"] is None else f"{r['value']:.4f}"
         ci = "-" if r["ci95"] is None else f"[{r['ci95'][0]:.4f}, {r['ci95'][1]:.4f}]"
-        if mixed and r.get("confidence") is not None:
+        if mixed and r["confidence"] is not None:
             ci = f"{r['confidence'] * 100:g}%: {ci}"
         unanswered = "-" if r["unanswered"] is None else str(r["unanswered"])
         cells = [r["model"], r["benchmark"], r["headline"], value, ci, str(r["n"]), unanswered, str(r["failed"])]

@@ -163,9 +163,10 @@ def _add(total: dict[str, Any], record: Mapping[str, Any]) -> None:
     total["retries"] += max(0, attempts - 1)
     total["prompt_tokens"] += int(tokens.get("prompt") or 0)
     total["completion_tokens"] += int(tokens.get("completion") or 0)
-    # An API reply with no counts at all: unknown tokens (a failed request has no reply and no counts).
-    total["replies_without_usage"] += ("attempts" in details and record.get("error") is None
-                                       and tokens.get("prompt") is None and tokens.get("completion") is None)
+    # An API reply (an empty one too) whose server gave no counts: its tokens are None, unknown. A request
+    # that got no reply records 0 (nothing to bill), and a local or imported record has no attempts.
+    total["replies_without_usage"] += ("attempts" in details and tokens.get("prompt") is None
+                                       and tokens.get("completion") is None)
     total["audio_s_sent"] = round(total["audio_s_sent"] + seconds * attempts, 6)
 
 
