@@ -53,3 +53,10 @@ def test_bad_task_and_argument(metric):
         metric.compute(predictions=["A"], references=["A"], choices=[CH], task="rubric")
     with pytest.raises(ValueError, match="chain_id"):
         metric.compute(predictions=["A"], references=["A"], choices=[CH], task="accuracy", chain_id=["c"])
+
+
+@pytest.mark.parametrize("task", ["chain", "accuracy"])
+def test_empty_inputs_score_nothing(metric, task):
+    # choices=[] for no rows is given, not missing: no score, n = 0 (it used to say "choices is missing").
+    r = metric.compute(predictions=[], references=[], choices=[], task=task)
+    assert r["n"] == 0 and r["chain" if task == "chain" else "accuracy"] is None

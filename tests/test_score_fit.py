@@ -68,6 +68,9 @@ def test_auto_names_every_scorer(hand_run):
     # found on the first item's own request (no extra request is sent), before any item is scored
     (dict(base_url="CLOSED"), "is unavailable: cannot connect to the server: Connection error"),
     (dict(model="local:/no/such/model"), "local judge /no/such/model cannot be loaded"),
+    # "none" is no judge, never an OpenAI model named "none" (which said "judge none at the OpenAI API ...")
+    (dict(model="none"), "no judge: --judge-model none was given"),
+    (dict(model="None", api_key_env="NO_SUCH_KEY_VARIABLE"), "no judge: --judge-model none was given"),
 ])
 def test_no_judge_reachable_is_unavailable_with_the_reason(hand_run, tmp_path, judge, reason):
     if judge.get("base_url") == "CLOSED":

@@ -30,6 +30,17 @@ def test_wilson_by_hand():
         proportion_confint(3, 12, alpha=0.1, method="wilson"), abs=1e-12)
 
 
+@pytest.mark.parametrize("n", [1, 7, 12, 40, 1000])
+def test_wilson_contains_its_estimate_at_the_ends(n):
+    # k = 0 and k = n: the bounds are exactly 0 and 1 (by hand: centre = half when p = 0), never 2.8e-17 above.
+    assert U.wilson(0, n)["ci95"][0] == 0.0 and U.wilson(n, n)["ci95"][1] == 1.0
+    z = 1.959963984540054
+    assert U.wilson(0, n)["ci95"][1] == pytest.approx(z * z / (n + z * z), abs=1e-12)
+    for k in range(0, n + 1, max(1, n // 10)):
+        lo, hi = U.wilson(k, n)["ci95"]
+        assert lo <= k / n <= hi
+
+
 def test_wilson_unavailable():
     assert U.wilson(0, 0)["unavailable"] == "no items" and U.wilson(0, 0)["ci95"] is None
     assert "no verdict" in U.wilson_of([True, None])["unavailable"]

@@ -89,7 +89,11 @@ def wilson(k: int, n: int, options: UncertaintyOptions = DEFAULT) -> dict[str, A
     z = float(norm.ppf(0.5 + options.confidence / 2))
     centre = (p + z * z / (2 * n)) / (1 + z * z / n)
     half = z / (1 + z * z / n) * math.sqrt(p * (1 - p) / n + z * z / (4 * n * n))
-    return {"se": math.sqrt(p * (1 - p) / n), "ci95": [max(0.0, centre - half), min(1.0, centre + half)],
+    # At k = 0 (k = n) the bound is exactly 0 (1): the float difference of centre and half leaves ~1e-17,
+    # an interval that would not contain its own estimate.
+    lo = 0.0 if k == 0 else max(0.0, centre - half)
+    hi = 1.0 if k == n else min(1.0, centre + half)
+    return {"se": math.sqrt(p * (1 - p) / n), "ci95": [lo, hi],
             "method": WILSON, "n": n, "resamples": None, "seed": None, "unavailable": None}
 
 

@@ -60,7 +60,7 @@ def add_score_arguments(parser: argparse.ArgumentParser, *, seed_option: str = "
     parser.add_argument("--resamples", type=int, default=2000,
                         help="bootstrap resamples over items for the intervals that are not Wilson's (default 2000)")
     parser.add_argument("--judge-model", help="judge model (default: gpt-4o-2024-11-20 for mmar_rubrics; none for "
-                                              "audiospan_rubric); local:SPEC runs a local chat LM")
+                                              "audiospan_rubric); local:SPEC runs a local chat LM; none: no judge")
     parser.add_argument("--judge-base-url", help="an OpenAI-compatible server (vLLM, ...); default: the OpenAI API")
     parser.add_argument("--judge-api-key-env", default="OPENAI_API_KEY", help="variable holding the judge's API key")
     parser.add_argument("--judge-cache", help="verdict cache (SQLite; default: <run>/judge-cache.sqlite)")

@@ -56,6 +56,7 @@ LOCAL_JUDGE_PREFIX = "local:"
 # The constrained offline judge (judges.local.offline_judge): "offline" picks Qwen2.5-Coder-0.5B where it fits,
 # else SmolLM2-135M; "offline:SPEC" names the weights (e.g. offline:packaged:SmolLM2-135M-Instruct).
 OFFLINE_JUDGE_SPEC = "offline"
+NO_JUDGE = "none"  # --judge-model none: no judge for any scorer (never a model named "none")
 
 
 @dataclass
@@ -248,6 +249,8 @@ def build_judge(scorer: str, options: JudgeOptions) -> tuple[Any, Optional[str]]
 
     if options.judge is not None:
         return options.judge, None
+    if (options.model or "").strip().lower() == NO_JUDGE:
+        return None, f"no judge: --judge-model {NO_JUDGE} was given, so the judged scores are not computed"
     model = options.model or (MMAR_JUDGE_MODEL if scorer == "mmar_rubrics" else None)
     if model is None:
         return None, ("no judge given: pass --judge-model (AudioSpan, arXiv:2608.26431, §3.2 grades with an "

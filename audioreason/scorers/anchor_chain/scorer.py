@@ -245,7 +245,8 @@ def items_from_columns(references: Sequence[Any], choices: Sequence[Sequence[str
                        **columns: Optional[Sequence[Any]]) -> list[dict]:
     """Item dicts from parallel columns (the `evaluate` shell): ``references`` are gold texts or letters."""
     n = len(references)
-    if choices is None or all(c is None for c in choices):
+    # An empty choices=[] for no rows is given, not missing: no rows is scored as n = 0 below.
+    if choices is None or (n and all(c is None for c in choices)):
         raise ValueError("choices is missing: give one list of option texts per row (choices=[[...], ...])")
     if len(choices) != n:
         raise ValueError(f"choices must give one list per reference ({n}), got {len(choices)}")
