@@ -72,6 +72,27 @@ def test_one_record_per_unit_in_item_order(first_run, adapter):
     assert json.loads((out / RUN_FILE).read_text()) == summary
 
 
+def test_speed_in_samples_per_second_and_real_time_factor(first_run):
+    out, summary = first_run
+    records, session, speed = outputs(out), summary["sessions"][0], summary["speed"]
+    # By hand from the records: per run over the loop's wall seconds, per condition over its records' seconds.
+    sent = sum(r["audio"]["seconds"] for r in records)  # 3 items x 2 templates x (2.0 + 0 + 1.5 + 1.5) = 30 s
+    assert sent == pytest.approx(30.0) and session["audio_s"] == pytest.approx(30.0)
+    assert session["real_time_factor"] == pytest.approx(30.0 / session["generation_s"], rel=1e-2)
+    assert speed["samples"] == 24 and speed["samples_per_s"] == pytest.approx(session["items_per_s"], rel=1e-2)
+    assert speed["real_time_factor"] == pytest.approx(session["real_time_factor"], rel=1e-2)
+    assert speed["unavailable"] is None
+    full = [r for r in records if r["condition"] == "full"]
+    seconds = sum(r["timings"]["generate_s"] for r in full)
+    entry = speed["by_condition"]["full"]
+    assert entry["samples"] == 6 and entry["audio_s"] == pytest.approx(12.0)
+    assert entry["samples_per_s"] == pytest.approx(6 / seconds, rel=1e-2)
+    assert entry["real_time_factor"] == pytest.approx(12.0 / seconds, rel=1e-2)
+    # no audio sent: no factor (never 0)
+    assert speed["by_condition"]["none"]["real_time_factor"] is None
+    assert speed["by_condition"]["none"]["samples_per_s"] > 0
+
+
 def test_truncation_is_recorded_per_item(first_run):
     records = outputs(first_run[0])
     by_condition = {r["condition"]: r["audio"] for r in records if r["index"] == 0 and r["template"]["name"] == "plain"}
@@ -90,6 +111,9 @@ def test_a_rerun_resumes_without_running_anything(first_run, adapter, mmar_raw, 
     assert summary["counts"]["resumed"] == 24 and shard_lines(out) == 24
     assert [s["ran"] for s in summary["sessions"]] == [24, 0]
     assert outputs(out) == before
+    # the resumed session sent no audio; the run's speed stays the first session's
+    assert summary["sessions"][1]["audio_s"] == 0 and summary["sessions"][1]["real_time_factor"] is None
+    assert summary["speed"]["samples"] == 24 and summary["speed"]["audio_s"] == pytest.approx(30.0)
 
 
 class FailingOnce:

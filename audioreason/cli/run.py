@@ -196,6 +196,11 @@ def run_from_args(args: argparse.Namespace) -> None:
                   + (f"; cost {cost['total']:.4f} {cost['currency']}" if cost else "")
                   + (f"; {unreported} replies came without token counts (the server sent no usage), so the "
                      f"token totals{' and the cost' if cost else ''} leave them out" if unreported else ""))
+        from audioreason.inference.speed import speed_line
+
+        speed = speed_line(summary.get("speed"))
+        if speed:
+            print(speed)
         print(f"audioreason run: {counts['ok']} outputs, {counts['failed']} failed, "
               f"{sum(counts['not_applicable'].values())} not applicable, {counts['truncated']} truncated, "
               f"{counts['resumed']} already done{skipped} -> {Path(args.out) / 'outputs.jsonl'}")
@@ -274,6 +279,11 @@ def _score_and_print(folder: str, options: Any) -> None:
     print(f"audioreason score: {run['model']} on {run['benchmark']} ({len(results['sets'])} set(s) of outputs)")
     if results.get("duplicates"):
         print(f"duplicates: {results['duplicates']} (records repeated verbatim in {OUTPUTS_FILE}, each scored once)")
+    from audioreason.inference.speed import speed_line
+
+    speed = speed_line(run.get("speed"))
+    if speed:
+        print(speed)
     print()
     print(format_table(result_rows(results), results["uncertainty_options"]["confidence"]))
     where = Path(options.out or folder)

@@ -8,7 +8,8 @@ Layout of ``--out``::
 
     run.json                 config, model descriptions, templates (name, hash, source), decoding, package
                              versions, git commit, each session (start, end, processes, units run, seconds
-                             in the generation loop of the slowest process, items/s), counts (done,
+                             in the generation loop of the slowest process, items/s, audio seconds
+                             and the real-time factor), speed (``inference.speed``), counts (done,
                              failed, not applicable, truncated, resumed, torn lines, duplicates, items
                              skipped at load by ``on_missing_audio="skip"``, named in skipped_items); while a
                              session runs its status is "running", and a session killed before it
@@ -58,6 +59,7 @@ from typing import Any, Callable, Iterable, Mapping, Optional, Sequence
 from ..audio.errors import AudioError
 from audioreason.base.jsonl import JSON_KINDS, DataFileError, json_type, read_json_file, read_json_objects
 from .base import DecodingParams, Generation, GenerationRequest, ModelAdapter
+from .speed import session_audio_seconds, speed_summary
 from .conditions import AudioPreparer, Condition, local_path, not_applicable, parse_conditions
 from .hosted import cost_of, load_prices, usage_summary
 from .prefetch import ClipCache, PreparedBatch, prefetched
@@ -612,7 +614,7 @@ def _run(config: RunConfig, given: Optional[dict[str, ModelAdapter]], state: Any
     if state.is_main_process:
         summary = gather(out, units, not_applicable_counts, config, adapters, templates, identity, previous,
                          started, len(finished & {u.key for u in units}), state.num_processes, before.torn_lines,
-                         loop_seconds, skipped_at_load)
+                         loop_seconds, skipped_at_load, done_before=finished)
     state.wait_for_everyone()  # no process leaves before the outputs are gathered
     return summary
 
@@ -627,10 +629,12 @@ def _progress(total: int, enabled: bool, world: int):
 def gather(out: Path, units: Sequence[Unit], not_applicable_counts: dict[str, int], config: RunConfig,
            adapters: dict[str, ModelAdapter], templates: Sequence[PromptTemplate], identity: dict[str, Any],
            previous: Optional[dict], started: str, resumed: int, world: int, torn_at_start: int,
-           loop_seconds: float, skipped_at_load: Sequence[dict] = ()) -> dict[str, Any]:
+           loop_seconds: float, skipped_at_load: Sequence[dict] = (),
+           done_before: Iterable[str] = ()) -> dict[str, Any]:
     """Rank 0, after every process is done: outputs.jsonl in output order and run.json with the counts
     (``torn_at_start``: torn last lines the shards held when this session started, left by a killed run;
-    ``skipped_at_load``: the items the loader left out, by the on_missing_audio policy)."""
+    ``skipped_at_load``: the items the loader left out, by the on_missing_audio policy; ``done_before``: the
+    keys finished before this session, whose records this session's speed leaves out)."""
     shards = read_shards(out / SHARD_DIR)
     chosen, duplicates = select_records(shards.records)
     ordered = [chosen[u.key] for u in units if u.key in chosen]
@@ -646,9 +650,14 @@ def gather(out: Path, units: Sequence[Unit], not_applicable_counts: dict[str, in
             failed[kind] = failed.get(kind, 0) + 1
     sessions = (previous or {}).get("sessions", [])
     ran = len(units) - resumed
+    done_before = set(done_before)
+    audio_s = session_audio_seconds(r for r in ordered if r["key"] not in done_before)
     sessions = sessions + [{"started": started, "finished": _now(), "world_size": world, "ran": ran,
                             "generation_s": round(loop_seconds, 3),
-                            "items_per_s": round(ran / loop_seconds, 3) if ran and loop_seconds > 0 else None}]
+                            "items_per_s": round(ran / loop_seconds, 3) if ran and loop_seconds > 0 else None,
+                            "audio_s": audio_s,
+                            "real_time_factor": round(audio_s / loop_seconds, 3)
+                            if audio_s and loop_seconds > 0 else None}]
     summary = {
         "identity": identity,
         "config": config.to_dict(),
@@ -678,6 +687,7 @@ def gather(out: Path, units: Sequence[Unit], not_applicable_counts: dict[str, in
         "skipped_items": list(skipped_at_load),
         # every request made for this run's units in this folder, failed ones a rerun filled included
         "usage": usage_summary(shards.records, {u.key for u in units}),
+        "speed": speed_summary(ordered, sessions),
         "status": "finished" if len(ordered) == len(units) else "incomplete",
         "outputs": OUTPUTS_FILE,
     }
