@@ -200,7 +200,18 @@ def test_lmms_eval_doc_and_doc_order(tmp_path, capsys, mmar_data):
                               "like the mmar format)"),
     ("jsonl", "p.jsonl", '{"id": "x"}\n', "line 1 has no 'output' field"),
     ("jsonl", "p.jsonl", '{"id": "x", "output": "a"}\n{"id": \n', "p.jsonl:2: not valid JSON"),
-    ("jsonl", "p.jsonl", '{"id": "x", "output": 3}\n', "line 1: output is a number, not a string"),
+    ("jsonl", "p.jsonl", '{"id": "x", "output": 3}\n', "p.jsonl: line 1: output is a number, not a string"),
+    ("jsonl", "p.jsonl", '{"id": "x", "output": "a", "condition": "frag:2"}\n',
+     "p.jsonl: line 1: condition 'frag:2' names 2 conditions"),
+    ("mmar", "r.json", '[{"id": "x", "answer_prediction": ["A"]}]', "r.json: entry 0: answer_prediction is an array"),
+    ("lmms-eval", "samples_mmar.jsonl", '{"doc_id": 0, "filtered_resps": ["A", "B"]}\n',
+     "samples_mmar.jsonl: line 1: filtered_resps holds 2 replies"),
+    # a lone surrogate: json reads it, outputs.jsonl (UTF-8) could not hold it; refused before anything is written
+    ("jsonl", "p.jsonl",
+     f'{{"id": "{MMAR_IDS[0]}", "output": "a"}}\n{{"id": "{MMAR_IDS[1]}", "output": "\\ud800"}}\n',
+     "p.jsonl:2: output holds a lone surrogate \\ud800 (half of a UTF-16 pair, not a character)"),
+    ("mmau", "r.json", f'[{{"id": "{MMAR_IDS[0]}", "model_output": "B \\udfff"}}]',
+     "r.json: [0].model_output holds a lone surrogate \\udfff"),
     ("csv", "p.csv", "item,reply\nx,a\n", "lacks id and output"),
     ("lmms-eval", "samples_mmau_test_mini.jsonl", '{"doc_id": 0, "filtered_resps": "A"}\n',
      "lmms-eval task 'mmau_test_mini' does not score --benchmark mmar"),
@@ -216,6 +227,34 @@ def test_a_file_in_the_wrong_format_is_a_one_line_data_error(tmp_path, capsys, m
     status, out, err = cli(capsys, "import", fmt, path, "--benchmark", "mmar", "--data", mmar_data,
                            "--out", tmp_path / "run", "--model", "m")
     assert status == 1 and message in err and len(err.strip().splitlines()) == 1, err
+    assert not (tmp_path / "run").exists()
+
+
+def test_a_long_chain_of_thought_in_a_csv_cell_is_read_whole(tmp_path, capsys, mmau_data, monkeypatch):
+    cot = "Step one: the speaker's voice is low. " * 5800 + "So the answer is Man."  # 220 KB, over csv's 128 KiB
+    (tmp_path / "p.csv").write_text(f'id,output\n{MMAU_IDS[0]},"{cot}"\n{MMAU_IDS[1]},A woman\n')
+    _, records, _ = imported(capsys, "csv", tmp_path / "p.csv", "mmau_test_mini", mmau_data, tmp_path / "run",
+                             "--model", "m")
+    assert [r["output"] for r in records] == [cot, "A woman"] and len(cot) > 131072
+    # the bound is the one on a JSON line (a small one here): a cell over it is refused by its line
+    monkeypatch.setattr("audioreason.base.jsonl.MAX_LINE_BYTES", 1000)
+    status, _, err = cli(capsys, "import", "csv", tmp_path / "p.csv", "--benchmark", "mmau_test_mini", "--data",
+                         mmau_data, "--out", tmp_path / "refused", "--model", "m")
+    assert status == 1 and len(err.strip().splitlines()) == 1, err
+    assert f"{tmp_path / 'p.csv'}: line 2: field larger than field limit (1000)" in err
+    assert not (tmp_path / "refused").exists()
+
+
+def test_a_json_line_over_the_bound_is_refused_by_file_and_line(tmp_path, capsys, mmar_data, monkeypatch):
+    monkeypatch.setattr("audioreason.base.jsonl.MAX_LINE_BYTES", 1100)  # 16 MiB unless set (docs/import.md)
+    rows = [{"id": MMAR_IDS[0], "output": "Yes " * 240}, {"id": MMAR_IDS[1], "output": "Yes " * 270}]
+    lines = [json.dumps(r) + "\n" for r in rows]
+    assert [len(line) for line in lines] == [1014, 1134]
+    (tmp_path / "p.jsonl").write_text("".join(lines))
+    status, _, err = cli(capsys, "import", "jsonl", tmp_path / "p.jsonl", "--benchmark", "mmar", "--data",
+                         mmar_data, "--out", tmp_path / "run", "--model", "m")
+    assert status == 1 and len(err.strip().splitlines()) == 1, err
+    assert f"{tmp_path / 'p.jsonl'}:2: a line longer than 1100 bytes, the most a JSON line may hold" in err
     assert not (tmp_path / "run").exists()
 
 

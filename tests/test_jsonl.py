@@ -80,3 +80,40 @@ def test_a_json_file_error_names_the_file(tmp_path):
         read_json_file(tmp_path / "none.json")
     path.write_text("[]")
     assert read_json_file(path) == []
+
+
+def test_a_lone_surrogate_is_refused_with_its_line_and_key(tmp_path):
+    # "\ud800" alone is half of a UTF-16 pair, not a character: json reads it, UTF-8 cannot write it back.
+    half = " holds a lone surrogate \\{} (half of a UTF-16 pair, not a character)"
+    path = tmp_path / "x.jsonl"
+    path.write_text('{"a": "\\ud83d\\ude00 \\\\ud800"}\n{"id": "b", "details": {"cot": ["ok", "x\\ud800"]}}\n')
+    with pytest.raises(ValueError) as err:
+        read_json_lines(path)
+    assert str(err.value) == f"{path}:2: details.cot[1]" + half.format("ud800")
+    path.write_text('{"k\\udc01": 1}\n')
+    with pytest.raises(ValueError) as err:
+        read_json_objects(path)
+    assert str(err.value) == f"{path}:1: key 'k\\udc01'" + half.format("udc01")
+    path.write_text('{"a": "\\ud83d\\ude00 \\\\ud800"}\n')  # a pair is a character; an escaped backslash, text
+    assert read_json_lines(path) == [{"a": "\U0001F600 \\ud800"}]
+    with pytest.raises(ValueError) as err:
+        parse_json_lines('"\ud800"')  # pasted text holding the code point itself
+    assert str(err.value) == "line 1: the value" + half.format("ud800")
+    path = tmp_path / "r.json"
+    path.write_text('[{"id": "a"}, {"model_output": "\\udfff"}]')
+    with pytest.raises(ValueError) as err:
+        read_json_file(path)
+    assert str(err.value) == f"{path}: [1].model_output" + half.format("udfff")
+
+
+def test_a_line_over_the_bound_is_refused_by_its_number(tmp_path, monkeypatch):
+    monkeypatch.setattr("audioreason.base.jsonl.MAX_LINE_BYTES", 16)
+    path = tmp_path / "x.jsonl"
+    path.write_bytes(b'{"a": 1}\n' + b'["0123456789ab"]\n' + b'["0123456789abc"]\n{"b": 2}\n')  # 16 bytes, then 17
+    with pytest.raises(ValueError) as err:
+        read_json_lines(path)
+    assert str(err.value) == f"{path}:3: a line longer than 16 bytes, the most a JSON line may hold (is it one " \
+                             "record per line?)"
+    path.write_bytes(b'{"a": 1}\n' + b'["0123456789ab"]')  # the last line, at the bound, without its newline
+    assert read_json_lines(path) == [{"a": 1}, ["0123456789ab"]]
+    assert read_json_objects(path, torn_last=True) == ([(1, {"a": 1})], 1)

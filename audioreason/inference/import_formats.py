@@ -10,6 +10,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any, Optional, Sequence
 
+from audioreason.base import jsonl
 from audioreason.base.jsonl import json_type, read_json_file, read_json_objects
 
 FORMATS = ("jsonl", "csv", "mmar", "mmau", "lmms-eval")
@@ -30,6 +31,10 @@ LMMS_ID_ENTRIES = ("submission", "mmar_accuracy")  # per-sample metric entries t
 
 class FormatError(ValueError):
     """The file is not in the format named (or its content cannot be used): a data error, exit status 1."""
+
+
+class _FieldError(FormatError):
+    """A field of the wrong kind, named by its line or entry; ``read_file`` adds the file's name."""
 
 
 class NeedsOption(ValueError):
@@ -54,19 +59,28 @@ def _text(value: Any, where: str, name: str, required: bool = False) -> Optional
     if value is None and not required:
         return None
     if isinstance(value, bool) or not isinstance(value, (str, int) if name == "id" else str):
-        raise FormatError(f"{where}: {name} is {json_type(value)}, not a string")
+        raise _FieldError(f"{where}: {name} is {json_type(value)}, not a string")
     return str(value)
 
 
 def _rows(path: Path) -> list[tuple[str, dict]]:
     """A JSON array of objects or JSON Lines of objects (by the first character), as (where, row)."""
-    if path.read_bytes().lstrip()[:1] == b"[":
+    if _first_byte(path) == b"[":
         array = read_json_file(path)
         bad = next((n for n, row in enumerate(array) if not isinstance(row, dict)), None)
         if bad is not None:
             raise FormatError(f"{path}: entry {bad} is {json_type(array[bad])}, not an object")
         return [(f"entry {n}", row) for n, row in enumerate(array)]
     return [(f"line {n}", row) for n, row in read_json_objects(path)[0]]
+
+
+def _first_byte(path: Path) -> bytes:
+    """The file's first byte that is not white space (b"" if none), read without reading the file whole."""
+    with open(path, "rb") as f:
+        for block in iter(lambda: f.read(1 << 16), b""):
+            if block.strip():
+                return block.lstrip()[:1]
+    return b""
 
 
 def _plain(rows: Sequence[tuple[str, dict]], path: Path) -> list[Prediction]:
@@ -85,14 +99,21 @@ def _plain(rows: Sequence[tuple[str, dict]], path: Path) -> list[Prediction]:
 def read_csv(path: Path) -> list[Prediction]:
     text = path.read_bytes().decode("utf-8-sig")
     reader = csv.DictReader(io.StringIO(text, newline=""))
-    if not reader.fieldnames or not {"id", "output"} <= set(reader.fieldnames):
-        raise FormatError(f"{path}: the header {reader.fieldnames or []} lacks id and output (the csv format: "
-                          "id, output, optional model, condition)")
-    rows = []
-    for row in reader:
-        if None in row:
-            raise FormatError(f"{path}: line {reader.line_num} has more cells than the header")
-        rows.append((f"line {reader.line_num}", row))
+    # csv's own bound on a cell (128 KiB) is below a long chain of thought: a cell may be as long as a JSON line
+    previous = csv.field_size_limit(jsonl.MAX_LINE_BYTES)
+    try:
+        if not reader.fieldnames or not {"id", "output"} <= set(reader.fieldnames):
+            raise FormatError(f"{path}: the header {reader.fieldnames or []} lacks id and output (the csv format: "
+                              "id, output, optional model, condition)")
+        rows = []
+        for row in reader:
+            if None in row:
+                raise FormatError(f"{path}: line {reader.line_num} has more cells than the header")
+            rows.append((f"line {reader.line_num}", row))
+    except csv.Error as err:  # a cell over the bound, a quote left open
+        raise FormatError(f"{path}: line {reader.line_num + 1}: {err}") from None
+    finally:
+        csv.field_size_limit(previous)
     return _plain(rows, path)
 
 
@@ -127,7 +148,7 @@ def _one_reply(value: Any, where: str, name: str) -> Optional[str]:
     while isinstance(value, list) and len(value) == 1:
         value = value[0]
     if isinstance(value, list):
-        raise FormatError(f"{where}: {name} holds {len(value)} replies; import takes one generated reply per item "
+        raise _FieldError(f"{where}: {name} holds {len(value)} replies; import takes one generated reply per item "
                           "(a generate_until task)")
     return _text(value, where, name)
 
@@ -182,10 +203,12 @@ def read_file(fmt: str, path: Path, benchmark: str) -> tuple[list[Prediction], d
             raise FormatError(f"unknown format {fmt!r}: choose from {', '.join(FORMATS)}")
     except UnicodeDecodeError as err:
         raise FormatError(f"{path}: not valid UTF-8 ({err.reason} at byte {err.start})") from None
+    except _FieldError as err:
+        raise FormatError(f"{path}: {err}") from None
     except FormatError:
         raise
-    except ValueError as err:  # the JSON Lines reader names the line
-        raise FormatError(f"{err} (not a {fmt} file)") from None
+    except ValueError as err:  # the JSON reader names the file and the line or key
+        raise FormatError(f"{err} (read as the {fmt} format)") from None
     if not preds:
         raise FormatError(f"{path}: no predictions in the file")
     return preds, info

@@ -117,8 +117,8 @@ def import_predictions(options: ImportOptions) -> dict[str, Any]:
             except ValueError as err:
                 raise FormatError(f"{path}: {p.where}: {err}") from None
             if len(parsed) != 1:
-                raise FormatError(f"{p.where}: condition {name!r} names {len(parsed)} conditions; give one (e.g. "
-                                  f"{parsed[0].name})")
+                raise FormatError(f"{path}: {p.where}: condition {name!r} names {len(parsed)} conditions; give one "
+                                  f"(e.g. {parsed[0].name})")
             conditions[name] = parsed[0].name
     if options.model is None and any(p.model is None for p in preds):
         raise NeedsOption(f"{path}: {next(p.where for p in preds if p.model is None)} names no model: give --model "
