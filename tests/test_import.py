@@ -164,13 +164,22 @@ def test_lmms_eval_samples_matched_by_the_id_its_task_logs(tmp_path, capsys, mma
     # letters A, B, C, A, D against gold A, B, A, A, C: the hybrid rule reads the letter -> 3/5; the official
     # scorer matches choice words, and a bare letter holds none of them -> 0/5
     assert (entry["accuracy"], entry["official_scorer_accuracy"], entry["n"]) == (0.6, 0.0, 5)
+    # lmms-eval's own per-sample accuracy (accuracy.overall; its parse in submission.model_prediction) beside
+    # it: 1, 1, 0, 1, 0 -> 3/5, no random guess (each bare letter " A " is found)
+    lmms = run["source"]["lmms_eval"]
+    assert (lmms["metric"], lmms["rows"], lmms["lmms_eval_accuracy"], lmms["official_accuracy"]) == \
+        ("accuracy", 5, 0.6, 0.0)
+    assert lmms["random_guesses"] == 0 and records[2]["details"]["lmms_eval"]["prediction"] == "Construction site"
 
 
 def test_lmms_eval_doc_and_doc_order(tmp_path, capsys, mmar_data):
     run, records, _ = imported(capsys, "lmms-eval", FILES / "samples_mmar.jsonl", "mmar", mmar_data,
                                tmp_path / "by-doc", "--model", "m")
     assert [r["id"] for r in records] == MMAR_IDS and run["source"]["counts"]["gold_differs"] == 0
-    assert records[0]["details"]["raw_response"].startswith("<think>") and records[0]["output"] == "B"
+    # the raw reply is the output (what the official scorers read); lmms-eval's filtered reply is kept beside it
+    assert records[0]["output"].startswith("<think>") and records[0]["details"]["filtered_response"] == "B"
+    assert records[0]["details"]["lmms_eval"] == {"metric": "mmar_accuracy", "score": 1.0, "prediction": "B",
+                                                  "random_guess": False}
     by_set, _, _ = scored(capsys, tmp_path / "by-doc")
     assert by_set[("m", "full", "hybrid")]["accuracy"] == 0.6  # B, A, C, B, A against B, A, D, B, C
     # the current logger drops the doc: without an id, doc_id is the position, checked against every target
@@ -193,6 +202,57 @@ def test_lmms_eval_doc_and_doc_order(tmp_path, capsys, mmar_data):
                          "--out", tmp_path / "refused", "--model", "m")
     assert status == 1 and "doc_id is not the position in --data for 2 of them" in err
     assert len(err.strip().splitlines()) == 1 and not (tmp_path / "refused").exists()
+
+
+def lmms_row(doc_id, item_id, target, raw, filtered, score, prediction):
+    row = {"doc_id": doc_id, "target": target, "filtered_resps": [filtered],
+           "mmar_accuracy": {"id": item_id, "prediction": prediction, "ground_truth": target, "score": score}}
+    return {**row, "resps": [[raw]]} if raw != filtered else row
+
+
+def test_lmms_eval_reconciles_with_the_official_scorer_on_raw_replies(tmp_path, capsys, mmar_data):
+    """By hand (module docstring's gold answers; lmms-eval's parser: (X), then "X ", then "X.", then, for replies of
+    more than 5 words, an option's text; none found: a random letter):
+    1. raw names a wrong choice in <think>: official 0 on raw, 1 on filtered; lmms finds the option text: 1.
+    2. "Yes" (2 words, no letter): lmms guesses (logged B: 0); official 1.
+    3. "The answer is D. 3": lmms "D." -> 1; official 1.
+    4. "<think>... United States.</think>United Kingdom": lmms guesses on "United Kingdom" (logged B: 1);
+       official 0 on raw ("states" is a wrong choice's word), 1 on filtered.
+    lmms-eval 3/4; official on raw 2/4; on filtered 4/4; 2 guesses; verdicts differ on items 1, 2, 4."""
+    ids = MMAR_IDS
+    rows = [lmms_row(0, ids[0], "B", "<think>Maybe someone shouted from the audience? No.</think>Because she held her "
+                     "breath to finish the whole song", "Because she held her breath to finish the whole song", 1.0, "B"),
+            lmms_row(1, ids[1], "A", "Yes", "Yes", 0.0, "B"),
+            lmms_row(2, ids[2], "D", "The answer is D. 3", "The answer is D. 3", 1.0, "D"),
+            lmms_row(3, ids[3], "B", "<think>It could be United States.</think>United Kingdom", "United Kingdom", 1.0,
+                     "B")]
+    log = tmp_path / "20260101_samples_mmar.jsonl"
+    log.write_text("".join(json.dumps(r) + "\n" for r in rows))
+    run, records, printed = imported(capsys, "lmms-eval", log, "mmar", mmar_data, tmp_path / "run", "--model", "m")
+    lmms = run["source"]["lmms_eval"]
+    assert (lmms["rows"], lmms["lmms_eval_accuracy"], lmms["official_accuracy"],
+            lmms["official_on_filtered_accuracy"]) == (4, 0.75, 0.5, 1.0)
+    assert lmms["random_guesses"] == 2 and lmms["random_guess_ids"] == [ids[1], ids[3]]
+    assert lmms["filtered_differs"] == 2 and lmms["verdicts_differ_ids"] == [ids[0], ids[1], ids[3]]
+    assert [r["details"]["lmms_eval"]["random_guess"] for r in records] == [False, True, False, True]
+    assert ("lmms-eval's mmar_accuracy: 0.7500 over 4 rows, 2 of them decided by its random guess (no letter found); "
+            "the official scorer on the raw replies: 0.5000") in printed
+    # the official-scorer row is the official match on the raw reply, as MMAR's evaluation.py reads it
+    by_set, results, _ = scored(capsys, tmp_path / "run")
+    assert by_set[("m", "full", "hybrid")]["official_scorer_accuracy"] == 0.5
+    assert results["run"]["lmms_eval"]["official_accuracy"] == 0.5
+    # the filtered text as a named rule (never part of --extraction all)
+    by_set, _, _ = scored(capsys, tmp_path / "run", "--extraction", "lmms_filtered")
+    assert by_set[("m", "full", "lmms_filtered")]["accuracy"] == 1.0
+    by_set, _, _ = scored(capsys, tmp_path / "run", "--extraction", "all")
+    assert "lmms_filtered" not in {rule for _, _, rule in by_set}
+    # the report shows both numbers and the guesses in its own table
+    from audioreason.report import build_report
+
+    summary = build_report([tmp_path / "run"], tmp_path / "report.html")
+    assert "harness" in summary["tables"]
+    md = (tmp_path / "report.md").read_text()
+    assert "| m | mmar_accuracy | 4 | 0.7500 | 2 of 4 | 0.5000 | 1.0000 | 3 of 4 |" in md
 
 
 @pytest.mark.parametrize("fmt,name,content,message", [

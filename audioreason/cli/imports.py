@@ -51,6 +51,15 @@ def check_import_args(args: argparse.Namespace) -> None:
         raise _Usage(f"--out {str(out)!r} already holds a run ({', '.join(held)}); give a new folder")
 
 
+def harness_line(lmms: dict[str, Any]) -> str:
+    """lmms-eval's own number beside the official rule's, on the rows that carry lmms-eval's verdict."""
+    return (f"lmms-eval's {lmms['metric']}: {lmms['lmms_eval_accuracy']:.4f} over {lmms['rows']} rows, "
+            f"{lmms['random_guesses']} of them decided by its random guess (no letter found); the official scorer "
+            f"on the raw replies: {lmms['official_accuracy']:.4f} (on lmms-eval's filtered replies: "
+            f"{lmms['official_on_filtered_accuracy']:.4f}; {lmms['filtered_differs']} filtered replies differ from "
+            f"the raw; verdicts differ on {lmms['verdicts_differ']} rows)")
+
+
 def summary_lines(summary: dict[str, Any]) -> list[str]:
     source, counts = summary["source"], summary["source"]["counts"]
     sets = {(r["name"], role) for role, r in summary["models"].items()}
@@ -70,6 +79,9 @@ def summary_lines(summary: dict[str, Any]) -> list[str]:
         lines.append(f"missing: {len(entry['ids'])} item(s) of the benchmark have no prediction of "
                      f"{entry['model']} / {entry['condition']} (counted as missing by score): "
                      f"{', '.join(entry['ids'][:SHOWN])}{' ...' if len(entry['ids']) > SHOWN else ''}")
+    lmms = source.get("lmms_eval")
+    if lmms:
+        lines.append(harness_line(lmms))
     for note in source.get("load_warnings") or []:
         lines.append(f"note (the benchmark loader): {note if len(note) <= 300 else note[:300] + ' ...'}")
     if summary["skipped_items"]:
@@ -129,4 +141,4 @@ def add_import_parser(sub: Any) -> None:
     command.set_defaults(run=import_command, import_parser=command)
 
 
-__all__ = ["add_import_parser", "check_import_args", "import_command", "summary_lines"]
+__all__ = ["add_import_parser", "check_import_args", "harness_line", "import_command", "summary_lines"]

@@ -444,7 +444,9 @@ def _results(run: RunFolder, options: ScoreOptions, sections: dict[str, Section]
                 "description": main.get("description"), "models": run.run.get("models"),
                 "benchmark": run.benchmark, "benchmark_config": config.get("benchmark_config"),
                 "limit": config.get("limit"), "decoding": config.get("decoding"), "status": run.run.get("status"),
-                "counts": run.run.get("counts"), "speed": run.run.get("speed"), "git": run.run.get("git")},
+                "counts": run.run.get("counts"), "speed": run.run.get("speed"), "git": run.run.get("git"),
+                # an imported lmms-eval log: its own number beside the official rule's (inference.lmms_reconcile)
+                "lmms_eval": (run.run.get("source") or {}).get("lmms_eval")},
         "sets": [{**s.describe(), "n": len(s.records), "failed": s.failed} for s in run.sets],
         "missing_outputs": sum(s.missing for s in run.sets),
         "duplicates": run.duplicates,  # records repeated verbatim in outputs.jsonl, each scored once

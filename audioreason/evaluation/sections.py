@@ -41,11 +41,23 @@ def answer_text(output: Optional[str]) -> str:
     return output if "answer" in slots.missing else slots.answer
 
 
+def output_text(record: Mapping[str, Any]) -> str:
+    return record.get("output") or ""
+
+
+def lmms_filtered_text(record: Mapping[str, Any]) -> str:
+    """lmms-eval's filtered reply of an imported log (``details.filtered_response``), else the output itself."""
+    filtered = (record.get("details") or {}).get("filtered_response")
+    return filtered if isinstance(filtered, str) else output_text(record)
+
+
 @dataclass(frozen=True)
 class Rule:
     name: str
     description: str
     extract: Callable[[str, Mapping[str, Any]], ExtractedAnswer]
+    reads: Callable[[Mapping[str, Any]], str] = output_text  # the text of a record the rule extracts from
+    in_all: bool = True  # one of the rules --extraction all runs (lmms_filtered is asked for by name)
 
 
 RULES: dict[str, Rule] = {r.name: r for r in (
@@ -62,6 +74,10 @@ RULES: dict[str, Rule] = {r.name: r for r in (
          lambda text, item: answers.extract_hybrid(text, item["choices"], question=item.get("question") or "")),
     Rule("exact_letter", "AudioSpan App. C.1: the reply is exactly one option letter",
          lambda text, item: parse_answer(text, item["choices"], "exact")),
+    Rule("lmms_filtered", "the official MMAR/MMAU string match on lmms-eval's filtered reply (filtered_resps: "
+         "reasoning tags removed) of an imported log, not on the raw reply the official scorer reads",
+         lambda text, item: answers.extract_string_match(text, item["choices"]), reads=lmms_filtered_text,
+         in_all=False),
 )}
 # The rule each template's instruction asks for: the CoT's [ANSWER] tag, the free prompt's "Answer:" line,
 # the option text (the official MMAR/MMAU string match), the option letter (AudioSpan C.1).
@@ -212,7 +228,7 @@ def extraction_rules(template: str, extraction: str) -> list[str]:
     if extraction == "auto":
         return [DEFAULT_RULES.get(template, "hybrid")]
     if extraction == "all":
-        return list(RULES)
+        return [name for name, rule in RULES.items() if rule.in_all]
     if extraction in RENAMED_RULES:
         raise ValueError(f"extraction rule {extraction!r} is now {RENAMED_RULES[extraction]!r} (the official string "
                          "match on the Answer slot); the official scorer on the whole reply is reported for every "
@@ -237,7 +253,7 @@ def accuracy_section(sets: Sequence[OutputSet], items: Mapping[str, Mapping[str,
         official = sum(official_ok)
         for rule_name in extraction_rules(output_set.template, extraction):
             rule = RULES[rule_name]
-            found = [rule.extract(r.get("output") or "", item) for r, item in pairs]
+            found = [rule.extract(rule.reads(r), item) for r, item in pairs]
             correct = [answers.is_gold(e, item["answer"]) for e, (_, item) in zip(found, pairs)]
             summary = answers.summarize(found)
             entry = {**output_set.describe(), "rule": rule_name, "rule_description": rule.description,

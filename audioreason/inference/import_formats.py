@@ -27,6 +27,9 @@ SCHEMAS = {
 # mmau_test is the split whose answers are withheld: nothing to score it against.
 LMMS_TASKS = {"mmar": "mmar", "mmau_test_mini": "mmau_test_mini", "mmau_test": None}
 LMMS_ID_ENTRIES = ("submission", "mmar_accuracy")  # per-sample metric entries that copy the doc's id
+# lmms-eval's own per-sample verdict: entry -> (its 0/1 score field, the field naming what it parsed); MMAU's
+# parsed answer is in the submission entry (mmau_process_results writes doc["model_prediction"]).
+LMMS_METRICS = {"mmar_accuracy": ("score", "prediction"), "accuracy": ("overall", "model_prediction")}
 
 
 class FormatError(ValueError):
@@ -158,6 +161,21 @@ def lmms_task(path: Path) -> Optional[str]:
     return match.group(1) if match else None
 
 
+def _lmms_metric(row: dict, where: str) -> Optional[dict[str, Any]]:
+    """lmms-eval's own per-sample verdict, where the task logged one: (entry, field) of LMMS_METRICS."""
+    for name, (key, prediction) in LMMS_METRICS.items():
+        entry = row.get(name)
+        if isinstance(entry, dict) and key in entry:
+            score = entry[key]
+            if isinstance(score, bool) or not isinstance(score, (int, float)) or not 0 <= score <= 1:
+                raise _FieldError(f"{where}: {name}.{key} is {json_type(score)} {score!r}, not a score in [0, 1]")
+            source = row.get("submission") if name == "accuracy" else entry
+            guess = source.get(prediction) if isinstance(source, dict) else None
+            return {"metric": name, "score": float(score),
+                    "prediction": str(guess) if isinstance(guess, (str, int)) else None}
+    return None
+
+
 def read_lmms(path: Path, benchmark: str) -> tuple[list[Prediction], Optional[str]]:
     task = lmms_task(path)
     if task in LMMS_TASKS and LMMS_TASKS[task] != benchmark:
@@ -172,7 +190,10 @@ def read_lmms(path: Path, benchmark: str) -> tuple[list[Prediction], Optional[st
         doc = row.get("doc") if isinstance(row.get("doc"), dict) else {}
         found = [doc.get("id")] + [row[k].get("id") for k in LMMS_ID_ENTRIES if isinstance(row.get(k), dict)]
         item_id = next((str(v) for v in found if isinstance(v, (str, int)) and str(v)), None)
-        reply = _one_reply(row.get("filtered_resps", row.get("resps")), where, "filtered_resps")
+        # The raw reply (resps) is what the official scorers read; lmms-eval logs it only where its filters
+        # (reasoning tags removed, ...) changed it, and scores the filtered one, kept beside it.
+        raw_field = "resps" if "resps" in row else "filtered_resps"
+        reply = _one_reply(row[raw_field], where, raw_field)
         p = Prediction(where, item_id, reply, gold=_text(row.get("target"), where, "target"))
         if not isinstance(row["doc_id"], int) or isinstance(row["doc_id"], bool):
             raise FormatError(f"{path}: {where}: doc_id is {json_type(row['doc_id'])}, not an integer")
@@ -180,9 +201,12 @@ def read_lmms(path: Path, benchmark: str) -> tuple[list[Prediction], Optional[st
         if item_id is None:
             p.doc_id = row["doc_id"]
         if "resps" in row and "filtered_resps" in row:
-            raw = _one_reply(row["resps"], where, "resps")
-            if raw != reply:
-                p.details["raw_response"] = raw
+            filtered = _one_reply(row["filtered_resps"], where, "filtered_resps")
+            if filtered != reply:
+                p.details["filtered_response"] = filtered
+        metric = _lmms_metric(row, where)
+        if metric is not None:
+            p.details["lmms_eval"] = metric
         out.append(p)
     return out, task
 

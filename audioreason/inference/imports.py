@@ -34,6 +34,7 @@ from typing import Any, Optional, Sequence
 
 from ..base.checksums import file_sha256
 from .import_formats import FORMATS, LMMS_TASKS, SCHEMAS, FormatError, NeedsOption, Prediction, read_file
+from .lmms_reconcile import reconcile
 from .prompts import EXTERNAL_TEMPLATE, get_template
 from .runner import (OUTPUTS_FILE, RUN_FILE, RunConfig, git_commit, load_items_reported, package_versions,
                      unit_key, write_run_file)
@@ -171,6 +172,8 @@ def import_predictions(options: ImportOptions) -> dict[str, Any]:
                           f"{len(duplicates)} repeated; is it the right --benchmark and --data?")
     order = {c: n for n, c in enumerate(dict.fromkeys(conditions.values()))}
     records = sorted((r for _, r in chosen.values()), key=lambda r: (r["index"], order[r["condition"]], r["model"]))
+    if options.fmt == "lmms-eval":  # lmms-eval's own number beside the official rule's (marks guessed rows)
+        info["lmms_eval"] = reconcile(records, {i: it for i, (_, it) in by_id.items()}, benchmark)
     sets = sorted({(r["model"], r["condition"]) for r in records}, key=lambda s: (order[s[1]], s[0]))
     have = {(r["model"], r["condition"], r["id"]) for r in records}
     missing = [{"model": m, "condition": c, "ids": [str(it["id"]) for it in items if (m, c, str(it["id"])) not in have]}

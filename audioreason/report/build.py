@@ -18,7 +18,7 @@ from typing import Any, Optional, Sequence, Union
 from .figures import Figure, correlation_heatmap, draw_all
 from .load import Entry, Results, load_results, reading, unique
 from .scale import fraction
-from .tables import TABLES, Table, all_tables, comparison_tables, markdown, not_run_table
+from .tables import TABLES, Table, all_tables, comparison_tables, harness_table, markdown, not_run_table
 
 VALIDITY_SCORERS = ("aria", "mmar_rubrics", "accuracy")  # validity_report reads these scorers' measures
 
@@ -140,7 +140,7 @@ def render(results: Results, title: str = "audioreason report") -> tuple[str, st
     from ..analysis.compare import compare_runs
 
     compared, compare_notes = comparison_tables(results, compare_runs)
-    skipped = not_run_table(results)
+    skipped, harness = not_run_table(results), harness_table(results)
     made = _dt.datetime.now(_dt.timezone.utc).isoformat(timespec="seconds")
     from ..version import __version__
 
@@ -149,6 +149,7 @@ def render(results: Results, title: str = "audioreason report") -> tuple[str, st
              f"{len(results.sources)} file(s); scorers: {', '.join(results.scorers()) or 'none'}. Made {made} by "
              f"audioreason {__version__}.")
     sections, md = [], [f"# {title}\n\n{intro}\n\n" + "".join(f"- {s}\n" for s in results.sources)]
+    md += [markdown(harness)] if harness is not None else []
     for scorer in results.scorers():
         own_figures = [f for s, f in figures if s == scorer]
         own_tables = [t for s, t in tables if s == scorer]
@@ -179,9 +180,10 @@ def render(results: Results, title: str = "audioreason report") -> tuple[str, st
     page = (f"<!DOCTYPE html><html lang=\"en\"><head><meta charset=\"utf-8\"><title>{html.escape(title)}</title>"
             f"<style>{CSS}</style></head><body><h1>{html.escape(title)}</h1><p>{html.escape(intro)}</p>"
             f"<nav>{nav}</nav><ul class=\"note\">" + "".join(f"<li>{html.escape(s)}</li>" for s in results.sources)
-            + "</ul>" + _runs_html(results) + "".join(sections) + "</body></html>")
+            + "</ul>" + _runs_html(results) + (_html_table(harness) if harness is not None else "")
+            + "".join(sections) + "</body></html>")
     all_figures = [f for _, f in figures] + ([heatmap] if heatmap is not None else [])
-    all_tables_ = [t for _, t in tables] + compared + [t for t in (validity_table, skipped) if t is not None]
+    all_tables_ = [t for _, t in tables] + compared + [t for t in (harness, validity_table, skipped) if t is not None]
     summary = {"entries": len(results.entries), "scorers": results.scorers(), "figures": [f.key for f in all_figures],
                "tables": [t.key for t in all_tables_], "not_run": results.not_run, "validity_notes": validity_notes}
     return page, "\n".join(md), summary

@@ -154,7 +154,7 @@ def _score_output(path: Path, data: Mapping[str, Any], out: Results) -> None:
     if items_file.is_file():
         rows = read_json_records(items_file)
     out.runs.append({"source": str(path), **{k: run.get(k) for k in ("model", "adapter", "description", "benchmark",
-                                                                      "status", "counts")},
+                                                                      "status", "counts", "lmms_eval")},
                      "scored": (data.get("scored") or {}).get("finished"), "options": options,
                      "items_file": str(items_file) if rows else None})
     for scorer, section in (data.get("scorers") or {}).items():

@@ -324,6 +324,29 @@ def _pair_table(comparison: dict, index: int) -> Table:
                     for n in comparison["not_compared"]])
 
 
+def harness_table(results: Results) -> Optional[Table]:
+    """Imported lmms-eval logs: lmms-eval's own accuracy beside the official scorer's on the same rows."""
+    rows = []
+    for run in results.runs:
+        lmms = run.get("lmms_eval")
+        if not isinstance(lmms, Mapping):
+            continue
+        rows.append([str(run.get("model") or ""), str(lmms.get("metric")), str(lmms.get("rows")),
+                     display(lmms.get("lmms_eval_accuracy"), "accuracy", "accuracy", lmms),
+                     _of_n(lmms.get("random_guesses"), lmms.get("rows")),
+                     display(lmms.get("official_accuracy"), "accuracy", "accuracy", lmms),
+                     display(lmms.get("official_on_filtered_accuracy"), "accuracy", "accuracy", lmms),
+                     _of_n(lmms.get("verdicts_differ"), lmms.get("rows"))])
+    if not rows:
+        return None
+    return Table("harness", "lmms-eval beside the official scorer (imported logs)",
+                 ["model", "lmms-eval metric", "rows", "lmms-eval", "random guesses", "official (raw reply)",
+                  "official (filtered reply)", "verdicts differ"], rows,
+                 ["lmms-eval: its own per-sample score (its letter parser on the filtered reply; a random letter where "
+                  "it finds none); official: the MMAR/MMAU string match, on the raw reply as the official scorer "
+                  "reads it and on lmms-eval's filtered reply"])
+
+
 def not_run_table(results: Results) -> Optional[Table]:
     if not results.not_run:
         return None
@@ -344,4 +367,4 @@ def markdown(table: Table, level: int = 2) -> str:
     return "\n".join(lines) + "\n"
 
 
-__all__ = ["TABLES", "Table", "all_tables", "comparison_tables", "markdown", "not_run_table"]
+__all__ = ["TABLES", "Table", "all_tables", "comparison_tables", "harness_table", "markdown", "not_run_table"]
