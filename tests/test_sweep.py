@@ -178,6 +178,49 @@ def test_runs_scored_at_different_levels_each_keep_their_own_in_the_leaderboard(
     assert f"| 90%: [{row['ci95'][0]:.4f}, {row['ci95'][1]:.4f}] |" in markdown
 
 
+def test_a_rerun_after_a_config_change_rescores_what_the_file_now_asks_for(swept, tiny_audio, tmp_path, monkeypatch):
+    """limit 2 -> 1, then conditions [full, none] -> [full]: nothing is generated again, but results.json and
+    the leaderboard follow outputs.jsonl (never the n or the rows of the config before)."""
+    out, _ = swept
+    shutil.copytree(out, tmp_path / "swept")
+    config = tmp_path / "sweep.yaml"
+
+    def rerun(conditions: str) -> tuple[int, Counting, dict, dict]:
+        config.write_text("\n".join([
+            "out: swept", f"models: [{{name: phi4, model: {tiny_audio['phi4-multimodal']}}}]",
+            f"benchmarks: [{{benchmark: mmar, data: {out.parent / 'mmar'}, limit: 1}}]",
+            f"conditions: {conditions}", "templates: [plain]", "batch_size: 2", "decoding: {max_new_tokens: 3}",
+            "score: {scorers: [accuracy]}"]) + "\n", encoding="utf-8")
+        with pytest.MonkeyPatch.context() as patch:
+            counting = Counting(patch)
+            with contextlib.redirect_stdout(io.StringIO()):
+                status = main(["evaluate", "--config", str(config), "--no-progress"])
+        run = tmp_path / "swept" / "phi4" / "mmar"
+        return (status, counting, json.loads((run / "results.json").read_text()),
+                json.loads((tmp_path / "swept" / "leaderboard.json").read_text()))
+
+    status, counting, results, board = rerun("[full, none]")
+    outputs = (tmp_path / "swept" / "phi4" / "mmar" / "outputs.jsonl").read_text().splitlines()
+    assert status == 0 and counting.units == 0 and len(outputs) == 2  # one item x two conditions, kept
+    assert [(s["condition"], s["n"]) for s in results["sets"]] == [("full", 1), ("none", 1)]
+    assert results["run"]["limit"] == 1
+    assert {(r["model"], r["benchmark"]) for r in board["rows"]} == {("phi4", "mmar")}  # the runs it lists
+    assert {r["n"] for r in board["rows"]} == {1}
+    record = json.loads((tmp_path / "swept" / "sweep.json").read_text())
+    assert [(r["units"], r["done_before"], r["ran"], r["scored"]) for r in record["runs"]] == [(2, 2, 0, "now")]
+
+    status, counting, results, board = rerun("[full]")
+    assert status == 0 and counting.units == 0
+    assert [(s["condition"], s["n"]) for s in results["sets"]] == [("full", 1)]
+    assert board["rows"] and not [r for r in board["rows"] if "none" in r["headline"]]
+    assert {r["n"] for r in board["rows"]} == {1}
+
+    status, counting, _, again = rerun("[full]")  # nothing changed: nothing loaded, the scores kept
+    assert status == 0 and counting.built == [] and again == board
+    record = json.loads((tmp_path / "swept" / "sweep.json").read_text())
+    assert record["runs"][0]["scored"] == "kept (same outputs, same options)"
+
+
 def test_the_example_sweep_validates():
     from audioreason.cli.sweep_config import load_sweep
 
