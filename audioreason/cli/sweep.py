@@ -21,9 +21,7 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any, Callable, Optional
 
-from audioreason.cli.sweep_config import BenchmarkSpec, ModelSpec, Sweep, SweepError, load_sweep
-
-SWEEP_FILE = "sweep.json"
+from audioreason.cli.sweep_config import SWEEP_FILE, BenchmarkSpec, ModelSpec, Sweep, SweepError, load_sweep
 
 # ------------------------------------------------------------------------------------------------
 # Running it
