@@ -1,12 +1,16 @@
 """`audioreason evaluate --config sweep.yaml`: 2 tiny random audio models (Phi-4-multimodal, Qwen2-Audio) x 2
 benchmarks (MMAR, MMAU test-mini; 2 items each with synthesized clips) x conditions full and none through the
 CLI entry point; a sweep stopped after its third batch resumes with only the missing units, each model built
-once; a third call loads nothing; the leaderboard carries each run's results.json numbers; mistakes in the
-file stop it before any work with the key path named."""
+once; a third call loads nothing; the leaderboard carries each run's results.json numbers; a rerun after a
+lower limit or a dropped condition rescores what the file now asks for; mistakes in the file (a value of the
+wrong type or range, a name the sweep's own files take, YAML aliases that expand past the bound) stop it
+before any work with the key path or line named."""
 import contextlib
 import io
 import json
 import shutil
+import subprocess
+import sys
 from pathlib import Path
 
 import pytest
@@ -178,6 +182,49 @@ def test_runs_scored_at_different_levels_each_keep_their_own_in_the_leaderboard(
     assert f"| 90%: [{row['ci95'][0]:.4f}, {row['ci95'][1]:.4f}] |" in markdown
 
 
+def test_a_rerun_after_a_config_change_rescores_what_the_file_now_asks_for(swept, tiny_audio, tmp_path, monkeypatch):
+    """limit 2 -> 1, then conditions [full, none] -> [full]: nothing is generated again, but results.json and
+    the leaderboard follow outputs.jsonl (never the n or the rows of the config before)."""
+    out, _ = swept
+    shutil.copytree(out, tmp_path / "swept")
+    config = tmp_path / "sweep.yaml"
+
+    def rerun(conditions: str) -> tuple[int, Counting, dict, dict]:
+        config.write_text("\n".join([
+            "out: swept", f"models: [{{name: phi4, model: {tiny_audio['phi4-multimodal']}}}]",
+            f"benchmarks: [{{benchmark: mmar, data: {out.parent / 'mmar'}, limit: 1}}]",
+            f"conditions: {conditions}", "templates: [plain]", "batch_size: 2", "decoding: {max_new_tokens: 3}",
+            "score: {scorers: [accuracy]}"]) + "\n", encoding="utf-8")
+        with pytest.MonkeyPatch.context() as patch:
+            counting = Counting(patch)
+            with contextlib.redirect_stdout(io.StringIO()):
+                status = main(["evaluate", "--config", str(config), "--no-progress"])
+        run = tmp_path / "swept" / "phi4" / "mmar"
+        return (status, counting, json.loads((run / "results.json").read_text()),
+                json.loads((tmp_path / "swept" / "leaderboard.json").read_text()))
+
+    status, counting, results, board = rerun("[full, none]")
+    outputs = (tmp_path / "swept" / "phi4" / "mmar" / "outputs.jsonl").read_text().splitlines()
+    assert status == 0 and counting.units == 0 and len(outputs) == 2  # one item x two conditions, kept
+    assert [(s["condition"], s["n"]) for s in results["sets"]] == [("full", 1), ("none", 1)]
+    assert results["run"]["limit"] == 1
+    assert {(r["model"], r["benchmark"]) for r in board["rows"]} == {("phi4", "mmar")}  # the runs it lists
+    assert {r["n"] for r in board["rows"]} == {1}
+    record = json.loads((tmp_path / "swept" / "sweep.json").read_text())
+    assert [(r["units"], r["done_before"], r["ran"], r["scored"]) for r in record["runs"]] == [(2, 2, 0, "now")]
+
+    status, counting, results, board = rerun("[full]")
+    assert status == 0 and counting.units == 0
+    assert [(s["condition"], s["n"]) for s in results["sets"]] == [("full", 1)]
+    assert board["rows"] and not [r for r in board["rows"] if "none" in r["headline"]]
+    assert {r["n"] for r in board["rows"]} == {1}
+
+    status, counting, _, again = rerun("[full]")  # nothing changed: nothing loaded, the scores kept
+    assert status == 0 and counting.built == [] and again == board
+    record = json.loads((tmp_path / "swept" / "sweep.json").read_text())
+    assert record["runs"][0]["scored"] == "kept (same outputs, same options)"
+
+
 def test_the_example_sweep_validates():
     from audioreason.cli.sweep_config import load_sweep
 
@@ -219,6 +266,38 @@ GOOD = {"out": "o", "models": [{"name": "a", "model": "qwen2-audio"}],
     ({"decoding": {"beams": 2}}, "decoding.beams: unknown key"),
     ({"score": {"scorers": ["rouge"]}}, "score: unknown scorer(s) ['rouge']"),
     ({"score": {"judge": "x"}}, "score.judge: unknown key"),
+    # every value's type and range, named by its key
+    ({"decoding": {"seed": "abc"}}, "decoding: seed must be an integer (or null), got 'abc'"),
+    ({"decoding": {"temperature": True}}, "decoding: temperature must be >= 0, got True"),
+    ({"decoding": {"top_p": [1]}}, "decoding: top_p must be in (0, 1], got [1]"),
+    ({"models": [{"model": "m", "options": {"max_audio_s": [1, 2]}}]},
+     "models[0].options.max_audio_s: expected a number or null, got list"),
+    ({"models": [{"model": "m", "options": {"max_audio_s": -3}}]},
+     "models[0].options.max_audio_s: max_audio_s must be None or a positive number of seconds, got -3"),
+    ({"models": [{"model": "m", "options": {"dtype": {"x": 1}}}]}, "models[0].options.dtype: expected a string, got dict"),
+    ({"models": [{"model": "gpt", "adapter": "openai", "options": {"timeout_s": "slow"}}]},
+     "models[0].options.timeout_s: expected a number, got str"),
+    ({"models": [{"model": "gpt", "adapter": "openai", "options": {"default_headers": "Bearer sk-secret-1"}}]},
+     "models[0].options.default_headers: expected a mapping or null, got str"),
+    ({"models": [{"model": ["a", "b"]}]}, "models[0].model: expected a string, got list"),
+    ({"models": [{"model": "m", "name": True}]}, "models[0].name: expected a string, got bool"),
+    ({"models": [{"model": "m", "adapter": ["openai"]}]}, "models[0].adapter: expected a string, got list"),
+    ({"benchmarks": [{"benchmark": "mmar", "data": {"x": 1}}]}, "benchmarks[0].data: expected a string, got dict"),
+    ({"benchmarks": [{"benchmark": "mmar", "data": "d", "limit": "5"}]},
+     "benchmarks[0].limit: must be a positive integer, got '5'"),
+    ({"benchmarks": [{"benchmark": "mmar", "data": "d", "limit": [5]}]},
+     "benchmarks[0].limit: must be a positive integer, got list"),
+    ({"out": ["a"]}, "out: expected a string, got list"),
+    ({"score": {"confidence": "high"}}, "score.confidence: expected a number, got str"),
+    ({"score": {"confidence": 1.5}}, "score: confidence must be a number strictly between 0 and 1"),
+    ({"score": {"compat": "yes"}}, "score.compat: expected true or false, got str"),
+    ({"score": {"aria_backbones": {"lm": "x"}}}, "score.aria_backbones: expected a string, got dict"),
+    # names the sweep's own files take in its out folder
+    ({"models": [{"name": "sweep.json", "model": "m"}]},
+     "models[0].name: 'sweep.json' is the name of one of the files a sweep writes"),
+    ({"models": [{"model": "org/run.lock"}]}, "models[0].name: 'run.lock' is the name of one of the files"),
+    ({"benchmarks": [{"benchmark": "mmar", "data": "d", "name": "Leaderboard.md"}]},
+     "benchmarks[0].name: 'Leaderboard.md' is the name of one of the files a sweep writes"),
 ])
 def test_a_mistake_in_the_sweep_file_stops_it_before_any_work(tmp_path, capsys, change, message):
     import yaml
@@ -230,6 +309,83 @@ def test_a_mistake_in_the_sweep_file_stops_it_before_any_work(tmp_path, capsys, 
     err = capsys.readouterr().err
     assert exit_info.value.code == 2 and err.count("\n") == 1, err
     assert err.startswith(f"audioreason evaluate: error: {config}: ") and message in err, err
+    assert not (tmp_path / "o").exists() and "sk-secret" not in err
+
+
+def laughs(levels: int = 9) -> str:
+    """A YAML "billion laughs" in flow style: ten 1s, each level ten aliases of the one below (10**levels)."""
+    value = "&l1 [" + ", ".join(["1"] * 10) + "]"
+    for n in range(2, levels + 1):
+        value = f"&l{n} [{value}, " + ", ".join([f"*l{n - 1}"] * 9) + "]"
+    return value
+
+
+# The child reads each file under an address-space limit set after its imports: an expansion that is built
+# fails there with MemoryError instead of taking the machine's memory.
+BOUNDED_CHILD = """
+import contextlib, io, json, resource, sys
+from audioreason.cli import main
+from audioreason.cli.sweep_config import load_sweep
+load_sweep(sys.argv[1], check_paths=False)  # every module the check imports, before the limit
+size = next(int(line.split()[1]) for line in open("/proc/self/status") if line.startswith("VmSize:")) * 1024
+resource.setrlimit(resource.RLIMIT_AS, (size + (1 << 30), resource.RLIM_INFINITY))
+for path in sys.argv[2:]:
+    err = io.StringIO()
+    try:
+        with contextlib.redirect_stderr(err):
+            main(["evaluate", "--config", path])
+        code = 0
+    except SystemExit as stop:
+        code = stop.code
+    except BaseException as error:
+        code = type(error).__name__
+    print(json.dumps([code, err.getvalue()]), flush=True)
+"""
+
+
+@pytest.mark.skipif(not Path("/proc/self/status").is_file(), reason="reads its memory from Linux /proc")
+def test_yaml_aliases_that_expand_past_the_bound_are_refused_before_they_are_built(tmp_path):
+    import yaml
+
+    good = tmp_path / "good.yaml"
+    good.write_text(yaml.safe_dump(GOOD), encoding="utf-8")
+    documents = {
+        "batch_size": "batch_size: {}\n",
+        "decoding.max_new_tokens": "decoding: {{max_new_tokens: {}}}\n",
+        "models[0].name": "models: [{{name: {}, model: qwen2-audio}}]\n",
+        "benchmarks[0].limit": "benchmarks: [{{benchmark: mmar, data: d, limit: {}}}]\n",
+    }
+    paths = []
+    for key, line in documents.items():
+        base = {k: v for k, v in GOOD.items() if k != key.split("[")[0].split(".")[0]}
+        paths.append(tmp_path / f"{key}.yaml")
+        paths[-1].write_text(yaml.safe_dump(base) + line.format(laughs()), encoding="utf-8")
+    child = subprocess.run([sys.executable, "-c", BOUNDED_CHILD, str(good), *map(str, paths)], capture_output=True,
+                           text=True, timeout=600, cwd=ROOT)
+    replies = [json.loads(line) for line in child.stdout.splitlines()]
+    assert len(replies) == len(paths), child.stderr[-2000:]
+    for path, (code, err) in zip(paths, replies):
+        assert code == 2 and err.count("\n") == 1, (path.name, code, err[:500])
+        assert err.startswith(f"audioreason evaluate: error: {path}: line ") and \
+            "holds more than 100000 values once its YAML aliases are expanded" in err, err
+    assert not (tmp_path / "o").exists()
+
+
+@pytest.mark.parametrize("text, message", [
+    ("models: [{name: a, model: m, options: &o {dtype: *o}}]\n", "line {line}: an alias inside its own anchor"),
+    ("models: " + "[" * 5000 + "]" * 5000 + "\n", "nested too deeply to read"),
+])
+def test_a_value_that_contains_itself_or_nests_past_the_reader_is_refused(tmp_path, capsys, text, message):
+    import yaml
+
+    config = tmp_path / "sweep.yaml"
+    rest = yaml.safe_dump({k: v for k, v in GOOD.items() if k != "models"})
+    config.write_text(rest + text, encoding="utf-8")
+    with pytest.raises(SystemExit) as exit_info:
+        main(["evaluate", "--config", str(config)])
+    err = capsys.readouterr().err
+    message = message.format(line=rest.count("\n") + 1)  # the models line, after the rest
+    assert exit_info.value.code == 2 and err.count("\n") == 1 and message in err, err
     assert not (tmp_path / "o").exists()
 
 

@@ -5,7 +5,9 @@ resumed by the runner exactly as `audioreason run` writes one, then scored as `a
 Each model is built once, through the runner's adapter factory (``runner.make_adapter`` with the
 adapter's name and the file's options, so any adapter registered in ``runner.ADAPTERS`` works here), and
 serves all of its benchmarks, conditions and templates. A model whose runs are all finished with the same
-settings is not loaded at all; a run whose results.json was scored with other options is scored again.
+settings is not loaded at all; a run whose results.json was scored with other options, or on other outputs
+(a lower limit, a condition dropped: the runner rewrites outputs.jsonl with what the file asks now), is
+scored again.
 At the end ``leaderboard.json`` and ``leaderboard.md`` list every headline of every run; ``sweep.json``
 records each run's folder, what ran this session and how it was scored.
 
@@ -19,9 +21,7 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any, Callable, Optional
 
-from audioreason.cli.sweep_config import BenchmarkSpec, ModelSpec, Sweep, SweepError, load_sweep
-
-SWEEP_FILE = "sweep.json"
+from audioreason.cli.sweep_config import SWEEP_FILE, BenchmarkSpec, ModelSpec, Sweep, SweepError, load_sweep
 
 # ------------------------------------------------------------------------------------------------
 # Running it
@@ -169,7 +169,7 @@ def run_sweep(sweep: Sweep, *, progress: bool = True, say: Callable[[str], None]
                 del adapters  # the model leaves memory before its runs are scored (scorers load models too)
                 _release_memory(gc)
                 for entry, p in zip(record["runs"][-len(mine):], mine):
-                    entry.update(_score(sweep, p.folder, rescore=entry["ran"] > 0, progress=progress))
+                    entry.update(_score(sweep, p.folder, progress=progress))
                     _write_record(sweep.out, record)
         finally:
             bar.close()
@@ -180,23 +180,28 @@ def run_sweep(sweep: Sweep, *, progress: bool = True, say: Callable[[str], None]
         lock.release()
 
 
-def _score(sweep: Sweep, folder: Path, *, rescore: bool, progress: bool) -> dict[str, Any]:
-    """Score the run unless its results.json holds a scoring of the same outputs with the same options."""
+def _score(sweep: Sweep, folder: Path, *, progress: bool) -> dict[str, Any]:
+    """Score the run unless its results.json holds a scoring of the same outputs (outputs.jsonl as it is now,
+    by its sha256: a rerun with a lower limit or fewer conditions rewrites it) with the same options."""
     from dataclasses import replace
 
+    from audioreason.base.checksums import file_sha256
     from audioreason.evaluation.score import RESULTS_FILE, json_safe, score_run
+    from audioreason.inference.runner import OUTPUTS_FILE
 
     options = replace(sweep.score, progress=progress)
     wanted = json.loads(json.dumps(json_safe({"options": options.to_dict(),
                                               "uncertainty_options": options.uncertainty().to_dict()})))
     results_file = folder / RESULTS_FILE
-    if not rescore and results_file.is_file():
+    if results_file.is_file() and (folder / OUTPUTS_FILE).is_file():
         try:
             previous = json.loads(results_file.read_text(encoding="utf-8"))
-            if {k: previous.get(k) for k in wanted} == wanted:
-                return {"scored": "kept (same outputs, same options)"}
         except (OSError, ValueError):
-            pass
+            previous = None
+        run = previous.get("run") if isinstance(previous, dict) else None
+        if isinstance(run, dict) and run.get("outputs_sha256") == file_sha256(folder / OUTPUTS_FILE) and \
+                {k: previous.get(k) for k in wanted} == wanted:
+            return {"scored": "kept (same outputs, same options)"}
     try:
         score_run(str(folder), options)
     except ValueError as err:  # data that moved, a judge that is not there: this run has no score

@@ -1,7 +1,8 @@
 """A sweep file (`audioreason evaluate --config sweep.yaml`, run by ``audioreason.cli.sweep``): read and
 checked whole before any model or data loads (``load_sweep``): an unknown key, benchmark, adapter, adapter
-option, condition, template or scorer is a one-line error naming its key path. See docs/sweeps.md for the
-file's keys."""
+option, condition, template or scorer, a value of the wrong type or out of range, a name the sweep's own files
+take, is a one-line error naming its key path; YAML aliases that expand the file past ``MAX_VALUES`` values
+are refused before the document is built. See docs/sweeps.md for the file's keys."""
 from __future__ import annotations
 
 import argparse
@@ -22,6 +23,11 @@ DECODING_KEYS = {"max_new_tokens", "temperature", "top_p", "seed"}
 # The `score` mapping: `audioreason score`'s options by their long names (dashes or underscores).
 SCORE_KEYS = {"scorers", "extraction", "aria_backbones", "perturbations", "seed", "confidence", "resamples",
               "judge_model", "judge_base_url", "judge_api_key_env", "judge_cache", "compat", "official_scorer"}
+# A sweep file holds a few hundred values; YAML aliases (&a ... *a) can make a short file expand to billions
+# ("billion laughs"), which the checks' own messages would then print. Counted on the composed nodes, where an
+# alias is one shared node, before any value is built.
+MAX_VALUES = 100_000
+SWEEP_FILE = "sweep.json"  # the sweep's record in its out folder (cli.sweep writes it)
 
 
 class SweepError(ValueError):
@@ -77,14 +83,61 @@ def load_sweep(path: str, out: Optional[str] = None, *, check_paths: bool = True
 
     where = Path(path).expanduser()
     try:
-        content = yaml.safe_load(where.read_text(encoding="utf-8"))
+        content = _read_yaml(where.read_text(encoding="utf-8"), path)
     except OSError as err:
         raise SweepError(f"{path}: cannot read the sweep file ({err.strerror or err})") from None
     except yaml.YAMLError as err:
         mark = getattr(err, "problem_mark", None)
         line = f" line {mark.line + 1}" if mark is not None else ""
         raise SweepError(f"{path}:{line} not valid YAML ({getattr(err, 'problem', None) or err})") from None
+    except RecursionError:  # the YAML reader recurses once per nesting level
+        raise SweepError(f"{path}: nested too deeply to read") from None
     return parse_sweep(content, where, out, check_paths=check_paths)
+
+
+def _read_yaml(text: str, path: str) -> Any:
+    """``yaml.safe_load``, with the document's expanded size counted on its nodes before any value is built."""
+    import yaml
+
+    loader = yaml.SafeLoader(text)
+    try:
+        node = loader.get_single_node()
+        if node is None:
+            return None
+        _check_expansion(node, path)
+        return loader.construct_document(node)
+    finally:
+        loader.dispose()
+
+
+def _check_expansion(root: Any, path: str) -> None:
+    """Refuse a document whose aliases expand it past MAX_VALUES values, or make a value contain itself. Each
+    node's expanded size is computed once (an alias is the same node object), so this costs what the text does."""
+    import yaml
+
+    sizes: dict[int, int] = {}
+    open_nodes: set[int] = set()
+
+    def size(node: Any) -> int:
+        if id(node) in sizes:
+            return sizes[id(node)]
+        line = node.start_mark.line + 1
+        if id(node) in open_nodes:
+            raise SweepError(f"{path}: line {line}: an alias inside its own anchor (a value that contains itself)")
+        open_nodes.add(id(node))
+        children = [] if isinstance(node, yaml.ScalarNode) else \
+            node.value if isinstance(node, yaml.SequenceNode) else [part for pair in node.value for part in pair]
+        total = 1
+        for child in children:
+            total += size(child)
+            if total > MAX_VALUES:
+                raise SweepError(f"{path}: line {line}: this value holds more than {MAX_VALUES} values once its "
+                                 "YAML aliases are expanded; a sweep file needs far fewer")
+        open_nodes.discard(id(node))
+        sizes[id(node)] = total
+        return total
+
+    size(root)
 
 
 def parse_sweep(content: Any, path: Path, out: Optional[str] = None, *, check_paths: bool = True) -> Sweep:
@@ -125,7 +178,7 @@ def parse_sweep(content: Any, path: Path, out: Optional[str] = None, *, check_pa
 
     def positive_int(value: Any, key: str) -> int:
         if isinstance(value, bool) or not isinstance(value, int) or value < 1:
-            raise fail(key, f"must be a positive integer, got {value!r}")
+            raise fail(key, f"must be a positive integer, got {_shown(value)}")
         return value
 
     top = mapping(content if content is not None else {}, "(top level)", TOP_KEYS, ("models", "benchmarks"))
@@ -144,7 +197,7 @@ def parse_sweep(content: Any, path: Path, out: Optional[str] = None, *, check_pa
         entry = {"benchmark": entry} if isinstance(entry, str) else entry
         b = mapping(entry, key, BENCHMARK_KEYS, ("benchmark", "data"))
         try:
-            name = benchmark_spec(str(b["benchmark"])).name
+            name = benchmark_spec(_text(b["benchmark"], f"{key}.benchmark", fail)).name
         except ValueError as err:
             raise fail(f"{key}.benchmark", str(err)) from None
         own = names(b["templates"], f"{key}.templates") if b.get("templates") is not None else templates
@@ -153,14 +206,16 @@ def parse_sweep(content: Any, path: Path, out: Optional[str] = None, *, check_pa
                 parse_templates(own)
             except ValueError as err:
                 raise fail(f"{key}.templates" if b.get("templates") is not None else "templates", str(err)) from None
-        if b.get("on_missing_audio", "raise") not in ("raise", "skip", "keep"):
+        if _text(b.get("on_missing_audio", "raise"), f"{key}.on_missing_audio", fail) not in ("raise", "skip", "keep"):
             raise fail(f"{key}.on_missing_audio", f"{b['on_missing_audio']!r} is not raise, skip or keep")
         limit = positive_int(b["limit"], f"{key}.limit") if b.get("limit") is not None else None
+        config = None if b.get("config") is None else _text(b["config"], f"{key}.config", fail)
         given = str(b["benchmark"]).strip().lower()  # the folder takes the name as written (mmau-test-mini)
-        label = str(b.get("name") or (given if b.get("config") is None else f"{given}-{b['config']}"))
-        benchmarks.append(BenchmarkSpec(_label(label, f"{key}.name", fail), name, local(str(b["data"]), f"{key}.data"),
-                                        None if b.get("config") is None else str(b["config"]), limit, own,
-                                        b.get("on_missing_audio", "raise")))
+        label = _text(b["name"], f"{key}.name", fail) if b.get("name") not in (None, "") else \
+            given if config is None else f"{given}-{config}"
+        benchmarks.append(BenchmarkSpec(_label(label, f"{key}.name", fail), name,
+                                        local(_text(b["data"], f"{key}.data", fail), f"{key}.data"), config, limit,
+                                        own, b.get("on_missing_audio", "raise")))
     for what, specs in (("models", models), ("benchmarks", benchmarks)):
         labels = [s.label for s in specs]
         twice = next((x for x in labels if labels.count(x) > 1), None)
@@ -177,10 +232,11 @@ def parse_sweep(content: Any, path: Path, out: Optional[str] = None, *, check_pa
     where = out or top.get("out")
     if not where:
         raise fail("out", "required (or give --out)")
-    folder = Path(where).expanduser() if out else (path.parent / Path(str(where)).expanduser())
+    folder = Path(where).expanduser() if out else (path.parent / Path(_text(where, "out", fail)).expanduser())
     if folder.exists() and not folder.is_dir():
         raise fail("out", f"{str(folder)!r} is a file; give a folder")
-    fragment_cache = local(str(top["fragment_cache"]), "fragment_cache") if top.get("fragment_cache") else None
+    fragment_cache = local(_text(top["fragment_cache"], "fragment_cache", fail), "fragment_cache") \
+        if top.get("fragment_cache") else None
     return Sweep(path, folder.resolve(), models, benchmarks, conditions, batch_size, decoding, score, fragment_cache)
 
 
@@ -190,30 +246,54 @@ def _list(value: Any, key: str, fail: Callable[[str, str], SweepError]) -> list:
     return value
 
 
+def _text(value: Any, key: str, fail: Callable[[str, str], SweepError]) -> str:
+    """A name, path or choice: a string (a bare number reads as one), never a list or mapping turned to text."""
+    if isinstance(value, bool) or not isinstance(value, (str, int)):
+        raise fail(key, f"expected a string, got {type(value).__name__}")
+    return str(value)
+
+
+def _shown(value: Any) -> str:
+    """A scalar as written; a list or mapping by its kind (its text may be long)."""
+    return type(value).__name__ if isinstance(value, (list, dict)) else repr(value)
+
+
 def _label(text: str, key: str, fail: Callable[[str, str], SweepError]) -> str:
     if not re.fullmatch(r"[A-Za-z0-9][A-Za-z0-9._+-]*", text):
         raise fail(key, f"{text!r}: a folder name of letters, digits, '.', '_', '+', '-' (set `name`)")
+    own = _sweep_files()
+    if text.lower() in own:  # lower: a case-insensitive file system makes Sweep.JSON the same name
+        raise fail(key, f"{text!r} is the name of one of the files a sweep writes ({', '.join(sorted(own))}); "
+                   "set another `name`")
     return text
+
+
+def _sweep_files() -> set[str]:
+    """The files a sweep writes beside its run folders, in its out folder."""
+    from audioreason.evaluation.leaderboard import LEADERBOARD_JSON, LEADERBOARD_MD
+    from audioreason.inference.processes import LOCK_FILE
+
+    return {SWEEP_FILE, SWEEP_FILE + ".tmp", LEADERBOARD_JSON, LEADERBOARD_MD, LOCK_FILE}
 
 
 def _model(entry: Any, key: str, needs_tb: bool, mapping: Callable, fail: Callable, local: Callable) -> ModelSpec:
     entry = {"model": entry} if isinstance(entry, str) else entry
     m = mapping(entry, key, MODEL_KEYS, ("model",))
-    adapter = str(m.get("adapter") or "transformers")
+    adapter = _text(m.get("adapter") or "transformers", f"{key}.adapter", fail)
     options = check_adapter_options(adapter, m.get("options") or {}, key, fail)
-    model = str(m["model"])
+    model = _text(m["model"], f"{key}.model", fail)
     if adapter in ("transformers", "text-lm"):  # these take a checkpoint; others a served model's name
         model = local(model, f"{key}.model")
     tb = m.get("tb")
     if needs_tb and not tb:
         raise fail(f"{key}.tb", "the tb condition needs a text backbone here (tb: {model: ...})")
-    spec = ModelSpec(_label(str(m.get("name") or _default_label(model)), f"{key}.name", fail), adapter, model,
-                     options)
+    label = _text(m["name"], f"{key}.name", fail) if m.get("name") not in (None, "") else _default_label(model)
+    spec = ModelSpec(_label(label, f"{key}.name", fail), adapter, model, options)
     if tb:
         t = mapping({"model": tb} if isinstance(tb, str) else tb, f"{key}.tb", TB_KEYS, ("model",))
-        spec.tb_adapter = str(t.get("adapter") or "text-lm")
+        spec.tb_adapter = _text(t.get("adapter") or "text-lm", f"{key}.tb.adapter", fail)
         spec.tb_options = check_adapter_options(spec.tb_adapter, t.get("options") or {}, f"{key}.tb", fail)
-        spec.tb_model = str(t["model"])
+        spec.tb_model = _text(t["model"], f"{key}.tb.model", fail)
         if spec.tb_adapter in ("transformers", "text-lm"):
             spec.tb_model = local(spec.tb_model, f"{key}.tb.model")
     return spec
@@ -225,8 +305,11 @@ def _default_label(model: str) -> str:
 
 def check_adapter_options(kind: str, options: Any, key: str, fail: Callable[[str, str], SweepError]) -> dict:
     """The adapter is one of ``runner.ADAPTERS`` and takes every option named (read from its constructor's
-    signature, without building it: the same rule ``make_adapter`` applies when it builds it)."""
-    from audioreason.inference.runner import ADAPTERS, adapter_signature, unknown_options
+    signature, without building it: the same rule ``make_adapter`` applies when it builds it), each of the type
+    the constructor declares; ``max_audio_s`` and ``sampling_rate`` in range (every adapter's shared check)."""
+    from audioreason.inference.adapter_inputs import check_audio_options
+    from audioreason.inference.option_types import type_mismatch
+    from audioreason.inference.runner import ADAPTERS, adapter_option_types, adapter_signature, unknown_options
 
     if kind not in ADAPTERS:
         raise fail(f"{key}.adapter", f"{kind!r} is not one of {', '.join(ADAPTERS)}")
@@ -238,24 +321,48 @@ def check_adapter_options(kind: str, options: Any, key: str, fail: Callable[[str
     unknown = unknown_options(adapter_signature(kind)[1], options)
     if unknown:
         raise fail(f"{key}.options.{unknown[0]}", f"the {kind} adapter takes no option {unknown[0]!r}")
+    declared = adapter_option_types(kind)
+    for name, value in options.items():
+        # None is the adapter's default; the value itself is never printed (a header may hold a key)
+        expected = None if value is None or name not in declared else type_mismatch(value, declared[name])
+        if expected:
+            raise fail(f"{key}.options.{name}", f"expected {expected}, got {type(value).__name__}")
+    for name, checked in (("max_audio_s", (options.get("max_audio_s"), 16000)),
+                          ("sampling_rate", (None, options.get("sampling_rate", 16000)))):
+        try:
+            check_audio_options(*checked)
+        except ValueError as err:
+            raise fail(f"{key}.options.{name}", str(err)) from None
     return dict(options)
 
 
 def _score_options(given: dict[str, Any], fail: Callable[[str, str], SweepError]) -> Any:
     """ScoreOptions from the `score` mapping, through `audioreason score`'s own defaults and checks."""
     from audioreason.cli.score_args import add_score_arguments, score_options
+    from audioreason.inference.option_types import type_mismatch
 
     parser = argparse.ArgumentParser(add_help=False)
     add_score_arguments(parser)
     args = parser.parse_args([])
+    actions = {action.dest: action for action in parser._actions}
     for key, value in given.items():
+        if value is None:  # null: the option's default
+            continue
         if key in ("scorers", "perturbations") and isinstance(value, list):
             value = ",".join(map(str, value))
-        setattr(args, "perturbation_seed" if key == "seed" else key, value)
+        dest = "perturbation_seed" if key == "seed" else key
+        # the value as the option's argparse type would have made it (a bool for a flag)
+        kind = bool if actions[dest].nargs == 0 else actions[dest].type or str
+        expected = type_mismatch(value, kind)
+        if expected:
+            raise fail(f"score.{key}", f"expected {expected}, got {type(value).__name__}")
+        setattr(args, dest, value)
     args.no_progress = False
     try:
-        return score_options(args)
-    except (TypeError, ValueError) as err:
+        options = score_options(args)
+        options.uncertainty()  # confidence, resamples and seed in range
+        return options
+    except ValueError as err:
         raise fail("score", str(err)) from None
 
 

@@ -40,6 +40,7 @@ from dataclasses import dataclass, field, fields
 from pathlib import Path
 from typing import Any, Mapping, Optional, Sequence
 
+from audioreason.base.checksums import file_sha256
 from audioreason.base.jsonl import DataFileError, read_json_objects
 from audioreason.base.scale import SCALE
 from audioreason.inference.runner import (OUTPUTS_FILE, RUN_FILE, check_record, git_commit, load_items,
@@ -152,6 +153,7 @@ class RunFolder:
     sets: list[OutputSet]
     model: str                        # the main model's name
     duplicates: int = 0               # records repeated verbatim in outputs.jsonl, each scored once
+    outputs_sha256: str = ""          # of the outputs.jsonl read: results.json says which outputs it scored
 
 
 def read_run(folder: Any, data: Optional[str] = None) -> RunFolder:
@@ -182,6 +184,7 @@ def read_run(folder: Any, data: Optional[str] = None) -> RunFolder:
     by_key: dict[str, tuple[int, dict]] = {}   # key -> (line, record)
     by_unit: dict[tuple, tuple[int, dict]] = {}  # (model, condition, template, hash, id) -> (line, record)
     duplicates = 0
+    digest = file_sha256(outputs_file)
     for n, record in read_json_objects(outputs_file)[0]:
         where = f"{outputs_file}:{n}"
         check_record(record, where)
@@ -211,7 +214,7 @@ def read_run(folder: Any, data: Optional[str] = None) -> RunFolder:
         output_set.missing = len(_applicable(output_set, loaded) - {r["id"] for r in output_set.records})
     models = run.get("models") or {}
     main = (models.get("main") or {}).get("name") or next((k[0] for k in sets), "")
-    return RunFolder(folder, run, benchmark, items, list(sets.values()), main, duplicates)
+    return RunFolder(folder, run, benchmark, items, list(sets.values()), main, duplicates, digest)
 
 
 def _applicable(output_set: OutputSet, items: Sequence[Mapping[str, Any]]) -> set[str]:
@@ -446,7 +449,8 @@ def _results(run: RunFolder, options: ScoreOptions, sections: dict[str, Section]
                 "limit": config.get("limit"), "decoding": config.get("decoding"), "status": run.run.get("status"),
                 "counts": run.run.get("counts"), "speed": run.run.get("speed"), "git": run.run.get("git"),
                 # an imported lmms-eval log: its own number beside the official rule's (inference.lmms_reconcile)
-                "lmms_eval": (run.run.get("source") or {}).get("lmms_eval")},
+                "lmms_eval": (run.run.get("source") or {}).get("lmms_eval"),
+                "outputs_sha256": run.outputs_sha256},
         "sets": [{**s.describe(), "n": len(s.records), "failed": s.failed} for s in run.sets],
         "missing_outputs": sum(s.missing for s in run.sets),
         "duplicates": run.duplicates,  # records repeated verbatim in outputs.jsonl, each scored once

@@ -57,10 +57,15 @@ class DecodingParams:
     def __post_init__(self) -> None:
         if not isinstance(self.max_new_tokens, int) or isinstance(self.max_new_tokens, bool) or self.max_new_tokens < 1:
             raise ValueError(f"max_new_tokens must be a positive integer, got {self.max_new_tokens!r}")
-        if not 0.0 <= float(self.temperature) < float("inf"):
+        number = lambda value: isinstance(value, (int, float)) and not isinstance(value, bool)  # noqa: E731
+        if not number(self.temperature) or not 0.0 <= self.temperature < float("inf"):
             raise ValueError(f"temperature must be >= 0, got {self.temperature!r}")
-        if not 0.0 < float(self.top_p) <= 1.0:
+        if not number(self.top_p) or not 0.0 < self.top_p <= 1.0:
             raise ValueError(f"top_p must be in (0, 1], got {self.top_p!r}")
+        # None: unseeded. torch.manual_seed takes -2**63 .. 2**64 - 1.
+        if self.seed is not None and (not isinstance(self.seed, int) or isinstance(self.seed, bool)
+                                      or not -2 ** 63 <= self.seed < 2 ** 64):
+            raise ValueError(f"seed must be an integer (or null), got {self.seed!r}")
 
     @property
     def greedy(self) -> bool:

@@ -27,11 +27,16 @@ from .endpoints import merge_preset
 OPENAI_LM_PREFIX = "openai:"
 
 
-def _openai_parameters() -> set[str]:
+def _openai_targets() -> tuple[type, ...]:
+    """The constructors ``build_openai`` hands its options to."""
     from ..judges import OpenAICompatibleJudge
     from .openai_audio import OpenAIAudioAdapter
 
-    names = set(inspect.signature(OpenAIAudioAdapter).parameters) | set(inspect.signature(OpenAICompatibleJudge).parameters)
+    return OpenAIAudioAdapter, OpenAICompatibleJudge
+
+
+def _openai_parameters() -> set[str]:
+    names = set().union(*(inspect.signature(target).parameters for target in _openai_targets()))
     return names - {"model", "client_options", "rng"}
 
 
@@ -50,6 +55,9 @@ def build_openai(model: str, *, endpoint_preset: Optional[str] = None, **options
     if endpoint_preset:
         adapter.description += f"; endpoint preset {endpoint_preset}"
     return adapter
+
+
+build_openai.forwards_options_to = _openai_targets  # type: ignore[attr-defined]  # runner.adapter_option_types
 
 
 def build_cascade(model: Optional[str] = None, *, asr: Optional[str] = None, lm: Optional[str] = None,

@@ -154,6 +154,15 @@ def adapter_signature(kind: str) -> tuple[Any, Mapping[str, inspect.Parameter]]:
     return cls, inspect.signature(cls).parameters
 
 
+def adapter_option_types(kind: str) -> dict[str, Any]:
+    """The type the adapter declares for each option it takes, without building it; a builder taking
+    ``**options`` declares those of the constructors it hands them to (its ``forwards_options_to()``)."""
+    from .option_types import declared_types
+
+    builder, _ = adapter_signature(kind)
+    return declared_types([*getattr(builder, "forwards_options_to", tuple)(), builder])
+
+
 def unknown_options(accepted: Mapping[str, inspect.Parameter], given: Any) -> list[str]:
     """The options an adapter does not take; none for a builder taking ``**options`` (it checks its own)."""
     if any(p.kind is inspect.Parameter.VAR_KEYWORD for p in accepted.values()):
