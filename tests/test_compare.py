@@ -125,3 +125,71 @@ def test_a_mean_headline_paired_difference_by_hand(tmp_path):
     gate = result[("mmar_rubrics", "accuracy")]
     assert gate["paired"]["difference"] == 0 and "no spread" in gate["paired"]["unavailable"]
     assert gate["mcnemar"] == {"b": 0, "c": 0, "p_value": 1.0, "test": "McNemar exact (two-sided binomial)"}
+
+
+def test_an_out_that_is_a_run_folders_own_file_is_refused_and_nothing_written(runs, tmp_path, capsys):
+    a, b = runs
+    before = {p: p.read_bytes() for p in (a / "results.json", b / "items.jsonl")}
+    for out in (a / "results.json", b.parent / "a" / ".." / "b" / "items.jsonl", a / "run.lock",
+                a / "shards" / "rank-0.jsonl"):
+        with pytest.raises(SystemExit) as err:
+            main(["compare", str(a), str(b), "--out", str(out), "--resamples", "100"])
+        message = capsys.readouterr().err
+        assert err.value.code == 2 and len(message.strip().splitlines()) == 1
+        assert "a run folder's own file; write the comparison elsewhere" in message and str(out) in message
+    assert {p: p.read_bytes() for p in before} == before
+    assert not (a / "run.lock").exists() and not (a / "shards").exists()
+    link = tmp_path / "cmp.json"  # a link to a run's own file is that file
+    link.symlink_to(a / "results.json")
+    with pytest.raises(SystemExit) as err:
+        main(["compare", str(a), str(b), "--out", str(link), "--resamples", "100"])
+    assert err.value.code == 2 and "is results.json of RUN_A" in capsys.readouterr().err
+    beside = a / "vs-b.json"  # any other name inside a run folder is the user's
+    assert main(["compare", str(a), str(b), "--out", str(beside), "--resamples", "100"]) == 0
+    assert json.loads(beside.read_text())["benchmark"] == "mmar"
+    beside.unlink()
+
+
+def test_an_items_row_without_its_condition_is_a_one_line_data_error(tmp_path, capsys):
+    row = {"key": "0", "id": "item0", "model": "m", "condition": "full", "template": "aria_cot",
+           "mmar_rubrics": {"status": "judged", "score": 0.4, "correct": True}}
+    a = hand_scored(tmp_path / "A", [row])
+    b = hand_scored(tmp_path / "B", [row, {k: v for k, v in row.items() if k != "condition"}])
+    with pytest.raises(SystemExit) as err:
+        main(["compare", str(a), str(b)])
+    message = capsys.readouterr().err.strip()
+    assert err.value.code == 1 and len(message.splitlines()) == 1
+    assert message.startswith(f"audioreason compare: error: {b / 'items.jsonl'}: line 2: no 'condition' (each row")
+    (b / "items.jsonl").write_text(json.dumps({**row, "template": ["aria_cot"]}) + "\n")
+    with pytest.raises(SystemExit):
+        main(["compare", str(a), str(b)])
+    assert "line 1: 'template' is a list, not a string" in capsys.readouterr().err
+
+
+def test_a_run_whose_lock_is_held_is_compared_with_a_note(runs, tmp_path, capsys):
+    import subprocess
+    import sys
+
+    from audioreason.inference.processes import RunLock
+
+    a, b = runs
+    out = tmp_path / "cmp.json"
+    lock = RunLock(b).acquire()  # this live process holds B, as a run still writing it would
+    try:
+        holder = lock.read()
+        assert main(["compare", str(a), str(b), "--out", str(out), "--resamples", "100"]) == 0
+    finally:
+        lock.release()
+    note = (f"RUN_B ({b}) is held by a run that may still be writing it (pid {holder['pid']} on host "
+            f"{holder['host']!r}, started {holder['started']}): its results.json may not cover the outputs written "
+            "since; compare again after that run has finished and the folder is scored again")
+    printed = capsys.readouterr().out
+    assert f"note: {note}" in printed and holder["command"] not in printed  # a command line may carry a secret
+    assert json.loads(out.read_text())["notes"] == [note]
+    dead = subprocess.run([sys.executable, "-c", "import os; print(os.getpid())"], capture_output=True, text=True)
+    (b / "run.lock").write_text(json.dumps({**holder, "pid": int(dead.stdout), "process_start": None}))
+    try:  # a stale lock (its holder gone) is no live run: no note
+        assert main(["compare", str(a), str(b), "--out", str(out), "--resamples", "100"]) == 0
+    finally:
+        (b / "run.lock").unlink()
+    assert json.loads(out.read_text())["notes"] == [] and "note:" not in capsys.readouterr().out

@@ -48,6 +48,7 @@ SCRIPT = {"scenarios": {
     "honest": [{"reply": verdict(ITEMS[0], [0, 0, 0, 0, 0])}],
     "gen": [{"reply": json.dumps(GEN[:4])}, {"reply": "Here it is:\n```json\n" + json.dumps(GEN) + "\n```"}],
     "gen_dup": [{"reply": json.dumps([GEN[0]] * 5)}],
+    "gen_no_cot": [{"reply": json.dumps(GEN)}],  # a valid rubric: what an item without a gold CoT would get
     "holistic": [{"reply": json.dumps({"score": s, "justification": "overall"})} for s in (5, 4, 3, 2, 1)],
     # 0, 0, 0, 3 and 3 of 5: the middle three average exactly 1/5 (in floats, 0.19999999999999998)
     # a broken deployment (no verdict), then the fixed one: reruns of the same conversation get step 2
@@ -296,6 +297,31 @@ def test_rubric_generation_validates_and_reasks(server):
     [bad] = generate_rubrics([item], judge(server, "gen_dup"), max_reasks=1)
     assert bad["status"] == "invalid" and bad["rubric"] is None and "distinct" in bad["error"]
     assert len(seen(server, "gen_dup")) == 2
+
+
+def test_rubric_generation_without_a_gold_cot_is_refused_before_any_call(server):
+    # With no reference reasoning a judge can only copy the prompt's example criteria: refused, named, uncalled.
+    full = {k: v for k, v in ITEMS[12].items() if k not in ("rubric", "cue")}
+    bare = dict(full, id="no-cot", thinking="  ")
+    with pytest.raises(ValueError) as err:
+        generate_rubrics([full, bare], judge(server, "gen_no_cot"))
+    assert str(err.value) == "1 item(s) without what rubric criteria are written from: no-cot (no gold CoT (thinking))"
+    assert seen(server, "gen_no_cot") == []
+
+
+def test_rubrics_generate_refuses_items_without_a_gold_cot_and_writes_nothing(tmp_path, capsys):
+    from audioreason.cli import main
+
+    items = tmp_path / "meta.jsonl"
+    rows = [{k: v for k, v in ITEMS[12].items() if k != "thinking"}, {"id": "bare", "question": "Which?"}]
+    items.write_text("".join(json.dumps(r) + "\n" for r in rows), encoding="utf-8")
+    out = tmp_path / "rubrics.jsonl"
+    with pytest.raises(SystemExit) as err:
+        main(["rubrics", "generate", str(items), "-o", str(out)])
+    message = capsys.readouterr().err.strip()
+    assert err.value.code == 3 and len(message.splitlines()) == 1 and not out.exists()
+    assert message == (f"audioreason rubrics: error: {items}: 2 item(s) without what rubric criteria are written "
+                       f"from: {ITEMS[12]['id']} (no gold CoT (thinking)); bare (no answer, no gold CoT (thinking))")
 
 
 def test_space_widget_scores_through_the_judge(server):

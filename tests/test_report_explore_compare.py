@@ -1,5 +1,7 @@
 """The explorer's leaderboard intervals, readable item rows, two runs side by side and the item page, on the
 hand-built pair of MMAR runs of tests/fixtures/explorer_pair.py (its docstring has the verdicts by hand)."""
+import json
+
 import pytest
 from fixtures.explorer_pair import WILSON_2_OF_3, write_pair
 
@@ -139,3 +141,45 @@ def test_the_recorded_official_verdict_is_read_not_recomputed(views):
     for verdict in view.rows[key]["accuracy"].values():
         verdict["official_scorer_correct"] = not computed
     assert explore.item_verdicts(view, key)["official scorer"] is (not computed)
+
+
+class _CountedRows(dict):
+    """A run's rows that count how often they are read whole (``values()``)."""
+
+    scans = 0
+
+    def values(self):
+        type(self).scans += 1
+        return super().values()
+
+
+def _unknown_benchmark_run(folder, n):
+    """A scored run of ``n`` items on a benchmark the explorer does not know, one rule, right on even items."""
+    folder.mkdir()
+    rows = [{"key": f"k{i}", "id": f"q{i}", "model": "m", "condition": "full", "template": "plain",
+             "accuracy": {"letter": {"choice": "A", "method": "exact", "correct": i % 2 == 0}}} for i in range(n)]
+    (folder / "items.jsonl").write_text("".join(json.dumps(r) + "\n" for r in rows))
+    (folder / "run.json").write_text(json.dumps({"config": {"model": "m", "benchmark": "custom"}}))
+    (folder / "results.json").write_text(json.dumps({"run": {"model": "m", "benchmark": "custom"}, "scorers": {
+        "accuracy": {"status": "ok", "results": [{"model": "m", "condition": "full", "template": "plain",
+                                                  "rule": "letter", "accuracy": 0.5, "n": n}]}}}))
+    return folder
+
+
+def test_opening_a_run_reads_its_rows_a_fixed_number_of_times_whatever_its_size(tmp_path, monkeypatch):
+    # The benchmark's own rule of a benchmark the explorer does not know comes from the rows: found once per
+    # run, not once per row (which made opening a run quadratic in its items: benchmarks/explorer.py times it).
+    keyed = explore._keyed
+    monkeypatch.setattr(explore, "_keyed", lambda path: _CountedRows(keyed(path)))
+    scans, views = {}, []
+    for n in (10, 40):
+        _CountedRows.scans = 0
+        (view,), errors = explore.open_runs([_unknown_benchmark_run(tmp_path / f"run{n}", n)])
+        assert errors == [] and [r.cells[9] for r in explore.item_rows([view])][:2] == ["letter yes", "letter no"]
+        scans[n] = _CountedRows.scans
+        views.append(view)
+    assert scans[10] == scans[40] < 10
+    # the rule found is the run's one rule: two runs differ on it where their verdicts do
+    assert explore.differing(views[0], "k1", views[1], "k1") == []
+    views[1].rows["k1"]["accuracy"]["letter"]["correct"] = True
+    assert explore.differing(views[0], "k1", views[1], "k1") == ["letter"]

@@ -29,15 +29,15 @@ OUTPUTS = {  # (condition, item) -> (output, error)
 MODEL = "hand-model"
 
 
-def build_hand_run(folder, template="aria_cot", outputs=OUTPUTS):
+def build_hand_run(folder, template="aria_cot", outputs=OUTPUTS, items=ITEMS):
     """A run folder as `audioreason run` writes it (run.json, outputs.jsonl) with hand-written outputs."""
-    raw = write_raw_folder(ITEMS, folder / "raw")
+    raw = write_raw_folder(items, folder / "raw")
     run_dir = folder / "run"
     run_dir.mkdir()
     tpl = get_template(template)
     records = []
     for (condition, index), (output, error) in outputs.items():
-        item_id = ITEMS[index]["id"]
+        item_id = items[index]["id"]
         records.append({"key": json.dumps([MODEL, condition, f"{tpl.name}@{tpl.hash}", item_id]), "id": item_id,
                         "index": index, "model": MODEL, "adapter": "hand", "condition": condition,
                         "template": tpl.to_dict(), "output": output, "error": error})
@@ -58,6 +58,7 @@ def verdict(item, scores):
 SCRIPT = {"scenarios": {"rubric-judge": [{"by_text": {"natural environment": {"reply": verdict(ITEMS[0], [1, 1, 0, 0, 0])},
                                                       "too little food": {"reply": verdict(ITEMS[1], [1, 1, 1, 1, 0])}},
                                           "default": {"reply": "OK"}}]}}
+SCRIPT["scenarios"]["no-rubric-judge"] = SCRIPT["scenarios"]["rubric-judge"]  # its own request count
 PERTURBATIONS = ["no_struct", "ans_swap", "decoration"]
 
 
@@ -278,3 +279,26 @@ def test_the_printed_table(scored):
     assert "2.0000  -" in lines["text prior: R_TP = sum None / sum Full [aria_cot]"]
     assert "answers changed 1.0000" in lines["perturbation: ans_swap [full/aria_cot]"]
     assert "%" not in table.replace("95% CI", "")  # the interval's level is the one percentage
+
+
+def test_an_item_without_rubric_criteria_is_counted_and_named(server, tmp_path):
+    # Two items answered right, the second with an empty rubric: Rubrics is item 0's 0.4 over n 1, and the
+    # item left out is counted and named in the entry, the section's notes, items.jsonl and the printed table.
+    items = [ITEMS[0], {**ITEMS[1], "rubric": []}]
+    run_dir = build_hand_run(tmp_path, outputs={("full", 0): OUTPUTS[("none", 0)], ("full", 1): OUTPUTS[("none", 1)]},
+                             items=items)
+    options = ScoreOptions(scorers=["mmar_rubrics"], progress=False,
+                           judge=JudgeOptions(model="no-rubric-judge", base_url=server.base_url,
+                                              api_key_env="SCORE_TEST_KEY"))
+    results = score_run(run_dir, options)
+    section = results["scorers"]["mmar_rubrics"]
+    (entry,) = section["results"]
+    assert (entry["rubrics"], entry["n"]) == (pytest.approx(0.4), 1)
+    assert (entry["no_rubric"], entry["no_rubric_ids"]) == (1, [items[1]["id"]])
+    assert section["notes"] == [f"full/aria_cot: 1 item(s) without rubric criteria, not judged: {items[1]['id']}"]
+    rows = {r["id"]: r for r in map(json.loads, (run_dir / ITEMS_FILE).read_text().splitlines())}
+    assert rows[items[1]["id"]]["mmar_rubrics"] == {"status": "no rubric (not judged)"}
+    lines = {line.split("  ")[0]: line for line in format_table(result_rows(results)).splitlines()}
+    assert "0.4000" in lines["mmar_rubrics: Rubrics"]
+    assert f"1 item(s) without rubric criteria left out: {items[1]['id']}" in lines["mmar_rubrics: Rubrics"]
+    assert "left out" in lines["mmar_rubrics: Accuracy (official gate)"]

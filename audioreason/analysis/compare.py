@@ -12,13 +12,14 @@ within each (condition, template) set, whatever the models. For every headline w
 
 Chain (Eq. 3) and the text-prior ratios are not compared (results.json holds them per chain or per model
 table, not per output). A folder that is not a scored run, two benchmarks, or no shared item is a
-``ValueError`` with one line saying which.
+``ValueError`` with one line saying which; an items.jsonl row without its item id, condition or template is a
+``DataFileError`` naming the file and line.
 """
 from __future__ import annotations
 
 import math
 from pathlib import Path
-from typing import Any, Iterable, Mapping, Optional
+from typing import Any, Iterable, Mapping, Optional, Sequence
 
 from .uncertainty import DEFAULT, UncertaintyOptions, mcnemar_exact, paired_difference
 
@@ -40,7 +41,23 @@ def read_scored_run(folder: Any) -> tuple[dict[str, Any], list[dict[str, Any]]]:
     results = read_json_file(results_file)
     if not isinstance(results, dict) or not isinstance(results.get("run"), dict):
         raise DataFileError(f"{results_file}: not the results.json of `audioreason score` (no \"run\" object)")
-    return results, [row for _, row in read_json_objects(items_file)[0]]
+    rows = read_json_objects(items_file)[0]
+    for line, row in rows:
+        problem = _row_problem(row)
+        if problem:
+            raise DataFileError(f"{items_file}: line {line}: {problem} (each row of `audioreason score` names its "
+                                "item id, condition and template)")
+    return results, [row for _, row in rows]
+
+
+def _row_problem(row: Mapping[str, Any]) -> Optional[str]:
+    """What keeps an items.jsonl row from being matched to its set and item (None: nothing)."""
+    for key, kinds in (("id", (str, int)), ("condition", str), ("template", str)):
+        if key not in row:
+            return f"no {key!r}"
+        if not isinstance(row[key], kinds) or isinstance(row[key], bool):
+            return f"{key!r} is a {type(row[key]).__name__}, not a {'string' if kinds is str else 'string or number'}"
+    return None
 
 
 def _finite(value: Any) -> bool:
@@ -85,8 +102,10 @@ def _by_set(rows: Iterable[Mapping[str, Any]]) -> dict[tuple, dict[str, dict]]:
     return out
 
 
-def compare_runs(folder_a: Any, folder_b: Any, options: UncertaintyOptions = DEFAULT) -> dict[str, Any]:
-    """Every headline both runs have, on their shared items (see the module docstring)."""
+def compare_runs(folder_a: Any, folder_b: Any, options: UncertaintyOptions = DEFAULT,
+                 notes: Sequence[str] = ()) -> dict[str, Any]:
+    """Every headline both runs have, on their shared items (see the module docstring); ``notes``: what the
+    caller found about the runs (a run still being written), recorded in the comparison and printed."""
     (results_a, rows_a), (results_b, rows_b) = read_scored_run(folder_a), read_scored_run(folder_b)
     bench_a, bench_b = results_a["run"].get("benchmark"), results_b["run"].get("benchmark")
     if bench_a != bench_b:
@@ -122,7 +141,8 @@ def compare_runs(folder_a: Any, folder_b: Any, options: UncertaintyOptions = DEF
         raise ValueError(f"{folder_a} and {folder_b} share no scored item (matched by item id within each "
                          "condition and template)")
     return {"a": _describe(folder_a, results_a), "b": _describe(folder_b, results_b), "benchmark": bench_a,
-            "options": options.to_dict(), "comparisons": comparisons, "not_compared": not_compared}
+            "options": options.to_dict(), "comparisons": comparisons, "not_compared": not_compared,
+            "notes": list(notes)}
 
 
 def _describe(folder: Any, results: Mapping[str, Any]) -> dict[str, Any]:
@@ -148,7 +168,8 @@ def format_comparison(comparison: Mapping[str, Any]) -> str:
     fmt = lambda line: "  ".join(cell.ljust(w) for cell, w in zip(line, widths)).rstrip()  # noqa: E731
     title = f"A: {comparison['a']['model']} ({comparison['a']['folder']})\nB: {comparison['b']['model']} " \
             f"({comparison['b']['folder']})"
-    return "\n".join([title, "", fmt(header), fmt(tuple("-" * w for w in widths)), *map(fmt, body)])
+    notes = [f"note: {note}" for note in comparison.get("notes") or []]
+    return "\n".join([title, *notes, "", fmt(header), fmt(tuple("-" * w for w in widths)), *map(fmt, body)])
 
 
 def significantly_different(comparison: Mapping[str, Any], alpha: float = 0.05) -> Optional[bool]:

@@ -13,6 +13,7 @@ from pathlib import Path
 from typing import Any, Optional, Sequence
 
 from audioreason.base.errors import DataError, UsageError, describe_error
+from audioreason.base.jsonl import DataFileError
 from audioreason.cli.quiet import quiet as _quiet
 
 
@@ -35,15 +36,22 @@ def _check_demo_paths(args: argparse.Namespace) -> None:
 
 
 def _compare(args: argparse.Namespace) -> int:
-    from audioreason.base.jsonl import DataFileError
     from audioreason.analysis.compare import compare_runs, format_comparison
     from audioreason.analysis.uncertainty import UncertaintyOptions
+    from audioreason.evaluation.score import run_folder_file
 
+    runs = (("RUN_A", args.run_a), ("RUN_B", args.run_b))
     if args.out and Path(args.out).expanduser().is_dir():
         raise UsageError(f"--out {args.out!r} is a folder; give a JSON file path")
+    for label, folder in runs:  # the comparison never goes over what a run folder's own machinery reads or writes
+        own = run_folder_file(args.out, folder) if args.out else None
+        if own:
+            raise UsageError(f"--out {args.out!r} is {own} of {label} ({folder}), a run folder's own file; write the "
+                             "comparison elsewhere")
+    notes = [note for note in (_live_run_note(label, folder) for label, folder in runs) if note]
     try:
         options = UncertaintyOptions(confidence=args.confidence, resamples=args.resamples, seed=args.seed)
-        comparison = compare_runs(args.run_a, args.run_b, options)
+        comparison = compare_runs(args.run_a, args.run_b, options, notes)
     except DataFileError:  # a damaged results.json or items.jsonl: a data error, exit status 1 (main)
         raise
     except ValueError as err:  # not a scored run, two benchmarks, no shared item, a bad option
@@ -55,6 +63,20 @@ def _compare(args: argparse.Namespace) -> int:
     return 0
 
 
+def _live_run_note(label: str, folder: Any) -> Optional[str]:
+    """A note when a run may still be writing ``folder`` (its lock is held): its scores may be older than its
+    outputs. Names the holder by pid, host and start (never its command line, which may carry a URL's password)."""
+    from audioreason.inference.processes import RunLock
+
+    path = Path(folder).expanduser()
+    holder = RunLock(path.parent if path.is_file() else path).live_holder()
+    if holder is None:
+        return None
+    return (f"{label} ({folder}) is held by a run that may still be writing it (pid {holder.get('pid')} on host "
+            f"{holder.get('host')!r}, started {holder.get('started')}): its results.json may not cover the outputs "
+            "written since; compare again after that run has finished and the folder is scored again")
+
+
 def _add_compare_parser(sub: Any) -> None:
     compare = sub.add_parser("compare", help="two scored runs on their shared items: paired differences, McNemar, "
                                              "flipped items",
@@ -62,7 +84,8 @@ def _add_compare_parser(sub: Any) -> None:
                                          "docs/scoring.md, Comparing runs).")
     compare.add_argument("run_a", metavar="RUN_A", help="a scored run folder (results.json, items.jsonl)")
     compare.add_argument("run_b", metavar="RUN_B", help="another scored run folder of the same benchmark")
-    compare.add_argument("--out", help="also write the comparison (flipped item ids included) to this JSON file")
+    compare.add_argument("--out", help="also write the comparison (flipped item ids included) to this JSON file "
+                         "(refused inside RUN_A or RUN_B under a name of the run folder's own files)")
     compare.add_argument("--confidence", type=float, default=0.95, help="the intervals' level (default 0.95)")
     compare.add_argument("--resamples", type=int, default=2000, help="paired-bootstrap resamples (default 2000)")
     compare.add_argument("--seed", type=int, default=0, help="the bootstrap's seed (default 0)")
@@ -434,6 +457,8 @@ def main(argv: Optional[Sequence[str]] = None) -> int:
         parser.exit(2, f"audioreason {command}: error: {err}\n")
     except DataError as err:
         parser.exit(3, f"audioreason {command}: error: {err}\n")
+    except DataFileError as err:  # a damaged input file: its message names the file (and line); exit status 1
+        parser.exit(1, f"audioreason {command}: error: {err}\n")
     except Exception as err:  # any other failure: one line and status 1; the traceback only when asked
         if args.debug:
             raise

@@ -6,7 +6,9 @@ thought (``mmar_rubrics.generate_rubrics``) by the constrained offline judge, on
 Each line: ``id``, ``status`` (ok | invalid | call_failed), ``rubric`` (MMAR's schema: name, scoring_point,
 note, choices [0, 1]; validated like any criterion set), ``error``, ``calls``, ``replies``, ``judge`` (the
 judge's metadata: model and constraint) and ``released_rubric`` (the item's own, when it has one), so the
-two can be compared. Items are MMAR metadata lines (``question``, ``choices``, ``answer``, ``thinking``).
+two can be compared. Items are MMAR metadata lines (``question``, ``choices``, ``answer``, ``thinking``); a
+file with an item lacking its question, answer or gold CoT (``thinking``) is refused, naming the items, and
+nothing is written: criteria are written from the reference reasoning, never invented without one.
 """
 from __future__ import annotations
 
@@ -45,13 +47,15 @@ def run_generate(args: Any) -> int:
     if not path.is_file():
         raise DataError(f"{path}: no such file")
     items = list(read_json_lines(path))[:args.n]
-    missing = [str(it.get("id", n)) for n, it in enumerate(items) if not it.get("question") or not it.get("answer")]
-    if missing:
-        raise DataError(f"{path}: items without question or answer: {', '.join(missing[:5])}")
+    from audioreason.scorers.mmar_rubrics.scorer import check_rubric_sources, generate_rubrics
+
+    try:  # before the judge loads; nothing is written
+        check_rubric_sources(items)
+    except ValueError as err:
+        raise DataError(f"{path}: {err}") from None
     _quiet()
     from audioreason.judges import offline_judge
     from audioreason.judges.base import judge_metadata
-    from audioreason.scorers.mmar_rubrics.scorer import generate_rubrics
 
     judge = offline_judge(args.judge_model.split(":", 1)[1] if ":" in args.judge_model else None)
     meta = judge_metadata(judge)

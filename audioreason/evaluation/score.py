@@ -43,7 +43,8 @@ from typing import Any, Mapping, Optional, Sequence
 from audioreason.base.checksums import file_sha256
 from audioreason.base.jsonl import DataFileError, read_json_objects
 from audioreason.base.scale import SCALE
-from audioreason.inference.runner import (OUTPUTS_FILE, RUN_FILE, check_record, git_commit, load_items,
+from audioreason.inference.processes import LOCK_FILE
+from audioreason.inference.runner import (OUTPUTS_FILE, RUN_FILE, SHARD_DIR, check_record, git_commit, load_items,
                                           package_versions, read_run_file)
 from audioreason.evaluation.sections import (JUDGED, SCORERS, OutputSet, Section, accuracy_section,
                                              anchor_chain_section, aria_sets, aria_section, audiospan_rubric_section,
@@ -54,10 +55,29 @@ RESULTS_FILE = "results.json"
 ITEMS_FILE = "items.jsonl"
 JUDGE_CACHE_FILE = "judge-cache.sqlite"
 LOCAL_JUDGE_PREFIX = "local:"
+# What a run folder's own machinery (the runner, its lock, score) reads and writes: another command's output
+# (`audioreason compare --out`) never goes over one of them (``run_folder_file``).
+RUN_FOLDER_FILES = (RUN_FILE, LOCK_FILE, OUTPUTS_FILE, RESULTS_FILE, ITEMS_FILE, JUDGE_CACHE_FILE)
+RUN_FOLDER_DIRS = (SHARD_DIR, "fragments")
 # The constrained offline judge (judges.local.offline_judge): "offline" picks Qwen2.5-Coder-0.5B where it fits,
 # else SmolLM2-135M; "offline:SPEC" names the weights (e.g. offline:packaged:SmolLM2-135M-Instruct).
 OFFLINE_JUDGE_SPEC = "offline"
 NO_JUDGE = "none"  # --judge-model none: no judge for any scorer (never a model named "none")
+
+
+def run_folder_file(path: Any, folder: Any) -> Optional[str]:
+    """The run folder's own file ``path`` would be (links and ".." resolved): a path inside ``folder`` (or the
+    folder of a results.json given for it), at any depth, named as one of ``RUN_FOLDER_FILES`` or inside a
+    folder named as one of ``RUN_FOLDER_DIRS``; None for any other path."""
+    folder = Path(folder).expanduser()
+    folder = (folder.parent if folder.is_file() else folder).resolve()
+    inside = Path(path).expanduser().resolve()
+    if not inside.is_relative_to(folder) or inside == folder:
+        return None
+    parts = inside.relative_to(folder).parts
+    if parts[-1] in RUN_FOLDER_FILES:
+        return parts[-1]
+    return next((f"{part}/" for part in parts[:-1] if part in RUN_FOLDER_DIRS), None)
 
 
 @dataclass
@@ -489,5 +509,6 @@ def _write(run: RunFolder, options: ScoreOptions, sections: dict[str, Section], 
                 f.write(json.dumps(json_safe(row), ensure_ascii=False) + "\n")
 
 
-__all__ = ["ITEMS_FILE", "JUDGE_CACHE_FILE", "RESULTS_FILE", "JudgeOptions", "ProgressJudge", "RunFolder",
-           "ScoreOptions", "build_judge", "check_extraction", "json_safe", "parse_scorers", "read_run", "score_run"]
+__all__ = ["ITEMS_FILE", "JUDGE_CACHE_FILE", "RESULTS_FILE", "RUN_FOLDER_DIRS", "RUN_FOLDER_FILES", "JudgeOptions",
+           "ProgressJudge", "RunFolder", "ScoreOptions", "build_judge", "check_extraction", "json_safe", "parse_scorers",
+           "read_run", "run_folder_file", "score_run"]

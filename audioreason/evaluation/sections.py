@@ -423,6 +423,9 @@ def reply_parts(record: Mapping[str, Any]) -> tuple[str, str]:
     return (thinking, text) if isinstance(thinking, str) else (text, answer_text(text))
 
 
+NO_RUBRIC = "no rubric (not judged)"  # an item's status when it has no criteria to judge against
+
+
 def mmar_rubrics_section(make_scorer: Callable[[], Any], sets: Sequence[OutputSet],
                          items: Mapping[str, Mapping[str, Any]], uncertainty: Any = None) -> Section:
     """An MMARRubricsScorer per set (``make_scorer()``, so each set's judge statistics are its own): the
@@ -430,7 +433,18 @@ def mmar_rubrics_section(make_scorer: Callable[[], Any], sets: Sequence[OutputSe
     challenge's submissions give them."""
     section = Section("ok")
     for output_set in sets:
-        records = [r for r in output_set.records if items[r["id"]].get("rubric")]
+        # An item without criteria (an empty or missing rubric) cannot be judged: it is left out of Rubrics and
+        # its Accuracy, counted and named (in the entry, a note and the printed table), never dropped unsaid.
+        records, no_rubric = [], []
+        for record in output_set.records:
+            if items[record["id"]].get("rubric"):
+                records.append(record)
+            else:
+                no_rubric.append(str(record["id"]))
+                section.items[record["key"]] = {"status": NO_RUBRIC}
+        if no_rubric:
+            section.notes.append(f"{output_set.label}: {len(no_rubric)} item(s) without rubric criteria, not "
+                                 f"judged: {', '.join(no_rubric)}")
         if not records:
             continue
         reasonings, answers_given = zip(*(reply_parts(r) for r in records))
@@ -439,6 +453,7 @@ def mmar_rubrics_section(make_scorer: Callable[[], Any], sets: Sequence[OutputSe
         details = result.pop("items")
         by_id = {str(d["id"]): d for d in details}
         section.results.append({**output_set.describe(), **result, "failed_outputs": output_set.failed,
+                                "no_rubric": len(no_rubric), "no_rubric_ids": no_rubric,
                                 **mmar_uncertainty(result, details, uncertainty, items)})
         for record in records:
             detail = by_id.get(str(record["id"]))  # compat drops items whose judging failed

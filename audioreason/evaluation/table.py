@@ -133,11 +133,24 @@ def _judge_note(entry: Mapping[str, Any], judged: int) -> str:
             f"{'n/a' if spread is None else f'{spread:.4f}'}")
 
 
+LISTED_IDS = 10  # item ids a table note names before it points to results.json for the rest
+
+
+def _left_out_note(entry: Mapping[str, Any]) -> str:
+    """"; N item(s) without rubric criteria left out: ids" when the set had any (results.json lists them all)."""
+    ids = entry.get("no_rubric_ids") or []
+    if not ids:
+        return ""
+    more = f" and {len(ids) - LISTED_IDS} more (results.json lists all)" if len(ids) > LISTED_IDS else ""
+    return f"; {len(ids)} item(s) without rubric criteria left out: {', '.join(ids[:LISTED_IDS])}{more}"
+
+
 def _mmar_rows(entry: Mapping[str, Any], label: Callable[[str], str]) -> list[Row]:
     value = None if entry.get("headline_unavailable") else entry.get("rubrics")
+    left_out = _left_out_note(entry)
     return [Row(label("mmar_rubrics: Accuracy (official gate)"), entry.get("accuracy"), entry["n"],
-                "rule-based (no model)", interval=_interval(entry, "accuracy")),
-            Row(label("mmar_rubrics: Rubrics"), value, entry["n"], _judge_note(entry, entry.get("n_judged")),
+                "rule-based (no model)" + left_out, interval=_interval(entry, "accuracy")),
+            Row(label("mmar_rubrics: Rubrics"), value, entry["n"], _judge_note(entry, entry.get("n_judged")) + left_out,
                 interval=_interval(entry, "rubrics"))]
 
 

@@ -105,6 +105,16 @@ class RunLock:
                 print(f"audioreason run: taking over the stale lock of {self.out}: its holder "
                       f"({self.describe(holder)}) is no longer running", file=sys.stderr)
 
+    def live_holder(self) -> Optional[dict[str, Any]]:
+        """The lock's holder while it may be writing the folder (alive on this host, or on another host, which
+        cannot be checked from here, as ``acquire`` refuses it too); None with no lock or a stale one."""
+        holder = self.read()
+        if holder is None:
+            return None
+        if holder.get("host") != socket.gethostname() or pid_alive(holder.get("pid"), holder.get("process_start")):
+            return holder
+        return None
+
     def _create(self, content: dict[str, Any]) -> bool:
         """Write the lock whole beside it, then link it into place: an existing lock is never replaced."""
         tmp = self.out / f".{LOCK_FILE}.{self.token}"

@@ -746,6 +746,6 @@ def write_run_file(out: Path, content: dict[str, Any]) -> None:
     os.replace(tmp, out / RUN_FILE)
 
 
-__all__ = ["ADAPTERS", "OUTPUTS_FILE", "RUN_FILE", "RunConfig", "Runner", "ShardWriter", "Unit", "batches",
+__all__ = ["ADAPTERS", "OUTPUTS_FILE", "RUN_FILE", "SHARD_DIR", "RunConfig", "Runner", "ShardWriter", "Unit", "batches",
            "gather", "length_sorted", "load_items", "make_adapter", "plan_units", "read_shards",
            "run", "select_records", "unit_key"]

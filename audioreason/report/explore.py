@@ -26,6 +26,7 @@ import html
 import json
 import shutil
 from dataclasses import dataclass, field
+from functools import cached_property
 from pathlib import Path
 from typing import Any, Mapping, Optional, Sequence
 
@@ -36,6 +37,7 @@ from .scale import display, interval, judged, number, rater_spread
 RUN_FILE, OUTPUTS_FILE = "run.json", "outputs.jsonl"  # the names `audioreason run` writes
 BENCHMARK_ITEMS_FILE = "benchmark_items.jsonl"
 FILTERS = ("category", "duration_tier", "operation", "reasoning_mode")
+OFFICIAL_VERDICT = "official scorer"  # an item's verdict by the official MMAR/MMAU scorer (whole reply)
 SLOTS = ("entities", "description", "analysis", "reasoning", "answer")
 
 
@@ -54,6 +56,17 @@ class RunView:
     def benchmark(self) -> Optional[str]:
         return (self.run.get("config") or {}).get("benchmark") or next(
             (r.get("benchmark") for r in self.results.runs if r.get("benchmark")), None)
+
+    @cached_property
+    def benchmark_rule(self) -> Optional[str]:
+        """The verdict that is the benchmark's own rule on one item (``BENCHMARK_ACCURACY``): the official
+        scorer's for MMAR and MMAU, exact_letter for AudioSpan, the one rule of a benchmark it does not know
+        (None: several). Found once per run: every item's verdicts ask for it (a scan per item was quadratic)."""
+        known = BENCHMARK_ACCURACY.get(benchmark_key(self.benchmark))
+        if known is not None:
+            return known[0] or OFFICIAL_VERDICT
+        rules = unique(r for row in self.rows.values() for r in (row.get("accuracy") or {}))
+        return rules[0] if len(rules) == 1 else None
 
     def modes(self) -> dict[tuple[str, str, str], Optional[str]]:
         """(model, condition, template) -> the reasoning mode ARIA assigned to that set."""
@@ -336,7 +349,6 @@ def _item_facets(view: RunView, row: Mapping[str, Any], modes: Mapping[tuple, Op
 
 ITEM_COLUMNS = ["run", "item", "model", "condition", "template", "category", "tier", "operation", "mode",
                 "correct", "ARIA", "rubric", "second run: correct", "differs on"]
-OFFICIAL_VERDICT = "official scorer"  # an item's verdict by the official MMAR/MMAU scorer (whole reply)
 DISAGREE = ("benchmark", "any")  # which verdicts a comparison of two runs filters on
 
 
@@ -362,16 +374,6 @@ def _row(view: RunView, key: str) -> dict[str, Any]:
     return row
 
 
-def _benchmark_rule(view: RunView) -> Optional[str]:
-    """The verdict that is the benchmark's own rule on one item (``BENCHMARK_ACCURACY``): the official scorer's
-    for MMAR and MMAU, exact_letter for AudioSpan, the one rule of a benchmark it does not know (None: several)."""
-    known = BENCHMARK_ACCURACY.get(benchmark_key(view.benchmark))
-    if known is not None:
-        return known[0] or OFFICIAL_VERDICT
-    rules = unique(r for row in view.rows.values() for r in (row.get("accuracy") or {}))
-    return rules[0] if len(rules) == 1 else None
-
-
 def item_verdicts(view: RunView, key: str) -> dict[str, bool]:
     """Whether an output is right, per rule: each extraction rule it was scored with (items.jsonl), and, on
     MMAR and MMAU, the official scorer's string match on the whole reply: as `audioreason score` recorded it
@@ -381,7 +383,7 @@ def item_verdicts(view: RunView, key: str) -> dict[str, bool]:
     verdicts = [v for v in (row.get("accuracy") or {}).values() if isinstance(v, Mapping)]
     out = {rule: bool(v["correct"]) for rule, v in (row.get("accuracy") or {}).items()
            if isinstance(v, Mapping) and v.get("correct") is not None}
-    if _benchmark_rule(view) == OFFICIAL_VERDICT:
+    if view.benchmark_rule == OFFICIAL_VERDICT:
         recorded = next((v["official_scorer_correct"] for v in verdicts
                          if isinstance(v.get("official_scorer_correct"), bool)), None)
         if recorded is not None:
@@ -436,8 +438,8 @@ def differing(view: RunView, key: str, other: RunView, other_key: str, scope: st
     mine, theirs = item_verdicts(view, key), item_verdicts(other, other_key)
     rules = [r for r in mine if r in theirs]
     if scope == "benchmark":
-        rule = _benchmark_rule(view)
-        rules = [rule] if rule in rules and rule == _benchmark_rule(other) else []
+        rule = view.benchmark_rule
+        rules = [rule] if rule in rules and rule == other.benchmark_rule else []
     return [r for r in rules if mine[r] != theirs[r]]
 
 

@@ -389,6 +389,23 @@ def rubric_messages(item: Mapping[str, Any], k: int = 5) -> list[dict[str, str]]
                 thinking=item.get("thinking") or "", k=k)}]
 
 
+RUBRIC_SOURCES = {"question": "question", "answer": "answer", "thinking": "gold CoT (thinking)"}
+
+
+def check_rubric_sources(items: Sequence[Mapping[str, Any]]) -> None:
+    """Raise ValueError naming each item without a question, answer or gold CoT (``thinking``): criteria are
+    written from the item's reference reasoning, and without one a judge can only copy the prompt's example."""
+    lacking = []
+    for n, item in enumerate(items):
+        missing = [name for key, name in RUBRIC_SOURCES.items() if not str(item.get(key) or "").strip()]
+        if missing:
+            lacking.append(f"{item.get('id', f'item {n + 1}')} (no {', no '.join(missing)})")
+    if lacking:
+        more = f"; and {len(lacking) - 5} more" if len(lacking) > 5 else ""
+        raise ValueError(f"{len(lacking)} item(s) without what rubric criteria are written from: "
+                         f"{'; '.join(lacking[:5])}{more}")
+
+
 def validate_rubric(value: Any, k: int = 5) -> list[dict[str, Any]]:
     """A decoded reply as an MMAR rubric (``name``, ``scoring_point``, ``note``, ``choices`` [0, 1]);
     raises ValueError with a message fit to send back. The result must also build a ``VerdictSchema``
@@ -468,7 +485,9 @@ def generate_rubrics(items: Sequence[Mapping[str, Any]], judge: Judge, *, k: int
     """Ask ``judge`` for k binary criteria per item from its gold CoT (``thinking``). Per item: ``id``,
     ``status`` ("ok" | "invalid" | "call_failed"), ``rubric`` (MMAR's schema, or None), ``error``,
     ``replies``, ``calls``. Not cached. Store an ok rubric as ``item["rubric"]`` to score with it.
-    A constrained judge (``LocalJudge(constrained=True)``) decodes under ``rubric_schema(k, field_chars)``."""
+    A constrained judge (``LocalJudge(constrained=True)``) decodes under ``rubric_schema(k, field_chars)``.
+    An item without question, answer or gold CoT is a ValueError before any call (``check_rubric_sources``)."""
+    check_rubric_sources(items)
 
     async def main() -> list[dict[str, Any]]:
         try:
@@ -480,7 +499,8 @@ def generate_rubrics(items: Sequence[Mapping[str, Any]], judge: Judge, *, k: int
     return asyncio.run(main())
 
 
-__all__ = ["RUBRIC_FIELD_CHARS", "rubric_schema", "RUBRIC_GEN_REASK", "RUBRIC_GEN_SYSTEM_PROMPT", "RUBRIC_GEN_TEMPLATE", "generate_rubrics",
+__all__ = ["RUBRIC_FIELD_CHARS", "RUBRIC_SOURCES", "check_rubric_sources",
+           "rubric_schema", "RUBRIC_GEN_REASK", "RUBRIC_GEN_SYSTEM_PROMPT", "RUBRIC_GEN_TEMPLATE", "generate_rubrics",
            "rubric_messages", "validate_rubric", "CRITERION_TEMPLATE", "MMARRubricsScorer", "PROTOCOLS", "SYSTEM_LEVEL_PROMPT", "SYSTEM_LEVEL_TEMPLATE",
            "SYSTEM_PROMPT", "USER_TEMPLATE", "build_messages", "build_submission", "check_items", "default_judge",
            "format_criteria",
