@@ -86,3 +86,32 @@ def test_scorers_for_other_benchmarks_and_templates_are_named_not_run(scored):
     assert {k: v["status"] for k, v in results["not_run"].items()} == {
         "aria": "not_applicable", "mmar_rubrics": "not_applicable", "text_prior_decomposition": "not_applicable"}
     assert results["not_run"]["mmar_rubrics"]["reason"].endswith("the benchmark is audiospan")
+
+
+def test_an_open_ended_item_without_criteria_is_counted_and_named(scored):
+    # The same six OEQs, the first with its rubric emptied: five judged (0.85 each), one counted and named.
+    from audioreason.evaluation.sections import audiospan_rubric_section
+    from audioreason.evaluation.score import read_run
+    from audioreason.evaluation.table import format_table, result_rows
+    from audioreason.scorers.audiospan_rubric.scorer import AudioSpanRubricScorer
+    from test_report_runs import ScriptedJudge, _oeq_verdicts
+
+    _, _, run_dir = scored
+    run = read_run(run_dir)
+    from audioreason.text.audiospan_templates import item_format
+
+    oeq = [i for i, item in run.items.items() if item_format(item) == "oeq"]
+    emptied = sorted(oeq)[0]
+    items = {i: ({**item, "rubric": []} if i == emptied else item) for i, item in run.items.items()}
+    judge = ScriptedJudge(_oeq_verdicts)
+    section = audiospan_rubric_section(lambda: AudioSpanRubricScorer(judge), run.sets, items)
+    (entry,) = section.results
+    assert entry["rubric"] == pytest.approx(0.85) and entry["n"] == 5 and judge.calls == 5
+    assert (entry["no_rubric"], entry["no_rubric_ids"]) == (1, [emptied])
+    assert section.notes == [f"full/audiospan: 1 open-ended item(s) without rubric criteria, not judged: {emptied}"]
+    key = next(r["key"] for s in run.sets for r in s.records if r["id"] == emptied)
+    assert section.items[key] == {"status": "no rubric (not judged)"}
+    results = {"scorers": {"audiospan_rubric": {**section.to_dict()}}, "sets": [], "uncertainty_options":
+               {"confidence": 0.95}}
+    line = next(line for line in format_table(result_rows(results)).splitlines() if "Rubric (Eq. 2)" in line)
+    assert f"1 item(s) without rubric criteria left out: {emptied}" in line

@@ -502,8 +502,16 @@ def audiospan_rubric_section(make_scorer: Callable[[], Any], sets: Sequence[Outp
     """An AudioSpanRubricScorer per set on its open-ended items (``make_scorer()``, as for MMAR-Rubrics)."""
     section = Section("ok")
     for output_set in sets:
-        records = [r for r in output_set.records
-                   if item_format(items[r["id"]]) == "oeq" and items[r["id"]].get("rubric")]
+        open_ended = [r for r in output_set.records if item_format(items[r["id"]]) == "oeq"]
+        records = [r for r in open_ended if items[r["id"]].get("rubric")]
+        # As for MMAR-Rubrics: an open-ended item without criteria is not judged, but counted and named.
+        no_rubric = [str(r["id"]) for r in open_ended if not items[r["id"]].get("rubric")]
+        for record in open_ended:
+            if not items[record["id"]].get("rubric"):
+                section.items[record["key"]] = {"status": NO_RUBRIC}
+        if no_rubric:
+            section.notes.append(f"{output_set.label}: {len(no_rubric)} open-ended item(s) without rubric criteria, "
+                                 f"not judged: {', '.join(no_rubric)}")
         if not records:
             continue
         result = make_scorer().score([items[r["id"]] for r in records], [r.get("output") for r in records],
@@ -515,6 +523,7 @@ def audiospan_rubric_section(make_scorer: Callable[[], Any], sets: Sequence[Outp
                     if result.get("rubric") is not None else
                     U.unavailable("Rubric has no value", U.PERCENTILE, len(details), uncertainty or U.DEFAULT))
         section.results.append({**output_set.describe(), **result, "failed_outputs": output_set.failed,
+                                "no_rubric": len(no_rubric), "no_rubric_ids": no_rubric,
                                 "uncertainty": {"rubric": interval},
                                 "rater_spread": U.rater_spread([d.get("rater_scores") or [] for d in details])})
         for record, detail in zip(records, details):

@@ -156,8 +156,8 @@ def _mmar_rows(entry: Mapping[str, Any], label: Callable[[str], str]) -> list[Ro
 
 def _audiospan_rows(entry: Mapping[str, Any], label: Callable[[str], str]) -> list[Row]:
     value = None if entry.get("headline_unavailable") else entry.get("rubric")
-    return [Row(label("audiospan_rubric: Rubric (Eq. 2)"), value, entry["n"], _judge_note(entry, entry.get("n_scored")),
-                interval=_interval(entry, "rubric"))]
+    return [Row(label("audiospan_rubric: Rubric (Eq. 2)"), value, entry["n"],
+                _judge_note(entry, entry.get("n_scored")) + _left_out_note(entry), interval=_interval(entry, "rubric"))]
 
 
 def _anchor_rows(entry: Mapping[str, Any], label: Callable[[str], str]) -> list[Row]:
