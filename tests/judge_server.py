@@ -15,6 +15,10 @@ request of a conversation gets step n (the last step repeats). A step is one of
 
     {"reply": "text", "usage": [prompt_tokens, completion_tokens], "finish_reason": "stop"}
     {"reply": "text", "usage": "none"}                                     # a reply without a usage field
+    {"reply": "text", "usage": ["abc", -5]}                                # any values, sent as they are
+    {"reply": "text", "cut_body": true}                                    # half the body (or event
+                                                                           # stream), then the connection
+                                                                           # closed: a server dying mid-reply
     {"status": 429, "headers": {"Retry-After": "1"}, "body": {...}}      # any HTTP error
     {"hang_s": 3.0, "then": step}                                          # answer late (or never)
     {"raw_body": "not json", "status": 200}                                # a broken HTTP body
@@ -57,6 +61,7 @@ import hashlib
 import io
 import json
 import os
+import socket
 import subprocess
 import sys
 import threading
@@ -104,8 +109,9 @@ def _reply_body(text: str, model: str, usage: Any, finish_reason: str) -> dict:
     if usage == "none":  # some servers send no usage at all
         return body
     prompt_tokens, completion_tokens = usage if usage else (10, max(1, len(text) // 4))
-    body["usage"] = {"prompt_tokens": prompt_tokens, "completion_tokens": completion_tokens,
-                     "total_tokens": prompt_tokens + completion_tokens}
+    body["usage"] = {"prompt_tokens": prompt_tokens, "completion_tokens": completion_tokens}
+    if all(type(n) is int for n in (prompt_tokens, completion_tokens)):
+        body["usage"]["total_tokens"] = prompt_tokens + completion_tokens
     return body
 
 
@@ -234,8 +240,20 @@ class _Handler(BaseHTTPRequestHandler):
         except (BrokenPipeError, ConnectionResetError):  # the client gave up (a timeout test)
             pass
 
-    def _send_events(self, body: dict) -> None:
-        """``body`` as a chat-completion event stream: the text in two deltas, the finish, the usage."""
+    def _send_cut(self, data: bytes, content_type: str) -> None:
+        """Headers promising ``data``, half of it, then the connection closed (a server dying mid-reply)."""
+        self.send_response(200)
+        self.send_header("Content-Type", content_type)
+        self.send_header("Content-Length", str(len(data)))
+        self.end_headers()
+        self.wfile.write(data[:len(data) // 2])
+        self.wfile.flush()
+        self.close_connection = True
+        self.connection.shutdown(socket.SHUT_RDWR)
+
+    def _send_events(self, body: dict, cut_off: bool = False) -> None:
+        """``body`` as a chat-completion event stream: the text in two deltas, the finish, the usage
+        (``cut_off``: the stream stops in the middle of an event and the connection closes)."""
         text = body["choices"][0]["message"]["content"]
         cut = len(text) // 2
         chunk = {"id": body["id"], "object": "chat.completion.chunk", "model": body["model"]}
@@ -245,6 +263,9 @@ class _Handler(BaseHTTPRequestHandler):
         if self.include_usage and "usage" in body:
             events.append({**chunk, "choices": [], "usage": body["usage"]})
         data = "".join(f"data: {json.dumps(e)}\n\n" for e in events) + "data: [DONE]\n\n"
+        if cut_off:
+            self._send_cut(data.encode(), "text/event-stream")
+            return
         self.send_response(200)
         self.send_header("Content-Type", "text/event-stream")
         self.send_header("Content-Length", str(len(data.encode())))
@@ -322,7 +343,9 @@ class _Handler(BaseHTTPRequestHandler):
                 text = str(_last_user(messages)).split("REPLY:", 1)[-1].strip()
             body = _reply_body(text, model, step.get("usage"), step.get("finish_reason", "stop"))
             if self.streamed:
-                self._send_events(body)
+                self._send_events(body, cut_off=bool(step.get("cut_body")))
+            elif step.get("cut_body"):
+                self._send_cut(json.dumps(body).encode(), "application/json")
             else:
                 self._send(200, body, step.get("headers"))
             return

@@ -50,9 +50,24 @@ FLAKY = [  # conversation step 0: the "encoded" item gets a 500, the "what date"
     answering(SHAPES["vllm-qwen2-audio"]),
 ]
 
+def text_reply_with(**by_word):
+    """Each item's reply; ``by_word`` maps a word of an item to more fields of its step (a usage, a cut)."""
+    return {"by_text": {word: {"reply": reply, "usage": [20, 3], **by_word.get(word.replace(" ", "_"), {})}
+                        for word, reply in REPLIES.items()}}
+
+
 SCRIPT = {"scenarios": {**{name: [answering(shape)] for name, shape in SHAPES.items()},
                         "flaky": FLAKY, "tb-text": [text_reply()],
-                        "no-usage": [answering(SHAPES["vllm-qwen2-audio"], no_usage=("encoded",))]}}
+                        "no-usage": [answering(SHAPES["vllm-qwen2-audio"], no_usage=("encoded",))],
+                        "hostile-usage": [text_reply_with(encoded={"usage": [-1000, 3]},
+                                                          what_date={"usage": ["abc", 3]})],
+                        # every item's first reply stops mid-event and the connection closes
+                        "cut-stream": [text_reply_with(**{w.replace(" ", "_"): {"cut_body": True} for w in REPLIES}),
+                                       text_reply()],
+                        # two items' first replies hang (the run is killed meanwhile); then all answer
+                        "killed": [text_reply_with(encoded={"hang_s": 20.0, "then": {"reply": "HELLO"}},
+                                                   what_date={"hang_s": 20.0, "then": {"reply": "Christmas"}}),
+                                   text_reply()]}}
 
 
 @pytest.fixture(scope="module")
@@ -106,7 +121,8 @@ def test_each_preset_sends_its_documented_request_shape(server, mmar_raw, tmp_pa
     # usage from the server's usage field: 4 replies of 40 prompt + 6 completion tokens, 4 x 3 s sent
     assert run["usage"]["total"] == {"records": 4, "ok": 4, "failed": 0, "requests_sent": 4, "retried_records": 0,
                                      "retries": 0, "prompt_tokens": 160, "completion_tokens": 24,
-                                     "replies_without_usage": 0, "audio_s_sent": 12.0}
+                                     "replies_without_usage": 0, "unrecorded_requests": 0,
+                                     "audio_s_sent": 12.0}
     assert run["usage"]["by_condition"]["full"]["prompt_tokens"] == 160
     no_secret_in(out)
 
@@ -157,7 +173,7 @@ def test_a_rerun_fills_only_the_failed_items_and_usage_counts_every_request(serv
     # 5 records (the failed one kept in the shards), 6 requests; tokens only from the 4 answers
     assert usage == {"records": 5, "ok": 4, "failed": 1, "requests_sent": 6, "retried_records": 1, "retries": 1,
                      "prompt_tokens": 160, "completion_tokens": 24, "replies_without_usage": 0,
-                     "audio_s_sent": 18.0}
+                     "unrecorded_requests": 0, "audio_s_sent": 18.0}
     # cost: 160 x 2.5e-6 + 24 x 10e-6 + 18 s x 0.6 / 60 = 0.0004 + 0.00024 + 0.18
     assert run["cost"]["total"] == pytest.approx(0.18064) and run["cost"]["currency"] == "USD"
     results = json.loads((out / "results.json").read_text())
@@ -166,16 +182,22 @@ def test_a_rerun_fills_only_the_failed_items_and_usage_counts_every_request(serv
     no_secret_in(out)
 
 
-def test_a_reply_without_usage_is_counted_and_the_cost_says_it_is_incomplete(server, mmar_raw, tmp_path, capsys):
+def priced_run(server, raw, tmp_path, model):
+    """`run` of ``model`` priced at 1 per million prompt and 2 per million completion tokens: (records by the
+    word of their item, run.json)."""
     out = tmp_path / "out"
     prices = tmp_path / "prices.json"
-    prices.write_text(json.dumps({"models": {"no-usage": {"prompt_per_million": 1.0, "completion_per_million": 2.0}}}))
-    assert main(run_args(server, mmar_raw, out, "no-usage", "--prices", str(prices))) == 0
+    prices.write_text(json.dumps({"models": {model: {"prompt_per_million": 1.0, "completion_per_million": 2.0}}}))
+    assert main(run_args(server, raw, out, model, "--prices", str(prices))) == 0
     records = {words_of_record(r): r for r in map(json.loads, (out / "outputs.jsonl").read_text().splitlines())}
+    return records, json.loads((out / "run.json").read_text())
+
+
+def test_a_reply_without_usage_is_counted_and_the_cost_says_it_is_incomplete(server, mmar_raw, tmp_path, capsys):
+    records, run = priced_run(server, mmar_raw, tmp_path, "no-usage")
     assert records["encoded"]["error"] is None  # answered: only its token counts are unknown
     assert records["encoded"]["tokens"] == {"prompt": None, "completion": None}
     assert records["what date"]["tokens"] == {"prompt": 40, "completion": 6}
-    run = json.loads((out / "run.json").read_text())
     usage = run["usage"]["total"]
     # 3 replies with 40 + 6 tokens each, one with none reported: a lower bound, and said to be one
     assert (usage["prompt_tokens"], usage["completion_tokens"], usage["replies_without_usage"]) == (120, 18, 1)
@@ -183,8 +205,8 @@ def test_a_reply_without_usage_is_counted_and_the_cost_says_it_is_incomplete(ser
     # 120 x 1e-6 + 18 x 2e-6 = 0.000156, without the unreported reply's tokens, and named as incomplete
     assert run["cost"]["total"] == pytest.approx(0.000156) and run["cost"]["incomplete_models"] == {"no-usage": 1}
     printed = capsys.readouterr().out
-    assert "1 replies came without token counts (the server sent no usage), so the token totals and the cost " \
-           "leave them out" in printed
+    assert "1 replies came without token counts (the server sent none, or unusable ones), so the token totals " \
+           "and the cost leave them out" in printed
 
 
 def words_of_record(record):
@@ -300,3 +322,74 @@ def test_a_served_audio_model_with_a_local_tb_model(server, mmar_raw, tmp_path):
     assert records["tb"]["model"] == str(text_lm) and records["tb"]["tokens"]["completion"] >= 1  # the local tiny LM
     run = json.loads((out / "run.json").read_text())
     assert run["config"]["tb_options"] == {}  # none of the served model's options reached the local LM
+
+
+def test_unusable_token_counts_keep_the_reply_and_never_make_a_cost_negative(server, mmar_raw, tmp_path, capsys):
+    records, run = priced_run(server, mmar_raw, tmp_path, "hostile-usage")
+    assert all(r["error"] is None for r in records.values())  # every reply kept, none asked twice
+    assert len(sent(server, "hostile-usage")) == 4
+    assert records["encoded"]["tokens"] == records["what date"]["tokens"] == {"prompt": None, "completion": None}
+    assert records["encoded"]["details"]["unusable_usage"] == "usage.prompt_tokens is -1000, not a token count >= 0"
+    assert records["what date"]["details"]["unusable_usage"] == 'usage.prompt_tokens is "abc", not a token count >= 0'
+    usage = run["usage"]["total"]
+    assert (usage["prompt_tokens"], usage["completion_tokens"], usage["replies_without_usage"]) == (40, 6, 2)
+    # 40 x 1e-6 + 6 x 2e-6, the two unusable replies left out and named: never a negative cost
+    assert run["cost"]["total"] == pytest.approx(0.000052) and run["cost"]["incomplete_models"] == {"hostile-usage": 2}
+    assert "2 replies came without token counts" in capsys.readouterr().out
+
+
+def test_a_stream_cut_off_mid_event_is_retried_and_counted(server, mmar_raw, tmp_path):
+    out = tmp_path / "out"
+    assert main(run_args(server, mmar_raw, out, "cut-stream", "--stream")) == 0  # not "cannot connect"
+    records = [json.loads(line) for line in (out / "outputs.jsonl").read_text().splitlines()]
+    assert sorted(r["output"] for r in records) == sorted(REPLIES.values())
+    assert [r["details"]["call_errors"] for r in records] == [{"connection_error": 1}] * 4
+    assert len(sent(server, "cut-stream")) == 8 and all(r["params"]["stream"] for r in sent(server, "cut-stream"))
+    usage = json.loads((out / "run.json").read_text())["usage"]["total"]
+    assert (usage["requests_sent"], usage["retries"], usage["retried_records"]) == (8, 4, 4)
+
+
+def test_a_password_in_the_base_url_is_never_printed_or_stored(mmar_raw, tmp_path, capsys):
+    password = "sk-urlpassword-0123456789abcdefSECRET"
+    out = tmp_path / "out"
+    with pytest.raises(SystemExit) as exit_info:
+        main(["run", "--adapter", "openai", "--base-url", f"http://user:{password}@127.0.0.1:9/v1", "--model", "m",
+              "--benchmark", "mmar", "--data", str(mmar_raw), "--out", str(out), "--limit", "1", "--no-progress",
+              "--timeout-s", "5"])
+    printed = capsys.readouterr()
+    assert exit_info.value.code == 2 and "at http://user:[REDACTED]@127.0.0.1:9/v1 is unavailable: cannot connect" \
+        in printed.err and len(printed.err.strip().splitlines()) == 1
+    assert password not in printed.err + printed.out
+    for path in (p for p in out.rglob("*") if p.is_file()):
+        assert password not in path.read_text(encoding="utf-8", errors="replace"), path
+
+
+def test_requests_in_flight_when_a_run_is_killed_are_counted_on_resume(server, mmar_raw, tmp_path):
+    import os
+    import signal
+    import subprocess
+    import sys
+    import time
+    from pathlib import Path
+
+    root = Path(__file__).resolve().parents[1]
+    out = tmp_path / "out"
+    args = run_args(server, mmar_raw, out, "killed", "--batch-size", "4")
+    process = subprocess.Popen([sys.executable, "-m", "audioreason", *args], cwd=root,
+                               env={**os.environ, "PYTHONPATH": str(root)}, stdout=subprocess.DEVNULL,
+                               stderr=subprocess.DEVNULL, start_new_session=True)
+    deadline = time.monotonic() + 180
+    while len(sent(server, "killed")) < 4 and time.monotonic() < deadline and process.poll() is None:
+        time.sleep(0.05)
+    assert process.poll() is None and len(sent(server, "killed")) == 4  # two answered, two hanging
+    os.killpg(process.pid, signal.SIGKILL)  # the batch's records are never written
+    process.wait()
+    assert main(args) == 0
+    requests = len(sent(server, "killed"))
+    assert requests == 8  # the resume asked for all four again
+    run = json.loads((out / "run.json").read_text())
+    usage = run["usage"]["total"]
+    assert (usage["requests_sent"], usage["unrecorded_requests"], usage["records"]) == (requests, 4, 4)
+    assert usage["audio_s_sent"] == 24.0 and run["counts"]["ok"] == 4
+    assert run["sessions"][0]["status"] == "interrupted"
+    no_secret_in(out)

@@ -49,7 +49,7 @@ def test_usage_counts_every_request_and_cost_follows_the_prices(tmp_path):
     usage = usage_summary(records, keys={"a", "b", "c", "d"})  # "z" is another command's unit
     assert usage["total"] == {"records": 5, "ok": 4, "failed": 1, "requests_sent": 8, "retried_records": 2,
                               "retries": 3, "prompt_tokens": 40, "completion_tokens": 8, "replies_without_usage": 0,
-                              "audio_s_sent": 21.0}
+                              "unrecorded_requests": 0, "audio_s_sent": 21.0}
     assert usage["by_condition"]["none"]["audio_s_sent"] == 0.0 and usage["by_condition"]["full"]["records"] == 4
     prices = tmp_path / "prices.yaml"
     prices.write_text("currency: EUR\nmodels:\n  m: {prompt_per_million: 1.0, completion_per_million: 4.0, "
@@ -110,3 +110,36 @@ def test_a_streamed_reply_is_joined_with_its_usage():
     assert unreported.text == "The answer is (A)." and not unreported.usage_reported
     with pytest.raises(Exception, match="no chunk"):
         read_event_stream("data: [DONE]\n\n")
+
+
+def test_requests_the_journal_saw_sent_but_no_record_holds_are_counted(tmp_path):
+    from audioreason.base.jsonl import DataFileError
+    from audioreason.inference.runner import SentJournal, read_sent, unit_key
+    from audioreason.inference.prompts import parse_templates
+
+    (template,) = parse_templates(["plain"])
+    a, b = unit_key("m", "full", template, "a"), unit_key("m", "none", template, "b")
+    journal = SentJournal(tmp_path / "rank-0.sent")
+    for key, audio_s in ((a, 3.0), (a, 3.0), (a, 3.0), (b, 0.0)):  # a: 2 recorded + 1 lost to a kill; b: lost
+        journal.sent(key, audio_s)
+    journal.close()
+    sent = read_sent(tmp_path)
+    assert sent[a] == {"requests": 3, "audio_s": 3.0, "model": "m", "condition": "full"}
+    usage = usage_summary([record(a, "full", attempts=2)], keys={a, b}, sent=sent)
+    assert (usage["total"]["requests_sent"], usage["total"]["unrecorded_requests"]) == (4, 2)
+    assert usage["total"]["audio_s_sent"] == 9.0 and usage["total"]["records"] == 1
+    assert usage["by_condition"]["none"] == {**usage["by_condition"]["none"], "requests_sent": 1,
+                                             "unrecorded_requests": 1, "records": 0}
+    cost = cost_of(usage, {"currency": "USD", "models": {"m": {"prompt_per_million": 1.0}}, "source": "p"})
+    assert cost["incomplete_models"] == {"m": 2}  # their tokens are unknown
+    # a line cut by the kill (that request was not sent yet) is dropped; a damaged one elsewhere is named
+    with open(tmp_path / "rank-0.sent", "a") as f:
+        f.write('{"key": "[\\"m\\"')
+    assert read_sent(tmp_path)[a]["requests"] == 3
+    again = SentJournal(tmp_path / "rank-0.sent")
+    again.sent(b, 0.0)
+    again.close()
+    assert read_sent(tmp_path)[b]["requests"] == 2  # the torn line was cut before the next one was written
+    (tmp_path / "rank-1.sent").write_text('{"key": "not a unit key", "audio_s": 1}\n')
+    with pytest.raises(DataFileError, match=r"rank-1.sent:1: expected \{"):
+        read_sent(tmp_path)

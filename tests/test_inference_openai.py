@@ -34,6 +34,13 @@ SCRIPT = {"scenarios": {
     "slow": [{"hang_s": 0.5, "then": MEASURE}],
     "leaky": [{"reply": "The answer is (A).", "echo_auth_reply": True}],  # a proxy quoting the request's key
     "plain": [{"reply": "The answer is (B)."}],
+    # the first reply stops halfway through its body (its event stream) and the connection closes
+    "cut_body": [{"reply": "The answer is (A).", "cut_body": True}, {"reply": "The answer is (A)."}],
+    "cut_stream": [{"reply": "The answer is (A).", "cut_body": True}, {"reply": "The answer is (A)."}],
+    "bad_usage": [{"by_text": {"ABC": {"reply": "R1", "usage": ["abc", 5]}, "NEG": {"reply": "R2", "usage": [-1000, 5]}},
+                   "default": {"reply": "R3", "usage": [7, 2]}}],
+    "null_content": [{"raw_body": json.dumps({"choices": [{"message": {"content": None}, "finish_reason": "length"}],
+                                              "usage": {"prompt_tokens": 7, "completion_tokens": 5}})}],
 }}
 
 
@@ -268,3 +275,34 @@ def test_a_key_in_the_base_urls_query_is_kept_out_of_logs_and_records(server, mo
     assert "HTTP Request: POST" in caplog.text  # httpx logged the request, with its URL
     logged = caplog.text + json.dumps(gen.to_dict()) + repr(adapter) + adapter.description
     assert query_key not in logged and SECRET not in logged and "key=[REDACTED]" in caplog.text
+
+
+@pytest.mark.parametrize("scenario, stream", [("cut_body", False), ("cut_stream", True)])
+def test_a_reply_cut_off_midway_is_retried_not_an_unreachable_server(make_adapter, server, scenario, stream):
+    # The run's very first request reaches the server, which closes the connection halfway through the
+    # reply: a fault of that one reply, retried and counted, never "cannot connect to the server".
+    adapter = make_adapter(scenario, stream=stream)
+    [gen] = adapter.generate([request("a", "Q")], DecodingParams())
+    assert gen.error is None and gen.text == "The answer is (A)."
+    assert gen.details["attempts"] == 2 and gen.details["call_errors"] == {"connection_error": 1}
+    assert len(sent(server, scenario)) == 2 and all(r["params"].get("stream") is (True if stream else None)
+                                                    for r in sent(server, scenario))
+    assert adapter.stats["retries"] == 1 and adapter.stats["call_errors"] == {"connection_error": 1}
+
+
+def test_a_reply_with_unusable_token_counts_is_kept_with_its_usage_unknown(make_adapter, server):
+    adapter = make_adapter("bad_usage")
+    gens = adapter.generate([request("a", "ABC"), request("b", "NEG"), request("c", "fine")], DecodingParams())
+    # paid for once each and kept: no retry, no error; the counts that are no token counts are unknown
+    assert [(g.text, g.error, g.details["attempts"]) for g in gens] == [("R1", None, 1), ("R2", None, 1), ("R3", None, 1)]
+    assert [(g.prompt_tokens, g.completion_tokens) for g in gens] == [(None, None), (None, None), (7, 2)]
+    assert gens[0].details["unusable_usage"] == 'usage.prompt_tokens is "abc", not a token count >= 0'
+    assert gens[1].details["unusable_usage"] == "usage.prompt_tokens is -1000, not a token count >= 0"
+    assert "unusable_usage" not in gens[2].details
+    assert len(sent(server, "bad_usage")) == 3
+
+
+def test_a_reply_without_text_keeps_the_tokens_the_server_counted(make_adapter):
+    [gen] = make_adapter("null_content").generate([request("a", "Q")], DecodingParams())
+    assert gen.text is None and gen.error == "empty_reply: the reply has no text (finish_reason='length')"
+    assert (gen.prompt_tokens, gen.completion_tokens) == (7, 5)

@@ -77,7 +77,8 @@ def make_runner(server, scenario, cache=None, **judge_kwargs):
                      if k in judge_kwargs}
     judge_kwargs.setdefault("backoff_base_s", 0.01)
     judge_kwargs.setdefault("timeout_s", 5.0)
-    judge = OpenAICompatibleJudge(scenario, base_url=server.base_url, api_key_env="JUDGE_TEST_KEY", **judge_kwargs)
+    judge_kwargs.setdefault("base_url", server.base_url)
+    judge = OpenAICompatibleJudge(scenario, api_key_env="JUDGE_TEST_KEY", **judge_kwargs)
     return JudgeRunner(judge, cache=cache, **runner_kwargs)
 
 
@@ -345,6 +346,25 @@ def test_api_key_never_leaks(server, tmp_path, monkeypatch, caplog):
         assert SECRET not in text and SECRET[:12] not in text
     for wal in tmp_path.glob("secret.sqlite*"):
         assert SECRET.encode() not in wal.read_bytes()
+
+
+def test_a_key_in_a_judges_base_url_stays_out_of_the_http_logs_and_errors(server, monkeypatch, caplog):
+    # The redaction of the HTTP client's loggers is the judge client's own, not only the audio adapter's.
+    query_key, password = "q-judge-0123456789-QUERYSECRET", "sk-urlpassword-0123456789abcdef"
+    monkeypatch.setenv("JUDGE_TEST_KEY", SECRET)
+    caplog.set_level(logging.DEBUG)
+    runner = make_runner(server, "ok", base_url=f"{server.base_url}?key={query_key}")
+    assert judge_one(runner, "query-key").ok
+    assert "HTTP Request: POST" in caplog.text and "key=[REDACTED]" in caplog.text  # httpx logged the URL
+    assert query_key not in caplog.text + repr(runner.judge)
+    # A password in the URL (user:KEY@host) is blanked wherever the URL is quoted: here the refusal of a
+    # server that is not there.
+    dead = make_runner(server, "ok", base_url=f"http://user:{password}@127.0.0.1:9/v1")
+    with pytest.raises(JudgeUnavailable) as refused:
+        judge_one(dead, "password")
+    message = str(refused.value)
+    assert "at http://user:[REDACTED]@127.0.0.1:9/v1 is unavailable: cannot connect to the server" in message
+    assert password not in message + repr(dead.judge) + caplog.text
 
 
 def test_missing_key_for_openai_itself_is_a_clear_failure(monkeypatch):

@@ -215,6 +215,10 @@ def test_scrub_removes_keys_whole_and_masked():
     assert key not in text and "sk-proj-abc" not in text and "[REDACTED]" in text
     assert scrub("api_key=hunter2secret") == "api_key=[REDACTED]"
     assert scrub("no secrets here: max_tokens=5") == "no secrets here: max_tokens=5"
+    # a URL's password, wherever the URL is quoted, known or not; the rest of the URL stays readable
+    assert scrub("judge m at http://user:hunter2pass@127.0.0.1:8000/v1 is unavailable") == \
+        "judge m at http://user:[REDACTED]@127.0.0.1:8000/v1 is unavailable"
+    assert scrub("http://127.0.0.1:8000/v1 and user@example.com") == "http://127.0.0.1:8000/v1 and user@example.com"
 
 
 def test_parse_retry_after():

@@ -93,6 +93,21 @@ def test_the_command_prints_an_unavailable_judge_and_succeeds(hand_run, tmp_path
     assert (tmp_path / RESULTS_FILE).is_file() and (tmp_path / "items.jsonl").is_file()
 
 
+def test_a_password_in_the_judge_base_url_is_never_printed_or_stored(hand_run, tmp_path, capsys):
+    password = "sk-judgepassword-0123456789abcdef"
+    url = f"http://user:{password}@127.0.0.1:{closed_port()}/v1?key=q-0123456789-QUERYKEY"
+    assert main(["score", str(hand_run), "--scorers", "mmar_rubrics", "--judge-base-url", url, "--out", str(tmp_path),
+                 "--no-progress"]) == 0
+    printed = capsys.readouterr()
+    line = next(line for line in printed.out.splitlines() if line.startswith("mmar_rubrics"))
+    assert "unavailable: judge gpt-4o-2024-11-20 at http://user:[REDACTED]@127.0.0.1:" in line
+    results = json.loads((tmp_path / RESULTS_FILE).read_text())
+    assert results["options"]["judge"]["base_url"].startswith("http://user:<redacted>@127.0.0.1:")
+    assert results["options"]["judge"]["base_url"].endswith("/v1?key=%3Credacted%3E")
+    for text in (printed.out, printed.err, (tmp_path / RESULTS_FILE).read_text(), (tmp_path / "items.jsonl").read_text()):
+        assert password not in text and "QUERYKEY" not in text
+
+
 @pytest.mark.parametrize("extra, message", [
     (["--scorers", "aria,rouge"], "unknown scorer(s) ['rouge']"),
     (["--extraction", "regex"], "unknown extraction rule 'regex'"),

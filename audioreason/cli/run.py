@@ -188,14 +188,17 @@ def run_from_args(args: argparse.Namespace) -> None:
         skipped = f", {skipped} skipped at load (named in run.json)" if skipped else ""
         usage = summary["usage"]["total"]
         cost = summary.get("cost")
-        unreported = usage["replies_without_usage"]
-        if usage["retries"] or usage["prompt_tokens"] or unreported:
+        unreported, unrecorded = usage["replies_without_usage"], usage["unrecorded_requests"]
+        if usage["retries"] or usage["prompt_tokens"] or unreported or unrecorded:
+            leave_out = f"so the token totals{' and the cost' if cost else ''} leave them out"
             print(f"usage: {usage['requests_sent']} requests sent ({usage['retries']} retries), "
                   f"{usage['prompt_tokens']} prompt + {usage['completion_tokens']} completion tokens, "
                   f"{usage['audio_s_sent']:.1f} s of audio"
                   + (f"; cost {cost['total']:.4f} {cost['currency']}" if cost else "")
-                  + (f"; {unreported} replies came without token counts (the server sent no usage), so the "
-                     f"token totals{' and the cost' if cost else ''} leave them out" if unreported else ""))
+                  + (f"; {unreported} replies came without token counts (the server sent none, or unusable ones), "
+                     f"{leave_out}" if unreported else "")
+                  + (f"; {unrecorded} requests were sent but never recorded (a session killed with replies in "
+                     f"flight, or a run refused on its first request), {leave_out}" if unrecorded else ""))
         from audioreason.inference.speed import speed_line
 
         speed = speed_line(summary.get("speed"))

@@ -72,6 +72,7 @@ def add_score_arguments(parser: argparse.ArgumentParser, *, seed_option: str = "
 
 def score_options(args: argparse.Namespace, *, data: Optional[str] = None, out: Optional[str] = None) -> Any:
     """ScoreOptions from the parsed arguments, every value checked (ValueError says which is wrong)."""
+    from audioreason.judges import scrub, url_secrets
     from audioreason.text.perturbations import parse_perturbations
     from audioreason.evaluation.score import JudgeOptions, ScoreOptions, check_extraction, parse_scorers
 
@@ -82,8 +83,8 @@ def score_options(args: argparse.Namespace, *, data: Optional[str] = None, out: 
     if args.judge_base_url:
         parts = urllib.parse.urlsplit(args.judge_base_url)
         if parts.scheme not in ("http", "https") or not parts.hostname:
-            raise ValueError(f"--judge-base-url {args.judge_base_url!r}: give an http(s) URL such as "
-                             "http://127.0.0.1:8000/v1")
+            raise ValueError(scrub(f"--judge-base-url {args.judge_base_url!r}: give an http(s) URL such as "
+                                   "http://127.0.0.1:8000/v1", url_secrets(args.judge_base_url)))
     if args.judge_structured_outputs and args.compat:
         raise ValueError("--judge-structured-outputs: the official scorer (--compat) sends no response_format")
     if args.judge_structured_outputs and (args.judge_model or "").startswith("local:"):

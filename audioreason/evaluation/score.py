@@ -105,6 +105,10 @@ class JudgeOptions:
         # Not asdict(self): it would deep-copy a ready judge (an in-process model) only to drop it.
         out = {f.name: getattr(self, f.name) for f in fields(self) if f.name != "judge"}
         out["judge"] = None if self.judge is None else getattr(self.judge, "name", type(self.judge).__name__)
+        if self.base_url:  # a password or a key in the query string is never written or printed
+            from audioreason.judges import redact_url
+
+            out["base_url"] = redact_url(self.base_url)
         return out
 
 

@@ -11,17 +11,19 @@ Usage is read from the records in the run's shards, every request ever made in t
 request that a rerun filled counts beside its replacement: both were sent): per condition and in all,
 requests, failed requests, requests retried and the retries, prompt and completion tokens as the server's
 ``usage`` reported them, and the seconds of audio sent (each attempt sends the clip again). A reply whose
-server reported no token counts is counted in ``replies_without_usage`` (its tokens are unknown, not 0): a
-total with such replies is a lower bound, and so is a cost computed from it (``cost_of`` names the models).
+server reported no usable token counts is counted in ``replies_without_usage`` (its tokens are unknown, not
+0): a total with such replies is a lower bound, and so is a cost computed from it (``cost_of`` names the
+models). Requests a session sent but never recorded (it was killed with replies in flight) are counted
+from the run's journal of sent requests (``unrecorded_requests``, in ``requests_sent`` too).
 """
 from __future__ import annotations
 
 import inspect
 import math
-import urllib.parse
 from pathlib import Path
 from typing import Any, Iterable, Mapping, Optional
 
+from ..judges.base import REDACTED, redact_url
 from .endpoints import merge_preset
 
 OPENAI_LM_PREFIX = "openai:"
@@ -123,9 +125,6 @@ def check_adapter(kind: str, model: Optional[str], options: Mapping[str, Any]) -
 # What is written down: options without secrets, usage, cost
 # ------------------------------------------------------------------------------------------------
 
-REDACTED = "<redacted>"
-
-
 def public_options(options: Mapping[str, Any]) -> dict[str, Any]:
     """``options`` as run.json may show them: header values and a URL's query values and password replaced
     (they may be credentials); the key itself is never an option, only the name of its variable."""
@@ -141,18 +140,10 @@ def public_options(options: Mapping[str, Any]) -> dict[str, Any]:
     return out
 
 
-def redact_url(url: str) -> str:
-    parts = urllib.parse.urlsplit(url)
-    netloc = parts.netloc
-    if parts.password:
-        netloc = netloc.replace(f":{parts.password}@", f":{REDACTED}@")
-    query = urllib.parse.urlencode([(k, REDACTED) for k, _ in urllib.parse.parse_qsl(parts.query, True)])
-    return urllib.parse.urlunsplit((parts.scheme, netloc, parts.path, query, parts.fragment))
-
-
 def _empty_usage() -> dict[str, Any]:
     return {"records": 0, "ok": 0, "failed": 0, "requests_sent": 0, "retried_records": 0, "retries": 0,
-            "prompt_tokens": 0, "completion_tokens": 0, "replies_without_usage": 0, "audio_s_sent": 0.0}
+            "prompt_tokens": 0, "completion_tokens": 0, "replies_without_usage": 0, "unrecorded_requests": 0,
+            "audio_s_sent": 0.0}
 
 
 def _add(total: dict[str, Any], record: Mapping[str, Any]) -> None:
@@ -178,15 +169,31 @@ def _add(total: dict[str, Any], record: Mapping[str, Any]) -> None:
     total["audio_s_sent"] = round(total["audio_s_sent"] + seconds * attempts, 6)
 
 
-def usage_summary(records: Iterable[Mapping[str, Any]], keys: Optional[set[str]] = None) -> dict[str, Any]:
-    """{"total", "by_condition", "by_model"} over ``records`` (those whose key is in ``keys`` when given)."""
+def usage_summary(records: Iterable[Mapping[str, Any]], keys: Optional[set[str]] = None,
+                  sent: Optional[Mapping[str, Mapping[str, Any]]] = None) -> dict[str, Any]:
+    """{"total", "by_condition", "by_model"} over ``records`` (those whose key is in ``keys`` when given).
+    ``sent``: the run's journal of requests sent, per key {"requests", "audio_s", "model", "condition"}
+    (``runner.read_sent``); a key's requests beyond those its records account for were sent by a session
+    killed before it recorded them: added as ``unrecorded_requests`` (their tokens unknown)."""
     total, by_condition, by_model = _empty_usage(), {}, {}
+    recorded: dict[str, int] = {}
     for record in records:
         if keys is not None and record.get("key") not in keys:
             continue
-        _add(total, record)
-        _add(by_condition.setdefault(str(record.get("condition")), _empty_usage()), record)
-        _add(by_model.setdefault(str(record.get("model")), _empty_usage()), record)
+        for usage in (total, by_condition.setdefault(str(record.get("condition")), _empty_usage()),
+                      by_model.setdefault(str(record.get("model")), _empty_usage())):
+            _add(usage, record)
+        attempts = (record.get("details") or {}).get("attempts")
+        recorded[record.get("key")] = recorded.get(record.get("key"), 0) + int(attempts or 0)
+    for key, journal in (sent or {}).items():
+        lost = journal["requests"] - recorded.get(key, 0)
+        if lost <= 0 or (keys is not None and key not in keys):
+            continue
+        for usage in (total, by_condition.setdefault(str(journal["condition"]), _empty_usage()),
+                      by_model.setdefault(str(journal["model"]), _empty_usage())):
+            usage["requests_sent"] += lost
+            usage["unrecorded_requests"] += lost
+            usage["audio_s_sent"] = round(usage["audio_s_sent"] + lost * journal["audio_s"], 6)
     return {"total": total, "by_condition": by_condition, "by_model": by_model}
 
 
@@ -242,8 +249,9 @@ def check_prices(prices: Mapping[str, Any], models: Iterable[str]) -> None:
 
 def cost_of(usage: Mapping[str, Any], prices: Mapping[str, Any]) -> dict[str, Any]:
     """The cost of a ``usage_summary`` per model and in all, from ``load_prices``'s prices. Models with
-    replies whose tokens the server did not report are listed in ``incomplete_models`` (reply counts): their
-    cost, and the total, leave those tokens out."""
+    requests whose tokens are unknown (replies without usable token counts, requests a killed session sent
+    but never recorded) are listed in ``incomplete_models`` (those requests' counts): their cost, and the
+    total, leave those tokens out."""
     per_model = {}
     for model, used in usage["by_model"].items():
         rates = prices["models"].get(model)
@@ -255,8 +263,9 @@ def cost_of(usage: Mapping[str, Any], prices: Mapping[str, Any]) -> dict[str, An
                   + used["audio_s_sent"] * (rates.get("audio_per_second", 0.0) + rates.get("audio_per_minute", 0.0) / 60))
         per_model[model] = round(amount, 6)
     priced = [v for v in per_model.values() if v is not None]
-    incomplete = {m: used["replies_without_usage"] for m, used in usage["by_model"].items()
-                  if used.get("replies_without_usage")}
+    incomplete = {m: used["replies_without_usage"] + used.get("unrecorded_requests", 0)
+                  for m, used in usage["by_model"].items()
+                  if used.get("replies_without_usage") or used.get("unrecorded_requests")}
     return {"currency": prices["currency"], "total": round(sum(priced), 6), "by_model": per_model,
             "unpriced_models": sorted(m for m, v in per_model.items() if v is None),
             "incomplete_models": incomplete, "prices": prices["source"]}

@@ -32,8 +32,13 @@ limit and a Retry-After pause carry over from one batch to the next; ``close()``
 Keys never reach a record or a log: the reply text, the error and the finish reason are scrubbed with the
 judge layer's ``scrub`` (the key from ``api_key_env``, every value in ``base_url``'s query string and its
 password, and anything shaped like a credential: a proxy or a model that quotes the key); a reply that was
-changed says so in ``details["scrubbed"]``. httpx logs every request's full URL at INFO, so the records of
-the HTTP client's loggers (httpx, httpx2, openai) have the same secrets redacted.
+changed says so in ``details["scrubbed"]``. The judge client redacts the same secrets from the HTTP
+client's loggers (httpx logs every request's full URL at INFO).
+
+A reply's token counts come from the server's ``usage``; without one, or with a count that is no whole
+number >= 0 (``details["unusable_usage"]`` names it), they are recorded as None (unknown), and a reply
+without text still records what the server counted. ``on_send`` (set by the runner) is told of every
+request just before it goes out.
 
 A run whose first request is refused (HTTP 401, 403, 404) or cannot connect raises ``JudgeUnavailable``
 (a configuration error: the CLI says so in one line). Any other request that cannot be served never raises: it comes back as a ``Generation`` with ``error`` set
@@ -47,12 +52,10 @@ from __future__ import annotations
 
 import asyncio
 import base64
-import logging
 import math
 import threading
 import time
-import urllib.parse
-from typing import Any, Coroutine, Mapping, Optional, Sequence, TypeVar
+from typing import Any, Callable, Coroutine, Mapping, Optional, Sequence, TypeVar
 
 from ..audio import AudioError
 from ..audio.io import encode_audio, encode_wav
@@ -65,46 +68,6 @@ T = TypeVar("T")
 AUDIO_POSITIONS = ("first", "last")
 AUDIO_FORMATS = ("wav", "mp3")
 INVALID_REQUEST, EMPTY_REPLY = "invalid_request", "empty_reply"
-
-
-HTTP_LOGGERS = ("httpx", "httpx2", "openai", "openai._base_client")
-
-
-def url_secrets(base_url: Optional[str]) -> list[str]:
-    """What in a server URL may be a credential: every query-string value (``?key=...``) and the password."""
-    if not base_url:
-        return []
-    parts = urllib.parse.urlsplit(str(base_url))
-    values = [value for _, value in urllib.parse.parse_qsl(parts.query, keep_blank_values=False)]
-    return [v for v in values + [parts.password or ""] if v]
-
-
-class _RedactSecrets(logging.Filter):
-    """Scrubs the registered secrets from every record of the logger it is attached to."""
-
-    def __init__(self) -> None:
-        super().__init__("audioreason-redact")
-        self.secrets: set[str] = set()
-
-    def filter(self, record: logging.LogRecord) -> bool:
-        if self.secrets:
-            message = record.getMessage()
-            clean = scrub(message, sorted(self.secrets))
-            if clean != message:
-                record.msg, record.args = clean, ()
-        return True
-
-
-_REDACT = _RedactSecrets()
-
-
-def redact_http_logs(secrets: Sequence[Optional[str]]) -> None:
-    """Keep ``secrets`` out of what the HTTP client's loggers print (httpx logs each URL at INFO)."""
-    _REDACT.secrets.update(s for s in secrets if s and len(s) >= 4)
-    for name in HTTP_LOGGERS:
-        logger = logging.getLogger(name)
-        if _REDACT not in logger.filters:
-            logger.addFilter(_REDACT)
 
 
 class _LoopThread:
@@ -172,8 +135,9 @@ class OpenAIAudioAdapter:
         self.request_budget_s = request_budget_s
         self.audio_format, self.data_prefix, self.stream = audio_format, str(data_prefix or ""), bool(stream)
         self.extra_body = dict(extra_body or {})
-        self._url_secrets = url_secrets(base_url)
-        redact_http_logs(self._url_secrets)
+        # Called with (request key, seconds of audio) just before each request goes out; the runner points
+        # it at the run's journal, so requests whose replies a killed process lost are still counted.
+        self.on_send: Optional[Callable[[str, float], None]] = None
         where = "OpenAI" if base_url is None else "an OpenAI-compatible server"
         container = "16-bit PCM WAV" if audio_format == "wav" else "MP3"
         audio = (f"input_audio: {container} at {sampling_rate} Hz, "
@@ -196,7 +160,6 @@ class OpenAIAudioAdapter:
             return []
         if self._loop is None:
             self._loop = _LoopThread(f"openai-audio-{self.name}")
-        redact_http_logs(self._secrets())  # the key is read from the environment when used
         params = {**self.extra_body, "temperature": float(decoding.temperature), "top_p": float(decoding.top_p),
                   "max_tokens": decoding.max_new_tokens}
         if self.stream:
@@ -252,8 +215,10 @@ class OpenAIAudioAdapter:
                               details={"attempts": 0, "call_errors": {}})
         clip_s = 0.0 if request.audio is None else round(request.audio.seconds, 6)
         budget = TimeBudget(self.request_budget_s, what="request") if self.request_budget_s else None
+        on_send = self.on_send
         try:
-            completion = await self.client.complete(messages, params, budget)
+            completion = await self.client.complete(messages, params, budget,
+                                                    None if on_send is None else lambda: on_send(request.key, clip_s))
         except JudgeCallError as err:  # scrubbed of the key; here also of the URL's secrets
             return Generation(text=None, error=f"{err.kind}: {self._scrub(err)}",
                               details={"attempts": err.attempts, "call_errors": dict(err.call_errors),
@@ -267,11 +232,14 @@ class OpenAIAudioAdapter:
         details = {"attempts": completion.attempts, "call_errors": dict(completion.call_errors),
                    "audio_s": clip_s, "request_s": time.perf_counter() - started}
         finish_reason = None if completion.finish_reason is None else self._scrub(completion.finish_reason)
-        # A server that reports no usage leaves the counts unknown (None in the record), never 0.
+        # A server that reports no usage, or an unusable one, leaves the counts unknown (None), never 0.
         prompt_tokens = completion.prompt_tokens if completion.usage_reported else None
         completion_tokens = completion.completion_tokens if completion.usage_reported else None
-        if completion.text is None:
+        if completion.usage_problem:
+            details["unusable_usage"] = self._scrub(completion.usage_problem)
+        if completion.text is None:  # no text, but the tokens the server counted were spent all the same
             return Generation(text=None, finish_reason=finish_reason, prompt_tokens=prompt_tokens,
+                              completion_tokens=completion_tokens,
                               error=f"{EMPTY_REPLY}: the reply has no text (finish_reason={finish_reason!r})",
                               details=details)
         text = self._scrub(completion.text)
@@ -282,7 +250,7 @@ class OpenAIAudioAdapter:
                           details=details)
 
     def _secrets(self) -> list[Optional[str]]:
-        return [*self.client._secrets(), *self._url_secrets]
+        return self.client._secrets()
 
     def _scrub(self, text: Any) -> str:
         return scrub(text, self._secrets())
@@ -299,5 +267,4 @@ class OpenAIAudioAdapter:
             stats["failures"][kind] = stats["failures"].get(kind, 0) + 1
 
 
-__all__ = ["AUDIO_FORMATS", "AUDIO_POSITIONS", "EMPTY_REPLY", "HTTP_LOGGERS", "INVALID_REQUEST", "OpenAIAudioAdapter",
-           "redact_http_logs", "url_secrets"]
+__all__ = ["AUDIO_FORMATS", "AUDIO_POSITIONS", "EMPTY_REPLY", "INVALID_REQUEST", "OpenAIAudioAdapter"]

@@ -20,6 +20,8 @@ Layout of ``--out``::
     shards/rank-<r>.jsonl    each process appends every finished output to its own shard, flushed and
                              fsynced per batch (its outputs finish together), so a killed run loses at
                              most the batch in flight
+    shards/rank-<r>.sent     a served model's requests, a line each ({"key", "audio_s"}) written just
+                             before it is sent: the usage counts the requests of a lost batch too
     outputs.jsonl            the outputs of this command's units, gathered in item order (then condition,
                              then template order); a later command with other conditions keeps the earlier
                              outputs in the shards and gathers its own
@@ -50,6 +52,7 @@ import json
 import os
 import platform
 import subprocess
+import threading
 import time
 from contextlib import ExitStack
 from dataclasses import asdict, dataclass, field
@@ -317,16 +320,21 @@ def check_record(record: dict, where: str) -> None:
             raise DataFileError(f"{where}: template.{name} is {state}")
 
 
+def _cut_torn_line(path: Path) -> None:
+    """Cut a torn last line left by a killed run, so the next line appended starts clean."""
+    path.parent.mkdir(parents=True, exist_ok=True)
+    if path.exists():
+        data = path.read_bytes()
+        if data and not data.endswith(b"\n"):
+            with open(path, "r+b") as f:
+                f.truncate(data.rfind(b"\n") + 1)
+
+
 class ShardWriter:
     """Appends records to one process's shard, one line each, flushed and fsynced before returning."""
 
     def __init__(self, path: Path):
-        path.parent.mkdir(parents=True, exist_ok=True)
-        if path.exists():  # cut a torn last line left by a killed run, so the next record starts clean
-            data = path.read_bytes()
-            if data and not data.endswith(b"\n"):
-                with open(path, "r+b") as f:
-                    f.truncate(data.rfind(b"\n") + 1)
+        _cut_torn_line(path)
         self.file = open(path, "a", encoding="utf-8")
 
     def write(self, record: dict) -> None:
@@ -342,6 +350,64 @@ class ShardWriter:
 
     def close(self) -> None:
         self.file.close()
+
+
+class SentJournal:
+    """One process's journal of the requests a served model was sent (``shards/rank-<r>.sent``): a line
+    {"key", "audio_s"} per request, written just before it goes out (``OpenAIAudioAdapter.on_send``), so the
+    requests of a batch whose records a killed process never wrote are still counted (``usage_summary``).
+    Each line is handed to the operating system at once, unbuffered: a killed process loses none of them
+    (a machine that loses power may lose the last few; no fsync per request). Created on the first send."""
+
+    def __init__(self, path: Path):
+        self.path = path
+        self._fd: Optional[int] = None
+        self._lock = threading.Lock()  # the adapter's event-loop thread writes; close() runs on the main one
+
+    def sent(self, key: str, audio_s: float) -> None:
+        line = (json.dumps({"key": key, "audio_s": audio_s}, ensure_ascii=False) + "\n").encode("utf-8")
+        with self._lock:
+            if self._fd is None:
+                _cut_torn_line(self.path)
+                self._fd = os.open(self.path, os.O_WRONLY | os.O_APPEND | os.O_CREAT, 0o644)
+            os.write(self._fd, line)
+
+    def close(self) -> None:
+        with self._lock:
+            if self._fd is not None:
+                os.close(self._fd)
+                self._fd = None
+
+
+def journal_sends(adapters: Iterable[ModelAdapter], journal: Optional[SentJournal]) -> None:
+    """Point each served adapter (a cascade's served LM too) at ``journal``; None detaches them. A local
+    adapter sends nothing: its record is its one call."""
+    for adapter in adapters:
+        for part in (adapter, getattr(adapter, "lm", None)):
+            if hasattr(part, "on_send"):
+                part.on_send = None if journal is None else journal.sent
+
+
+def read_sent(folder: Path) -> dict[str, dict[str, Any]]:
+    """The journals of sent requests in ``folder``, per unit key: {"requests", "audio_s" (per request),
+    "model", "condition"}. A torn last line (a write cut by a kill: that request was not sent yet) is
+    dropped; a bad line anywhere else is a DataFileError naming the file and the line."""
+    sent: dict[str, dict[str, Any]] = {}
+    for path in sorted(folder.glob("rank-*.sent")):
+        for number, line in read_json_objects(path, torn_last=True)[0]:
+            key, audio_s = line.get("key"), line.get("audio_s")
+            try:
+                model, condition = json.loads(key)[:2]
+            except (TypeError, ValueError):
+                model = condition = None
+            if not isinstance(model, str) or not isinstance(condition, str) or isinstance(audio_s, bool) \
+                    or not isinstance(audio_s, (int, float)):
+                raise DataFileError(f"{path}:{number}: expected {{\"key\": a unit key, \"audio_s\": a number}} "
+                                    "(the journal of sent requests is damaged)")
+            entry = sent.setdefault(key, {"requests": 0, "audio_s": float(audio_s), "model": model,
+                                          "condition": condition})
+            entry["requests"] += 1
+    return sent
 
 
 def select_records(records: Iterable[dict]) -> tuple[dict[str, dict], int]:
@@ -603,6 +669,8 @@ def _run(config: RunConfig, given: Optional[dict[str, ModelAdapter]], state: Any
                              "session": session})
     mine = length_sorted(pending)[state.process_index::state.num_processes]
     writer = ShardWriter(shard_dir / f"rank-{state.process_index}.jsonl")
+    journal = SentJournal(shard_dir / f"rank-{state.process_index}.sent")
+    journal_sends(adapters.values(), journal)
     runner = Runner(adapters, preparers, items, config.decoding, writer, state.process_index)
     progress = _progress(len(mine), config.progress and state.is_main_process, state.num_processes)
     loop_start = time.perf_counter()
@@ -613,6 +681,8 @@ def _run(config: RunConfig, given: Optional[dict[str, ModelAdapter]], state: Any
                 on_batch(len(batch))
     finally:
         progress.close()
+        journal_sends(adapters.values(), None)  # a caller's adapter may serve another run next
+        journal.close()
         writer.close()
     from accelerate.utils import gather_object
 
@@ -694,8 +764,9 @@ def gather(out: Path, units: Sequence[Unit], not_applicable_counts: dict[str, in
             "skipped_at_load": len(skipped_at_load),
         },
         "skipped_items": list(skipped_at_load),
-        # every request made for this run's units in this folder, failed ones a rerun filled included
-        "usage": usage_summary(shards.records, {u.key for u in units}),
+        # every request made for this run's units in this folder, failed ones a rerun filled included, and
+        # those a killed session sent but never recorded (its journal of sent requests)
+        "usage": usage_summary(shards.records, {u.key for u in units}, read_sent(out / SHARD_DIR)),
         "speed": speed_summary(ordered, sessions),
         "status": "finished" if len(ordered) == len(units) else "incomplete",
         "outputs": OUTPUTS_FILE,
@@ -748,4 +819,4 @@ def write_run_file(out: Path, content: dict[str, Any]) -> None:
 
 __all__ = ["ADAPTERS", "OUTPUTS_FILE", "RUN_FILE", "SHARD_DIR", "RunConfig", "Runner", "ShardWriter", "Unit", "batches",
            "gather", "length_sorted", "load_items", "make_adapter", "plan_units", "read_shards",
-           "run", "select_records", "unit_key"]
+           "read_sent", "run", "select_records", "unit_key"]

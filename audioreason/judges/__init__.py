@@ -13,13 +13,14 @@ Layer 4 (ARCHITECTURE.md): it may import layers 0-3 (base, text, audio, backends
 Modules: ``client`` (OpenAI-compatible HTTP judge), ``local`` (in-process transformers judge),
 ``verdicts`` (schemas, JSON extraction, validation, re-ask message), ``cache`` (SQLite verdict cache),
 ``runner`` (requests -> results), ``ensemble`` (raters and aggregations), ``base`` (sampling parameters,
-completions, call errors, credential scrubbing).
+completions, call errors, credential scrubbing of texts and URLs).
 """
 from .base import (MMAR_CLIENT_REQUESTS, MMAR_JUDGE_MODEL, MMAR_MAX_ATTEMPTS, MMAR_SEED, MMAR_TEMPERATURE,
                    MMAR_TIMEOUT_S, TRANSIENT_KINDS, Completion, Judge, JudgeCallError, JudgeUnavailable, SamplingParams,
-                   TimeBudget, scrub)
+                   TimeBudget, redact_url, scrub, url_secrets)
 from .cache import VerdictCache, cache_key
-from .client import AdaptiveLimiter, OpenAICompatibleJudge, is_local_url, parse_retry_after
+from .client import (HTTP_LOGGERS, AdaptiveLimiter, OpenAICompatibleJudge, is_local_url, parse_retry_after,
+                     redact_http_logs)
 from .ensemble import (AGGREGATIONS, DEFAULT_ITEM_TIMEOUT_S, Aggregate, EnsembleItem, EnsembleResult, JudgeEnsemble,
                        Rater, aggregate)
 from .local import OFFLINE_JUDGE, OFFLINE_JUDGE_FALLBACK, LocalJudge, offline_judge
@@ -36,4 +37,5 @@ __all__ = ["AGGREGATIONS", "DEFAULT_ITEM_TIMEOUT_S", "MMAR_CLIENT_REQUESTS", "MM
            "MMAR_JUDGE_MODEL", "MMAR_MAX_ATTEMPTS", "MMAR_SEED", "MMAR_TEMPERATURE", "OK",
            "OpenAICompatibleJudge", "ParseOutcome", "Rater", "ReplySchema", "SamplingParams", "Verdict", "VerdictCache",
            "VerdictSchema", "aggregate", "cache_key", "extract_json_values", "is_local_url", "parse_verdict",
-           "reask_messages", "scrub", "validate_value", "OFFLINE_JUDGE", "OFFLINE_JUDGE_FALLBACK", "offline_judge"]
+           "reask_messages", "scrub", "validate_value", "HTTP_LOGGERS", "redact_http_logs", "redact_url", "url_secrets",
+           "OFFLINE_JUDGE", "OFFLINE_JUDGE_FALLBACK", "offline_judge"]

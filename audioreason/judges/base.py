@@ -4,6 +4,7 @@ from __future__ import annotations
 import math
 import re
 import time
+import urllib.parse
 from dataclasses import dataclass, field
 from typing import Any, Mapping, Optional, Protocol, Sequence, runtime_checkable
 
@@ -63,9 +64,11 @@ class Completion:
     attempts: int = 1  # requests sent for this reply (1 + transport retries)
     call_errors: dict[str, int] = field(default_factory=dict)  # e.g. {"rate_limited": 1, "timeout": 2}
     waited_s: float = 0.0  # time spent backing off
-    # False when the server's reply carried no token counts (no ``usage``): the 0s above are then unknown,
-    # not free, and the reply is counted apart (``replies_without_usage``) so no total is read as complete.
+    # False when the server's reply carried no token counts (no ``usage``), or counts that are no whole
+    # number >= 0 (``usage_problem`` names the field): the 0s above are then unknown, not free, and the reply
+    # is counted apart (``replies_without_usage``) so no total is read as complete.
     usage_reported: bool = True
+    usage_problem: Optional[str] = None
 
 
 class JudgeCallError(Exception):
@@ -172,15 +175,41 @@ _KEEP_PREFIX_PATTERNS = (
                r"[^\s\"',;)]+"),
 )
 _KEY_SHAPED = re.compile(r"\b(?:sk-|sk_|pk-|rk-|sess-|AIza)[A-Za-z0-9_\-\*\.]{6,}")
+# The password of a URL's user info (scheme://user:PASSWORD@host), wherever a URL is quoted.
+_URL_PASSWORD = re.compile(r"(?i)(\b[a-z][a-z0-9+.\-]*://[^\s/@:\"']*:)[^\s/@\"']+@")
 
 
 def scrub(text: Any, secrets: Sequence[Optional[str]] = ()) -> str:
-    """``text`` with the given secrets and anything shaped like a credential replaced by [REDACTED].
-    Providers quote keys, whole or masked, in error messages ("Incorrect API key provided: sk-...")."""
+    """``text`` with the given secrets, every URL's password and anything shaped like a credential replaced
+    by [REDACTED]. Providers quote keys, whole or masked, in error messages ("Incorrect API key provided:
+    sk-..."); ``url_secrets`` gives what of a server URL must be passed here (its query values)."""
     out = str(text)
     for secret in secrets:
         if secret and len(secret) >= 4:
             out = out.replace(secret, "[REDACTED]")
+    out = _URL_PASSWORD.sub(lambda m: m.group(1) + "[REDACTED]@", out)
     for pattern in _KEEP_PREFIX_PATTERNS:
         out = pattern.sub(lambda m: m.group(1) + "[REDACTED]", out)
     return _KEY_SHAPED.sub("[REDACTED]", out)
+
+
+def url_secrets(url: Optional[str]) -> list[str]:
+    """What in a server URL may be a credential: every query-string value (``?key=...``) and the password."""
+    if not url:
+        return []
+    parts = urllib.parse.urlsplit(str(url))
+    values = [value for _, value in urllib.parse.parse_qsl(parts.query, keep_blank_values=False)]
+    return [v for v in values + [parts.password or ""] if v]
+
+
+REDACTED = "<redacted>"
+
+
+def redact_url(url: str) -> str:
+    """``url`` as a file may store it: its password and every query value replaced by <redacted>."""
+    parts = urllib.parse.urlsplit(url)
+    netloc = parts.netloc
+    if parts.password:
+        netloc = netloc.replace(f":{parts.password}@", f":{REDACTED}@")
+    query = urllib.parse.urlencode([(k, REDACTED) for k, _ in urllib.parse.parse_qsl(parts.query, True)])
+    return urllib.parse.urlunsplit((parts.scheme, netloc, parts.path, query, parts.fragment))

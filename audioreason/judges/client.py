@@ -10,7 +10,8 @@ Flow control, all in this module (the ``openai`` client's own retries are switch
   * a 429's ``Retry-After`` (seconds or an HTTP date; also ``retry-after-ms``) pauses *every* request to
     that server until it has passed, not only the one that got it;
   * bounded retries (``max_attempts`` requests per reply, default 20 as in the MMAR scorer) with
-    exponential backoff and full jitter for 429, 408/409, timeouts, connection errors and broken bodies;
+    exponential backoff and full jitter for 429, 408/409, timeouts, connection errors (a connection closed
+    mid-reply, an event stream cut off) and broken bodies;
   * a server that answers 5xx is asked at most ``server_error_attempts`` times (default 3, the openai
     client's own default of 2 retries, which is what the official MMAR scorer gets): a 5xx is a broken
     deployment far more often than a busy one, and 20 back-offs on a dead server cost minutes per item;
@@ -20,10 +21,15 @@ Flow control, all in this module (the ``openai`` client's own retries are switch
     runs, past it; each request's timeout is cut to what is left of it;
   * the first contact (per event loop, i.e. per run): until the server has answered once, one request at a
     time is sent (the first item's own request; no extra one), the others wait. If that first attempt is
-    refused with HTTP 401, 403 or 404 (bad key, no access, unknown model) or cannot connect, every request
-    of the run raises ``JudgeUnavailable`` naming the cause: a configuration error, not a failed item. Any
-    other answer (a reply, 429, 5xx, another 4xx, a broken body) or a timeout opens the run to full
+    refused with HTTP 401, 403 or 404 (bad key, no access, unknown model) or cannot connect (refused, no
+    such host, a failed TLS handshake), every request of the run raises ``JudgeUnavailable`` naming the
+    cause: a configuration error, not a failed item. Any other answer (a reply, 429, 5xx, another 4xx, a
+    broken body, a connection that was made and then dropped mid-reply) or a timeout opens the run to full
     concurrency, and from then on every failure is counted per item as above.
+  * a 200 reply whose ``usage`` is missing or holds a count that is no whole number >= 0 (a string, a
+    negative number) is kept: its tokens are unknown (``Completion.usage_reported`` False, counted as
+    ``replies_without_usage``; ``usage_problem`` names the field), never guessed and never a reason to pay
+    for the reply again.
 
 A missing API key is also ``JudgeUnavailable`` (before any request) for OpenAI itself (no ``base_url``) and
 for a remote ``base_url``; a local one (loopback, a private-network address, a single-label host name such as
@@ -32,24 +38,30 @@ server when ``api_key_env=None`` says it takes no key.
 
 The API key is read from an environment variable (``api_key_env``) when the client is first used; it is
 never stored on this object, and every error message passes through ``scrub`` before it is raised,
-logged or recorded.
+logged or recorded, with the key and what of ``base_url`` may be a credential (its query values and
+password; ``scrub`` also blanks any URL's password). httpx logs every request's full URL at INFO, so the
+client puts the same redaction on the HTTP client's loggers (httpx, httpx2, openai) when it is first used.
 """
 from __future__ import annotations
 
 import asyncio
 import email.utils
+import importlib
 import ipaddress
+import json
 import logging
 import math
 import os
 import random
+import ssl
 import time
 import urllib.parse
 from collections import deque
-from typing import Any, Mapping, Optional, Sequence
+from typing import Any, Callable, Mapping, Optional, Sequence
 
+from ..base.jsonl import json_type
 from .base import (BAD_RESPONSE, CLIENT_ERROR, CONNECTION_ERROR, MMAR_MAX_ATTEMPTS, RATE_LIMITED, SERVER_ERROR,
-                   TIMEOUT, Completion, JudgeCallError, JudgeUnavailable, TimeBudget, scrub)
+                   TIMEOUT, Completion, JudgeCallError, JudgeUnavailable, TimeBudget, scrub, url_secrets)
 
 log = logging.getLogger("audioreason.judges")
 
@@ -60,6 +72,36 @@ _RETRYABLE_STATUS = {408, 409, 429}
 _UNAVAILABLE_STATUS = {401: "the server refused the credentials: check the key in {env}",
                        403: "the server denied access with this key: check the key's permissions for the model",
                        404: "unknown model {model!r}, or no chat-completions endpoint at this base_url"}
+
+
+HTTP_LOGGERS = ("httpx", "httpx2", "openai", "openai._base_client")
+
+
+class _RedactSecrets(logging.Filter):
+    """Scrubs the registered secrets (and any URL's password) from every record of the logger it is on."""
+
+    def __init__(self) -> None:
+        super().__init__("audioreason-redact")
+        self.secrets: set[str] = set()
+
+    def filter(self, record: logging.LogRecord) -> bool:
+        message = record.getMessage()
+        clean = scrub(message, sorted(self.secrets))
+        if clean != message:
+            record.msg, record.args = clean, ()
+        return True
+
+
+_REDACT = _RedactSecrets()
+
+
+def redact_http_logs(secrets: Sequence[Optional[str]]) -> None:
+    """Keep ``secrets`` out of what the HTTP client's loggers print (httpx logs each URL at INFO)."""
+    _REDACT.secrets.update(s for s in secrets if s and len(s) >= 4)
+    for name in HTTP_LOGGERS:
+        logger = logging.getLogger(name)
+        if _REDACT not in logger.filters:
+            logger.addFilter(_REDACT)
 
 
 def is_local_url(base_url: str) -> bool:
@@ -236,7 +278,8 @@ class OpenAICompatibleJudge:
         if base_url is not None:
             parts = urllib.parse.urlsplit(str(base_url))
             if parts.scheme not in ("http", "https") or not parts.hostname:
-                raise ValueError(f"base_url must be an http(s) URL such as http://127.0.0.1:8000/v1, got {base_url!r}")
+                raise ValueError(scrub(f"base_url must be an http(s) URL such as http://127.0.0.1:8000/v1, got "
+                                       f"{base_url!r}", url_secrets(str(base_url))))
         self.model = model
         self.name = name or model
         self.base_url = base_url
@@ -259,13 +302,15 @@ class OpenAICompatibleJudge:
         self.limiter: Optional[AdaptiveLimiter] = None
 
     def __repr__(self) -> str:
-        return (f"OpenAICompatibleJudge(model={self.model!r}, base_url={self.base_url!r}, "
+        base_url = None if self.base_url is None else scrub(self.base_url, self._secrets())
+        return (f"OpenAICompatibleJudge(model={self.model!r}, base_url={base_url!r}, "
                 f"api_key_env={self.api_key_env!r}, concurrency={self.concurrency}"
                 + (", structured_outputs=True)" if self.structured_outputs else ")"))
 
     # ------------------------------------------------------------------ per-loop resources
     def _where(self) -> str:
-        return f"judge {self.model} at {self.base_url or 'the OpenAI API'}"
+        """The judge and its server, the URL scrubbed (a password or a key in its query string)."""
+        return f"judge {self.model} at {scrub(self.base_url, self._secrets()) if self.base_url else 'the OpenAI API'}"
 
     def _unavailable(self, cause: str, server_text: str = "") -> JudgeUnavailable:
         """The error naming the cause; what the server or the transport said is scrubbed of credentials."""
@@ -288,7 +333,8 @@ class OpenAICompatibleJudge:
         self._api_key()
 
     def _secrets(self) -> list[Optional[str]]:
-        return [os.environ.get(self.api_key_env) if self.api_key_env else None]
+        """The key and what of ``base_url`` may be a credential (query values, the password)."""
+        return [os.environ.get(self.api_key_env) if self.api_key_env else None, *url_secrets(self.base_url)]
 
     def _resources(self) -> tuple[Any, AdaptiveLimiter, _FirstContact]:
         """The AsyncOpenAI client, limiter and first-contact gate of the running loop (loop-bound state)."""
@@ -297,6 +343,7 @@ class OpenAICompatibleJudge:
         if entry is None or entry[0] is not loop:
             from openai import AsyncOpenAI
 
+            redact_http_logs(self._secrets())  # httpx logs each request's URL, the key may be in the query
             client = AsyncOpenAI(api_key=self._api_key(), base_url=self.base_url, max_retries=0,
                                  timeout=self.timeout_s, default_headers=self.default_headers or None)
             entry = (loop, client, AdaptiveLimiter(self.concurrency), _FirstContact())
@@ -317,18 +364,22 @@ class OpenAICompatibleJudge:
         return self._rng.uniform(0.0, min(self.backoff_max_s, self.backoff_base_s * 2 ** (attempt - 1)))
 
     async def complete(self, messages: Sequence[Mapping[str, Any]], params: Mapping[str, Any],
-                       budget: Optional[TimeBudget] = None) -> Completion:
+                       budget: Optional[TimeBudget] = None, on_send: Optional[Callable[[], None]] = None
+                       ) -> Completion:
+        """One reply. ``on_send`` is called just before each request goes out (a run's journal of what was
+        sent: a reply lost to a killed process was still sent, and may be billed)."""
         client, limiter, contact = self._resources()
         first = await contact.enter()
         try:
-            return await self._complete(client, limiter, contact if first else None, messages, params, budget)
+            return await self._complete(client, limiter, contact if first else None, messages, params, budget,
+                                        on_send)
         finally:
             if first and not contact.opened and contact.error is None:
                 contact.leave()
 
     async def _complete(self, client: Any, limiter: AdaptiveLimiter, contact: Optional[_FirstContact],
                         messages: Sequence[Mapping[str, Any]], params: Mapping[str, Any],
-                        budget: Optional[TimeBudget]) -> Completion:
+                        budget: Optional[TimeBudget], on_send: Optional[Callable[[], None]]) -> Completion:
         """One reply; ``contact``: this request tries the server first, so its first answer decides the run."""
         import openai
 
@@ -349,6 +400,8 @@ class OpenAICompatibleJudge:
                     raise self._out_of_time(budget, attempt - 1, errors, waited)
             kind, retry_after, overloaded = None, None, False
             try:
+                if on_send is not None:
+                    on_send()
                 response = await asyncio.wait_for(
                     client.post("/chat/completions", body=body, cast_to=_raw_response_type(),
                                 options={"timeout": timeout}),
@@ -381,17 +434,17 @@ class OpenAICompatibleJudge:
                     limiter.release()
                     raise self._error(f"{last_error} (not retried)", CLIENT_ERROR, attempt, errors, waited) from None
             except openai.APIConnectionError as err:
-                kind, last_error = CONNECTION_ERROR, f"connection error: {err}"
-                if contact is not None:
+                detail = f"{err} ({err.__cause__})" if err.__cause__ is not None else str(err)
+                kind, last_error = CONNECTION_ERROR, f"connection error: {detail}"
+                if contact is not None and _never_connected(err):
                     limiter.release()
-                    detail = f"{err} ({err.__cause__})" if err.__cause__ is not None else str(err)
                     raise contact.fail(self._unavailable("cannot connect to the server", detail)) from None
             except (openai.APIResponseValidationError, ValueError, _BadResponse) as err:  # JSONDecodeError too
                 kind, last_error = BAD_RESPONSE, f"unusable response body: {err}"
             except BaseException:
                 limiter.release()
                 raise
-            if contact is not None:  # a reply, a timeout or a broken body: the run goes on, per item
+            if contact is not None:  # a reply, a timeout, a broken or cut-off body: the run goes on, per item
                 contact.open()
                 contact = None
             if kind is None:
@@ -446,24 +499,19 @@ class OpenAICompatibleJudge:
         if not choices or not isinstance(choices[0], dict):
             raise _BadResponse("no choices in the response")
         message = choices[0].get("message") or {}
-        usage = data.get("usage") or {}
         content = message.get("content")
         if isinstance(content, list):  # content parts (some servers): keep the text parts
             content = "".join(part.get("text", "") for part in content if isinstance(part, dict))
         return Completion(text=content, finish_reason=choices[0].get("finish_reason"),
-                          prompt_tokens=int(usage.get("prompt_tokens") or 0),
-                          completion_tokens=int(usage.get("completion_tokens") or 0),
-                          usage_reported=_has_token_counts(usage))
+                          **token_counts(data.get("usage")))
 
 
 def read_event_stream(body: str) -> Completion:
     """A streamed chat completion (server-sent events, ``data: {chunk}`` lines, ``data: [DONE]`` last) as one
     reply: the deltas' text joined, the last finish_reason, and the usage chunk's token counts (sent when
     the request asked ``stream_options.include_usage``). A body with no chunk is a bad response."""
-    import json
-
     texts: list[str] = []
-    finish_reason, usage, chunks = None, {}, 0
+    finish_reason, usage, chunks = None, None, 0
     for line in body.splitlines():
         if not line.startswith("data:"):
             continue
@@ -482,20 +530,53 @@ def read_event_stream(body: str) -> Completion:
             finish_reason = choice.get("finish_reason") or finish_reason
     if not chunks:
         raise _BadResponse("the event stream holds no chunk")
-    return Completion(text="".join(texts) if texts else None, finish_reason=finish_reason,
-                      prompt_tokens=int(usage.get("prompt_tokens") or 0),
-                      completion_tokens=int(usage.get("completion_tokens") or 0),
-                      usage_reported=_has_token_counts(usage))
+    return Completion(text="".join(texts) if texts else None, finish_reason=finish_reason, **token_counts(usage))
 
 
-def _has_token_counts(usage: Any) -> bool:
-    """Whether a reply's ``usage`` object gives its token counts (some servers send none, or an empty one)."""
-    return isinstance(usage, dict) and any(isinstance(usage.get(k), int) for k in ("prompt_tokens",
-                                                                                    "completion_tokens"))
+def token_counts(usage: Any) -> dict[str, Any]:
+    """A reply's ``usage`` as Completion fields. Some servers send none (or an empty one); one whose count
+    is no whole number >= 0 (a string, a negative number) is not trusted either. Either way the reply is
+    kept and its tokens are unknown (``usage_reported`` False, ``usage_problem`` naming a bad field): the
+    text was paid for, and a made-up count would change the totals and the cost."""
+    counts: dict[str, int] = {}
+    problem = None
+    if usage is not None and not isinstance(usage, dict):
+        problem = f"usage is {json_type(usage)}, not an object"
+    for name in ("prompt_tokens", "completion_tokens"):
+        value = usage.get(name) if isinstance(usage, dict) else None
+        if value is None:
+            continue
+        if isinstance(value, bool) or not isinstance(value, int) or value < 0:
+            problem = problem or f"usage.{name} is {json.dumps(value)[:40]}, not a token count >= 0"
+        else:
+            counts[name] = value
+    if problem or not counts:
+        return {"prompt_tokens": 0, "completion_tokens": 0, "usage_reported": False, "usage_problem": problem}
+    return {"prompt_tokens": counts.get("prompt_tokens", 0), "completion_tokens": counts.get("completion_tokens", 0)}
 
 
 class _BadResponse(Exception):
     """A 200 response without a usable completion in it."""
+
+
+def _never_connected(err: BaseException) -> bool:
+    """Whether a connection error came before any connection was made (refused, no such host, a failed TLS
+    handshake): the server cannot be reached. A connection made and then lost (closed or reset mid-reply,
+    an event stream cut off) is a transient fault of that one reply, retried like a timeout."""
+    cause = err.__cause__
+    return cause is None or isinstance(cause, (ssl.SSLError, *_transport_errors("ConnectError", "UnsupportedProtocol")))
+
+
+def _transport_errors(*names: str) -> tuple[type, ...]:
+    """The named exception classes of httpx2 and httpx, as far as they are installed (openai uses either)."""
+    found = []
+    for module_name in ("httpx2", "httpx"):
+        try:
+            module = importlib.import_module(module_name)
+        except ImportError:
+            continue
+        found += [getattr(module, name) for name in names if hasattr(module, name)]
+    return tuple(found)
 
 
 def _raw_response_type() -> type:
