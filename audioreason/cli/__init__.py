@@ -43,7 +43,7 @@ def _compare(args: argparse.Namespace) -> int:
         raise UsageError(f"--out {args.out!r} is a folder; give a JSON file path")
     try:
         options = UncertaintyOptions(confidence=args.confidence, resamples=args.resamples, seed=args.seed)
-        comparison = compare_runs(args.run_a, args.run_b, options)
+        comparison = compare_runs(args.run_a, args.run_b, options, allow_protocol_diff=args.allow_protocol_diff)
     except DataFileError:  # a damaged results.json or items.jsonl: a data error, exit status 1 (main)
         raise
     except ValueError as err:  # not a scored run, two benchmarks, no shared item, a bad option
@@ -66,6 +66,9 @@ def _add_compare_parser(sub: Any) -> None:
     compare.add_argument("--confidence", type=float, default=0.95, help="the intervals' level (default 0.95)")
     compare.add_argument("--resamples", type=int, default=2000, help="paired-bootstrap resamples (default 2000)")
     compare.add_argument("--seed", type=int, default=0, help="the bootstrap's seed (default 0)")
+    compare.add_argument("--allow-protocol-diff", action="store_true",
+                         help="compare runs whose protocols (results.json's protocol block) differ; without it they "
+                              "are refused, naming the differing fields")
     compare.set_defaults(run=_compare)
 
 

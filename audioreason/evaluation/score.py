@@ -44,6 +44,7 @@ from audioreason.base.jsonl import DataFileError, read_json_objects
 from audioreason.base.scale import SCALE
 from audioreason.inference.runner import (OUTPUTS_FILE, RUN_FILE, check_record, git_commit, load_items,
                                           package_versions, read_run_file)
+from audioreason.evaluation.protocol import judge_protocol, scored_protocol, scoring_protocol
 from audioreason.evaluation.sections import (JUDGED, SCORERS, OutputSet, Section, accuracy_section,
                                              anchor_chain_section, aria_sets, aria_section, audiospan_rubric_section,
                                              extraction_rules, fit_reason, mmar_rubrics_section, not_applicable,
@@ -316,7 +317,9 @@ def _bar(total: int, description: str, enabled: bool):
     return tqdm(total=total, desc=description, unit="item", dynamic_ncols=True, disable=not enabled)
 
 
-def _judged_section(name: str, run: RunFolder, options: ScoreOptions, uncertainty: Any) -> Section:
+def _judged_section(name: str, run: RunFolder, options: ScoreOptions, uncertainty: Any,
+                    judges: Optional[dict[str, Any]] = None) -> Section:
+    """A judged scorer's section; ``judges`` gets its judge's protocol block (``evaluation.protocol``)."""
     judge, reason = build_judge(name, options.judge)
     if reason:
         return unavailable(reason)
@@ -344,7 +347,11 @@ def _judged_section(name: str, run: RunFolder, options: ScoreOptions, uncertaint
 
         return AudioSpanRubricScorer(wrapped, cache=cache, **extra)
 
-    raters = len(make_scorer().ensemble.raters)
+    probe = make_scorer()
+    raters = len(probe.ensemble.raters)
+    block = judge_protocol(name, probe)
+    if judges is not None:
+        judges[name] = block
     wrapped.bar = _bar(to_judge * raters, f"{name} (judge calls)", options.progress)
     try:
         build = mmar_rubrics_section if name == "mmar_rubrics" else audiospan_rubric_section
@@ -416,9 +423,10 @@ def score_run(folder: Any, options: Optional[ScoreOptions] = None) -> dict[str, 
         sections.update(_aria_sections(run, options, "aria" in runnable, uncertainty))
     if "accuracy" in runnable:
         sections["accuracy"] = accuracy_section(run.sets, run.items, options.extraction, uncertainty)
+    judges: dict[str, Any] = {}
     for name in JUDGED:
         if name in runnable:
-            sections[name] = _judged_section(name, run, options, uncertainty)
+            sections[name] = _judged_section(name, run, options, uncertainty, judges)
     if "anchor_chain" in runnable:
         parse = "tolerant" if options.extraction == "hybrid" else "exact"
         sections["anchor_chain"] = anchor_chain_section(run.sets, run.items, parse, uncertainty)
@@ -426,7 +434,8 @@ def score_run(folder: Any, options: Optional[ScoreOptions] = None) -> dict[str, 
         sections["text_prior_decomposition"] = text_prior_section(run.sets, run.items, run.model, uncertainty)
     order = [*SCORERS, "perturbations"]
     sections = {k: sections[k] for k in sorted(sections, key=order.index)}
-    results = json_safe(_results(run, options, sections, started, uncertainty))  # as written: NaN is null
+    protocol = scored_protocol(run.run, scoring_protocol(run, options, sections, judges))
+    results = json_safe({**_results(run, options, sections, started, uncertainty), "protocol": protocol})
     _write(run, options, sections, results)
     return results
 
