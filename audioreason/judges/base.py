@@ -66,6 +66,9 @@ class Completion:
     # False when the server's reply carried no token counts (no ``usage``): the 0s above are then unknown,
     # not free, and the reply is counted apart (``replies_without_usage``) so no total is read as complete.
     usage_reported: bool = True
+    # The ``model`` field of the server's reply: the version string the server says answered (None: none
+    # reported, or a judge in this process); the judge card records it beside the name asked for.
+    served_model: Optional[str] = None
 
 
 class JudgeCallError(Exception):
