@@ -200,3 +200,20 @@ def test_a_bad_prices_file_stops_score_before_any_work(judged, tmp_path, capsys)
         err = capsys.readouterr().err
         assert stop.value.code == 2 and message in err and len(err.strip().splitlines()) == 1
     assert not (tmp_path / "out").exists()
+
+
+@pytest.mark.parametrize("stream", [False, True])
+def test_the_served_model_is_read_from_a_plain_and_a_streamed_reply(tmp_path, stream):
+    from audioreason.judges import JudgeRequest, JudgeRunner, OpenAICompatibleJudge, SamplingParams
+    from test_judges_client import GOOD, SCHEMA, messages
+
+    script = {"scenarios": {"versioned": [{"reply": GOOD, "served_model": "versioned-2026-01-01"}],
+                            "unnamed": [{"reply": GOOD, "served_model": None}]}}
+    extra = {"stream": True} if stream else {}
+    with running_server(script, tmp_path) as server:
+        for scenario, expected in (("versioned", "versioned-2026-01-01"), ("unnamed", None)):
+            runner = JudgeRunner(OpenAICompatibleJudge(scenario, base_url=server.base_url, api_key_env="CARD_KEY"),
+                                 sampling=SamplingParams(extra=extra))
+            (result,) = runner.run([JudgeRequest("x", messages("x"), SCHEMA)])
+            assert result.ok and result.served_model == expected
+            assert runner.stats.served_models == {expected or "": 1}
