@@ -19,6 +19,8 @@ request of a conversation gets step n (the last step repeats). A step is one of
     {"reply": "text", "cut_body": true}                                    # half the body (or event
                                                                            # stream), then the connection
                                                                            # closed: a server dying mid-reply
+    {"reply": "text", "served_model": "judge-2026-01-01"}                  # the reply's model field (null:
+                                                                           # none; default: the request's)
     {"status": 429, "headers": {"Retry-After": "1"}, "body": {...}}      # any HTTP error
     {"hang_s": 3.0, "then": step}                                          # answer late (or never)
     {"raw_body": "not json", "status": 200}                                # a broken HTTP body
@@ -256,7 +258,8 @@ class _Handler(BaseHTTPRequestHandler):
         (``cut_off``: the stream stops in the middle of an event and the connection closes)."""
         text = body["choices"][0]["message"]["content"]
         cut = len(text) // 2
-        chunk = {"id": body["id"], "object": "chat.completion.chunk", "model": body["model"]}
+        chunk = {"id": body["id"], "object": "chat.completion.chunk",
+                 **({"model": body["model"]} if "model" in body else {})}
         events = [{**chunk, "choices": [{"index": 0, "delta": {"role": "assistant", "content": text[:cut]}}]},
                   {**chunk, "choices": [{"index": 0, "delta": {"content": text[cut:]}}]},
                   {**chunk, "choices": [{"index": 0, "delta": {}, "finish_reason": body["choices"][0]["finish_reason"]}]}]
@@ -342,6 +345,9 @@ class _Handler(BaseHTTPRequestHandler):
             if step.get("reply_from_marker"):
                 text = str(_last_user(messages)).split("REPLY:", 1)[-1].strip()
             body = _reply_body(text, model, step.get("usage"), step.get("finish_reason", "stop"))
+            if "served_model" in step:  # the version string the reply reports (null: no model field)
+                body.pop("model")
+                body.update({"model": step["served_model"]} if step["served_model"] is not None else {})
             if self.streamed:
                 self._send_events(body, cut_off=bool(step.get("cut_body")))
             elif step.get("cut_body"):

@@ -9,6 +9,9 @@ each tie group. It is computed from scipy's Friedman test, chi^2 = m (n - 1) W (
 whose chi^2 p-value on n - 1 df (a large-sample approximation) comes with it. With m = 2 raters,
 W = (1 + Spearman's rho) / 2.
 
+Cohen's kappa (``cohens_kappa``): two raters' labels of the same units, unweighted (the judge-swap comparison,
+``analysis.judge_swap``).
+
 Krippendorff's alpha: the maintained ``krippendorff`` package through
 ``audioreason.scorers.mmar_rubrics.formulas.krippendorff_alpha`` (one implementation for the whole project);
 missing ratings are handled natively, as ARIA §4 describes.
@@ -69,4 +72,24 @@ def annotator_alpha(ratings: Mapping[str, Sequence[Any]], level: str = "interval
                      details={"level": level, "raters": len(columns), "units": data.shape[1]})
 
 
-__all__ = ["LEVELS", "annotator_alpha", "kendalls_w"]
+def cohens_kappa(a: Sequence[Any], b: Sequence[Any]) -> Statistic:
+    """Cohen's (1960) kappa of two raters' labels of the same units, unweighted (every distinct label is a
+    category): (p_o - p_e) / (1 - p_e), p_o the share of units labelled alike, p_e the sum over labels of the
+    product of the two raters' shares of it. Unavailable without a unit, or when p_e = 1 (both give every
+    unit one same label: no disagreement was possible). sklearn's ``cohen_kappa_score`` gives the same."""
+    if len(a) != len(b):
+        raise ValueError(f"kappa pairs one label of each rater per unit; got {len(a)} and {len(b)}")
+    n = len(a)
+    if n == 0:
+        return Statistic("cohens_kappa", unavailable="no unit rated by both raters", n=0)
+    categories = sorted(set(a) | set(b), key=repr)
+    observed = sum(x == y for x, y in zip(a, b)) / n
+    expected = sum((list(a).count(c) / n) * (list(b).count(c) / n) for c in categories)
+    details = {"observed": observed, "expected": expected, "categories": len(categories)}
+    if expected >= 1:
+        return Statistic("cohens_kappa", n=n, details=details,
+                         unavailable=f"both raters give all {n} units the label {categories[0]!r}: kappa is undefined")
+    return Statistic("cohens_kappa", (observed - expected) / (1 - expected), None, None, n, details=details)
+
+
+__all__ = ["LEVELS", "annotator_alpha", "cohens_kappa", "kendalls_w"]

@@ -10,6 +10,10 @@ within each (condition, template) set, whatever the models. For every headline w
   Rubrics and the AudioSpan Rubric (a failed item at 0, as the headline counts it): both means and the paired
   difference with its interval.
 
+Runs made with different protocols (``base.protocol``: the results' ``protocol`` blocks differ in anything,
+the model aside) are refused with the differing fields named, unless ``allow_protocol_diff``; a run scored
+before protocols were recorded is "protocol unknown" and compared (the comparison says so).
+
 Chain (Eq. 3) and the text-prior ratios are not compared (results.json holds them per chain or per model
 table, not per output). A folder that is not a scored run, two benchmarks, or no shared item is a
 ``ValueError`` with one line saying which; an items.jsonl row without its item id, condition or template is a
@@ -20,6 +24,8 @@ from __future__ import annotations
 import math
 from pathlib import Path
 from typing import Any, Iterable, Mapping, Optional, Sequence
+
+from audioreason.base.protocol import protocol_difference
 
 from .uncertainty import DEFAULT, UncertaintyOptions, mcnemar_exact, paired_difference
 
@@ -103,13 +109,14 @@ def _by_set(rows: Iterable[Mapping[str, Any]]) -> dict[tuple, dict[str, dict]]:
 
 
 def compare_runs(folder_a: Any, folder_b: Any, options: UncertaintyOptions = DEFAULT,
-                 notes: Sequence[str] = ()) -> dict[str, Any]:
+                 notes: Sequence[str] = (), allow_protocol_diff: bool = False) -> dict[str, Any]:
     """Every headline both runs have, on their shared items (see the module docstring); ``notes``: what the
     caller found about the runs (a run still being written), recorded in the comparison and printed."""
     (results_a, rows_a), (results_b, rows_b) = read_scored_run(folder_a), read_scored_run(folder_b)
     bench_a, bench_b = results_a["run"].get("benchmark"), results_b["run"].get("benchmark")
     if bench_a != bench_b:
         raise ValueError(f"{folder_a} scored {bench_a}, {folder_b} scored {bench_b}: compare runs of one benchmark")
+    protocol = checked_protocols(folder_a, folder_b, results_a, results_b, allow_protocol_diff)
     sets_a, sets_b = _by_set(rows_a), _by_set(rows_b)
     comparisons, not_compared = [], []
     for key in sorted(set(sets_a) | set(sets_b)):
@@ -141,8 +148,33 @@ def compare_runs(folder_a: Any, folder_b: Any, options: UncertaintyOptions = DEF
         raise ValueError(f"{folder_a} and {folder_b} share no scored item (matched by item id within each "
                          "condition and template)")
     return {"a": _describe(folder_a, results_a), "b": _describe(folder_b, results_b), "benchmark": bench_a,
-            "options": options.to_dict(), "comparisons": comparisons, "not_compared": not_compared,
-            "notes": list(notes)}
+            "options": options.to_dict(), "protocol": protocol, "comparisons": comparisons,
+            "not_compared": not_compared, "notes": list(notes)}
+
+
+def checked_protocols(folder_a: Any, folder_b: Any, results_a: Mapping[str, Any], results_b: Mapping[str, Any],
+                      allow_protocol_diff: bool = False, ignore: Iterable[str] = ()) -> dict[str, Any]:
+    """``base.protocol.protocol_difference`` of two results (fields starting with one of ``ignore`` left out);
+    a ValueError naming the differing fields when the protocols differ and ``allow_protocol_diff`` is off.
+    A results.json without a protocol is "protocol unknown": compared, never refused."""
+    protocol = protocol_difference(results_a, results_b)
+    ignore = tuple(ignore)
+    protocol["differs"] = [f for f in protocol["differs"] if not any(f == i or f.startswith(i + ".") for i in ignore)]
+    if protocol["same"] is not None:
+        protocol["same"] = not protocol["differs"]
+    if protocol["same"] is False and not allow_protocol_diff:
+        raise ValueError(f"{folder_a} and {folder_b} were made with different protocols ({', '.join(protocol['differs'])} "
+                         "differ); pass --allow-protocol-diff (allow_protocol_diff=True) to compare them anyway")
+    return protocol
+
+
+def protocol_line(protocol: Mapping[str, Any]) -> str:
+    """One line saying how the two protocols compare."""
+    if protocol["unknown"]:
+        return f"protocol unknown for {' and '.join(protocol['unknown']).upper()}: not checked"
+    if protocol["same"]:
+        return f"protocol: the same ({protocol['a']})"
+    return f"protocols differ ({protocol['a']} vs {protocol['b']}), compared as asked: {', '.join(protocol['differs'])}"
 
 
 def _describe(folder: Any, results: Mapping[str, Any]) -> dict[str, Any]:
@@ -167,7 +199,7 @@ def format_comparison(comparison: Mapping[str, Any]) -> str:
     widths = [max(len(line[i]) for line in [header, *body]) for i in range(len(header))]
     fmt = lambda line: "  ".join(cell.ljust(w) for cell, w in zip(line, widths)).rstrip()  # noqa: E731
     title = f"A: {comparison['a']['model']} ({comparison['a']['folder']})\nB: {comparison['b']['model']} " \
-            f"({comparison['b']['folder']})"
+            f"({comparison['b']['folder']})\n{protocol_line(comparison['protocol'])}"
     notes = [f"note: {note}" for note in comparison.get("notes") or []]
     return "\n".join([title, *notes, "", fmt(header), fmt(tuple("-" * w for w in widths)), *map(fmt, body)])
 
@@ -181,4 +213,4 @@ def significantly_different(comparison: Mapping[str, Any], alpha: float = 0.05) 
     return None if not ci else not (ci[0] <= 0 <= ci[1])
 
 
-__all__ = ["compare_runs", "format_comparison", "item_values", "read_scored_run", "significantly_different"]
+__all__ = ["checked_protocols", "compare_runs", "format_comparison", "item_values", "read_scored_run", "significantly_different"]

@@ -66,6 +66,8 @@ def add_score_arguments(parser: argparse.ArgumentParser, *, seed_option: str = "
     parser.add_argument("--judge-cache", help="verdict cache (SQLite; default: <run>/judge-cache.sqlite)")
     parser.add_argument("--judge-structured-outputs", action="store_true",
                         help="send each verdict's JSON schema as response_format (OpenAI, vLLM); not with --compat")
+    parser.add_argument("--judge-prices", help="a prices file (JSON or YAML, as run --prices): the judge card's cost "
+                                               "of the judge's tokens")
     parser.add_argument("--compat", action="store_true", help="mmar_rubrics: the official scorer's behaviour")
     parser.add_argument("--official-scorer", help="mmar_rubrics: your copy of MMAR's evaluation_rubrics.py (its wording)")
 
@@ -89,9 +91,15 @@ def score_options(args: argparse.Namespace, *, data: Optional[str] = None, out: 
         raise ValueError("--judge-structured-outputs: the official scorer (--compat) sends no response_format")
     if args.judge_structured_outputs and (args.judge_model or "").startswith("local:"):
         raise ValueError("--judge-structured-outputs is for an OpenAI-compatible judge, not a local: one")
+    if args.judge_prices:
+        from audioreason.inference.hosted import load_prices
+
+        if not Path(args.judge_prices).expanduser().is_file():
+            raise ValueError(f"--judge-prices {args.judge_prices!r} is not a file")
+        load_prices(args.judge_prices)  # ValueError names the file and what is wrong, before any work
     judge = JudgeOptions(model=args.judge_model, base_url=args.judge_base_url, api_key_env=args.judge_api_key_env,
                          cache=args.judge_cache, compat=args.compat, official_scorer=args.official_scorer,
-                         structured_outputs=args.judge_structured_outputs)
+                         structured_outputs=args.judge_structured_outputs, prices=args.judge_prices)
     return ScoreOptions(scorers=scorers, extraction=args.extraction,
                         aria_backbones=parse_aria_backbones(args.aria_backbones),
                         perturbations=parse_perturbations(args.perturbations), seed=args.perturbation_seed,

@@ -19,7 +19,8 @@ Writes, into the run folder (or ``out``):
                    versions and commit, the duplicates skipped, and per scorer its status ("ok", "not_applicable",
                    "unavailable") with the reason, or its results: one entry per set with the scorer's
                    whole aggregate output (backbones, judge and its statistics, reasoning mode, extraction
-                   rule, unanswered, failed)
+                   rule, unanswered, failed; a judged one its ``judge_card``, ``evaluation.judge_card``), and
+                   the ``protocol`` that made the numbers (``evaluation.protocol``)
     items.jsonl    one row per output: key, id, model, condition, template, failed, and each scorer's values
                    for that output (the extracted choice per rule, ARIA metrics, rubric status and score with
                    each rater's verdict per criterion and its justification, text-prior label, each
@@ -46,6 +47,8 @@ from audioreason.base.scale import SCALE
 from audioreason.inference.processes import LOCK_FILE
 from audioreason.inference.runner import (OUTPUTS_FILE, RUN_FILE, SHARD_DIR, check_record, git_commit, load_items,
                                           package_versions, read_run_file)
+from audioreason.evaluation.judge_card import judge_card
+from audioreason.evaluation.protocol import judge_protocol, scored_protocol, scoring_protocol
 from audioreason.evaluation.sections import (JUDGED, SCORERS, OutputSet, Section, accuracy_section,
                                              anchor_chain_section, aria_sets, aria_section, audiospan_rubric_section,
                                              extraction_rules, fit_reason, mmar_rubrics_section, not_applicable,
@@ -100,6 +103,7 @@ class JudgeOptions:
     official_scorer: Optional[str] = None
     judge: Any = None
     structured_outputs: bool = False
+    prices: Optional[str] = None  # a prices file (inference.hosted.load_prices): the judge card's cost
 
     def to_dict(self) -> dict[str, Any]:
         # Not asdict(self): it would deep-copy a ready judge (an in-process model) only to drop it.
@@ -343,7 +347,10 @@ def _bar(total: int, description: str, enabled: bool):
     return tqdm(total=total, desc=description, unit="item", dynamic_ncols=True, disable=not enabled)
 
 
-def _judged_section(name: str, run: RunFolder, options: ScoreOptions, uncertainty: Any) -> Section:
+def _judged_section(name: str, run: RunFolder, options: ScoreOptions, uncertainty: Any,
+                    judges: Optional[dict[str, Any]] = None, prices: Optional[Mapping[str, Any]] = None) -> Section:
+    """A judged scorer's section, each set's entry with its judge card (``evaluation.judge_card``, costed at
+    ``prices``); ``judges`` gets its judge's protocol block (``evaluation.protocol``)."""
     judge, reason = build_judge(name, options.judge)
     if reason:
         return unavailable(reason)
@@ -371,7 +378,11 @@ def _judged_section(name: str, run: RunFolder, options: ScoreOptions, uncertaint
 
         return AudioSpanRubricScorer(wrapped, cache=cache, **extra)
 
-    raters = len(make_scorer().ensemble.raters)
+    probe = make_scorer()
+    raters = len(probe.ensemble.raters)
+    block = judge_protocol(name, probe)
+    if judges is not None:
+        judges[name] = block
     wrapped.bar = _bar(to_judge * raters, f"{name} (judge calls)", options.progress)
     try:
         build = mmar_rubrics_section if name == "mmar_rubrics" else audiospan_rubric_section
@@ -381,6 +392,7 @@ def _judged_section(name: str, run: RunFolder, options: ScoreOptions, uncertaint
     finally:
         wrapped.bar.close()
     for entry in section.results:
+        entry["judge_card"] = judge_card(entry, block, prices)
         scored = entry.get("n_judged", entry.get("n_scored"))
         if entry.get("n_failed") and not scored:
             entry["headline_unavailable"] = (f"every one of the {entry['n_failed']} items sent to the judge failed "
@@ -424,6 +436,11 @@ def score_run(folder: Any, options: Optional[ScoreOptions] = None) -> dict[str, 
     asked = parse_scorers(options.scorers)
     check_extraction(options.extraction)
     uncertainty = options.uncertainty()  # a bad --confidence or --resamples fails before any work
+    prices = None
+    if options.judge.prices:  # a bad prices file fails before any work too
+        from audioreason.inference.hosted import load_prices
+
+        prices = load_prices(options.judge.prices)
     started = _now()
     run = read_run(folder, options.data)
     items = list(run.items.values())
@@ -443,9 +460,10 @@ def score_run(folder: Any, options: Optional[ScoreOptions] = None) -> dict[str, 
         sections.update(_aria_sections(run, options, "aria" in runnable, uncertainty))
     if "accuracy" in runnable:
         sections["accuracy"] = accuracy_section(run.sets, run.items, options.extraction, uncertainty)
+    judges: dict[str, Any] = {}
     for name in JUDGED:
         if name in runnable:
-            sections[name] = _judged_section(name, run, options, uncertainty)
+            sections[name] = _judged_section(name, run, options, uncertainty, judges, prices)
     if "anchor_chain" in runnable:
         parse = "tolerant" if options.extraction == "hybrid" else "exact"
         sections["anchor_chain"] = anchor_chain_section(run.sets, run.items, parse, uncertainty)
@@ -453,7 +471,8 @@ def score_run(folder: Any, options: Optional[ScoreOptions] = None) -> dict[str, 
         sections["text_prior_decomposition"] = text_prior_section(run.sets, run.items, run.model, uncertainty)
     order = [*SCORERS, "perturbations"]
     sections = {k: sections[k] for k in sorted(sections, key=order.index)}
-    results = json_safe(_results(run, options, sections, started, uncertainty))  # as written: NaN is null
+    protocol = scored_protocol(run.run, scoring_protocol(run, options, sections, judges))
+    results = json_safe({**_results(run, options, sections, started, uncertainty), "protocol": protocol})
     _write(run, options, sections, results)
     return results
 

@@ -36,6 +36,7 @@ from ..base.checksums import file_sha256
 from .import_formats import FORMATS, LMMS_TASKS, SCHEMAS, FormatError, NeedsOption, Prediction, read_file
 from .lmms_reconcile import reconcile
 from .prompts import EXTERNAL_TEMPLATE, get_template
+from .protocol import run_protocol, with_protocol
 from .runner import (OUTPUTS_FILE, RUN_FILE, RunConfig, git_commit, load_items_reported, package_versions,
                      unit_key, write_run_file)
 
@@ -217,6 +218,10 @@ def import_predictions(options: ImportOptions) -> dict[str, Any]:
                    "unmatched": unmatched, "duplicates": duplicates, "empty": empty, "no_prediction": absent,
                    "gold_differs": gold_differs, "missing": missing},
     }
+    summary = with_protocol(summary, run_protocol(
+        benchmark=benchmark, data=str(options.data), benchmark_config=None,
+        item_ids=dict.fromkeys(r["id"] for r in records), templates=[template], conditions=list(order),
+        decoding=None, text_backbone=roles.get("tb"), source=f"import ({options.fmt})"))
     write_outputs(out, records)
     write_run_file(out, summary)
     return summary

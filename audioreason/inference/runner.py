@@ -68,6 +68,7 @@ from .hosted import cost_of, load_prices, usage_summary
 from .prefetch import ClipCache, PreparedBatch, prefetched
 from .processes import LAUNCHER_ENV, die_with_parent, lock_run_folder
 from .prompts import DEFAULT_TEMPLATES, PromptTemplate, TemplateMismatch, parse_templates
+from .protocol import run_protocol, with_protocol
 
 RUN_FILE = "run.json"
 OUTPUTS_FILE = "outputs.jsonl"
@@ -773,8 +774,22 @@ def gather(out: Path, units: Sequence[Unit], not_applicable_counts: dict[str, in
     }
     if config.prices:
         summary["cost"] = cost_of(summary["usage"], load_prices(config.prices))
+    summary = with_protocol(summary, _run_protocol(config, units, templates, adapters))
     write_run_file(out, summary)
     return summary
+
+
+def _run_protocol(config: RunConfig, units: Sequence[Unit], templates: Sequence[PromptTemplate],
+                  adapters: dict[str, ModelAdapter]) -> dict[str, Any]:
+    """This command's protocol block (``inference.protocol``): its items, templates, conditions, decoding."""
+    from ..data import benchmark_spec
+
+    return run_protocol(benchmark=benchmark_spec(config.benchmark).name, data=config.data,
+                        benchmark_config=config.benchmark_config, item_ids=dict.fromkeys(u.item_id for u in units),
+                        templates=[t.to_dict() for t in templates],
+                        conditions=[c.name for c in parse_conditions(config.conditions)],
+                        decoding=config.decoding.to_dict(),
+                        text_backbone=adapters["tb"].name if "tb" in adapters else None)
 
 
 def _outcomes(records: Iterable[dict]) -> dict[str, int]:

@@ -69,6 +69,9 @@ class Completion:
     # is counted apart (``replies_without_usage``) so no total is read as complete.
     usage_reported: bool = True
     usage_problem: Optional[str] = None
+    # The ``model`` field of the server's reply: the version string the server says answered (None: none
+    # reported, or a judge in this process); the judge card records it beside the name asked for.
+    served_model: Optional[str] = None
 
 
 class JudgeCallError(Exception):

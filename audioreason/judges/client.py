@@ -407,6 +407,7 @@ class OpenAICompatibleJudge:
                                 options={"timeout": timeout}),
                     timeout=timeout)
                 completion = self._read(response)
+                completion.served_model = served_model(response)
             except (asyncio.TimeoutError, openai.APITimeoutError):  # hung, not rate-limited: the limit stays
                 kind, last_error = TIMEOUT, f"no reply within {timeout:g} s"
             except openai.APIStatusError as err:
@@ -553,6 +554,24 @@ def token_counts(usage: Any) -> dict[str, Any]:
     if problem or not counts:
         return {"prompt_tokens": 0, "completion_tokens": 0, "usage_reported": False, "usage_problem": problem}
     return {"prompt_tokens": counts.get("prompt_tokens", 0), "completion_tokens": counts.get("completion_tokens", 0)}
+
+
+def served_model(response: Any) -> Optional[str]:
+    """The ``model`` field of a chat-completions reply (a streamed one: of its first chunk that has one), as
+    the server reported it; None when it reports none."""
+    try:
+        if "text/event-stream" in str(response.headers.get("content-type", "")):
+            for line in response.text.splitlines():
+                if line.startswith("data:") and line[5:].strip() != "[DONE]":
+                    chunk = json.loads(line[5:].strip())
+                    if isinstance(chunk, dict) and isinstance(chunk.get("model"), str):
+                        return chunk["model"]
+            return None
+        data = response.json()
+    except ValueError:
+        return None
+    model = data.get("model") if isinstance(data, dict) else None
+    return model if isinstance(model, str) and model else None
 
 
 class _BadResponse(Exception):

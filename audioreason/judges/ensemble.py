@@ -168,6 +168,11 @@ class JudgeEnsemble:
         """One draw from each of several judges."""
         return cls([Rater(j, 0) for j in judges], **kwargs)
 
+    def rater_params(self) -> list[dict[str, Any]]:
+        """The sampling fields each rater sends (temperature, seed, ...), in rater order: what a result's
+        protocol records."""
+        return [runner.sampling.for_rater(r.index) for r, runner in zip(self.raters, self._rater_runner)]
+
     @property
     def stats(self) -> dict[str, JudgeStats]:
         """Per judge name (runners of one judge with different sampling are summed)."""

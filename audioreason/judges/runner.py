@@ -83,6 +83,7 @@ class JudgeResult:
     prompt_tokens: int = 0
     completion_tokens: int = 0
     replies_without_usage: int = 0  # replies whose server reported no token counts (the sums above miss them)
+    served_model: Optional[str] = None  # the reply's ``model`` field: the version the server says answered
     waited_s: float = 0.0
     elapsed_s: float = 0.0
     cached: bool = False
@@ -139,6 +140,8 @@ class JudgeStats:
     completion_tokens: int = 0
     replies_without_usage: int = 0
     waited_s: float = 0.0
+    # Verdicts (cached ones too) by the model version their server reported; "" counts those with none.
+    served_models: dict[str, int] = field(default_factory=dict)
 
     _ERROR_FIELDS = {"rate_limited": "rate_limited", "timeout": "timeouts", "server_error": "server_errors",
                      "connection_error": "connection_errors", "bad_response": "bad_responses",
@@ -148,6 +151,9 @@ class JudgeStats:
         self.requests += 1
         setattr(self, result.status, getattr(self, result.status) + 1)
         self.warnings += len(result.warnings)
+        if result.status != CALL_FAILED:
+            name = result.served_model or ""
+            self.served_models[name] = self.served_models.get(name, 0) + 1
         if result.cached:
             self.cache_hits += 1
             return
@@ -163,7 +169,11 @@ class JudgeStats:
         self.waited_s += result.waited_s
 
     def merge(self, other: "JudgeStats") -> "JudgeStats":
-        return JudgeStats(**{f.name: getattr(self, f.name) + getattr(other, f.name) for f in fields(self)})
+        served = dict(self.served_models)
+        for name, n in other.served_models.items():
+            served[name] = served.get(name, 0) + n
+        return JudgeStats(**{f.name: getattr(self, f.name) + getattr(other, f.name) for f in fields(self)
+                             if f.name != "served_models"}, served_models=served)
 
     def to_dict(self) -> dict[str, Any]:
         return asdict(self)
@@ -335,6 +345,7 @@ class JudgeRunner:
             reply = scrub(completion.text, secrets) if completion.text is not None else ""
             result.replies.append(reply)
             result.raw_reply = reply
+            result.served_model = completion.served_model
             outcome = parse_verdict(reply, request.schema)
             if outcome.ok:
                 result.status, result.verdict, result.error = OK, outcome.verdict, None
