@@ -25,7 +25,6 @@ from datasets.builder import Key
 from ..audio.io import resolve_audio_backend
 from .features import TEST_SPLIT, with_audio_storage
 from .scan import SourceScan, apply_policies, check_policies, raise_on_policies
-from .validation import ValidationReport
 
 # The modules whose code shapes a built item (with each benchmark's own): a change to any rebuilds.
 ITEM_CODE = tuple(str(Path(__file__).with_name(name)) for name in ("builder.py", "features.py", "fields.py",

@@ -30,7 +30,7 @@ from .audiospan import export_hub_folder as _export_audiospan
 from ..audio.io import resolve_audio_backend
 from .audio_files import check_inside
 from .builder import BenchmarkBuilder
-from .catalog import BENCHMARKS, BenchmarkSpec, benchmark_spec, is_raw_folder
+from .catalog import BenchmarkSpec, benchmark_spec, is_raw_folder
 from .features import TEST_SPLIT
 from .hub_export import check_out_dir, export_parquet_folder, licence_notice, push_folder
 from .hub_load import is_hub_folder, load_hub_folder, pick_config, read_card_yaml, split_patterns

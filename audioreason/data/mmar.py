@@ -19,7 +19,7 @@ from __future__ import annotations
 import json
 from importlib import resources
 from pathlib import Path
-from typing import Any, Mapping, Optional, Union
+from typing import Any, Mapping, Union
 
 import datasets
 from datasets import List, Value
