@@ -45,11 +45,11 @@ def register_datasets() -> dict[str, str]:
     """Add the builders to datasets' packaged builders for this process; returns name -> builder module."""
     from datasets.packaged_modules import _PACKAGED_DATASETS_MODULES
 
-    from audioreason.data.load import BENCHMARKS
+    from audioreason.data.load import BUILDERS
 
     registered = {}
     for name in DATASETS:
-        builder = BENCHMARKS[name].builder
+        builder = BUILDERS[name]
         _PACKAGED_DATASETS_MODULES[name] = (builder.__module__, builder.code_hash())
         registered[name] = builder.__module__
     return registered

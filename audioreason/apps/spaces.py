@@ -29,8 +29,6 @@ the build writes (a test keeps them equal).
 """
 from __future__ import annotations
 
-import email.parser
-import importlib.metadata
 import os
 import re
 import shutil
@@ -128,6 +126,8 @@ def _normalize(name: str) -> str:
 
 def wheel_pins(wheel: Path) -> dict[str, tuple[str, Optional[str]]]:
     """Distribution name -> (pinned requirement, extra or None) from the wheel's METADATA."""
+    import email.parser  # imported here: `audioreason --help` builds this module's parser
+
     with zipfile.ZipFile(wheel) as z:
         name = next(n for n in z.namelist() if n.endswith(".dist-info/METADATA"))
         metadata = email.parser.Parser().parsestr(z.read(name).decode("utf-8"))
@@ -215,6 +215,8 @@ def unpack_wheel(wheel: Path, out: Path) -> list[str]:
 
 def copy_distribution(name: str, out: Path) -> int:
     """Copy an installed distribution's files (its package and .dist-info) into ``out``; bytes copied."""
+    import importlib.metadata
+
     try:
         dist = importlib.metadata.distribution(name)
     except importlib.metadata.PackageNotFoundError:

@@ -1,13 +1,15 @@
 """Audio input: the one decoder (torchcodec with a soundfile fallback, held to what each file's header
 promises), resampling, long-file streaming, fragments, and synthesized test signals.
 Layer 2 (ARCHITECTURE.md): it may import only ``audioreason.base`` and ``audioreason.text``."""
-from .errors import AudioError
-from .fragments import FragmentResult, fragment_audio, fragment_bounds, split_samples
-from .io import (AUDIO_BACKENDS, in_memory_audio, load_audio, resolve_audio_backend, torchcodec_status,
-                 write_audio)
-from .stream import AudioInfo, audio_info, iter_blocks, read_prefix, resample_blocks  # long files, streamed
-from .synth import synthesize_clip
+from audioreason.base.lazy import lazy_exports
 
-__all__ = ["AUDIO_BACKENDS", "AudioError", "AudioInfo", "FragmentResult", "audio_info", "fragment_audio",
-           "fragment_bounds", "in_memory_audio", "iter_blocks", "load_audio", "read_prefix", "resample_blocks",
-           "resolve_audio_backend", "split_samples", "synthesize_clip", "torchcodec_status", "write_audio"]
+# Each name's module (numpy, soundfile, torchcodec) is imported on first use: ``errors`` needs none of them.
+_NAMES = {
+    "AudioError": ".errors", "FragmentResult": ".fragments", "fragment_audio": ".fragments",
+    "fragment_bounds": ".fragments", "split_samples": ".fragments", "AUDIO_BACKENDS": ".io",
+    "in_memory_audio": ".io", "load_audio": ".io", "resolve_audio_backend": ".io", "torchcodec_status": ".io",
+    "write_audio": ".io", "AudioInfo": ".stream", "audio_info": ".stream", "iter_blocks": ".stream",
+    "read_prefix": ".stream", "resample_blocks": ".stream", "synthesize_clip": ".synth",
+}
+__getattr__, __dir__ = lazy_exports(__name__, _NAMES)
+__all__ = sorted(_NAMES)

@@ -7,7 +7,7 @@ import argparse
 from pathlib import Path
 from typing import Any
 
-from audioreason.inference.imports import FORMATS
+from audioreason.inference.import_formats import FORMATS
 
 SHOWN = 5  # entries printed per list; run.json's source holds them all
 PROBLEMS = (("unmatched", "id not in the benchmark, not imported"),

@@ -3,6 +3,9 @@ Layer 5 (ARCHITECTURE.md): it may import layers 0-4 (base, text, audio, backends
 
 - ``load_benchmark(name, path_or_hub_id, split="test", ...)``: one line from a raw folder, a Hub-ready
   folder or a Hub id (``load``);
+- ``text_items(name, raw_folder, ...)``: the same items of a raw MMAR or MMAU test-mini folder without
+  ``datasets``, for reading their text (``catalog``; the records' normalisation is ``records``, the scan and
+  the policies ``scan``);
 - the builders (``MMARBuilder``, ``MMAUTestMiniBuilder``, ``AudioSpanBuilder``): ``datasets``
   GeneratorBasedBuilder subclasses that read a raw folder and validate it (``builder.report``);
 - ``build_benchmark`` / ``export_benchmark``: raw folder -> Dataset + report -> Hub-ready folder;
@@ -18,24 +21,20 @@ records into the schema), ``audio_files`` (audio paths resolved inside the folde
 ``audiospan`` (the benchmarks), ``hub_export`` and ``hub_load`` (Hub-ready folders), ``load`` (one-line
 loading and the build scripts).
 """
-from ..audio.io import load_audio as decode_audio
-from ..audio.io import resolve_audio_backend, torchcodec_status
-from audioreason.text.audiospan_fields import FIELD_ALIASES
-from .audiospan import AudioSpanBuilder
-from .builder import BenchmarkBuilder, BenchmarkConfig
-from .features import CORE_FEATURES, TEST_SPLIT, audio_paths
-from .hub_export import push_folder
-from .hub_load import is_hub_folder, load_hub_folder
-from .load import (BENCHMARKS, BenchmarkNotFoundError, benchmark_spec, build_benchmark, export_benchmark,
-                   is_raw_folder, load_benchmark)
-from .mmar import MMARBuilder, build_demo_dataset
-from .mmau_test_mini import MMAUTestMiniBuilder
-from .validation import BenchmarkValidationError, Issue, ValidationReport
+from audioreason.base.lazy import lazy_exports
 
-__all__ = [
-    "load_benchmark", "build_benchmark", "export_benchmark", "BENCHMARKS", "benchmark_spec", "is_raw_folder",
-    "MMARBuilder", "MMAUTestMiniBuilder", "AudioSpanBuilder", "BenchmarkBuilder", "BenchmarkConfig",
-    "FIELD_ALIASES", "CORE_FEATURES", "TEST_SPLIT", "ValidationReport", "Issue", "BenchmarkValidationError",
-    "BenchmarkNotFoundError", "decode_audio", "audio_paths", "is_hub_folder", "load_hub_folder", "push_folder",
-    "resolve_audio_backend", "torchcodec_status", "build_demo_dataset",
-]
+# Each name's module is imported on first use: the benchmark catalog and the text-only read need no datasets.
+_NAMES = {
+    "load_benchmark": ".load", "build_benchmark": ".load", "export_benchmark": ".load",
+    "BenchmarkNotFoundError": ".load", "BENCHMARKS": ".catalog", "benchmark_spec": ".catalog",
+    "is_raw_folder": ".catalog", "text_items": ".catalog", "MMARBuilder": ".mmar", "build_demo_dataset": ".mmar",
+    "MMAUTestMiniBuilder": ".mmau_test_mini", "AudioSpanBuilder": ".audiospan", "BenchmarkBuilder": ".builder",
+    "BenchmarkConfig": ".builder", "FIELD_ALIASES": "audioreason.text.audiospan_fields",
+    "CORE_FEATURES": ".features", "TEST_SPLIT": ".features", "audio_paths": ".features",
+    "ValidationReport": ".validation", "Issue": ".validation", "BenchmarkValidationError": ".validation",
+    "decode_audio": "audioreason.audio.io:load_audio", "resolve_audio_backend": "audioreason.audio.io",
+    "torchcodec_status": "audioreason.audio.io", "is_hub_folder": ".hub_load", "load_hub_folder": ".hub_load",
+    "push_folder": ".hub_export",
+}
+__getattr__, __dir__ = lazy_exports(__name__, _NAMES)
+__all__ = list(_NAMES)

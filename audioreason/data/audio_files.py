@@ -18,13 +18,15 @@ from __future__ import annotations
 
 import os
 from pathlib import Path
-from typing import Optional, Union
-
-import datasets
+from typing import TYPE_CHECKING, Optional, Union
 
 from ..audio.errors import AudioError
-from ..audio.stream import AudioInfo, audio_info
 from .validation import ValidationReport
+
+if TYPE_CHECKING:
+    import datasets
+
+    from ..audio.stream import AudioInfo
 
 
 class AudioPathError(ValueError):
@@ -36,18 +38,45 @@ class AudioPathError(ValueError):
         self.outside = outside
 
 
-def resolve_inside(root: Union[str, os.PathLike], name: Union[str, os.PathLike]) -> Path:
+def resolve_inside(root: Union[str, os.PathLike], name: Union[str, os.PathLike],
+                   folders: Optional[dict[str, str]] = None) -> Path:
     """The real path of ``name`` (relative to ``root``, or absolute), every symlink followed; raises
-    AudioPathError unless it lies inside the real ``root``."""
-    real_root = Path(root).resolve()
+    AudioPathError unless it lies inside the real ``root``. ``folders``: resolved folders kept between calls
+    (``AudioFiles`` keeps one), so each folder is resolved once, not once per file in it."""
+    folders = {} if folders is None else folders
+    real_root = _resolved(folders, os.fspath(root))
     try:
-        path = (real_root / name).resolve()
+        path = _real_path(folders, real_root, os.fspath(name))
     except (OSError, RuntimeError, ValueError) as err:  # ValueError: NUL byte; RuntimeError: symlink loop
         raise AudioPathError(f"{str(name)!r} cannot be resolved ({err})", outside=False) from None
-    if not path.is_relative_to(real_root):
+    if not (path == real_root or path.startswith(real_root.rstrip(os.sep) + os.sep)):
         raise AudioPathError(f"{str(name)!r} resolves to {path}, outside the raw folder {real_root} "
                              "(refused: never read, never exported)", outside=True)
-    return path
+    return Path(path)
+
+
+def _resolved(folders: dict[str, str], folder: str) -> str:
+    if folder not in folders:
+        folders[folder] = str(Path(folder).resolve())
+    return folders[folder]
+
+
+def _real_path(folders: dict[str, str], real_root: str, name: str) -> str:
+    """``str((Path(real_root) / name).resolve())``: the folder part resolved once (cached), then the file
+    name, which adds nothing to its real folder unless it is itself a symlink."""
+    head, tail = os.path.split(name)
+    if "\0" in name or tail in ("", ".", ".."):
+        return str((Path(real_root) / name).resolve())
+    path = os.path.join(_resolved(folders, os.path.join(real_root, head)), tail)
+    return str(Path(path).resolve()) if os.path.islink(path) else path
+
+
+def audio_info(path: Path) -> AudioInfo:
+    """The file's header (``audioreason.audio.stream.audio_info``); the audio readers are imported with the
+    first file there is to read, so a folder without audio is checked without them."""
+    from ..audio.stream import audio_info as read_header
+
+    return read_header(path)
 
 
 class AudioFiles:
@@ -61,6 +90,7 @@ class AudioFiles:
         self.root = Path(root).resolve()
         self.report = report
         self.candidates: list[Path] = []
+        self._folders: dict[str, str] = {}  # resolved folders (resolve_inside)
         self._headers: dict[Path, Union[AudioInfo, str]] = {}  # header info, or why no reader opens the file
 
     def check(self, item_id: str, name: str) -> tuple[Optional[Path], Optional[AudioInfo]]:
@@ -68,7 +98,7 @@ class AudioFiles:
         ``audio_outside_root``, ``missing_audio`` (absent, not a regular file, or unresolvable) or
         ``unreadable_audio``."""
         try:
-            path = resolve_inside(self.root, name)
+            path = resolve_inside(self.root, name, self._folders)
         except AudioPathError as err:
             self.report.add("audio_outside_root" if err.outside else "missing_audio", item_id, str(err))
             return None, None

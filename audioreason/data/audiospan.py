@@ -72,14 +72,14 @@ from audioreason.text.audiospan_fields import (ATTRIBUTES, DELETION_MODES, DIMEN
 from audioreason.text.timestamps import is_single_span as _is_single_span
 from audioreason.text.timestamps import parse_record_span, parse_record_time
 from .audio_files import AudioFiles
-from .builder import BenchmarkBuilder, BenchmarkConfig, SourceScan
+from .builder import BenchmarkBuilder, BenchmarkConfig
+from .catalog import ANCHOR_FILE, NATIVE_FILE  # the files that mark a raw folder
 from .features import TEST_SPLIT, benchmark_features
 from .fields import as_text, check_choices
 from .hub_export import HubConfig, prepare_out_dir, write_audiofolder_group, write_card
+from .scan import SourceScan
 from .validation import ValidationReport
 
-NATIVE_FILE = "metadata/native.jsonl"
-ANCHOR_FILE = "metadata/anchor.jsonl"
 RECORDINGS_FILE = "metadata/recordings.jsonl"
 EDITS_FILE = "metadata/edits.jsonl"
 ORIGINAL_DIR = "audio/original"

@@ -1,6 +1,7 @@
 """The base of the benchmark builders: a ``datasets.GeneratorBasedBuilder`` that reads a raw folder into
 the common schema, validates it before building (``builder.report``), applies the missing-audio and
-repeated-id policies, and keys the datasets cache on the raw files and on the code that shapes the items.
+repeated-id policies (the reading and the policies are ``scan``'s, which needs no ``datasets``), and keys the
+datasets cache on the raw files and on the code that shapes the items.
 
 Every audio path is resolved inside the raw folder and its header read (``audio_files``): a path that
 leads outside the folder is refused and never read. Items whose audio is missing, unreadable or outside the
@@ -22,15 +23,12 @@ from datasets import Audio, Features
 from datasets.builder import Key
 
 from ..audio.io import resolve_audio_backend
-from .audio_files import AudioFiles
 from .features import TEST_SPLIT, with_audio_storage
-from .validation import BenchmarkValidationError, ValidationReport
+from .scan import SourceScan, apply_policies, check_policies, raise_on_policies
 
-MISSING_AUDIO_POLICIES = ("raise", "skip", "keep")
-REPEATED_ID_POLICIES = ("raise", "keep", "first")
 # The modules whose code shapes a built item (with each benchmark's own): a change to any rebuilds.
-ITEM_CODE = tuple(str(Path(__file__).with_name(name))
-                  for name in ("builder.py", "features.py", "fields.py", "audio_files.py"))
+ITEM_CODE = tuple(str(Path(__file__).with_name(name)) for name in ("builder.py", "features.py", "fields.py",
+                                                                  "audio_files.py", "scan.py", "records.py"))
 
 
 @dataclass
@@ -54,16 +52,6 @@ class BenchmarkConfig(datasets.BuilderConfig):
     audio_backend: str = "auto"
     metadata_file: Optional[str] = None
     source_fingerprint: str = ""
-
-
-@dataclass
-class SourceScan:
-    """What a builder read from a raw folder: normalized items (audio = absolute path or None)."""
-
-    items: list[dict[str, Any]]
-    report: ValidationReport
-    files: list[Path]  # metadata files, for the fingerprint
-    audio_files: list[Path]  # every audio path inside the root that an item names, present or not
 
 
 def _code_hash(*modules: str) -> str:
@@ -119,11 +107,7 @@ class BenchmarkBuilder(datasets.GeneratorBasedBuilder):
         if not root.is_dir():
             raise FileNotFoundError(f"{self.BENCHMARK} raw folder not found: {root}")
         defaults = {f.name: f.default for f in fields(self.BUILDER_CONFIG_CLASS)}
-        for policy, allowed in (("on_missing_audio", MISSING_AUDIO_POLICIES),
-                                ("on_repeated_id", REPEATED_ID_POLICIES)):
-            value = kwargs.get(policy, defaults[policy])
-            if value not in allowed:
-                raise ValueError(f"{policy} must be one of {allowed}, got {value!r}")
+        check_policies(*(kwargs.get(policy, defaults[policy]) for policy in ("on_missing_audio", "on_repeated_id")))
         backend, why = resolve_audio_backend(kwargs.get("audio_backend", defaults["audio_backend"]))
         kwargs["audio_backend"] = backend
         options = {name: kwargs.get(name, defaults.get(name)) for name in self.SCAN_OPTIONS}
@@ -138,30 +122,14 @@ class BenchmarkBuilder(datasets.GeneratorBasedBuilder):
         self.report = scan.report
         self._scanned = scan.items
         super().__init__(*args, data_dir=str(root), **kwargs)
-        self._items = self._apply_policies(self.select_items(self._scanned))
+        self._items = apply_policies(self.select_items(self._scanned), self.report, self.config.on_missing_audio,
+                                     self.config.on_repeated_id)
         self.report.built = len(self._items)
 
     @classmethod
     def code_hash(cls) -> str:
         """A hash of the code that shapes this benchmark's items (the datasets cache is keyed on it)."""
         return _code_hash(*ITEM_CODE, sys.modules[cls.__module__].__file__)
-
-    def scan_metadata_file(self, root: Path, options: Mapping[str, Any], read, normalize, title: str,
-                           layout: str) -> SourceScan:
-        """The scan of a benchmark with one metadata file (MMAR, MMAU): read it, normalise each record
-        into the schema (``normalize(raw, row, audio_files, report)`` reports problems and returns None
-        for a record it drops; its audio goes through ``AudioFiles.check``), and list the audio files the
-        items name."""
-        metadata = root / options["metadata_file"]
-        if not metadata.is_file():
-            raise FileNotFoundError(f"{title} metadata not found: {metadata} ({layout})")
-        report = ValidationReport(self.BENCHMARK, str(metadata))
-        records = read(metadata)
-        report.rows = len(records)
-        audio_files = AudioFiles(root, report)
-        items = [it for row, raw in enumerate(records)
-                 if (it := normalize(raw, row, audio_files, report)) is not None]
-        return SourceScan(items, report, [metadata], audio_files.candidates)
 
     # -- subclass hooks ------------------------------------------------------------------------
     def scan_source(self, root: Path, options: Mapping[str, Any]) -> SourceScan:
@@ -172,52 +140,6 @@ class BenchmarkBuilder(datasets.GeneratorBasedBuilder):
         """The items of the chosen config (all of them unless a subclass has configs)."""
         return items
 
-    # -- policies ------------------------------------------------------------------------------
-    def _apply_policies(self, items: list[dict[str, Any]]) -> list[dict[str, Any]]:
-        report, config = self.report, self.config
-        counts: dict[str, int] = {}
-        for item in items:
-            counts[item["id"]] = counts.get(item["id"], 0) + 1
-        # The report lists repeated ids once per extra record, whatever the policy.
-        seen: set[str] = set()
-        kept = []
-        for item in items:
-            if counts[item["id"]] > 1 and item["id"] in seen:
-                report.add("repeated_id", item["id"], f"{counts[item['id']]} records")
-                if config.on_repeated_id == "first":
-                    report.add("skipped", item["id"], "repeated id (on_repeated_id='first')")
-                    continue
-            seen.add(item["id"])
-            kept.append(item)
-        out = []
-        for item in kept:
-            if item["audio"] is None and config.on_missing_audio == "skip":
-                report.add("skipped", item["id"], "missing, unreadable or refused audio (on_missing_audio='skip')")
-                continue
-            out.append(item)
-        return out
-
-    def _raise_on_policies(self) -> None:
-        problems = []
-        missing = self.report.of_kind("missing_audio") + self.report.of_kind("unreadable_audio")
-        outside = self.report.of_kind("audio_outside_root")
-        if self.config.on_missing_audio == "raise":
-            if outside:
-                problems.append(f"{len(outside)} audio paths lead outside the raw folder and were refused, never "
-                                "read (on_missing_audio='raise'; 'skip' builds the rest):\n"
-                                + "\n".join(f"  {i.item_id}: {i.detail}" for i in outside))
-            if missing:
-                problems.append(f"{len(missing)} audio files are missing or unreadable (on_missing_audio='raise'; "
-                                "use 'skip' to build the rest or 'keep' for items without audio):\n"
-                                + "\n".join(f"  {i.item_id}: {i.detail}" for i in missing))
-        if self.config.on_repeated_id == "raise" and self.report.of_kind("repeated_id"):
-            repeated = list(dict.fromkeys(self.report.ids("repeated_id")))
-            problems.append(f"{len(repeated)} ids occur on more than one record (on_repeated_id='raise'; "
-                            f"use 'keep' or 'first'): {', '.join(repeated)}")
-        if problems:
-            raise BenchmarkValidationError(f"{self.BENCHMARK} raw folder {self.root} failed validation:\n"
-                                           + "\n".join(problems), self.report)
-
     # -- datasets hooks ------------------------------------------------------------------------
     def _info(self) -> datasets.DatasetInfo:
         features = self.FEATURES
@@ -227,7 +149,7 @@ class BenchmarkBuilder(datasets.GeneratorBasedBuilder):
                                     license=self.LICENSE, citation=self.CITATION)
 
     def _split_generators(self, dl_manager: Any) -> list[datasets.SplitGenerator]:
-        self._raise_on_policies()
+        raise_on_policies(self.report, self.root, self.config.on_missing_audio, self.config.on_repeated_id)
         return [datasets.SplitGenerator(name=TEST_SPLIT, gen_kwargs={})]
 
     def _generate_examples(self) -> Iterable[tuple[Key, dict[str, Any]]]:

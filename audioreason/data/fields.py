@@ -2,7 +2,8 @@
 build's ``ValidationReport`` (shared by the MMAR, MMAU and AudioSpan builders)."""
 from __future__ import annotations
 
-from typing import Any, Mapping, Optional
+from collections.abc import Mapping
+from typing import Any, Optional
 
 from .audio_files import AudioFiles
 from .validation import ValidationReport

@@ -19,25 +19,24 @@ import argparse
 import os
 import sys
 import warnings
-from dataclasses import dataclass
 from pathlib import Path
 from typing import Any, Callable, Optional, Sequence, Union
 
 import datasets
 from datasets import Audio
 
-from .audiospan import ANCHOR_FILE, NATIVE_FILE, AudioSpanBuilder
+from .audiospan import AudioSpanBuilder
 from .audiospan import export_hub_folder as _export_audiospan
 from ..audio.io import resolve_audio_backend
 from .audio_files import check_inside
-from .builder import MISSING_AUDIO_POLICIES, REPEATED_ID_POLICIES, BenchmarkBuilder
+from .builder import BenchmarkBuilder
+from .catalog import BenchmarkSpec, benchmark_spec, is_raw_folder
 from .features import TEST_SPLIT
 from .hub_export import check_out_dir, export_parquet_folder, licence_notice, push_folder
 from .hub_load import is_hub_folder, load_hub_folder, pick_config, read_card_yaml, split_patterns
+from .scan import MISSING_AUDIO_POLICIES, REPEATED_ID_POLICIES
 from .validation import ValidationReport
-from .mmar import METADATA_FILE as MMAR_METADATA
 from .mmar import MMARBuilder
-from .mmau_test_mini import METADATA_FILE as MMAU_METADATA
 from .mmau_test_mini import MMAUTestMiniBuilder
 
 
@@ -45,39 +44,15 @@ class BenchmarkNotFoundError(FileNotFoundError):
     """Neither a usable local folder nor a reachable Hub dataset."""
 
 
-@dataclass(frozen=True)
-class BenchmarkSpec:
-    name: str
-    builder: type[BenchmarkBuilder]
-    raw_markers: tuple[str, ...]  # any of these files marks a raw folder
-    export: Callable[..., Path]
-
-
 def _export_parquet(dataset: datasets.Dataset, out_dir: Any, *, card: Optional[str] = None,
                     overwrite: bool = False, **options: Any) -> Path:
     return export_parquet_folder(dataset, out_dir, card=card, overwrite=overwrite, **options)
 
 
-BENCHMARKS: dict[str, BenchmarkSpec] = {
-    "mmar": BenchmarkSpec("mmar", MMARBuilder, (MMAR_METADATA,), _export_parquet),
-    "mmau_test_mini": BenchmarkSpec("mmau_test_mini", MMAUTestMiniBuilder, (MMAU_METADATA,), _export_parquet),
-    "audiospan": BenchmarkSpec("audiospan", AudioSpanBuilder, (NATIVE_FILE, ANCHOR_FILE), _export_audiospan),
-}
-NAME_ALIASES = {"mmau": "mmau_test_mini", "mmau-test-mini": "mmau_test_mini", "mmau_testmini": "mmau_test_mini",
-                "mmau-mini": "mmau_test_mini", "audio_span": "audiospan"}
-
-
-def benchmark_spec(name: str) -> BenchmarkSpec:
-    key = name.strip().lower()
-    key = NAME_ALIASES.get(key, key)
-    if key not in BENCHMARKS:
-        raise ValueError(f"unknown benchmark {name!r}: choose one of mmar, mmau-test-mini, audiospan "
-                         "(mmau_test_mini, the datasets builder's name, is mmau-test-mini)")
-    return BENCHMARKS[key]
-
-
-def is_raw_folder(name: str, folder: Union[str, os.PathLike]) -> bool:
-    return any((Path(folder) / marker).is_file() for marker in benchmark_spec(name).raw_markers)
+BUILDERS: dict[str, type[BenchmarkBuilder]] = {"mmar": MMARBuilder, "mmau_test_mini": MMAUTestMiniBuilder,
+                                               "audiospan": AudioSpanBuilder}
+EXPORTS: dict[str, Callable[..., Path]] = {"mmar": _export_parquet, "mmau_test_mini": _export_parquet,
+                                           "audiospan": _export_audiospan}
 
 
 def build_benchmark(name: str, raw_dir: Union[str, os.PathLike], *, config: Optional[str] = None,
@@ -91,7 +66,7 @@ def build_benchmark(name: str, raw_dir: Union[str, os.PathLike], *, config: Opti
     spec = benchmark_spec(name)
     if split != TEST_SPLIT:
         raise ValueError(f"{spec.name} has one split, {TEST_SPLIT!r}; got {split!r}")
-    builder = spec.builder(data_dir=str(raw_dir), config_name=config, cache_dir=cache_dir, **options)
+    builder = BUILDERS[spec.name](data_dir=str(raw_dir), config_name=config, cache_dir=cache_dir, **options)
     return builder.build(split), builder.report
 
 
@@ -115,7 +90,7 @@ def export_benchmark(name: str, dataset: datasets.Dataset, out_dir: Union[str, o
         from audioreason.base.bundled import dataset_card_path
 
         card = Path(dataset_card_path(spec.name)).read_text(encoding="utf-8")
-    return spec.export(dataset, out_dir, card=card, overwrite=overwrite, **options)
+    return EXPORTS[spec.name](dataset, out_dir, card=card, overwrite=overwrite, **options)
 
 
 def _offline() -> bool:

@@ -12,28 +12,28 @@ modality, category, sub-category, language (null, "en", "zh|en", ...), source, u
 thinking (gold CoT), cue (list of strings), rubric (five {name, scoring_point, note, choices}).
 
 Every field is kept under its MMAR name (``sub-category`` keeps its hyphen, so code written against
-MMAR-meta.jsonl reads dataset items unchanged).
+MMAR-meta.jsonl reads dataset items unchanged). The records are normalised by ``records`` (no ``datasets``).
 """
 from __future__ import annotations
 
 import json
 from importlib import resources
 from pathlib import Path
-from typing import Any, Mapping, Optional, Union
+from typing import Any, Mapping, Union
 
 import datasets
 from datasets import List, Value
 
 from ..audio.io import write_audio
 from ..audio.synth import synthesize_clip
-from audioreason.base.jsonl import parse_json_lines, read_json_lines
-from .audio_files import AudioFiles, resolve_inside
-from .builder import BenchmarkBuilder, SourceScan
+from audioreason.base.jsonl import parse_json_lines
+from .audio_files import resolve_inside
+from .builder import BenchmarkBuilder
 from .features import benchmark_features
-from .fields import as_text, category_text, core_fields
-from .validation import ValidationReport
+from .records import MMAR_METADATA, scan_mmar
+from .scan import SourceScan
 
-METADATA_FILE = "MMAR-meta.jsonl"
+METADATA_FILE = MMAR_METADATA
 
 RUBRIC_CRITERION = {
     "name": Value("string"),
@@ -55,9 +55,6 @@ FEATURES = benchmark_features({
     "rubric": List(RUBRIC_CRITERION),
 })
 
-# Optional string fields: absent is stored as None (MMAR's own `language` is null for 320 items).
-_TEXT_FIELDS = ("modality", "sub-category", "language", "source", "url", "timestamp", "thinking")
-
 CITATION = """@inproceedings{ma2025mmar,
   title     = {{MMAR}: A Challenging Benchmark for Deep Reasoning in Speech, Audio, Music, and Their Mix},
   author    = {Ma, Ziyang and Ma, Yinghao and Zhu, Yanqiao and Yang, Chen and Chao, Yi-Wen and Xu, Ruiyang
@@ -66,57 +63,6 @@ CITATION = """@inproceedings{ma2025mmar,
                Datasets and Benchmarks Track},
   year      = {2025}
 }"""
-
-
-def read_metadata(path: Path) -> list[Any]:
-    """The JSON lines of an MMAR metadata file (blank lines skipped; a bad line is an error with its number)."""
-    return read_json_lines(path)
-
-
-def _rubric(item_id: str, value: Any, report: ValidationReport) -> list[dict[str, Any]]:
-    if value is None:
-        report.add("missing_field", item_id, "rubric")
-        return []
-    if not isinstance(value, list):
-        report.add("invalid_value", item_id, f"rubric is a {type(value).__name__}, not a list")
-        return []
-    criteria = []
-    for n, c in enumerate(value):
-        if not isinstance(c, Mapping):
-            report.add("invalid_value", item_id, f"rubric[{n}] is not an object")
-            continue
-        options = c.get("choices")
-        if not isinstance(options, list) or not all(isinstance(o, int) and not isinstance(o, bool) for o in options):
-            report.add("invalid_value", item_id, f"rubric[{n}].choices {options!r} is not a list of integers")
-            options = [o for o in options if isinstance(o, int)] if isinstance(options, list) else []
-        for key in ("name", "scoring_point"):
-            if not c.get(key):
-                report.add("missing_field", item_id, f"rubric[{n}].{key}")
-        criteria.append({"name": as_text(c.get("name")), "scoring_point": as_text(c.get("scoring_point")),
-                         "note": as_text(c.get("note")), "choices": options})
-    return criteria
-
-
-def normalize_record(raw: Any, row: int, audio_files: AudioFiles,
-                     report: ValidationReport) -> Optional[dict[str, Any]]:
-    """One MMAR record in the common schema (audio = the checked file's real path, or None); issues
-    go to ``report``."""
-    item = core_fields(raw, row, audio_files, report, "audio_path")
-    if item is None:
-        return None
-    item_id = item["id"]
-    cue = raw.get("cue")
-    if cue is None:
-        cue = []
-    elif not isinstance(cue, list):
-        report.add("invalid_value", item_id, f"cue is a {type(cue).__name__}, not a list (stored as one cue)")
-        cue = [cue]
-    for key in _TEXT_FIELDS:
-        item[key] = as_text(raw.get(key))
-    item["category"] = category_text(item_id, raw.get("category"), report)
-    item["cue"] = [as_text(c) for c in cue]
-    item["rubric"] = _rubric(item_id, raw.get("rubric"), report)
-    return {key: item[key] for key in FEATURES}
 
 
 class MMARBuilder(BenchmarkBuilder):
@@ -132,8 +78,7 @@ class MMARBuilder(BenchmarkBuilder):
     CITATION = CITATION
 
     def scan_source(self, root: Path, options: Mapping[str, Any]) -> SourceScan:
-        return self.scan_metadata_file(root, options, read_metadata, normalize_record, "MMAR",
-                                       f"expected {METADATA_FILE} in the raw folder, with the audio under ./audio/")
+        return scan_mmar(root, options["metadata_file"])
 
 
 def demo_metadata() -> list[dict[str, Any]]:

@@ -17,23 +17,22 @@ Schema decisions (the release is irregular in two ways; both are reported, never
   per-category breakdowns group cleanly; the report lists the 13 ids under list_typed_category.
 - 27 items repeat a choice text. They are kept as released (scorers compare choice *text*, so either
   copy counts) with answer_index the first match, and listed under duplicate_choices.
+
+The records are normalised by ``records`` (no ``datasets``).
 """
 from __future__ import annotations
 
-import json
 from pathlib import Path
-from typing import Any, Mapping, Optional
+from typing import Any, Mapping
 
 from datasets import Value
 
-from audioreason.base.jsonl import parse_json_lines
-from .audio_files import AudioFiles
-from .builder import BenchmarkBuilder, SourceScan
+from .builder import BenchmarkBuilder
 from .features import benchmark_features
-from .fields import as_text, category_text, core_fields
-from .validation import ValidationReport
+from .records import MMAU_METADATA, scan_mmau
+from .scan import SourceScan
 
-METADATA_FILE = "mmau-test-mini.json"
+METADATA_FILE = MMAU_METADATA
 
 FEATURES = benchmark_features({
     "dataset": Value("string"),
@@ -44,8 +43,6 @@ FEATURES = benchmark_features({
     "difficulty": Value("string"),
 })
 
-_TEXT_FIELDS = ("dataset", "task", "split", "sub-category", "difficulty")
-
 CITATION = """@inproceedings{sakshi2025mmau,
   title     = {{MMAU}: A Massive Multi-Task Audio Understanding and Reasoning Benchmark},
   author    = {Sakshi, S and Tyagi, Utkarsh and Kumar, Sonal and Seth, Ashish and Selvakumar, Ramaneswaran
@@ -53,33 +50,6 @@ CITATION = """@inproceedings{sakshi2025mmau,
   booktitle = {The Thirteenth International Conference on Learning Representations},
   year      = {2025}
 }"""
-
-
-def read_metadata(path: Path) -> list[Any]:
-    """The records of an MMAU metadata file: a JSON array (or, tolerated, JSON lines)."""
-    text = path.read_text(encoding="utf-8")
-    try:
-        data = json.loads(text)
-    except json.JSONDecodeError:
-        return parse_json_lines(text, str(path))  # not a JSON array: JSON lines, tolerated
-    if not isinstance(data, list):
-        raise ValueError(f"{path}: expected a JSON array of records, got a {type(data).__name__}")
-    return data
-
-
-def normalize_record(raw: Any, row: int, audio_files: AudioFiles,
-                     report: ValidationReport) -> Optional[dict[str, Any]]:
-    """One MMAU record in the common schema (audio = the checked file's real path, or None); issues
-    go to ``report``."""
-    item = core_fields(raw, row, audio_files, report, "audio_id")
-    if item is None:
-        return None
-    item_id = item["id"]
-    for key in _TEXT_FIELDS:
-        item[key] = as_text(raw.get(key))
-    item["category"] = category_text(item_id, raw.get("category"), report)
-    # Keep the schema's field order (category sits between split and sub-category).
-    return {key: item[key] for key in FEATURES}
 
 
 class MMAUTestMiniBuilder(BenchmarkBuilder):
@@ -95,6 +65,4 @@ class MMAUTestMiniBuilder(BenchmarkBuilder):
     CITATION = CITATION
 
     def scan_source(self, root: Path, options: Mapping[str, Any]) -> SourceScan:
-        return self.scan_metadata_file(root, options, read_metadata, normalize_record, "MMAU test-mini",
-                                       f"expected {METADATA_FILE} in the raw folder, with the audio under "
-                                       "./test-mini-audios/")
+        return scan_mmau(root, options["metadata_file"])

@@ -32,15 +32,13 @@ import os
 import shutil
 from dataclasses import dataclass
 from pathlib import Path
-from typing import Any, Mapping, Optional, Sequence
-
-import numpy as np
+from typing import TYPE_CHECKING, Any, Mapping, Optional, Sequence
 
 from ..audio.errors import AudioError
-from ..audio.fragments import PAPER_NS, fragment_audio, split_samples
-from ..audio.io import load_audio
-from ..audio.stream import audio_info, read_prefix
 from .base import AudioInput
+
+if TYPE_CHECKING:
+    import numpy as np
 
 AUDIO_KINDS = ("full", "frag", "anchored")
 
@@ -72,6 +70,8 @@ def parse_condition(text: str) -> list[Condition]:
         except ValueError:
             numbers = None
         if numbers is not None:
+            from ..audio.fragments import PAPER_NS
+
             ns = numbers[:1] or list(PAPER_NS)
             if any(n not in PAPER_NS for n in ns):
                 raise ValueError(f"condition {text!r}: N must be one of {list(PAPER_NS)}")
@@ -122,6 +122,8 @@ def local_path(value: Any) -> Optional[str]:
 
 def source_seconds(value: Any) -> Optional[float]:
     """The clip's length from its file header (None for in-memory audio or an unreadable file)."""
+    from ..audio.stream import audio_info
+
     path = local_path(value)
     if path is None:
         return None
@@ -151,6 +153,8 @@ class AudioPreparer:
     def prepare(self, condition: Condition, value: Any) -> PreparedAudio:
         """The clip for ``condition`` (None for none/tb). Raises ``AudioError`` when the audio is missing,
         unreadable, or the fragment has no sample."""
+        import numpy as np
+
         if not condition.sends_audio:
             return PreparedAudio(None, {"seconds": 0.0, "source_seconds": None, "truncated": False,
                                         "max_audio_s": self.max_audio_s, "sampling_rate": None})
@@ -174,6 +178,9 @@ class AudioPreparer:
 
     def _whole(self, value: Any) -> tuple[np.ndarray, float, bool]:
         """(samples, source seconds, already cut to the limit)."""
+        from ..audio.io import load_audio
+        from ..audio.stream import audio_info, read_prefix
+
         path = local_path(value)
         if path is not None:
             duration = audio_info(path).duration
@@ -188,6 +195,11 @@ class AudioPreparer:
         return samples, len(samples) / rate, False
 
     def _fragment(self, value: Any, n: int, k: int) -> tuple[np.ndarray, float, dict[str, Any]]:
+        import numpy as np
+
+        from ..audio.fragments import split_samples
+        from ..audio.io import load_audio
+
         path = local_path(value)
         rate = self.sampling_rate
         if path is None or self.fragment_cache is None:
@@ -210,6 +222,8 @@ class AudioPreparer:
 
     def _cached_fragments(self, path: Path) -> dict[str, Any]:
         """The fragments of ``path`` for N = 2..5 at the model's rate, cut once and kept in the cache."""
+        from ..audio.fragments import PAPER_NS, fragment_audio
+
         try:
             stat = path.stat()
         except OSError:  # gone since the items were loaded: a counted audio failure, as under full

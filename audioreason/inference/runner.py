@@ -189,9 +189,35 @@ def load_items_reported(benchmark: str, data: str, config: Optional[str] = None,
     """(items, the items left out at load: [{"id", "reason"}]). ``on_missing_audio`` is the builder's
     policy for an item whose audio is missing, unreadable or outside the raw folder (raw folders only):
     "raise" (the load fails, listing every one), "skip" (left out and returned), "keep" (audio None: its
-    audio conditions fail as counted errors)."""
+    audio conditions fail as counted errors). A raw MMAR or MMAU test-mini folder is read without
+    ``datasets`` (``audioreason.data.catalog.text_items``: the same items, audio undecoded either way)."""
     import warnings
 
+    from ..data.catalog import reads_text_only, text_items
+
+    if config is None and reads_text_only(benchmark, data):
+        items, report = text_items(benchmark, data, on_missing_audio=on_missing_audio)
+        items = items if limit is None else items[:limit]
+    else:
+        items, report = _dataset_items(benchmark, data, config, limit, on_missing_audio)
+    skipped: list[dict[str, str]] = []
+    if report is not None:
+        if not report.ok:
+            warnings.warn(report.summary(), UserWarning, stacklevel=2)
+        why = {i.item_id: f"{i.kind}: {i.detail}" for kind in ("missing_audio", "unreadable_audio",
+                                                              "audio_outside_root") for i in report.of_kind(kind)}
+        skipped = [{"id": i.item_id, "reason": why.get(i.item_id, i.detail)} for i in report.of_kind("skipped")]
+    seen: set[str] = set()
+    for item in items:
+        if item["id"] in seen:
+            raise ValueError(f"item id {item['id']!r} occurs twice; outputs are keyed by id")
+        seen.add(item["id"])
+    return items, skipped
+
+
+def _dataset_items(benchmark: str, data: str, config: Optional[str], limit: Optional[int],
+                   on_missing_audio: str) -> tuple[list[dict], Any]:
+    """The items through ``load_benchmark`` (a Hub-ready folder, a Hub id, AudioSpan), audio undecoded."""
     from datasets import Audio
 
     from ..data import load_benchmark
@@ -206,23 +232,10 @@ def load_items_reported(benchmark: str, data: str, config: Optional[str] = None,
                              "a Hub-ready folder or Hub id (its audio is checked as each item runs, and a failure "
                              "is counted)") from None
         raise
-    skipped: list[dict[str, str]] = []
-    if report is not None:
-        if not report.ok:
-            warnings.warn(report.summary(), UserWarning, stacklevel=2)
-        why = {i.item_id: f"{i.kind}: {i.detail}" for kind in ("missing_audio", "unreadable_audio",
-                                                              "audio_outside_root") for i in report.of_kind(kind)}
-        skipped = [{"id": i.item_id, "reason": why.get(i.item_id, i.detail)} for i in report.of_kind("skipped")]
     dataset = dataset.cast_column("audio", Audio(decode=False))
     if limit is not None:
         dataset = dataset.select(range(min(limit, len(dataset))))
-    items = [dict(row) for row in dataset]
-    seen: set[str] = set()
-    for item in items:
-        if item["id"] in seen:
-            raise ValueError(f"item id {item['id']!r} occurs twice; outputs are keyed by id")
-        seen.add(item["id"])
-    return items, skipped
+    return [dict(row) for row in dataset], report
 
 
 def plan_units(items: Sequence[dict], conditions: Sequence[Condition], templates: Sequence[PromptTemplate],
