@@ -25,16 +25,19 @@ RUN_SOURCE = "audioreason run"
 
 def benchmark_metadata(benchmark: str, data: str, config: Optional[str] = None) -> tuple[Optional[dict], Optional[str]]:
     """({file name inside ``data``: sha256}, None), or (None, why no file could be hashed)."""
-    from audioreason.data import benchmark_spec, is_hub_folder, is_raw_folder
-    from audioreason.data.features import TEST_SPLIT
-    from audioreason.data.hub_load import CARD_FILENAME, pick_config, read_card_yaml, split_patterns
+    from audioreason.data import benchmark_spec, is_raw_folder
 
     folder = Path(data).expanduser()
     if not folder.is_dir():
         return None, f"{data} is not a local folder (a Hub id): no metadata file to hash"
     if is_raw_folder(benchmark, folder):
         names = [m for m in benchmark_spec(benchmark).raw_markers if (folder / m).is_file()]
-    elif is_hub_folder(folder):
+        return {name: file_sha256(folder / name) for name in names}, None
+    # A Hub-ready folder is read through datasets anyway; a raw one (above) never imports it (text commands).
+    from audioreason.data.features import TEST_SPLIT
+    from audioreason.data.hub_load import CARD_FILENAME, is_hub_folder, pick_config, read_card_yaml, split_patterns
+
+    if is_hub_folder(folder):
         try:
             entry = pick_config(read_card_yaml(folder), config, folder)
         except ValueError as err:
