@@ -19,11 +19,13 @@ Writes, into the run folder (or ``out``):
                    versions and commit, the duplicates skipped, and per scorer its status ("ok", "not_applicable",
                    "unavailable") with the reason, or its results: one entry per set with the scorer's
                    whole aggregate output (backbones, judge and its statistics, reasoning mode, extraction
-                   rule, unanswered, failed)
+                   rule, unanswered, failed); audio_reliance: the audio-reliance check
+                   (``audioreason.evaluation.reliance``; the scorers leave its silence and shuffled outputs out)
     items.jsonl    one row per output: key, id, model, condition, template, failed, and each scorer's values
                    for that output (the extracted choice per rule, ARIA metrics, rubric status and score with
                    each rater's verdict per criterion and its justification, text-prior label, each
-                   perturbation's answer and ARIA)
+                   perturbation's answer and ARIA; a silence or shuffled output's audio_reliance: changed,
+                   correct)
 
 A judge that cannot work (no API key; the first request refused with 401, 403 or 404, or no connection) is
 found by the judge layer on the scorer's first real request (``audioreason.judges.JudgeUnavailable``; no
@@ -44,6 +46,7 @@ from audioreason.base.jsonl import DataFileError, read_json_objects
 from audioreason.base.scale import SCALE
 from audioreason.inference.runner import (OUTPUTS_FILE, RUN_FILE, check_record, git_commit, load_items,
                                           package_versions, read_run_file)
+from audioreason.evaluation.reliance import audio_reliance_section, without_check_sets
 from audioreason.evaluation.sections import (JUDGED, SCORERS, OutputSet, Section, accuracy_section,
                                              anchor_chain_section, aria_sets, aria_section, audiospan_rubric_section,
                                              extraction_rules, fit_reason, mmar_rubrics_section, not_applicable,
@@ -206,16 +209,19 @@ def read_run(folder: Any, data: Optional[str] = None) -> RunFolder:
                                 "file holds one record per output (keep one of the two lines)")
         by_key[record["key"]] = by_unit[(*key, record["id"])] = (n, record)
         sets.setdefault(key, OutputSet(*key)).records.append(record)
+    check_ids = (run.get("audio_check") or {}).get("ids") if isinstance(run.get("audio_check"), dict) else None
     for output_set in sets.values():
         output_set.records.sort(key=lambda r: order[r["id"]])
-        output_set.missing = len(_applicable(output_set, loaded) - {r["id"] for r in output_set.records})
+        output_set.missing = len(_applicable(output_set, loaded, check_ids) - {r["id"] for r in output_set.records})
     models = run.get("models") or {}
     main = (models.get("main") or {}).get("name") or next((k[0] for k in sets), "")
     return RunFolder(folder, run, benchmark, items, list(sets.values()), main, duplicates)
 
 
-def _applicable(output_set: OutputSet, items: Sequence[Mapping[str, Any]]) -> set[str]:
-    """The ids of the items the runner gives a unit under this set's condition and template."""
+def _applicable(output_set: OutputSet, items: Sequence[Mapping[str, Any]], check_ids: Any = None) -> set[str]:
+    """The ids of the items the runner gives a unit under this set's condition and template (silence and
+    shuffled: the audio check's items, ``check_ids``)."""
+    from audioreason.inference.conditions import checked
     from audioreason.inference.conditions import not_applicable as condition_not_applicable
     from audioreason.inference.conditions import parse_condition
     from audioreason.inference.prompts import EXTERNAL_TEMPLATE, TemplateMismatch, get_template
@@ -228,7 +234,7 @@ def _applicable(output_set: OutputSet, items: Sequence[Mapping[str, Any]]) -> se
         return set()
     ids = set()
     for item in items:
-        if condition_not_applicable(condition, item) is None:
+        if checked(condition, str(item["id"]), check_ids) and condition_not_applicable(condition, item) is None:
             try:
                 if template is not None:
                     template.messages(item)
@@ -398,7 +404,10 @@ def score_run(folder: Any, options: Optional[ScoreOptions] = None) -> dict[str, 
     check_extraction(options.extraction)
     uncertainty = options.uncertainty()  # a bad --confidence or --resamples fails before any work
     started = _now()
-    run = read_run(folder, options.data)
+    whole = read_run(folder, options.data)
+    reliance = audio_reliance_section(whole.sets, whole.items, whole.run.get("audio_check"), options.extraction,
+                                      uncertainty)
+    run = without_check_sets(whole)  # the scorers (and their judges) score the run's own conditions only
     items = list(run.items.values())
     fits = {name: fit_reason(name, run.benchmark, items, run.sets) for name in SCORERS}
     # With "auto" every scorer is named: the ones that fit run, the others say why they do not.
@@ -426,8 +435,9 @@ def score_run(folder: Any, options: Optional[ScoreOptions] = None) -> dict[str, 
         sections["text_prior_decomposition"] = text_prior_section(run.sets, run.items, run.model, uncertainty)
     order = [*SCORERS, "perturbations"]
     sections = {k: sections[k] for k in sorted(sections, key=order.index)}
-    results = json_safe(_results(run, options, sections, started, uncertainty))  # as written: NaN is null
-    _write(run, options, sections, results)
+    results = json_safe({**_results(run, options, sections, started, uncertainty),
+                         "audio_reliance": reliance.to_dict()})  # as written: NaN is null
+    _write(whole, options, {**sections, "audio_reliance": reliance}, results)
     return results
 
 
