@@ -37,6 +37,12 @@ request of a conversation gets step n (the last step repeats). A step is one of
                                                                            # 400 if one is not a 16-bit
                                                                            # WAV at expect_rate
 
+    {"reply_by_tone": {"220": "bass", "880": "soprano"}, "quiet": "text"}  # answer from the audio: the
+                                                                           # reply of the tone (Hz) nearest
+                                                                           # the first input_audio WAV's
+                                                                           # zero-crossing frequency; "quiet"
+                                                                           # for an all-silent clip
+
     {"check_audio": {"format": "wav", "rate": 16000, "max_s": 30.0,      # a provider's documented request
                      "data_prefix": "", "position": "first",             # shape (endpoint presets): 400
                      "stream": false, "params": {"modalities": ["text"]}},  # naming what differs, else
@@ -152,6 +158,22 @@ def _measure_audio(messages: list[dict], expect_rate: Optional[int]) -> tuple[Op
                                   "sample_width": width, "frames": frames,
                                   "pcm_sha256": hashlib.sha256(pcm).hexdigest()})
     return None, measured
+
+
+def _tone_reply(messages: list[dict], step: dict) -> str:
+    """The reply a model that listens gives: by the frequency of the tone it hears, or ``quiet``."""
+    import array
+    import math
+
+    content = _last_user(messages)
+    part = next(p for p in content if isinstance(p, dict) and p.get("type") == "input_audio")
+    with wave.open(io.BytesIO(base64.b64decode(part["input_audio"]["data"]))) as w:
+        rate, pcm = w.getframerate(), array.array("h", w.readframes(w.getnframes()))
+    if not pcm or math.sqrt(sum(x * x for x in pcm) / len(pcm)) < 10:  # silence (int16 RMS)
+        return step["quiet"]
+    crossings = sum((a < 0) != (b < 0) for a, b in zip(pcm, pcm[1:]))
+    hz = crossings / 2 / (len(pcm) / rate)
+    return step["reply_by_tone"][min(step["reply_by_tone"], key=lambda f: abs(float(f) - hz))]
 
 
 MP3_SYNC = (b"ID3", b"\xff\xfb", b"\xff\xf3", b"\xff\xf2")
@@ -338,6 +360,9 @@ class _Handler(BaseHTTPRequestHandler):
         if "raw_body" in step:
             self._send(step.get("status", 200), step["raw_body"], step.get("headers"))
             return
+        if "reply_by_tone" in step:
+            self._send(200, _reply_body(_tone_reply(messages, step), model, step.get("usage"), "stop"))
+            return
         if "reply" in step or step.get("reply_from_marker"):
             text = step.get("reply", "")
             if step.get("echo_auth_reply"):  # a 200 whose text quotes the request's key (a leaky proxy)
@@ -390,6 +415,14 @@ class ServerHandle:
 
     def log_text(self) -> str:
         return self.log_path.read_text(encoding="utf-8") if self.log_path.exists() else ""
+
+
+def openai_cli_args(command: str, server: ServerHandle, model: str, key_env: str, data: Path, out: Path,
+                    *extra: str) -> list[str]:
+    """`audioreason COMMAND --adapter openai` on MMAR against this server, with quick retries."""
+    return [command, "--adapter", "openai", "--base-url", server.base_url, "--model", model, "--api-key-env",
+            key_env, "--benchmark", "mmar", "--data", str(data), "--out", str(out), "--no-progress",
+            "--backoff-base-s", "0.01", "--timeout-s", "10", *extra]
 
 
 @contextmanager

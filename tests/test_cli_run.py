@@ -11,7 +11,7 @@ def base(tmp, *extra):
 
 @pytest.mark.parametrize("extra, message", [
     (["--benchmark", "mmau-pro"], "unknown benchmark 'mmau-pro'"),
-    (["--conditions", "full,silence"], "unknown condition 'silence'"),
+    (["--conditions", "full,mute"], "unknown condition 'mute'"),
     (["--conditions", "frag:7"], "N must be one of [2, 3, 4, 5]"),
     (["--conditions", "full,none,full"], "condition 'full' given twice"),
     (["--templates", "cot"], "unknown template 'cot'"),

@@ -104,7 +104,7 @@ def test_launched_processes_get_the_run_arguments_only():
 @pytest.mark.parametrize("extra, message", [
     (["--scorers", "rouge"], "unknown scorer(s) ['rouge']"),
     (["--perturbations", "swap"], "unknown perturbation(s) ['swap']"),
-    (["--conditions", "silence"], "unknown condition 'silence'"),
+    (["--conditions", "mute"], "unknown condition 'mute'"),
 ])
 def test_bad_evaluate_arguments_stop_before_any_work(tmp_path, capsys, extra, message):
     with pytest.raises(SystemExit) as exit_info:

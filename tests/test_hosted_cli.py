@@ -9,7 +9,7 @@ import pytest
 
 from audioreason.cli import main
 from inference_fixtures import mmar_raw  # noqa: F401 (fixture)
-from judge_server import running_server
+from judge_server import openai_cli_args, running_server
 
 SECRET = "sk-hosted-test-0123456789abcdefSECRET"
 # The demo's first four MMAR items, by a word of their questions -> the reply (the choice text).
@@ -82,9 +82,7 @@ def key(monkeypatch):
 
 
 def run_args(server, raw, out, model, *extra, command="run"):
-    return [command, "--adapter", "openai", "--base-url", server.base_url, "--model", model,
-            "--api-key-env", "HOSTED_TEST_KEY", "--benchmark", "mmar", "--data", str(raw), "--out", str(out),
-            "--limit", "4", "--no-progress", "--backoff-base-s", "0.01", "--timeout-s", "10", *extra]
+    return openai_cli_args(command, server, model, "HOSTED_TEST_KEY", raw, out, "--limit", "4", *extra)
 
 
 def sent(server, model):

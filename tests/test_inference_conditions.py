@@ -26,7 +26,7 @@ def test_parse_condition_names_and_expansions():
     assert parse_condition(" FULL ") == [Condition("full")]
     assert [c.name for c in parse_conditions(["full", "none", "tb", "frag:2:1", "anchored"])] == [
         "full", "none", "tb", "frag:2:1", "anchored"]
-    for bad, message in (("frag:6", "N must be one of"), ("frag:2:2", "k must be in 0..1"), ("silence", "unknown"),
+    for bad, message in (("frag:6", "N must be one of"), ("frag:2:2", "k must be in 0..1"), ("mute", "unknown"),
                          ("frag:x", "unknown"), ("frag:2:1:0", "unknown")):
         with pytest.raises(ValueError, match=message):
             parse_condition(bad)

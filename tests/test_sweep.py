@@ -38,7 +38,8 @@ def sweep_file(folder: Path, models: dict, mmar: Path, mmau: Path) -> Path:
     lines += [f"  - {{name: {name}, model: {path}}}" for name, path in models.items()]
     lines += ["benchmarks:", f"  - {{benchmark: mmar, data: {mmar}}}", f"  - {{benchmark: mmau-test-mini, data: {mmau}}}",
               "conditions: [full, none]", "templates: [plain]", "batch_size: 2",
-              "decoding: {max_new_tokens: 3}", "score: {scorers: [accuracy]}"]
+              "decoding: {max_new_tokens: 3}", "score: {scorers: [accuracy]}",
+              "audio_check: 0"]  # the check has its own tests (test_audio_reliance.py)
     path = folder / "sweep.yaml"
     path.write_text("\n".join(lines) + "\n", encoding="utf-8")
     return path
@@ -248,7 +249,7 @@ GOOD = {"out": "o", "models": [{"name": "a", "model": "qwen2-audio"}],
 
 
 @pytest.mark.parametrize("change, message", [
-    ({"model": "x"}, "(top level).model: unknown key (known: batch_size, benchmarks, conditions"),
+    ({"model": "x"}, "(top level).model: unknown key (known: audio_check, audio_check_seed, batch_size, benchmarks"),
     ({"models": [{"name": "a", "model": "m", "dtype": "bfloat16"}]}, "models[0].dtype: unknown key"),
     ({"models": [{"model": "m", "adapter": "vllm"}]}, "models[0].adapter: 'vllm' is not one of transformers, text-lm"),
     ({"models": [{"model": "m", "options": {"dtyp": "x"}}]}, "models[0].options.dtyp: the transformers adapter "
@@ -259,7 +260,7 @@ GOOD = {"out": "o", "models": [{"name": "a", "model": "qwen2-audio"}],
     ({"benchmarks": [{"benchmark": "mmau-pro", "data": "d"}]}, "benchmarks[0].benchmark: unknown benchmark 'mmau-pro'"),
     ({"benchmarks": [{"benchmark": "mmar"}]}, "benchmarks[0].data: required"),
     ({"benchmarks": [{"benchmark": "mmar", "data": "d", "limit": 0}]}, "benchmarks[0].limit: must be a positive"),
-    ({"conditions": ["full", "silence"]}, "conditions: unknown condition 'silence'"),
+    ({"conditions": ["full", "mute"]}, "conditions: unknown condition 'mute'"),
     ({"conditions": ["full", "tb"]}, "models[0].tb: the tb condition needs a text backbone"),
     ({"templates": ["cot"]}, "templates: unknown template"),
     ({"decoding": {"max_new_tokens": 0}}, "decoding: max_new_tokens must be a positive integer"),

@@ -25,20 +25,22 @@ def check_run_args(args: argparse.Namespace) -> None:
     """Every argument checked before any model or data is loaded; sets ``args.decoding``."""
     from audioreason.data import benchmark_spec
     from audioreason.inference.base import DecodingParams
-    from audioreason.inference.conditions import parse_conditions
+    from audioreason.inference.conditions import parse_conditions, with_audio_check
     from audioreason.inference.prompts import parse_templates
     from audioreason.inference.runner import ADAPTERS
     from audioreason.inference.transformers_audio import PRESETS
 
     try:
         benchmark_spec(args.benchmark)
-        conditions = parse_conditions(_comma_list(args.conditions))
+        conditions = with_audio_check(parse_conditions(_comma_list(args.conditions)), args.audio_check)
         if args.templates:
             parse_templates(_comma_list(args.templates))
         args.decoding = DecodingParams(max_new_tokens=args.max_new_tokens, temperature=args.temperature,
                                        top_p=args.top_p, seed=args.seed)
     except ValueError as err:
         raise UsageError(str(err)) from None
+    if args.audio_check_seed < 0:
+        raise UsageError(f"--audio-check-seed must be a whole number >= 0, got {args.audio_check_seed}")
     for name in ("limit", "batch_size", "num_processes"):
         value = getattr(args, name)
         if value is not None and value < 1:
@@ -171,6 +173,7 @@ def run_from_args(args: argparse.Namespace) -> None:
                        model_options=args.model_options, tb_options=args.tb_options, prices=args.prices,
                        decoding=args.decoding,
                        fragment_cache=args.fragment_cache, on_missing_audio=args.on_missing_audio,
+                       audio_check=args.audio_check, audio_check_seed=args.audio_check_seed,
                        progress=not args.no_progress)
     from audioreason.judges import JudgeUnavailable
 
@@ -204,6 +207,10 @@ def run_from_args(args: argparse.Namespace) -> None:
         speed = speed_line(summary.get("speed"))
         if speed:
             print(speed)
+        check = summary.get("audio_check")
+        if check:
+            print(f"audio check: silence and shuffled audio on {check['items']} item(s), seed {check['seed']} "
+                  f"({len(check['units'])} units, named in run.json)")
         print(f"audioreason run: {counts['ok']} outputs, {counts['failed']} failed, "
               f"{sum(counts['not_applicable'].values())} not applicable, {counts['truncated']} truncated, "
               f"{counts['resumed']} already done{skipped} -> {Path(args.out) / 'outputs.jsonl'}")
@@ -218,7 +225,8 @@ def add_run_arguments(run: argparse.ArgumentParser) -> None:
     run.add_argument("--data", required=True, help="the benchmark's raw folder, Hub-ready folder or Hub id")
     run.add_argument("--config", help="benchmark config (AudioSpan: all, native_mcq, native_oeq, anchor)")
     run.add_argument("--conditions", default="full",
-                     help="comma-separated: full, none, tb, anchored, frag, frag:N, frag:N:k (default: full)")
+                     help="comma-separated: full, none, tb, anchored, frag, frag:N, frag:N:k, silence, shuffled "
+                          "(default: full; silence and shuffled run on the --audio-check items, all without it)")
     run.add_argument("--templates", help="comma-separated: aria_cot, aria_plain, audiospan, plain "
                                          "(default: plain for MMAR/MMAU, audiospan for AudioSpan)")
     run.add_argument("--limit", type=int, help="the first N items only")
@@ -248,6 +256,13 @@ def add_run_arguments(run: argparse.ArgumentParser) -> None:
                           "load_benchmark: the run is refused, every such file listed), skip (run the rest; "
                           "each skipped item is counted and named in run.json), keep (its audio conditions "
                           "fail as counted errors; none and tb run)")
+    run.add_argument("--audio-check", type=int, default=0, metavar="N",
+                     help="the audio-reliance check: N seeded items run again with silence of the same length and "
+                          "with another item's audio (conditions silence, shuffled; needs full); the score says "
+                          "whether the outputs depend on the audio. Default 0: off (it costs 2 x N x templates "
+                          "extra calls)")
+    run.add_argument("--audio-check-seed", type=int, default=0, help="which items the check takes and whose audio "
+                                                                    "each is sent under shuffled (default 0)")
     run.add_argument("--no-progress", action="store_true", help="no progress bars")
     add_served_arguments(run)
 
@@ -289,6 +304,9 @@ def _score_and_print(folder: str, options: Any) -> None:
         print(speed)
     print()
     print(format_table(result_rows(results), results["uncertainty_options"]["confidence"]))
+    from audioreason.evaluation.reliance import reliance_lines
+
+    print("\n" + "\n".join(reliance_lines(results)))
     where = Path(options.out or folder)
     print(f"\nresults: {where / RESULTS_FILE}; per-item table: {where / ITEMS_FILE}")
 

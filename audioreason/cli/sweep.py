@@ -40,17 +40,19 @@ class PlannedRun:
 def plan_runs(sweep: Sweep) -> list[PlannedRun]:
     """Every (model, benchmark) run with its unit count and what its folder already holds; each benchmark's
     items are read once here (the runner reads them again from the datasets cache)."""
-    from audioreason.inference.conditions import AudioPreparer, parse_conditions
+    from audioreason.inference.conditions import AudioPreparer, choose_audio_check, parse_conditions, with_audio_check
     from audioreason.inference.prompts import DEFAULT_TEMPLATES, parse_templates
     from audioreason.inference.runner import load_items_reported, plan_units
 
-    conditions = parse_conditions(sweep.conditions)
+    conditions = with_audio_check(parse_conditions(sweep.conditions), sweep.audio_check)
     planned: list[PlannedRun] = []
     per_benchmark = {}
     for b in sweep.benchmarks:
         items, _ = load_items_reported(b.benchmark, b.data, b.config, b.limit, b.on_missing_audio)
         templates = parse_templates(b.templates or [DEFAULT_TEMPLATES[b.benchmark]])
-        units, _ = plan_units(items, conditions, templates, {"main": "", "tb": ""}, AudioPreparer(16000, None))
+        check = choose_audio_check(conditions, [str(i["id"]) for i in items], sweep.audio_check,
+                                   sweep.audio_check_seed)  # the runner's own choice of the checked items
+        units, _ = plan_units(items, conditions, templates, {"main": "", "tb": ""}, AudioPreparer(16000, None), check)
         per_benchmark[b.label] = {json.dumps(json.loads(u.key)[1:], ensure_ascii=False) for u in units}
     for m in sweep.models:
         for b in sweep.benchmarks:
@@ -92,7 +94,8 @@ def _run_config(sweep: Sweep, m: ModelSpec, b: BenchmarkSpec, folder: Path, prog
                      templates=b.templates, benchmark_config=b.config, limit=b.limit, batch_size=sweep.batch_size,
                      adapter=m.adapter, tb_model=m.tb_model, tb_adapter=m.tb_adapter, model_options=m.options,
                      decoding=sweep.decoding, fragment_cache=sweep.fragment_cache,
-                     on_missing_audio=b.on_missing_audio, progress=progress)
+                     on_missing_audio=b.on_missing_audio, audio_check=sweep.audio_check,
+                     audio_check_seed=sweep.audio_check_seed, progress=progress)
 
 
 def build_adapters(sweep: Sweep, m: ModelSpec) -> dict[str, Any]:

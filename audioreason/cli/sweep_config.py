@@ -15,7 +15,8 @@ from audioreason.inference.base import DecodingParams
 
 
 TOP_KEYS = {"out", "models", "benchmarks", "conditions", "templates", "batch_size", "decoding", "score",
-            "fragment_cache"}
+            "fragment_cache", "audio_check", "audio_check_seed"}
+DEFAULT_AUDIO_CHECK = 24  # items of the audio-reliance check per run (all when fewer), when full is run
 MODEL_KEYS = {"name", "adapter", "model", "options", "tb"}
 TB_KEYS = {"adapter", "model", "options"}
 BENCHMARK_KEYS = {"name", "benchmark", "data", "config", "limit", "templates", "on_missing_audio"}
@@ -67,6 +68,8 @@ class Sweep:
     decoding: DecodingParams
     score: Any              # inference.score.ScoreOptions
     fragment_cache: Optional[str] = None
+    audio_check: int = 0    # silence and shuffled on this many seeded items per run (0: off)
+    audio_check_seed: int = 0
 
     def folder(self, model: ModelSpec, benchmark: BenchmarkSpec) -> Path:
         return self.out / model.label / benchmark.label
@@ -187,6 +190,7 @@ def parse_sweep(content: Any, path: Path, out: Optional[str] = None, *, check_pa
         parsed_conditions = parse_conditions(conditions)
     except ValueError as err:
         raise fail("conditions", str(err)) from None
+    audio_check, audio_check_seed = _audio_check(top, parsed_conditions, fail)
     needs_tb = any(c.kind == "tb" for c in parsed_conditions)
     templates = names(top["templates"], "templates") if top.get("templates") is not None else None
     models = [_model(m, f"models[{i}]", needs_tb, mapping, fail, local) for i, m in
@@ -237,7 +241,24 @@ def parse_sweep(content: Any, path: Path, out: Optional[str] = None, *, check_pa
         raise fail("out", f"{str(folder)!r} is a file; give a folder")
     fragment_cache = local(_text(top["fragment_cache"], "fragment_cache", fail), "fragment_cache") \
         if top.get("fragment_cache") else None
-    return Sweep(path, folder.resolve(), models, benchmarks, conditions, batch_size, decoding, score, fragment_cache)
+    return Sweep(path, folder.resolve(), models, benchmarks, conditions, batch_size, decoding, score, fragment_cache,
+                 audio_check, audio_check_seed)
+
+
+def _audio_check(top: dict[str, Any], conditions: Sequence[Any], fail: Callable[[str, str], SweepError]
+                 ) -> tuple[int, int]:
+    """(audio_check, audio_check_seed): given, or 24 items (all when fewer) when the sweep runs full, else off."""
+    from audioreason.inference.conditions import Condition, with_audio_check
+
+    default = DEFAULT_AUDIO_CHECK if Condition("full") in conditions else 0
+    n, seed = top.get("audio_check", default), top.get("audio_check_seed", 0)
+    if isinstance(seed, bool) or not isinstance(seed, int) or seed < 0:
+        raise fail("audio_check_seed", f"must be a whole number >= 0, got {seed!r}")
+    try:
+        with_audio_check(conditions, n)
+    except ValueError as err:
+        raise fail("audio_check", str(err)) from None
+    return n, seed
 
 
 def _list(value: Any, key: str, fail: Callable[[str, str], SweepError]) -> list:

@@ -6,7 +6,9 @@ own, and the table then names the level in every interval), its unanswered count
 outputs. A run that has no results (its scoring failed) is listed with why, never left out. Each row carries
 its protocol's short hash; a row whose protocol differs from its benchmark's most common one in anything but
 the model names the differing fields (``protocol_differs``, and in the markdown's protocol column), and a row
-scored before protocols were recorded says "protocol unknown" (``evaluation.protocol``)."""
+scored before protocols were recorded says "protocol unknown" (``evaluation.protocol``). Each run's
+audio-reliance verdict (``evaluation.reliance``) is listed under ``audio_reliance``, its own section of the
+Markdown."""
 from __future__ import annotations
 
 import json
@@ -59,10 +61,12 @@ def _set_failed(label: str, sets: Sequence[Mapping[str, Any]], all_failed: int) 
 def write_leaderboard(out: Path, runs: Sequence[Mapping[str, Any]]) -> dict[str, Any]:
     """leaderboard.json and leaderboard.md under ``out`` from the sweep's runs (in the sweep's order)."""
     from audioreason.evaluation.protocol import mark_rows
+    from audioreason.evaluation.reliance import board_entries
 
     rows: list[dict[str, Any]] = []
     protocols: dict[str, Any] = {}
     unscored = []
+    reliance: list[dict[str, Any]] = []  # each run's audio-reliance verdict
     for run in runs:
         folder = out / run["folder"]
         if run.get("scored") == "failed" or not (folder / "results.json").is_file():
@@ -70,11 +74,13 @@ def write_leaderboard(out: Path, runs: Sequence[Mapping[str, Any]]) -> dict[str,
                              "reason": run.get("score_error") or "no results.json"})
             continue
         rows += run_rows(folder, run["model"], run["benchmark"], protocols)
+        reliance += board_entries(json.loads((folder / "results.json").read_text(encoding="utf-8")), run["model"],
+                                  run["benchmark"])
     mark_rows(rows, protocols)
     levels = sorted({r["confidence"] for r in rows if r["confidence"] is not None})
     # one level for the whole table only when every interval has it; else each row says its own
     content = {"rows": rows, "unscored": unscored, "confidence": levels[0] if len(levels) == 1 else None,
-               "confidence_levels": levels, "protocols": protocols}
+               "confidence_levels": levels, "protocols": protocols, "audio_reliance": reliance}
     (out / LEADERBOARD_JSON).write_text(json.dumps(content, indent=2, ensure_ascii=False), encoding="utf-8")
     (out / LEADERBOARD_MD).write_text(markdown(content), encoding="utf-8")
     return {"json": LEADERBOARD_JSON, "markdown": LEADERBOARD_MD, "rows": len(rows), "unscored": len(unscored)}
@@ -103,6 +109,9 @@ def markdown(content: Mapping[str, Any]) -> str:
         cells = [r["model"], r["benchmark"], r["headline"], value, ci, str(r["n"]), unanswered, str(r["failed"]),
                  protocol_cell(r)]
         lines.append("| " + " | ".join(c.replace("|", "\\|") for c in cells) + " |")
+    from audioreason.evaluation.reliance import board_markdown
+
+    lines += board_markdown(content.get("audio_reliance") or [])
     if content["unscored"]:
         lines += ["", "Runs without results:", ""]
         lines += [f"- {u['model']} / {u['benchmark']}: {u['reason']}" for u in content["unscored"]]

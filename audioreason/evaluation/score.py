@@ -19,12 +19,15 @@ Writes, into the run folder (or ``out``):
                    versions and commit, the duplicates skipped, and per scorer its status ("ok", "not_applicable",
                    "unavailable") with the reason, or its results: one entry per set with the scorer's
                    whole aggregate output (backbones, judge and its statistics, reasoning mode, extraction
-                   rule, unanswered, failed; a judged one its ``judge_card``, ``evaluation.judge_card``), and
-                   the ``protocol`` that made the numbers (``evaluation.protocol``)
+                   rule, unanswered, failed; a judged one its ``judge_card``, ``evaluation.judge_card``), the
+                   ``protocol`` that made the numbers (``evaluation.protocol``), and audio_reliance: the
+                   audio-reliance check (``audioreason.evaluation.reliance``; the scorers leave its silence and
+                   shuffled outputs out)
     items.jsonl    one row per output: key, id, model, condition, template, failed, and each scorer's values
                    for that output (the extracted choice per rule, ARIA metrics, rubric status and score with
                    each rater's verdict per criterion and its justification, text-prior label, each
-                   perturbation's answer and ARIA)
+                   perturbation's answer and ARIA; a silence or shuffled output's audio_reliance: changed,
+                   correct)
 
 A judge that cannot work (no API key; the first request refused with 401, 403 or 404, or no connection) is
 found by the judge layer on the scorer's first real request (``audioreason.judges.JudgeUnavailable``; no
@@ -49,6 +52,7 @@ from audioreason.inference.runner import (OUTPUTS_FILE, RUN_FILE, SHARD_DIR, che
                                           package_versions, read_run_file)
 from audioreason.evaluation.judge_card import judge_card
 from audioreason.evaluation.protocol import judge_protocol, scored_protocol, scoring_protocol
+from audioreason.evaluation.reliance import audio_reliance_section, without_check_sets
 from audioreason.evaluation.sections import (JUDGED, SCORERS, OutputSet, Section, accuracy_section,
                                              anchor_chain_section, aria_sets, aria_section, audiospan_rubric_section,
                                              extraction_rules, fit_reason, mmar_rubrics_section, not_applicable,
@@ -237,16 +241,19 @@ def read_run(folder: Any, data: Optional[str] = None) -> RunFolder:
                                 "file holds one record per output (keep one of the two lines)")
         by_key[record["key"]] = by_unit[(*key, record["id"])] = (n, record)
         sets.setdefault(key, OutputSet(*key)).records.append(record)
+    check_ids = (run.get("audio_check") or {}).get("ids") if isinstance(run.get("audio_check"), dict) else None
     for output_set in sets.values():
         output_set.records.sort(key=lambda r: order[r["id"]])
-        output_set.missing = len(_applicable(output_set, loaded) - {r["id"] for r in output_set.records})
+        output_set.missing = len(_applicable(output_set, loaded, check_ids) - {r["id"] for r in output_set.records})
     models = run.get("models") or {}
     main = (models.get("main") or {}).get("name") or next((k[0] for k in sets), "")
     return RunFolder(folder, run, benchmark, items, list(sets.values()), main, duplicates, digest)
 
 
-def _applicable(output_set: OutputSet, items: Sequence[Mapping[str, Any]]) -> set[str]:
-    """The ids of the items the runner gives a unit under this set's condition and template."""
+def _applicable(output_set: OutputSet, items: Sequence[Mapping[str, Any]], check_ids: Any = None) -> set[str]:
+    """The ids of the items the runner gives a unit under this set's condition and template (silence and
+    shuffled: the audio check's items, ``check_ids``)."""
+    from audioreason.inference.conditions import checked
     from audioreason.inference.conditions import not_applicable as condition_not_applicable
     from audioreason.inference.conditions import parse_condition
     from audioreason.inference.prompts import EXTERNAL_TEMPLATE, TemplateMismatch, get_template
@@ -259,7 +266,7 @@ def _applicable(output_set: OutputSet, items: Sequence[Mapping[str, Any]]) -> se
         return set()
     ids = set()
     for item in items:
-        if condition_not_applicable(condition, item) is None:
+        if checked(condition, str(item["id"]), check_ids) and condition_not_applicable(condition, item) is None:
             try:
                 if template is not None:
                     template.messages(item)
@@ -442,7 +449,10 @@ def score_run(folder: Any, options: Optional[ScoreOptions] = None) -> dict[str, 
 
         prices = load_prices(options.judge.prices)
     started = _now()
-    run = read_run(folder, options.data)
+    whole = read_run(folder, options.data)
+    reliance = audio_reliance_section(whole.sets, whole.items, whole.run.get("audio_check"), options.extraction,
+                                      uncertainty)
+    run = without_check_sets(whole)  # the scorers (and their judges) score the run's own conditions only
     items = list(run.items.values())
     fits = {name: fit_reason(name, run.benchmark, items, run.sets) for name in SCORERS}
     # With "auto" every scorer is named: the ones that fit run, the others say why they do not.
@@ -472,8 +482,9 @@ def score_run(folder: Any, options: Optional[ScoreOptions] = None) -> dict[str, 
     order = [*SCORERS, "perturbations"]
     sections = {k: sections[k] for k in sorted(sections, key=order.index)}
     protocol = scored_protocol(run.run, scoring_protocol(run, options, sections, judges))
-    results = json_safe({**_results(run, options, sections, started, uncertainty), "protocol": protocol})
-    _write(run, options, sections, results)
+    results = json_safe({**_results(run, options, sections, started, uncertainty),
+                         "audio_reliance": reliance.to_dict(), "protocol": protocol})  # as written: NaN is null
+    _write(whole, options, {**sections, "audio_reliance": reliance}, results)
     return results
 
 

@@ -62,6 +62,24 @@ def result_rows(results: Mapping[str, Any]) -> list[Row]:
                     official_shown.add(key)
                     rows.append(_official_scorer_row(entry, lambda n, e=entry: label(n, e)))
             rows += builder(entry, lambda n, e=entry: label(n, e))
+    return rows + reliance_rows(results)
+
+
+def reliance_rows(results: Mapping[str, Any]) -> list[Row]:
+    """The audio-reliance check's rows (``evaluation.reliance``): the share of outputs that changed under
+    silence or shuffled audio, with the verdict beside it, and the accuracy under each condition."""
+    section = results.get("audio_reliance") or {}
+    entries = section.get("results", []) if section.get("status") == "ok" else []
+    rows = []
+    for e in entries:
+        suffix = f" [{e['template']}]" if len(entries) > 1 else ""
+        changed = e["changed"]["either"]
+        rows.append(Row(f"audio reliance: outputs changed (silence or shuffled){suffix}", changed["share"], e["n"],
+                        f"verdict: {e['verdict']}: {e['reason']}", interval=changed["uncertainty"]))
+        for condition, acc in (e.get("accuracy") or {}).items():
+            rows.append(Row(f"audio reliance: accuracy under {condition}{suffix}", acc["accuracy"], acc["n"],
+                            f"rule {e['rule']}; the {e['checked_items']} checked items",
+                            interval=acc["uncertainty"]))
     return rows
 
 
@@ -194,4 +212,4 @@ _ROW_BUILDERS = {"accuracy": _accuracy_rows, "aria": _aria_rows, "perturbations"
                  "text_prior_decomposition": _text_prior_rows}
 
 
-__all__ = ["Row", "format_table", "interval_text", "result_rows"]
+__all__ = ["Row", "format_table", "interval_text", "reliance_rows", "result_rows"]

@@ -12,6 +12,10 @@ Conditions ("All That Glitters Is Not Audio", §2.1-2.2; AudioSpan anchor QA, §
 - ``anchored``: the item's anchored recording, for items that carry one (AudioSpan anchor items: an
   ``edit_manifest`` with an operation, or ``subset == "anchor"``; their audio column is the anchored
   copy). Other items are not run under it and are counted as not applicable.
+- ``silence`` and ``shuffled``: the audio-reliance check (``AudioCheck``, ``audioreason run --audio-check N``):
+  on N seeded items only, silence of the length the item's own clip sends, and another checked item's clip
+  (a seeded derangement, so no item gets its own). The evaluation compares their outputs with ``full``'s
+  (``audioreason.evaluation.reliance``).
 
 Maximum duration (AudioSpan App. C.1, Table 6): a clip longer than the model's limit is cut to its leading
 prefix, ``min(limit, length)``, read without loading the rest (``audioreason.audio.read_prefix``); each
@@ -40,12 +44,13 @@ from .base import AudioInput
 if TYPE_CHECKING:
     import numpy as np
 
-AUDIO_KINDS = ("full", "frag", "anchored")
+CHECK_KINDS = ("silence", "shuffled")  # the audio-reliance check's conditions, beside full
+AUDIO_KINDS = ("full", "frag", "anchored", *CHECK_KINDS)
 
 
 @dataclass(frozen=True)
 class Condition:
-    kind: str                 # full | none | tb | frag | anchored
+    kind: str                 # full | none | tb | frag | anchored | silence | shuffled
     n: Optional[int] = None   # frag only
     k: Optional[int] = None
 
@@ -61,7 +66,7 @@ class Condition:
 def parse_condition(text: str) -> list[Condition]:
     """One condition name -> its conditions (``frag`` and ``frag:N`` expand)."""
     text = text.strip().lower()
-    if text in ("full", "none", "tb", "anchored"):
+    if text in ("full", "none", "tb", "anchored", *CHECK_KINDS):
         return [Condition(text)]
     parts = text.split(":")
     if parts[0] == "frag" and len(parts) <= 3:
@@ -79,7 +84,8 @@ def parse_condition(text: str) -> list[Condition]:
                 raise ValueError(f"condition {text!r}: k must be in 0..{numbers[0] - 1}")
             ks = {n: ([numbers[1]] if len(numbers) == 2 else list(range(n))) for n in ns}
             return [Condition("frag", n, k) for n in ns for k in ks[n]]
-    raise ValueError(f"unknown condition {text!r}: use full, none, tb, anchored, frag, frag:N or frag:N:k (N=2..5)")
+    raise ValueError(f"unknown condition {text!r}: use full, none, tb, anchored, silence, shuffled, frag, frag:N or "
+                     "frag:N:k (N=2..5)")
 
 
 def parse_conditions(texts: Sequence[str]) -> list[Condition]:
@@ -95,15 +101,74 @@ def parse_conditions(texts: Sequence[str]) -> list[Condition]:
     return out
 
 
+@dataclass
+class AudioCheck:
+    """The items the silence and shuffled conditions run on: ``donors`` maps each checked item's id (in item
+    order) to the id of the item whose clip it is sent under ``shuffled`` (None: there is no other item).
+    ``asked``: the N asked (None: every item)."""
+
+    donors: dict[str, Optional[str]]
+    seed: int
+    asked: Optional[int]
+
+    def to_dict(self) -> dict[str, Any]:
+        return {"asked": self.asked, "items": len(self.donors), "seed": self.seed, "ids": list(self.donors),
+                "donors": dict(self.donors)}
+
+
+def with_audio_check(conditions: Sequence[Condition], n: int) -> list[Condition]:
+    """``conditions`` with silence and shuffled added when ``n`` > 0 (the --audio-check items); the check
+    compares with full, so either needs full among the conditions."""
+    if isinstance(n, bool) or not isinstance(n, int) or n < 0:
+        raise ValueError(f"audio check: the number of items must be a whole number >= 0 (0: off), got {n!r}")
+    out = list(conditions)
+    if n > 0:
+        out += [Condition(kind) for kind in CHECK_KINDS if Condition(kind) not in out]
+    if any(c.kind in CHECK_KINDS for c in out) and Condition("full") not in out:
+        raise ValueError("the audio check (silence, shuffled) compares outputs with the full condition's: add full to "
+                         "the conditions")
+    return out
+
+
+def choose_audio_check(conditions: Sequence[Condition], ids: Sequence[str], n: int, seed: int
+                       ) -> Optional[AudioCheck]:
+    """The seeded ``n`` items (every item when ``n`` is 0 or at least their number) the check conditions run
+    on, and each one's donor under shuffled: the checked items in a seeded order, each taking the next one's
+    clip (a single checked item takes a seeded other item's). None when no check condition is run."""
+    if not any(c.kind in CHECK_KINDS for c in conditions):
+        return None
+    rng = np.random.default_rng(seed)
+    count = len(ids) if n <= 0 else min(n, len(ids))
+    chosen = sorted(int(i) for i in rng.choice(len(ids), size=count, replace=False))
+    donors: dict[int, Optional[int]] = {}
+    if len(chosen) > 1:
+        order = [int(i) for i in rng.permutation(chosen)]
+        donors = {order[i]: order[(i + 1) % len(order)] for i in range(len(order))}
+    elif chosen:
+        others = [i for i in range(len(ids)) if i != chosen[0]]
+        donors = {chosen[0]: int(rng.choice(others)) if others else None}
+    return AudioCheck({str(ids[i]): None if donors[i] is None else str(ids[donors[i]]) for i in chosen}, seed,
+                      n if n > 0 else None)
+
+
+def checked(condition: Condition, item_id: str, check_ids: Optional[Any]) -> bool:
+    """Whether ``condition`` runs on the item: every condition does, but silence and shuffled only on the
+    checked items (``check_ids``: the AudioCheck's ids)."""
+    return condition.kind not in CHECK_KINDS or (check_ids is not None and str(item_id) in check_ids)
+
+
 def has_anchored_variant(item: Mapping[str, Any]) -> bool:
     manifest = item.get("edit_manifest") or {}
     return item.get("subset") == "anchor" or bool(isinstance(manifest, Mapping) and manifest.get("operation"))
 
 
-def not_applicable(condition: Condition, item: Mapping[str, Any]) -> Optional[str]:
+def not_applicable(condition: Condition, item: Mapping[str, Any], check: Optional[AudioCheck] = None
+                   ) -> Optional[str]:
     """Why ``condition`` cannot be run on ``item`` (None when it can)."""
     if condition.kind == "anchored" and not has_anchored_variant(item):
         return "no anchored variant"
+    if condition.kind == "shuffled" and check is not None and check.donors.get(str(item["id"])) is None:
+        return "no other item's audio to send"
     return None
 
 
@@ -151,8 +216,8 @@ class AudioPreparer:
         self.fragment_cache = Path(fragment_cache) if fragment_cache is not None else None
 
     def prepare(self, condition: Condition, value: Any) -> PreparedAudio:
-        """The clip for ``condition`` (None for none/tb). Raises ``AudioError`` when the audio is missing,
-        unreadable, or the fragment has no sample."""
+        """The clip for ``condition`` (None for none/tb; under shuffled ``value`` is the donor item's audio).
+        Raises ``AudioError`` when the audio is missing, unreadable, or the fragment has no sample."""
         import numpy as np
 
         if not condition.sends_audio:
@@ -169,6 +234,8 @@ class AudioPreparer:
             keep = int(round(self.max_audio_s * self.sampling_rate))
             if len(samples) > keep:
                 samples, truncated = samples[:keep], True
+        if condition.kind == "silence":  # as long as the item's clip as sent, every sample zero
+            samples = np.zeros(len(samples), dtype=np.float32)
         audio = AudioInput(np.ascontiguousarray(samples, dtype=np.float32), self.sampling_rate, source, truncated)
         info = {"seconds": audio.seconds, "source_seconds": source, "truncated": truncated,
                 "max_audio_s": self.max_audio_s, "sampling_rate": self.sampling_rate}
@@ -258,5 +325,6 @@ class AudioPreparer:
         return min(seconds, self.max_audio_s) if self.max_audio_s is not None else seconds
 
 
-__all__ = ["AudioPreparer", "Condition", "PreparedAudio", "has_anchored_variant", "local_path", "not_applicable",
-           "parse_condition", "parse_conditions", "source_seconds"]
+__all__ = ["CHECK_KINDS", "AudioCheck", "AudioPreparer", "Condition", "PreparedAudio", "checked", "choose_audio_check",
+           "has_anchored_variant", "local_path", "not_applicable", "parse_condition", "parse_conditions",
+           "source_seconds", "with_audio_check"]

@@ -14,7 +14,8 @@ Layout of ``--out``::
                              skipped at load by ``on_missing_audio="skip"``, named in skipped_items); while a
                              session runs its status is "running", and a session killed before it
                              finished is recorded by the next one as "interrupted" with its counts
-                             (done, failed, total)
+                             (done, failed, total); with ``audio_check`` > 0, audio_check (the checked
+                             item ids, each one's shuffled donor, the seed and the units' keys)
     run.lock                 the live run's pid, host and start time: a second run on the folder is
                              refused while it lives; a stale lock is taken over (``processes``)
     shards/rank-<r>.jsonl    each process appends every finished output to its own shard, flushed and
@@ -63,7 +64,8 @@ from ..audio.errors import AudioError
 from audioreason.base.jsonl import JSON_KINDS, DataFileError, json_type, read_json_file, read_json_objects
 from .base import DecodingParams, Generation, GenerationRequest, ModelAdapter
 from .speed import session_audio_seconds, speed_summary
-from .conditions import AudioPreparer, Condition, local_path, not_applicable, parse_conditions
+from .conditions import (CHECK_KINDS, AudioCheck, AudioPreparer, Condition, checked, choose_audio_check, local_path, not_applicable,
+                         parse_conditions, with_audio_check)
 from .hosted import cost_of, load_prices, usage_summary
 from .prefetch import ClipCache, PreparedBatch, prefetched
 from .processes import LAUNCHER_ENV, die_with_parent, lock_run_folder
@@ -107,6 +109,8 @@ class RunConfig:
     decoding: DecodingParams = field(default_factory=DecodingParams)
     fragment_cache: Optional[str] = None       # default: <out>/fragments
     on_missing_audio: str = "raise"            # raw folders: raise | skip (counted in run.json) | keep
+    audio_check: int = 0                       # silence and shuffled on this many seeded items (0: off)
+    audio_check_seed: int = 0
     progress: bool = True
 
     def to_dict(self) -> dict[str, Any]:
@@ -132,6 +136,7 @@ class Unit:
     key: str
     messages: tuple[dict[str, str], ...]
     expected_seconds: float
+    audio_index: Optional[int] = None  # the item whose clip it sends (shuffled: the donor); None: its own
 
 
 def unit_key(model: str, condition: str, template: PromptTemplate, item_id: str) -> str:
@@ -239,16 +244,24 @@ def _dataset_items(benchmark: str, data: str, config: Optional[str], limit: Opti
 
 
 def plan_units(items: Sequence[dict], conditions: Sequence[Condition], templates: Sequence[PromptTemplate],
-               names: dict[str, str], preparer: AudioPreparer) -> tuple[list[Unit], dict[str, int]]:
-    """(units in output order, not-applicable counts by reason). ``names`` maps role -> model name."""
+               names: dict[str, str], preparer: AudioPreparer, check: Optional[AudioCheck] = None
+               ) -> tuple[list[Unit], dict[str, int]]:
+    """(units in output order, not-applicable counts by reason). ``names`` maps role -> model name. The
+    silence and shuffled conditions run on ``check``'s items only (the others are not counted: run.json
+    names the checked ones)."""
     units: list[Unit] = []
     skipped: dict[str, int] = {}
     seconds_cache: dict[Any, float] = {}
+    index_of = {str(item["id"]): n for n, item in enumerate(items)}
     for item_index, item in enumerate(items):
         for condition in conditions:
+            if not checked(condition, str(item["id"]), check.donors if check else None):
+                continue
             role = "tb" if condition.kind == "tb" else "main"
+            donor = check.donors.get(str(item["id"])) if check and condition.kind == "shuffled" else None
+            audio_index = index_of[donor] if donor is not None else None
             for template in templates:
-                reason = not_applicable(condition, item)
+                reason = not_applicable(condition, item, check)
                 messages = None
                 if reason is None:
                     try:
@@ -259,12 +272,13 @@ def plan_units(items: Sequence[dict], conditions: Sequence[Condition], templates
                     key = f"{condition.name}: {reason}"
                     skipped[key] = skipped.get(key, 0) + 1
                     continue
-                cache_key = (local_path(item.get("audio")) or f"item {item_index}", condition)
+                audio = items[item_index if audio_index is None else audio_index].get("audio")
+                cache_key = (local_path(audio) or f"item {item_index}", condition)
                 if cache_key not in seconds_cache:
-                    seconds_cache[cache_key] = preparer.expected_seconds(condition, item.get("audio"))
+                    seconds_cache[cache_key] = preparer.expected_seconds(condition, audio)
                 units.append(Unit(len(units), item_index, str(item["id"]), condition, template, role,
                                   unit_key(names[role], condition.name, template, str(item["id"])),
-                                  tuple(messages), seconds_cache[cache_key]))
+                                  tuple(messages), seconds_cache[cache_key], audio_index))
     return units, skipped
 
 
@@ -553,8 +567,9 @@ class Runner:
         ready = PreparedBatch()
         for unit in batch:
             start = time.perf_counter()
+            source = unit.item_index if unit.audio_index is None else unit.audio_index
             clip = self.clips.get(preparer, unit.condition, unit.item_index,
-                                  lambda: preparer.prepare(unit.condition, self.items[unit.item_index].get("audio")))
+                                  lambda: preparer.prepare(unit.condition, self.items[source].get("audio")))
             if isinstance(clip, AudioError):
                 no_audio = {"seconds": 0.0, "source_seconds": None, "truncated": False,
                             "max_audio_s": preparer.max_audio_s, "sampling_rate": preparer.sampling_rate}
@@ -578,7 +593,9 @@ class Runner:
                 raise RuntimeError(f"{adapter.name} returned {len(generations)} outputs for {len(ready.requests)} "
                                    "requests")
             for (unit, audio, audio_s), generation in zip(ready.clips, generations):
-                records.append(self.record(unit, adapter, generation, audio.info, audio_s, len(ready.clips)))
+                info = audio.info if unit.audio_index is None else \
+                    {**audio.info, "donor": str(self.items[unit.audio_index]["id"])}  # shuffled: whose clip
+                records.append(self.record(unit, adapter, generation, info, audio_s, len(ready.clips)))
         self.writer.write_all(records)
         return records
 
@@ -650,7 +667,7 @@ def _run(config: RunConfig, given: Optional[dict[str, ModelAdapter]], state: Any
 
     out = Path(config.out)
     benchmark = benchmark_spec(config.benchmark).name
-    conditions = parse_conditions(config.conditions)
+    conditions = with_audio_check(parse_conditions(config.conditions), config.audio_check)
     templates = parse_templates(config.templates or [DEFAULT_TEMPLATES[benchmark]])
     if config.batch_size < 1:
         raise ValueError(f"batch_size must be >= 1, got {config.batch_size}")
@@ -665,8 +682,10 @@ def _run(config: RunConfig, given: Optional[dict[str, ModelAdapter]], state: Any
         items, skipped_at_load = load_items_reported(benchmark, config.data, config.benchmark_config, config.limit,
                                                      config.on_missing_audio)
     names = {role: a.name for role, a in adapters.items()}
+    check = choose_audio_check(conditions, [str(it["id"]) for it in items], config.audio_check,
+                               config.audio_check_seed)
     units, not_applicable_counts = plan_units(items, conditions, templates, names, preparers.get("main") or
-                                              preparers["tb"])
+                                              preparers["tb"], check)
     previous, identity = check_resumable(out / RUN_FILE, _identity(config, adapters))
     shard_dir = out / SHARD_DIR
     before = read_shards(shard_dir) if shard_dir.is_dir() else ShardRead([])
@@ -707,7 +726,7 @@ def _run(config: RunConfig, given: Optional[dict[str, ModelAdapter]], state: Any
     if state.is_main_process:
         summary = gather(out, units, not_applicable_counts, config, adapters, templates, identity, previous,
                          started, len(finished & {u.key for u in units}), state.num_processes, before.torn_lines,
-                         loop_seconds, skipped_at_load, done_before=finished)
+                         loop_seconds, skipped_at_load, done_before=finished, check=check)
     state.wait_for_everyone()  # no process leaves before the outputs are gathered
     return summary
 
@@ -723,11 +742,12 @@ def gather(out: Path, units: Sequence[Unit], not_applicable_counts: dict[str, in
            adapters: dict[str, ModelAdapter], templates: Sequence[PromptTemplate], identity: dict[str, Any],
            previous: Optional[dict], started: str, resumed: int, world: int, torn_at_start: int,
            loop_seconds: float, skipped_at_load: Sequence[dict] = (),
-           done_before: Iterable[str] = ()) -> dict[str, Any]:
+           done_before: Iterable[str] = (), check: Optional[AudioCheck] = None) -> dict[str, Any]:
     """Rank 0, after every process is done: outputs.jsonl in output order and run.json with the counts
     (``torn_at_start``: torn last lines the shards held when this session started, left by a killed run;
     ``skipped_at_load``: the items the loader left out, by the on_missing_audio policy; ``done_before``: the
-    keys finished before this session, whose records this session's speed leaves out)."""
+    keys finished before this session, whose records this session's speed leaves out; ``check``: the
+    audio-reliance check's items, written with its units' keys as ``audio_check``)."""
     shards = read_shards(out / SHARD_DIR)
     chosen, duplicates = select_records(shards.records)
     ordered = [chosen[u.key] for u in units if u.key in chosen]
@@ -787,6 +807,8 @@ def gather(out: Path, units: Sequence[Unit], not_applicable_counts: dict[str, in
     }
     if config.prices:
         summary["cost"] = cost_of(summary["usage"], load_prices(config.prices))
+    if check is not None:
+        summary["audio_check"] = {**check.to_dict(), "units": [u.key for u in units if u.condition.kind in CHECK_KINDS]}
     summary = with_protocol(summary, _run_protocol(config, units, templates, adapters))
     write_run_file(out, summary)
     return summary

@@ -2,7 +2,7 @@
 script, no font or file fetched from anywhere) and the same tables as Markdown beside it (``report.md``).
 
 Sections: where the numbers come from (runs, scoring options, versions); the tables of every scorer; the
-figures; the validity statistics of ARIA-Rubrics §4 when the results hold one scorer's numbers for several
+figures; the audio-reliance check of each run (``report.reliance``); the validity statistics of ARIA-Rubrics §4 when the results hold one scorer's numbers for several
 (model, benchmark) pairs (``audioreason.analysis.validity_report``); with two or more scored runs, their
 comparison (a leaderboard marking neighbours not significantly different, and ``audioreason compare`` per
 pair); what did not run and why.
@@ -158,6 +158,13 @@ def render(results: Results, title: str = "audioreason report") -> tuple[str, st
                         + "</section>")
         md += [markdown(t) for t in own_tables]
         md += [f"Figure (HTML report): {f.title}\n" for f in own_figures]
+    from .reliance import reliance_table
+
+    reliance = reliance_table(results)
+    if reliance is not None:
+        sections.append(f"<section id=\"audio_reliance\"><h2>{html.escape(reliance.title)}</h2>"
+                        f"{_html_table(reliance)}</section>")
+        md.append(markdown(reliance))
     if validity_table is not None or validity_notes:
         notes = "".join(f"<li>{html.escape(n)}</li>" for n in validity_notes)
         sections.append("<section id=\"validity\"><h2>Validity statistics (ARIA-Rubrics §4)</h2>"
@@ -183,7 +190,8 @@ def render(results: Results, title: str = "audioreason report") -> tuple[str, st
             + "</ul>" + _runs_html(results) + (_html_table(harness) if harness is not None else "")
             + "".join(sections) + "</body></html>")
     all_figures = [f for _, f in figures] + ([heatmap] if heatmap is not None else [])
-    all_tables_ = [t for _, t in tables] + compared + [t for t in (harness, validity_table, skipped) if t is not None]
+    all_tables_ = [t for _, t in tables] + compared + [t for t in (harness, validity_table, skipped, reliance)
+                                                       if t is not None]
     summary = {"entries": len(results.entries), "scorers": results.scorers(), "figures": [f.key for f in all_figures],
                "tables": [t.key for t in all_tables_], "not_run": results.not_run, "validity_notes": validity_notes}
     return page, "\n".join(md), summary

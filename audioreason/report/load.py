@@ -156,7 +156,7 @@ def _score_output(path: Path, data: Mapping[str, Any], out: Results) -> None:
     out.runs.append({"source": str(path), **{k: run.get(k) for k in ("model", "adapter", "description", "benchmark",
                                                                       "status", "counts", "lmms_eval")},
                      "scored": (data.get("scored") or {}).get("finished"), "options": options,
-                     "items_file": str(items_file) if rows else None})
+                     "items_file": str(items_file) if rows else None, "audio_reliance": data.get("audio_reliance")})
     for scorer, section in (data.get("scorers") or {}).items():
         if not isinstance(section, Mapping):
             raise ResultsError(f"{path}: scorers.{scorer} is {type(section).__name__}, not an object")
