@@ -137,6 +137,8 @@ def choose_audio_check(conditions: Sequence[Condition], ids: Sequence[str], n: i
     clip (a single checked item takes a seeded other item's). None when no check condition is run."""
     if not any(c.kind in CHECK_KINDS for c in conditions):
         return None
+    import numpy as np
+
     rng = np.random.default_rng(seed)
     count = len(ids) if n <= 0 else min(n, len(ids))
     chosen = sorted(int(i) for i in rng.choice(len(ids), size=count, replace=False))
