@@ -195,7 +195,7 @@ def test_a_rerun_after_a_config_change_rescores_what_the_file_now_asks_for(swept
             "out: swept", f"models: [{{name: phi4, model: {tiny_audio['phi4-multimodal']}}}]",
             f"benchmarks: [{{benchmark: mmar, data: {out.parent / 'mmar'}, limit: 1}}]",
             f"conditions: {conditions}", "templates: [plain]", "batch_size: 2", "decoding: {max_new_tokens: 3}",
-            "score: {scorers: [accuracy]}"]) + "\n", encoding="utf-8")
+            "score: {scorers: [accuracy]}", "audio_check: 0"]) + "\n", encoding="utf-8")
         with pytest.MonkeyPatch.context() as patch:
             counting = Counting(patch)
             with contextlib.redirect_stdout(io.StringIO()):
