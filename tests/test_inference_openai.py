@@ -242,6 +242,27 @@ def test_encode_wav_quantizes_each_sample_to_16_bits():
     assert base64.b64decode(base64.b64encode(encode_wav(x, 8000))) == encode_wav(x, 8000)
 
 
+def test_encode_wav_writes_the_bytes_libsndfile_writes():
+    # encode_wav is numpy + the wave module; the WAVs it sends must stay byte for byte what soundfile
+    # (libsndfile) wrote before: its rounding, its clipping at +-1, its header, float32 and float64 alike.
+    import soundfile as sf
+
+    from audioreason.audio.io import encode_audio, encode_wav
+
+    rng = np.random.default_rng(5)
+    exact = np.arange(-65536, 65537) / 65536  # every k/32768 and every half step between them
+    edges = np.array([1.0, -1.0, 1.5, -1.5, 0.99999999, -0.99999999, 1e-12, -1e-12, 0.0, -0.0, 3 / 65536])
+    cases = [(exact, 16000), (exact.astype(np.float32), 16000), (edges, 8000), (edges.astype(np.float32), 8000),
+             (rng.uniform(-1.3, 1.3, 48001).astype(np.float32), 16000), (rng.uniform(-1, 1, 4001), 22050),
+             (rng.normal(0, 0.4, (900, 2)).astype(np.float32), 44100), (rng.normal(0, 0.4, (300, 3)), 16000),
+             (np.zeros(1, np.float32), 16000)]
+    for samples, rate in cases:
+        buffer = io.BytesIO()
+        sf.write(buffer, np.clip(samples, -1.0, 1.0), rate, subtype="PCM_16", format="WAV")
+        assert encode_wav(samples, rate) == buffer.getvalue(), (samples.dtype, samples.shape, rate)
+        assert encode_audio(samples, rate, "wav") == buffer.getvalue()
+
+
 def test_a_reply_quoting_the_key_is_scrubbed_in_outputs_and_shards(make_adapter, mmar_raw, tmp_path):
     from audioreason.inference.runner import RunConfig, run
 

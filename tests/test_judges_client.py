@@ -432,3 +432,105 @@ def test_backoff_is_full_jitter_and_bounded():
         bound = min(4.0, 0.5 * 2 ** (attempt - 1))
         delays = [judge._backoff(attempt) for _ in range(50)]
         assert all(0 <= d <= bound for d in delays) and max(delays) > bound / 2  # spread, not fixed
+
+
+class _RawCapture:
+    """A real HTTP server (a socket on 127.0.0.1, one thread) that keeps each request's bytes as they arrived
+    and answers every one with the same small reply."""
+
+    REPLY = json.dumps({"choices": [{"message": {"content": "ok"}, "finish_reason": "stop"}],
+                        "usage": {"prompt_tokens": 3, "completion_tokens": 1}}).encode()
+
+    def __init__(self):
+        import socket
+        import threading
+
+        self.sock = socket.create_server(("127.0.0.1", 0))
+        self.base_url = f"http://127.0.0.1:{self.sock.getsockname()[1]}/v1"
+        self.received: list[bytes] = []
+        threading.Thread(target=self._serve, daemon=True).start()
+
+    def _serve(self):
+        while True:
+            try:
+                conn, _ = self.sock.accept()
+            except OSError:
+                return
+            with conn:
+                data = b""
+                while b"\r\n\r\n" not in data:
+                    data += conn.recv(65536)
+                head = data.split(b"\r\n\r\n", 1)[0]
+                length = int(next(line.split(b":", 1)[1] for line in head.split(b"\r\n")
+                                  if line.lower().startswith(b"content-length:")))
+                while len(data) < len(head) + 4 + length:
+                    data += conn.recv(65536)
+                self.received.append(data)
+                conn.sendall(b"HTTP/1.1 200 OK\r\nContent-Type: application/json\r\nConnection: close\r\n"
+                             b"Content-Length: %d\r\n\r\n%s" % (len(self.REPLY), self.REPLY))
+
+    def close(self):
+        self.sock.close()
+
+
+def test_a_request_is_byte_for_byte_what_the_openai_client_sent(monkeypatch):
+    # The client sends through the openai SDK's HTTP client without its per-request machinery; the bytes on
+    # the wire (request line, every header in order, the JSON body with a base64 clip in it) must stay those
+    # of the SDK's own request path, which the client used before.
+    import httpx2
+    import numpy as np
+    from openai import AsyncOpenAI
+
+    from audioreason.inference import AudioInput, GenerationRequest
+    from audioreason.inference.openai_audio import OpenAIAudioAdapter
+
+    monkeypatch.setenv("JUDGE_TEST_KEY", SECRET)
+    capture = _RawCapture()
+    clip = AudioInput(np.random.default_rng(0).uniform(-1.2, 1.2, 30000).astype(np.float32), 16000, 1.875)
+    adapter = OpenAIAudioAdapter("m", base_url=capture.base_url, api_key_env="JUDGE_TEST_KEY")
+    messages = adapter.messages_for(GenerationRequest("k", [
+        {"role": "system", "content": 'Grade "strictly" \\ é ☃\n\x00'}, {"role": "user", "content": "Which?"}], clip))
+    params = {"temperature": 0.25, "top_p": 1.0, "max_tokens": 9, "seed": 3, "modalities": ["text"]}
+    judge = OpenAICompatibleJudge("m", base_url=capture.base_url, api_key_env="JUDGE_TEST_KEY", timeout_s=7,
+                                  default_headers={"X-Team": "audio"})
+
+    async def both():
+        sdk = AsyncOpenAI(api_key=SECRET, base_url=capture.base_url, max_retries=0, timeout=7,
+                          default_headers={"X-Team": "audio"})
+        await sdk.post("/chat/completions", body={"model": "m", "messages": messages, **params},
+                       cast_to=httpx2.Response, options={"timeout": 7})
+        await sdk.close()
+        completion = await judge.complete(messages, params)
+        await judge.aclose()
+        return completion
+
+    try:
+        completion = asyncio.run(both())
+    finally:
+        capture.close()
+    assert completion.text == "ok" and completion.prompt_tokens == 3
+    sdk_bytes, ours = capture.received
+    assert len(ours) > 60000 and b'"data":"UklGR' in ours  # the clip went, as base64 WAV
+    assert ours == sdk_bytes
+
+
+def test_the_body_is_encoded_as_json_dumps_would_encode_it():
+    from audioreason.judges.client import encode_json
+
+    def sdk(body):  # the openai client's encoding (openai._utils._json.openapi_dumps)
+        return json.dumps(body, ensure_ascii=False, separators=(",", ":"), allow_nan=False).encode()
+
+    plain = "UklGR" + "AbC+/9=" * 3000
+    bodies = [
+        {"model": "m", "messages": [{"role": "user", "content": [{"type": "input_audio", "input_audio": {
+            "data": plain, "format": "wav"}}, {"type": "text", "text": "é ☃ \"q\""}]}], "temperature": 0.1},
+        {"a": [plain, plain + "x", ("tuple", plain)], "b": {"n": None, "t": True, "f": 1e-07, "i": 2 ** 70}},
+        {"quoted": plain + '"', "backslash": "\\" + plain, "control": plain + "\n", "wide": plain + "é",
+         "del": plain + "\x7f", 3: "int key"},
+        {"marker": "\x000\x00", "data": plain},  # the stand-in's text in the body: encoded the plain way
+        {"data": plain, "short": "AbC" * 10},
+    ]
+    for body in bodies:
+        assert encode_json(body) == sdk(body)
+    with pytest.raises(ValueError):  # NaN is refused as the SDK refuses it, not sent
+        encode_json({"temperature": float("nan"), "data": plain})

@@ -1,7 +1,9 @@
 """A judge behind any OpenAI-compatible chat-completions server (OpenAI, Gemini's OpenAI endpoint, vLLM,
-TGI, llama.cpp server, ``transformers serve``), on the ``openai`` package's async client.
+TGI, llama.cpp server, ``transformers serve``). Requests go out through the ``openai`` package's HTTP client
+(httpx2) with the URL, headers and body bytes of the SDK's own request path, without that path's
+per-request machinery: the body is JSON-encoded once per reply.
 
-Flow control, all in this module (the ``openai`` client's own retries are switched off):
+Flow control, all in this module (the ``openai`` client's own retries are not used):
   * an adaptive concurrency limit (AIMD): at most ``concurrency`` requests in flight; a 429 (or a 503)
     halves the limit, each success adds 1/limit (about +1 per round of replies), and the limit also grows
     back by 1 every ``recovery_s`` seconds without a new 429, so a server that stops answering cannot leave
@@ -46,7 +48,6 @@ from __future__ import annotations
 
 import asyncio
 import email.utils
-import importlib
 import ipaddress
 import json
 import logging
@@ -336,17 +337,14 @@ class OpenAICompatibleJudge:
         """The key and what of ``base_url`` may be a credential (query values, the password)."""
         return [os.environ.get(self.api_key_env) if self.api_key_env else None, *url_secrets(self.base_url)]
 
-    def _resources(self) -> tuple[Any, AdaptiveLimiter, _FirstContact]:
-        """The AsyncOpenAI client, limiter and first-contact gate of the running loop (loop-bound state)."""
+    def _resources(self) -> tuple["_Transport", AdaptiveLimiter, _FirstContact]:
+        """The HTTP transport, limiter and first-contact gate of the running loop (loop-bound state)."""
         loop = asyncio.get_running_loop()
         entry = self._per_loop.get(id(loop))
         if entry is None or entry[0] is not loop:
-            from openai import AsyncOpenAI
-
             redact_http_logs(self._secrets())  # httpx logs each request's URL, the key may be in the query
-            client = AsyncOpenAI(api_key=self._api_key(), base_url=self.base_url, max_retries=0,
-                                 timeout=self.timeout_s, default_headers=self.default_headers or None)
-            entry = (loop, client, AdaptiveLimiter(self.concurrency), _FirstContact())
+            transport = _Transport(self._api_key(), self.base_url, self.default_headers)
+            entry = (loop, transport, AdaptiveLimiter(self.concurrency), _FirstContact())
             self._per_loop[id(loop)] = entry
             self.limiter = entry[2]
         return entry[1], entry[2], entry[3]
@@ -356,7 +354,7 @@ class OpenAICompatibleJudge:
         loop = asyncio.get_running_loop()
         entry = self._per_loop.pop(id(loop), None)
         if entry is not None:
-            await entry[1].close()
+            await entry[1].aclose()
 
     # ------------------------------------------------------------------ one reply
     def _backoff(self, attempt: int) -> float:
@@ -381,12 +379,8 @@ class OpenAICompatibleJudge:
                         messages: Sequence[Mapping[str, Any]], params: Mapping[str, Any],
                         budget: Optional[TimeBudget], on_send: Optional[Callable[[], None]]) -> Completion:
         """One reply; ``contact``: this request tries the server first, so its first answer decides the run."""
-        import openai
-
-        # The typed ``chat.completions.create`` re-walks every message through its type hints (~3 ms of CPU
-        # per call); the client's documented custom-request path sends the same JSON with the same auth,
-        # connection pool and error types.
-        body = {"model": self.model, "messages": [dict(m) for m in messages], **params}
+        # JSON-encoded once for all attempts (it holds the base64 audio of a served model's request).
+        body = encode_json({"model": self.model, "messages": [dict(m) for m in messages], **params})
         errors: dict[str, int] = {}
         waited, last_error = 0.0, ""
         for attempt in range(1, self.max_attempts + 1):
@@ -402,17 +396,16 @@ class OpenAICompatibleJudge:
             try:
                 if on_send is not None:
                     on_send()
-                response = await asyncio.wait_for(
-                    client.post("/chat/completions", body=body, cast_to=_raw_response_type(),
-                                options={"timeout": timeout}),
-                    timeout=timeout)
+                response = await asyncio.wait_for(client.send(body, timeout), timeout=timeout)
+                if response.status_code >= 400:
+                    raise _StatusError(response)
                 completion = self._read(response)
                 completion.served_model = served_model(response)
-            except (asyncio.TimeoutError, openai.APITimeoutError):  # hung, not rate-limited: the limit stays
+            except (asyncio.TimeoutError, *client.timeout_errors):  # hung, not rate-limited: the limit stays
                 kind, last_error = TIMEOUT, f"no reply within {timeout:g} s"
-            except openai.APIStatusError as err:
+            except _StatusError as err:
                 status = err.status_code
-                last_error = f"HTTP {status}: {err.message}"
+                last_error = f"HTTP {status}: {err}"
                 if contact is not None:
                     cause = _UNAVAILABLE_STATUS.get(status)
                     if cause:
@@ -423,24 +416,24 @@ class OpenAICompatibleJudge:
                     contact = None
                 if status == 429:
                     kind, overloaded = RATE_LIMITED, True
-                    retry_after = parse_retry_after(err.response.headers)
+                    retry_after = parse_retry_after(err.headers)
                 elif status >= 500:
                     kind = SERVER_ERROR
                     overloaded = status == 503
-                    retry_after = parse_retry_after(err.response.headers) if status == 503 else None
+                    retry_after = parse_retry_after(err.headers) if status == 503 else None
                 elif status in _RETRYABLE_STATUS:
                     kind = SERVER_ERROR
                 else:
                     errors[CLIENT_ERROR] = errors.get(CLIENT_ERROR, 0) + 1
                     limiter.release()
                     raise self._error(f"{last_error} (not retried)", CLIENT_ERROR, attempt, errors, waited) from None
-            except openai.APIConnectionError as err:
-                detail = f"{err} ({err.__cause__})" if err.__cause__ is not None else str(err)
+            except client.connection_errors as err:
+                detail = f"Connection error. ({err})"
                 kind, last_error = CONNECTION_ERROR, f"connection error: {detail}"
                 if contact is not None and _never_connected(err):
                     limiter.release()
                     raise contact.fail(self._unavailable("cannot connect to the server", detail)) from None
-            except (openai.APIResponseValidationError, ValueError, _BadResponse) as err:  # JSONDecodeError too
+            except (ValueError, _BadResponse) as err:  # JSONDecodeError too
                 kind, last_error = BAD_RESPONSE, f"unusable response body: {err}"
             except BaseException:
                 limiter.release()
@@ -579,32 +572,104 @@ class _BadResponse(Exception):
 
 
 def _never_connected(err: BaseException) -> bool:
-    """Whether a connection error came before any connection was made (refused, no such host, a failed TLS
+    """Whether a transport error came before any connection was made (refused, no such host, a failed TLS
     handshake): the server cannot be reached. A connection made and then lost (closed or reset mid-reply,
     an event stream cut off) is a transient fault of that one reply, retried like a timeout."""
-    cause = err.__cause__
-    return cause is None or isinstance(cause, (ssl.SSLError, *_transport_errors("ConnectError", "UnsupportedProtocol")))
+    import httpx2
+
+    return isinstance(err, (ssl.SSLError, httpx2.ConnectError, httpx2.UnsupportedProtocol))
 
 
-def _transport_errors(*names: str) -> tuple[type, ...]:
-    """The named exception classes of httpx2 and httpx, as far as they are installed (openai uses either)."""
-    found = []
-    for module_name in ("httpx2", "httpx"):
+class _StatusError(Exception):
+    """An HTTP error status; its text is the ``openai`` client's ("Error code: 429 - <the body's
+    error.message>"), so error messages read as they did when requests went through that client."""
+
+    def __init__(self, response: Any):
+        self.status_code, self.headers = response.status_code, response.headers
+        text, message = response.text.strip(), None
         try:
-            module = importlib.import_module(module_name)
-        except ImportError:
-            continue
-        found += [getattr(module, name) for name in names if hasattr(module, name)]
-    return tuple(found)
+            data = json.loads(text)
+        except ValueError:
+            data = None
+        error = data.get("error", data) if isinstance(data, dict) else None
+        message = error.get("message") if isinstance(error, dict) else None
+        super().__init__(f"Error code: {self.status_code}" + (f" - {message}" if isinstance(message, str) and message
+                                                               else ""))
 
 
-def _raw_response_type() -> type:
-    """The HTTP response class the ``openai`` client hands back untouched (httpx2 in openai 3.x, httpx before)."""
-    try:
+def encode_json(body: Any) -> bytes:
+    """``body`` as the ``openai`` client encodes a request (``json.dumps`` with ``ensure_ascii=False``,
+    compact separators, ``allow_nan=False``; UTF-8), the same bytes at a fraction of the CPU: a long string
+    that needs no escaping (base64 audio, 125 kB a 3 s clip) is set into the encoded rest instead of being
+    scanned by the encoder character by character."""
+    long: list[bytes] = []
+
+    def stand_in(value: Any) -> Any:
+        if isinstance(value, dict):
+            return {k: stand_in(v) for k, v in value.items()}
+        if isinstance(value, (list, tuple)):
+            return [stand_in(v) for v in value]
+        if isinstance(value, str) and len(value) >= 4096 and value.isascii():
+            raw = value.encode("ascii")
+            if not raw.translate(None, _JSON_PLAIN):  # printable ASCII without '"' and '\\': written as it is
+                long.append(raw)
+                return f"\x00{len(long) - 1}\x00"  # encoded as "\u0000<n>\u0000", which no plain text holds
+        return value
+
+    skeleton = json.dumps(stand_in(body), ensure_ascii=False, separators=(",", ":"), allow_nan=False).encode()
+    for n, raw in enumerate(long):
+        marker = b'"\\u0000%d\\u0000"' % n
+        if skeleton.count(marker) != 1:  # the same text elsewhere in the body: encode it all the plain way
+            return json.dumps(body, ensure_ascii=False, separators=(",", ":"), allow_nan=False).encode()
+        skeleton = skeleton.replace(marker, b'"' + raw + b'"')
+    return skeleton
+
+
+_JSON_PLAIN = bytes(c for c in range(0x20, 0x7F) if c not in b'"\\')
+
+
+class _Transport:
+    """Chat-completions requests sent the way the ``openai`` client sends them (same URL, headers and
+    body bytes; the SDK gives its headers and its HTTP client, httpx2), without its per-request
+    machinery: the body is encoded once per reply, not once per attempt through typed options.
+
+    One HTTP client per request in flight, each keeping one connection: httpx2's pool polls the socket of
+    every idle connection it holds before and after each request, which with one pool of 32 connections
+    cost more CPU than the rest of the request. The clients share one TLS context."""
+
+    def __init__(self, api_key: str, base_url: Optional[str], default_headers: Mapping[str, str]):
+        import anyio
         import httpx2
+        from openai import AsyncOpenAI, DefaultAsyncHttpxClient, Omit
 
-        return httpx2.Response
-    except ImportError:
-        import httpx
+        tls = httpx2.create_ssl_context()
+        self._new_http = lambda: DefaultAsyncHttpxClient(verify=tls, limits=httpx2.Limits(
+            max_connections=1, max_keepalive_connections=1))
+        self._idle = [self._new_http()]  # LIFO: the most recently used connection goes next
+        sdk = AsyncOpenAI(api_key=api_key, base_url=base_url, max_retries=0, http_client=self._idle[0],
+                          default_headers=dict(default_headers) or None)
+        # Lower-cased, in the SDK's order: the header lines are the bytes the SDK writes.
+        self.headers = {name.lower(): value for name, value in {**sdk.auth_headers, **sdk.default_headers}.items()
+                        if not isinstance(value, Omit)}
+        self.headers["x-stainless-retry-count"] = "0"  # this client's own retries are not the SDK's
+        base = sdk.base_url
+        self.url = base.copy_with(raw_path=base.raw_path + b"chat/completions")
+        self.timeout_errors: tuple[type, ...] = (httpx2.TimeoutException,)
+        # What the SDK reports as a connection error (anyio's EndOfStream: a TLS handshake cut off).
+        self.connection_errors: tuple[type, ...] = (httpx2.RequestError, ssl.SSLError, anyio.EndOfStream)
+        self._timeout_type = httpx2.Timeout
 
-        return httpx.Response
+    async def send(self, body: bytes, timeout: float) -> Any:
+        """POST ``body`` and read the whole reply (an event stream too); an HTTP error status is returned."""
+        http = self._idle.pop() if self._idle else self._new_http()  # at most one per slot of the limiter
+        try:
+            headers = {**self.headers, "x-stainless-read-timeout": str(timeout)}
+            request = http.build_request("POST", self.url, content=body, headers=headers,
+                                         timeout=self._timeout_type(timeout))
+            return await http.send(request)
+        finally:
+            self._idle.append(http)
+
+    async def aclose(self) -> None:
+        while self._idle:
+            await self._idle.pop().aclose()
