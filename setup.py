@@ -90,6 +90,6 @@ setup(
     include_package_data=True,
     install_requires=RUNTIME,
     extras_require=EXTRAS,
-    entry_points={"console_scripts": ["audioreason=audioreason.cli:main"]},
+    entry_points={"console_scripts": ["audioreason=audioreason.cli.__main__:console"]},
     cmdclass={"build_py": BuildPyWithModules},
 )

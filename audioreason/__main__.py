@@ -1,6 +1,4 @@
 """`python -m audioreason ...` and `accelerate launch -m audioreason run ...`: the command line."""
-import sys
+from .cli.__main__ import console
 
-from .cli import main
-
-sys.exit(main())
+console()
