@@ -127,7 +127,7 @@ TEMPLATES: dict[str, PromptTemplate] = {t.name: t for t in (
 )}
 
 # The template name of outputs made elsewhere with a prompt that is none of these (`audioreason import`): no
-# hash to compare, every item applies, and the accuracy's default rule is the fallback (scorers.DEFAULT_RULES).
+# hash to compare, every item applies, and the accuracy's default rule is the fallback (evaluation.sections.DEFAULT_RULES).
 EXTERNAL_TEMPLATE = "external"
 
 # The template a benchmark uses when none is named.

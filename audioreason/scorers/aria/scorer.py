@@ -2,7 +2,7 @@
 
 ``AriaScorer`` holds the configuration and the loaded backbones (each loaded once per process by the
 registry), so scoring several models' outputs reuses models and caches. The formulas themselves live in
-``scoring/aria.py``. ``batched=False`` runs the straightforward one-item-at-a-time loop over the same
+``scorers/aria/formulas.py``. ``batched=False`` runs the straightforward one-item-at-a-time loop over the same
 models without caches: the benchmark's baseline and the tests' reference.
 """
 from __future__ import annotations
