@@ -10,7 +10,8 @@ from pathlib import Path
 import pytest
 
 from audioreason.scorers.audiospan_rubric.scorer import AudioSpanRubricScorer
-from audioreason.judges import JudgeUnavailable, OpenAICompatibleJudge, is_local_url
+from audioreason.judges import JudgeUnavailable, OpenAICompatibleJudge
+from audioreason.judges.client import is_local_url
 from audioreason.scorers.mmar_rubrics.scorer import MMARRubricsScorer
 from judge_server import running_server
 

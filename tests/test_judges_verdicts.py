@@ -4,8 +4,11 @@ import json
 
 import pytest
 
-from audioreason.judges import (Criterion, JsonReplySchema, SamplingParams, VerdictSchema, aggregate, cache_key,
-                                parse_retry_after, parse_verdict, reask_messages, scrub)
+from audioreason.judges import (Criterion, JsonReplySchema, SamplingParams, VerdictSchema, aggregate, parse_verdict,
+                                reask_messages)
+from audioreason.judges.base import scrub
+from audioreason.judges.cache import cache_key
+from audioreason.judges.client import parse_retry_after
 from audioreason.judges.verdicts import extract_json_values
 
 RUBRIC = [{"name": "Cue Identification: Throat Singing", "scoring_point": "...", "note": "...", "choices": [0, 1]},

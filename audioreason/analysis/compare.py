@@ -204,13 +204,4 @@ def format_comparison(comparison: Mapping[str, Any]) -> str:
     return "\n".join([title, *notes, "", fmt(header), fmt(tuple("-" * w for w in widths)), *map(fmt, body)])
 
 
-def significantly_different(comparison: Mapping[str, Any], alpha: float = 0.05) -> Optional[bool]:
-    """For an accuracy comparison entry: McNemar p < alpha; for a mean: the paired interval excludes 0;
-    None when neither can be said."""
-    if comparison.get("mcnemar"):
-        return comparison["mcnemar"]["p_value"] < alpha
-    ci = (comparison.get("paired") or {}).get("ci95")
-    return None if not ci else not (ci[0] <= 0 <= ci[1])
-
-
-__all__ = ["checked_protocols", "compare_runs", "format_comparison", "item_values", "read_scored_run", "significantly_different"]
+__all__ = ["checked_protocols", "compare_runs", "format_comparison", "item_values", "read_scored_run"]

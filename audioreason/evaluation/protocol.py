@@ -29,7 +29,8 @@ def endpoint_kind(judge: Any) -> str:
     """Where a judge runs, without its address: "openai" (the OpenAI API), "openai-compatible (local server)",
     "openai-compatible (remote server)", "in-process (constrained)" / "in-process" (a local model), or the
     class name of a judge given from Python."""
-    from audioreason.judges import OpenAICompatibleJudge, is_local_url
+    from audioreason.judges import OpenAICompatibleJudge
+    from audioreason.judges.client import is_local_url
     from audioreason.judges.base import judge_metadata
 
     inner = getattr(judge, "_judge", judge)  # score.ProgressJudge wraps the judge it counts

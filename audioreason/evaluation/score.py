@@ -114,7 +114,7 @@ class JudgeOptions:
         out = {f.name: getattr(self, f.name) for f in fields(self) if f.name != "judge"}
         out["judge"] = None if self.judge is None else getattr(self.judge, "name", type(self.judge).__name__)
         if self.base_url:  # a password or a key in the query string is never written or printed
-            from audioreason.judges import redact_url
+            from audioreason.judges.base import redact_url
 
             out["base_url"] = redact_url(self.base_url)
         return out

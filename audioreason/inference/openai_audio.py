@@ -60,7 +60,8 @@ from typing import Any, Callable, Coroutine, Mapping, Optional, Sequence, TypeVa
 from ..audio import AudioError
 from ..audio.io import encode_audio, encode_wav
 from ..judges import (MMAR_MAX_ATTEMPTS, MMAR_TIMEOUT_S, JudgeCallError, JudgeUnavailable, OpenAICompatibleJudge,
-                      TimeBudget, scrub)
+                      TimeBudget)
+from ..judges.base import scrub
 from .adapter_inputs import check_audio_options, samples_at, with_user_content
 from .base import DecodingParams, Generation, GenerationRequest
 

@@ -17,10 +17,9 @@ completions, call errors, credential scrubbing of texts and URLs).
 """
 from .base import (MMAR_CLIENT_REQUESTS, MMAR_JUDGE_MODEL, MMAR_MAX_ATTEMPTS, MMAR_SEED, MMAR_TEMPERATURE,
                    MMAR_TIMEOUT_S, TRANSIENT_KINDS, Completion, Judge, JudgeCallError, JudgeUnavailable, SamplingParams,
-                   TimeBudget, redact_url, scrub, url_secrets)
-from .cache import VerdictCache, cache_key
-from .client import (HTTP_LOGGERS, AdaptiveLimiter, OpenAICompatibleJudge, is_local_url, parse_retry_after,
-                     redact_http_logs)
+                   TimeBudget)
+from .cache import VerdictCache
+from .client import AdaptiveLimiter, OpenAICompatibleJudge
 from .ensemble import (AGGREGATIONS, DEFAULT_ITEM_TIMEOUT_S, Aggregate, EnsembleItem, EnsembleResult, JudgeEnsemble,
                        Rater, aggregate)
 from .local import OFFLINE_JUDGE, OFFLINE_JUDGE_FALLBACK, LocalJudge, offline_judge
@@ -29,13 +28,14 @@ from .verdicts import (Criterion, CriterionScore, JsonReplySchema, ParseOutcome,
                        VerdictSchema, extract_json_values, parse_mmar_official, parse_verdict, reask_messages,
                        validate_value)
 
-__all__ = ["AGGREGATIONS", "DEFAULT_ITEM_TIMEOUT_S", "MMAR_CLIENT_REQUESTS", "MMAR_TIMEOUT_S", "TRANSIENT_KINDS",
-           "TimeBudget", "parse_mmar_official", "AdaptiveLimiter", "Aggregate", "CALL_FAILED", "Completion", "Criterion",
-           "CriterionScore", "EnsembleItem", "EnsembleResult", "INVALID", "Judge", "JudgeCallError",
-           "JudgeUnavailable",
-           "JsonReplySchema", "JudgeEnsemble", "JudgeRequest", "JudgeResult", "JudgeRunner", "JudgeStats", "LocalJudge",
-           "MMAR_JUDGE_MODEL", "MMAR_MAX_ATTEMPTS", "MMAR_SEED", "MMAR_TEMPERATURE", "OK",
-           "OpenAICompatibleJudge", "ParseOutcome", "Rater", "ReplySchema", "SamplingParams", "Verdict", "VerdictCache",
-           "VerdictSchema", "aggregate", "cache_key", "extract_json_values", "is_local_url", "parse_verdict",
-           "reask_messages", "scrub", "validate_value", "HTTP_LOGGERS", "redact_http_logs", "redact_url", "url_secrets",
-           "OFFLINE_JUDGE", "OFFLINE_JUDGE_FALLBACK", "offline_judge"]
+# The judging API. Plumbing (credential scrubbing, Retry-After parsing, the cache key, local-URL detection,
+# the HTTP loggers) stays in its module: ``judges.base``, ``judges.client``, ``judges.cache``.
+__all__ = ["AGGREGATIONS", "CALL_FAILED", "DEFAULT_ITEM_TIMEOUT_S", "INVALID", "MMAR_CLIENT_REQUESTS",
+           "MMAR_JUDGE_MODEL", "MMAR_MAX_ATTEMPTS", "MMAR_SEED", "MMAR_TEMPERATURE", "MMAR_TIMEOUT_S", "OFFLINE_JUDGE",
+           "OFFLINE_JUDGE_FALLBACK", "OK", "TRANSIENT_KINDS", "AdaptiveLimiter", "Aggregate", "Completion",
+           "Criterion", "CriterionScore", "EnsembleItem", "EnsembleResult", "JsonReplySchema", "Judge",
+           "JudgeCallError", "JudgeEnsemble", "JudgeRequest", "JudgeResult", "JudgeRunner", "JudgeStats",
+           "JudgeUnavailable", "LocalJudge", "OpenAICompatibleJudge", "ParseOutcome", "Rater", "ReplySchema",
+           "SamplingParams", "TimeBudget", "Verdict", "VerdictCache", "VerdictSchema", "aggregate",
+           "extract_json_values", "offline_judge", "parse_mmar_official", "parse_verdict", "reask_messages",
+           "validate_value"]
