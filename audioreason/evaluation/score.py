@@ -255,11 +255,11 @@ def _applicable(output_set: OutputSet, items: Sequence[Mapping[str, Any]], check
     shuffled: the audio check's items, ``check_ids``)."""
     from audioreason.inference.conditions import checked
     from audioreason.inference.conditions import not_applicable as condition_not_applicable
-    from audioreason.inference.conditions import parse_condition
+    from audioreason.inference.conditions import expand_condition
     from audioreason.inference.prompts import EXTERNAL_TEMPLATE, TemplateMismatch, get_template
 
     try:
-        (condition,) = parse_condition(output_set.condition)
+        (condition,) = expand_condition(output_set.condition)
         # imported outputs (`audioreason import`): a prompt made elsewhere fits every item
         template = None if output_set.template == EXTERNAL_TEMPLATE else get_template(output_set.template)
     except ValueError:  # a condition or template this version no longer knows: nothing to compare with

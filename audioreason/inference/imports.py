@@ -99,7 +99,7 @@ def template_entry(name: Optional[str]) -> dict[str, str]:
 def import_predictions(options: ImportOptions) -> dict[str, Any]:
     """Read, match and write the run folder; returns run.json's content. FormatError: the file's fault."""
     from ..data import benchmark_spec, is_raw_folder
-    from .conditions import parse_condition
+    from .conditions import expand_condition
 
     started = _dt.datetime.now(_dt.timezone.utc).isoformat(timespec="seconds")
     benchmark = benchmark_spec(options.benchmark).name
@@ -115,7 +115,7 @@ def import_predictions(options: ImportOptions) -> dict[str, Any]:
         name = p.condition or options.condition
         if name not in conditions:
             try:
-                parsed = parse_condition(name)
+                parsed = expand_condition(name)
             except ValueError as err:
                 raise FormatError(f"{path}: {p.where}: {err}") from None
             if len(parsed) != 1:

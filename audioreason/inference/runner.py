@@ -64,7 +64,8 @@ from ..audio.errors import AudioError
 from audioreason.base.jsonl import JSON_KINDS, DataFileError, json_type, read_json_file, read_json_objects
 from .base import DecodingParams, Generation, GenerationRequest, ModelAdapter
 from .speed import session_audio_seconds, speed_summary
-from .conditions import (CHECK_KINDS, AudioCheck, AudioPreparer, Condition, checked, choose_audio_check, local_path, not_applicable,
+from ..text.conditions import CHECK_KINDS, Condition
+from .conditions import (AudioCheck, AudioPreparer, checked, choose_audio_check, local_path, not_applicable,
                          parse_conditions, with_audio_check)
 from .hosted import cost_of, load_prices, usage_summary
 from .prefetch import ClipCache, PreparedBatch, prefetched
