@@ -47,6 +47,7 @@ from audioreason.judges.fence import fence
 from audioreason.judges.runner import DEFAULT_MAX_REASKS
 from audioreason.text.mmar_official import OfficialPrompt
 from audioreason.base.scale import floats
+from audioreason.scorers.common import check_distinct_id
 from audioreason.scorers.mmar_rubrics.formulas import (FAILED, GATED, JUDGED, ItemScore, groups_of, instance_score,
                                                        rater_reliability, rater_score, score_table)
 
@@ -161,9 +162,7 @@ def check_items(items: Sequence[Mapping[str, Any]], protocol: str = "instance") 
         for key in ("id", "question", "answer", "choices") + (("rubric",) if protocol == "instance" else ()):
             if item.get(key) is None:
                 raise ValueError(f"{where}: the field {key!r} is missing")
-        if str(item["id"]) in seen:
-            raise ValueError(f"{where}: the id is also item {seen[str(item['id'])]}'s; ids must be distinct")
-        seen[str(item["id"])] = n
+        check_distinct_id(seen, n, item, where)
         if not isinstance(item["choices"], (list, tuple)) or not all(isinstance(c, str) for c in item["choices"]):
             raise ValueError(f"{where}: 'choices' must be a list of strings")
         if protocol != "instance":
