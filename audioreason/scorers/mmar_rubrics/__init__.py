@@ -1,2 +1,2 @@
-"""MMAR-Rubrics: ``formulas`` (the pure functions) and ``scorer`` (the class); the evaluate module is
-``metrics/mmar_rubrics/``."""
+"""MMAR-Rubrics: ``formulas`` (the pure functions), ``scorer`` (the class) and ``generation`` (rubrics written by a
+judge from the gold CoT); the evaluate module is ``metrics/mmar_rubrics/``."""
