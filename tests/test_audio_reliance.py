@@ -9,7 +9,7 @@ import numpy as np
 import pytest
 
 from audioreason.cli import main
-from audioreason.inference.conditions import (AudioPreparer, Condition, choose_audio_check, parse_condition,
+from audioreason.inference.conditions import (AudioPreparer, Condition, choose_audio_check, expand_condition,
                                               with_audio_check)
 from judge_server import openai_cli_args, running_server
 
@@ -80,7 +80,7 @@ def test_the_checked_items_are_seeded_and_each_gets_another_items_clip():
     assert donor in ids and donor != alone
     assert choose_audio_check(conditions, ["only"], 1, seed=0).donors == {"only": None}
     assert choose_audio_check([Condition("full")], ids, 0, seed=0) is None
-    assert parse_condition("Silence") == [Condition("silence")] and Condition("shuffled").sends_audio
+    assert expand_condition("Silence") == [Condition("silence")] and Condition("shuffled").sends_audio
     with pytest.raises(ValueError, match="add full"):
         with_audio_check([Condition("none")], 2)
     with pytest.raises(ValueError, match=">= 0"):

@@ -19,7 +19,8 @@ import pytest
 
 from audioreason.cli import main
 from audioreason.inference.imports import EMPTY_ERROR
-from audioreason.inference.runner import check_record, read_run_file
+from audioreason.base.schema import check_output_record
+from audioreason.inference.runner import read_run_file
 from audioreason.evaluation.sections import reply_parts
 from fixtures.data_helpers import DATA, mmar_records, mmau_records, write_mmar_raw, write_mmau_raw
 
@@ -73,7 +74,7 @@ def test_mmar_results_file_round_trips_with_the_official_accuracy(tmp_path, caps
     run, records, printed = imported(capsys, "mmar", FILES / "mmar_results.jsonl", "mmar", mmar_data,
                                      tmp_path / "run", "--model", "their-model")
     for n, record in enumerate(records):
-        check_record(record, f"outputs.jsonl:{n + 1}")  # the runner's own record check
+        check_output_record(record, f"outputs.jsonl:{n + 1}")  # the runner's own record check
     assert [r["id"] for r in records] == MMAR_IDS and {r["template"]["name"] for r in records} == {"external"}
     assert records[2]["output"] == "3"  # the first of the two rows for item 3 is kept
     assert records[0]["details"]["thinking_prediction"].startswith("The singer keeps")

@@ -6,7 +6,7 @@ import soundfile as sf
 
 from audioreason.audio import AudioError, load_audio, split_samples
 from audioreason.inference.conditions import (AudioPreparer, Condition, has_anchored_variant, not_applicable,
-                                              parse_condition, parse_conditions)
+                                              expand_condition, parse_conditions)
 
 RATE = 16000
 
@@ -21,15 +21,15 @@ def clip(tmp_path):
 
 
 def test_parse_condition_names_and_expansions():
-    assert [c.name for c in parse_condition("frag:3")] == ["frag:3:0", "frag:3:1", "frag:3:2"]
-    assert len(parse_condition("frag")) == 2 + 3 + 4 + 5
-    assert parse_condition(" FULL ") == [Condition("full")]
+    assert [c.name for c in expand_condition("frag:3")] == ["frag:3:0", "frag:3:1", "frag:3:2"]
+    assert len(expand_condition("frag")) == 2 + 3 + 4 + 5
+    assert expand_condition(" FULL ") == [Condition("full")]
     assert [c.name for c in parse_conditions(["full", "none", "tb", "frag:2:1", "anchored"])] == [
         "full", "none", "tb", "frag:2:1", "anchored"]
     for bad, message in (("frag:6", "N must be one of"), ("frag:2:2", "k must be in 0..1"), ("mute", "unknown"),
                          ("frag:x", "unknown"), ("frag:2:1:0", "unknown")):
         with pytest.raises(ValueError, match=message):
-            parse_condition(bad)
+            expand_condition(bad)
     with pytest.raises(ValueError, match="given twice"):
         parse_conditions(["frag:2", "frag:2:0"])
     with pytest.raises(ValueError, match="at least one"):
@@ -38,7 +38,7 @@ def test_parse_condition_names_and_expansions():
 
 @pytest.mark.parametrize("name", ["none", "tb"])
 def test_none_and_tb_send_no_audio_at_all(clip, name):
-    prepared = AudioPreparer(RATE, 30.0).prepare(parse_condition(name)[0], str(clip[0]))
+    prepared = AudioPreparer(RATE, 30.0).prepare(expand_condition(name)[0], str(clip[0]))
     assert prepared.audio is None  # not a silent clip
     assert prepared.info["seconds"] == 0.0 and prepared.info["truncated"] is False
 

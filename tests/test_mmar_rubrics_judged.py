@@ -10,8 +10,8 @@ import pytest
 from audioreason.judges import OpenAICompatibleJudge
 from audioreason.judges import VerdictSchema
 from audioreason.judges.fence import fence
-from audioreason.scorers.mmar_rubrics.scorer import (SYSTEM_PROMPT, MMARRubricsScorer, build_messages,
-                                                     build_submission, generate_rubrics)
+from audioreason.scorers.mmar_rubrics.generation import generate_rubrics
+from audioreason.scorers.mmar_rubrics.scorer import SYSTEM_PROMPT, MMARRubricsScorer, build_messages, build_submission
 from judge_server import running_server
 
 ROOT = Path(__file__).resolve().parents[1]

@@ -131,12 +131,13 @@ def test_per_group_tables_by_hand():
 
 
 def test_metric_card_holds_the_full_prompts():
+    from audioreason.scorers.mmar_rubrics import generation as g
     from audioreason.scorers.mmar_rubrics import scorer as m
 
     card = (Path(__file__).resolve().parents[1] / "metrics" / "mmar_rubrics" / "README.md").read_text(encoding="utf-8")
     assert card.startswith("---\n") and "\ntitle: MMAR-Rubrics\n" in card.split("---")[1]
-    for text in (m.SYSTEM_PROMPT, m.USER_TEMPLATE, m.CRITERION_TEMPLATE, m.SYSTEM_LEVEL_PROMPT, m.RUBRIC_GEN_TEMPLATE,
-                 m.RUBRIC_GEN_REASK, m.RUBRIC_GEN_SYSTEM_PROMPT.format(k=5), m.SYSTEM_LEVEL_TEMPLATE):
+    for text in (m.SYSTEM_PROMPT, m.USER_TEMPLATE, m.CRITERION_TEMPLATE, m.SYSTEM_LEVEL_PROMPT, g.RUBRIC_GEN_TEMPLATE,
+                 g.RUBRIC_GEN_REASK, g.RUBRIC_GEN_SYSTEM_PROMPT.format(k=5), m.SYSTEM_LEVEL_TEMPLATE):
         assert text in card
 
 

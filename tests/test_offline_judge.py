@@ -11,7 +11,8 @@ import pytest
 from audioreason.judges import JudgeRequest, JudgeRunner, LocalJudge, SamplingParams, VerdictSchema, parse_verdict
 from audioreason.judges.base import judges_metadata, offline_judge_label
 from audioreason.judges.constrained import rubric_pattern, token_budget, verdict_pattern
-from audioreason.scorers.mmar_rubrics.scorer import build_messages, schema_for, validate_rubric
+from audioreason.scorers.mmar_rubrics.generation import validate_rubric
+from audioreason.scorers.mmar_rubrics.scorer import build_messages, schema_for
 
 llguidance = pytest.importorskip("llguidance")
 META = Path(__file__).parent / "data" / "MMAR-meta.jsonl"
@@ -103,7 +104,7 @@ def test_the_judge_and_its_constraint_are_recorded_and_labelled(tiny_random):
 
 
 def test_rubric_generation_under_the_constraint_gives_a_valid_criterion_set(tiny_random):
-    from audioreason.scorers.mmar_rubrics.scorer import generate_rubrics
+    from audioreason.scorers.mmar_rubrics.generation import generate_rubrics
 
     judge = LocalJudge(backend=tiny_random, constrained=True)
     (out,) = generate_rubrics(mmar_items(1), judge, k=3, max_reasks=1, sampling=SamplingParams(temperature=1.0, seed=3),

@@ -6,9 +6,12 @@ from fractions import Fraction
 import pytest
 
 from audioreason.scorers.text_prior import formulas as tp
-from audioreason.scorers.text_prior.scorer import (Condition, demo_records, demo_rows, parse_condition,
-                                                   records_from_columns, records_from_jsonl, records_from_nested,
-                                                   score_text_prior, summary_tables)
+from audioreason.scorers.text_prior.examples import demo_records, demo_rows
+from audioreason.scorers.text_prior.inputs import records_from_columns, records_from_jsonl, records_from_nested
+from audioreason.scorers.text_prior.records import TEXT_PRIOR_KINDS
+from audioreason.scorers.text_prior.scorer import score_text_prior
+from audioreason.scorers.text_prior.tables import summary_tables
+from audioreason.text.conditions import Condition, parse_condition
 
 CHOICES = ["Dog barking", "Rain", "Piano", "Wind"]
 CATEGORY = {"a": "sound", "b": "sound", "c": "sound", "d": "speech", "e": "speech", "f": "speech"}
@@ -428,13 +431,15 @@ def test_errored_full_counts_as_wrong_and_is_reported():
 # ---------------------------------------------------------------------------------------------
 
 def test_condition_grammar():
-    assert parse_condition(" Full ") == Condition("full") and str(parse_condition("FRAG:5:4")) == "frag:5:4"
-    assert parse_condition("tb") == Condition("tb") and parse_condition("none").kind == "none"
+    assert parse_condition(" Full ", TEXT_PRIOR_KINDS) == Condition("full")
+    assert str(parse_condition("FRAG:5:4", TEXT_PRIOR_KINDS)) == "frag:5:4"
+    assert parse_condition("tb", TEXT_PRIOR_KINDS) == Condition("tb")
+    assert parse_condition("none", TEXT_PRIOR_KINDS).kind == "none"
     for bad, message in [("silence", "unknown condition"), ("frag:3", "unknown condition"),
                          ("frag:3:3", "k=3 out of range 0..2"), ("frag:1:0", "N must be >= 2"),
                          ("frag:-2:0", "unknown condition"), (3, "must be a string")]:
         with pytest.raises(ValueError, match=message):
-            parse_condition(bad)
+            parse_condition(bad, TEXT_PRIOR_KINDS)
 
 
 def _row(**overrides):

@@ -8,7 +8,8 @@ import numpy as np
 import pytest
 import soundfile as sf
 
-from audioreason.scorers.text_prior.scorer import demo_records, score_text_prior
+from audioreason.scorers.text_prior.examples import demo_records
+from audioreason.scorers.text_prior.scorer import score_text_prior
 
 ROOT = Path(__file__).resolve().parents[1]
 MODULE = str(ROOT / "metrics" / "text_prior_decomposition")

@@ -4,7 +4,9 @@ errored_fragments="sufficient", and the XS/AN model mean."""
 import pytest
 
 from audioreason.scorers.text_prior import formulas as tp
-from audioreason.scorers.text_prior.scorer import demo_records, score_text_prior, summary_tables
+from audioreason.scorers.text_prior.examples import demo_records
+from audioreason.scorers.text_prior.scorer import score_text_prior
+from audioreason.scorers.text_prior.tables import summary_tables
 
 T, F, E = True, False, None  # correct, wrong, errored run
 

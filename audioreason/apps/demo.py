@@ -33,7 +33,7 @@ from audioreason.data.mmar import build_demo_dataset
 from audioreason.evaluation.score import JudgeOptions, ScoreOptions, score_run
 from audioreason.evaluation.table import Row, format_table, result_rows
 from audioreason.base.jsonl import read_json_lines
-from audioreason.scorers.text_prior.scorer import demo_rows as text_prior_demo_rows
+from audioreason.scorers.text_prior.examples import demo_rows as text_prior_demo_rows
 
 __all__ = ["DEMO_ASR_BEAM", "DEMO_JUSTIFICATION_CHARS", "DEMO_BATCH_SIZE", "DEMO_MAX_NEW_TOKENS", "DEMO_MODEL", "DEMO_TEMPLATE", "Row",
            "demo_adapter", "demo_run_config", "fixture_rows", "format_table", "run_cascade", "run_demo"]

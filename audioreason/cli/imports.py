@@ -23,7 +23,7 @@ class _Usage(Exception):
 
 def check_import_args(args: argparse.Namespace) -> None:
     from audioreason.data import benchmark_spec
-    from audioreason.inference.conditions import parse_condition
+    from audioreason.inference.conditions import expand_condition
     from audioreason.inference.imports import template_entry
     from audioreason.inference.runner import OUTPUTS_FILE, RUN_FILE
 
@@ -32,7 +32,7 @@ def check_import_args(args: argparse.Namespace) -> None:
         raise _Usage(f"{args.file!r} is not a file (give the predictions file)")
     try:
         benchmark_spec(args.benchmark)
-        conditions = parse_condition(args.condition)
+        conditions = expand_condition(args.condition)
         template_entry(args.template)
     except ValueError as err:
         raise _Usage(str(err)) from None

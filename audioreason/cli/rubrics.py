@@ -1,5 +1,5 @@
 """`audioreason rubrics generate`: MMAR-Rubrics instance-level criteria written from each item's gold chain of
-thought (``mmar_rubrics.generate_rubrics``) by the constrained offline judge, one JSON line per item.
+thought (``mmar_rubrics.generation.generate_rubrics``) by the constrained offline judge, one JSON line per item.
 
     audioreason rubrics generate tests/data/MMAR-meta.jsonl --n 2 -k 5 -o rubrics.jsonl
 
@@ -47,7 +47,7 @@ def run_generate(args: Any) -> int:
     if not path.is_file():
         raise DataError(f"{path}: no such file")
     items = list(read_json_lines(path))[:args.n]
-    from audioreason.scorers.mmar_rubrics.scorer import check_rubric_sources, generate_rubrics
+    from audioreason.scorers.mmar_rubrics.generation import check_rubric_sources, generate_rubrics
 
     try:  # before the judge loads; nothing is written
         check_rubric_sources(items)

@@ -248,7 +248,8 @@ def parse_sweep(content: Any, path: Path, out: Optional[str] = None, *, check_pa
 def _audio_check(top: dict[str, Any], conditions: Sequence[Any], fail: Callable[[str, str], SweepError]
                  ) -> tuple[int, int]:
     """(audio_check, audio_check_seed): given, or 24 items (all when fewer) when the sweep runs full, else off."""
-    from audioreason.inference.conditions import Condition, with_audio_check
+    from audioreason.inference.conditions import with_audio_check
+    from audioreason.text.conditions import Condition
 
     default = DEFAULT_AUDIO_CHECK if Condition("full") in conditions else 0
     n, seed = top.get("audio_check", default), top.get("audio_check_seed", 0)

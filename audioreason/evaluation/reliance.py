@@ -21,7 +21,7 @@ from dataclasses import replace
 from typing import Any, Mapping, Optional, Sequence
 
 from audioreason.text import answers
-from audioreason.inference.conditions import CHECK_KINDS as CHECK_CONDITIONS
+from audioreason.text.conditions import CHECK_KINDS as CHECK_CONDITIONS
 from audioreason.evaluation.sections import (DEFAULT_RULES, RULES, OutputSet, Section, extraction_rules, is_mcq,
                                              not_applicable)
 

@@ -48,8 +48,9 @@ from audioreason.base.checksums import file_sha256
 from audioreason.base.jsonl import DataFileError, read_json_objects
 from audioreason.base.scale import SCALE
 from audioreason.inference.processes import LOCK_FILE
-from audioreason.inference.runner import (OUTPUTS_FILE, RUN_FILE, SHARD_DIR, check_record, git_commit, load_items,
-                                          package_versions, read_run_file)
+from audioreason.base.schema import RunSummary, check_output_record
+from audioreason.inference.runner import (OUTPUTS_FILE, RUN_FILE, SHARD_DIR, git_commit, load_items, package_versions,
+                                          read_run_file)
 from audioreason.evaluation.judge_card import judge_card
 from audioreason.evaluation.protocol import judge_protocol, scored_protocol, scoring_protocol
 from audioreason.evaluation.reliance import audio_reliance_section, without_check_sets
@@ -199,7 +200,8 @@ def read_run(folder: Any, data: Optional[str] = None) -> RunFolder:
     if not outputs_file.is_file():
         raise ValueError(f"{folder} has no {OUTPUTS_FILE}: the run never gathered its outputs (rerun it to resume)")
     run = read_run_file(run_file)
-    config = run.get("config") or {}
+    summary = RunSummary.from_dict(run)
+    config = summary.config or {}
     if not config.get("benchmark") or not (data or config.get("data")):
         raise ValueError(f"{run_file} names no benchmark or data folder")
     benchmark = benchmark_spec(config["benchmark"]).name
@@ -219,7 +221,7 @@ def read_run(folder: Any, data: Optional[str] = None) -> RunFolder:
     digest = file_sha256(outputs_file)
     for n, record in read_json_objects(outputs_file)[0]:
         where = f"{outputs_file}:{n}"
-        check_record(record, where)
+        check_output_record(record, where)
         record["id"] = str(record["id"])
         if record["id"] not in items:
             raise ValueError(f"{where}: item {record['id']!r} is not in the benchmark data at {source!r}; "
@@ -241,11 +243,11 @@ def read_run(folder: Any, data: Optional[str] = None) -> RunFolder:
                                 "file holds one record per output (keep one of the two lines)")
         by_key[record["key"]] = by_unit[(*key, record["id"])] = (n, record)
         sets.setdefault(key, OutputSet(*key)).records.append(record)
-    check_ids = (run.get("audio_check") or {}).get("ids") if isinstance(run.get("audio_check"), dict) else None
+    check_ids = summary.audio_check.get("ids") if isinstance(summary.audio_check, dict) else None
     for output_set in sets.values():
         output_set.records.sort(key=lambda r: order[r["id"]])
         output_set.missing = len(_applicable(output_set, loaded, check_ids) - {r["id"] for r in output_set.records})
-    models = run.get("models") or {}
+    models = summary.models or {}
     main = (models.get("main") or {}).get("name") or next((k[0] for k in sets), "")
     return RunFolder(folder, run, benchmark, items, list(sets.values()), main, duplicates, digest)
 
@@ -255,11 +257,11 @@ def _applicable(output_set: OutputSet, items: Sequence[Mapping[str, Any]], check
     shuffled: the audio check's items, ``check_ids``)."""
     from audioreason.inference.conditions import checked
     from audioreason.inference.conditions import not_applicable as condition_not_applicable
-    from audioreason.inference.conditions import parse_condition
+    from audioreason.inference.conditions import expand_condition
     from audioreason.inference.prompts import EXTERNAL_TEMPLATE, TemplateMismatch, get_template
 
     try:
-        (condition,) = parse_condition(output_set.condition)
+        (condition,) = expand_condition(output_set.condition)
         # imported outputs (`audioreason import`): a prompt made elsewhere fits every item
         template = None if output_set.template == EXTERNAL_TEMPLATE else get_template(output_set.template)
     except ValueError:  # a condition or template this version no longer knows: nothing to compare with
@@ -494,16 +496,17 @@ def _now() -> str:
 
 def _results(run: RunFolder, options: ScoreOptions, sections: dict[str, Section], started: str,
              uncertainty: Any) -> dict[str, Any]:
-    config = run.run.get("config") or {}
-    main = (run.run.get("models") or {}).get("main") or {}
+    summary = RunSummary.from_dict(run.run)
+    config = summary.config or {}
+    main = (summary.models or {}).get("main") or {}
     return {
         "run": {"folder": str(run.folder), "model": run.model, "adapter": main.get("adapter"),
-                "description": main.get("description"), "models": run.run.get("models"),
+                "description": main.get("description"), "models": summary.models,
                 "benchmark": run.benchmark, "benchmark_config": config.get("benchmark_config"),
-                "limit": config.get("limit"), "decoding": config.get("decoding"), "status": run.run.get("status"),
-                "counts": run.run.get("counts"), "speed": run.run.get("speed"), "git": run.run.get("git"),
+                "limit": config.get("limit"), "decoding": config.get("decoding"), "status": summary.status,
+                "counts": summary.counts, "speed": summary.speed, "git": summary.git,
                 # an imported lmms-eval log: its own number beside the official rule's (inference.lmms_reconcile)
-                "lmms_eval": (run.run.get("source") or {}).get("lmms_eval"),
+                "lmms_eval": (summary.source or {}).get("lmms_eval"),
                 "outputs_sha256": run.outputs_sha256},
         "sets": [{**s.describe(), "n": len(s.records), "failed": s.failed} for s in run.sets],
         "missing_outputs": sum(s.missing for s in run.sets),

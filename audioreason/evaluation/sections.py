@@ -632,7 +632,7 @@ def text_prior_uncertainty(text_prior: Mapping[str, Any], rows: Sequence[Mapping
                            uncertainty: Any = None) -> dict[str, dict[str, Any]]:
     """Over the items with both a Full and a None prediction (the ones R_TP is computed on; one model): the
     Wilson intervals of the Full and None accuracies and the bootstrap interval of R_TP = sum None / sum Full."""
-    from audioreason.scorers.text_prior.scorer import CORRECT
+    from audioreason.scorers.text_prior.records import CORRECT
 
     U = _uncertainty()
     uncertainty = uncertainty or U.DEFAULT

@@ -17,6 +17,9 @@ Conditions ("All That Glitters Is Not Audio", §2.1-2.2; AudioSpan anchor QA, §
   (a seeded derangement, so no item gets its own). The evaluation compares their outputs with ``full``'s
   (``audioreason.evaluation.reliance``).
 
+The ``Condition`` type and the grammar of one condition's name are ``audioreason.text.conditions``'s (the
+text-prior scorer reads the same names); ``expand_condition`` adds a run request's ``frag`` and ``frag:N``.
+
 Maximum duration (AudioSpan App. C.1, Table 6): a clip longer than the model's limit is cut to its leading
 prefix, ``min(limit, length)``, read without loading the rest (``audioreason.audio.read_prefix``); each
 output records the seconds sent, the source length and whether it was cut. A fragment longer than the
@@ -39,35 +42,19 @@ from pathlib import Path
 from typing import TYPE_CHECKING, Any, Mapping, Optional, Sequence
 
 from ..audio.errors import AudioError
+from ..text.conditions import CHECK_KINDS, KINDS, Condition, parse_condition
 from .base import AudioInput
 
 if TYPE_CHECKING:
     import numpy as np
 
-CHECK_KINDS = ("silence", "shuffled")  # the audio-reliance check's conditions, beside full
-AUDIO_KINDS = ("full", "frag", "anchored", *CHECK_KINDS)
-
-
-@dataclass(frozen=True)
-class Condition:
-    kind: str                 # full | none | tb | frag | anchored | silence | shuffled
-    n: Optional[int] = None   # frag only
-    k: Optional[int] = None
-
-    @property
-    def name(self) -> str:
-        return f"frag:{self.n}:{self.k}" if self.kind == "frag" else self.kind
-
-    @property
-    def sends_audio(self) -> bool:
-        return self.kind in AUDIO_KINDS
-
-
-def parse_condition(text: str) -> list[Condition]:
-    """One condition name -> its conditions (``frag`` and ``frag:N`` expand)."""
+def expand_condition(text: str) -> list[Condition]:
+    """A run's request -> the conditions it names: one condition's name (``audioreason.text.conditions``), or
+    ``frag`` / ``frag:N``, which expand to every fragment of N = 2..5 / of N. The runner cuts the paper's
+    N = 2..5 only (``audio.fragments.PAPER_NS``)."""
     text = text.strip().lower()
-    if text in ("full", "none", "tb", "anchored", *CHECK_KINDS):
-        return [Condition(text)]
+    if text in KINDS:
+        return [parse_condition(text)]
     parts = text.split(":")
     if parts[0] == "frag" and len(parts) <= 3:
         try:
@@ -92,7 +79,7 @@ def parse_conditions(texts: Sequence[str]) -> list[Condition]:
     """Conditions in the order given, expanded; a condition named twice is an error."""
     out: list[Condition] = []
     for text in texts:
-        for condition in parse_condition(text):
+        for condition in expand_condition(text):
             if condition in out:
                 raise ValueError(f"condition {condition.name!r} given twice")
             out.append(condition)
@@ -327,6 +314,6 @@ class AudioPreparer:
         return min(seconds, self.max_audio_s) if self.max_audio_s is not None else seconds
 
 
-__all__ = ["CHECK_KINDS", "AudioCheck", "AudioPreparer", "Condition", "PreparedAudio", "checked", "choose_audio_check",
-           "has_anchored_variant", "local_path", "not_applicable", "parse_condition", "parse_conditions",
+__all__ = ["AudioCheck", "AudioPreparer", "PreparedAudio", "checked", "choose_audio_check", "expand_condition",
+           "has_anchored_variant", "local_path", "not_applicable", "parse_conditions",
            "source_seconds", "with_audio_check"]

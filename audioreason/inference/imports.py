@@ -33,12 +33,13 @@ from pathlib import Path
 from typing import Any, Optional, Sequence
 
 from ..base.checksums import file_sha256
+from ..base.schema import OutputRecord, RunSummary
 from .import_formats import FORMATS, LMMS_TASKS, SCHEMAS, FormatError, NeedsOption, Prediction, read_file
 from .lmms_reconcile import reconcile
 from .prompts import EXTERNAL_TEMPLATE, get_template
 from .protocol import run_protocol, with_protocol
 from .runner import (OUTPUTS_FILE, RUN_FILE, RunConfig, git_commit, load_items_reported, package_versions,
-                     unit_key, write_run_file)
+                     unit_key, write_outputs, write_run_file)
 
 ADAPTER = "import"
 EMPTY_ERROR = "imported: empty prediction"
@@ -99,7 +100,7 @@ def template_entry(name: Optional[str]) -> dict[str, str]:
 def import_predictions(options: ImportOptions) -> dict[str, Any]:
     """Read, match and write the run folder; returns run.json's content. FormatError: the file's fault."""
     from ..data import benchmark_spec, is_raw_folder
-    from .conditions import parse_condition
+    from .conditions import expand_condition
 
     started = _dt.datetime.now(_dt.timezone.utc).isoformat(timespec="seconds")
     benchmark = benchmark_spec(options.benchmark).name
@@ -115,7 +116,7 @@ def import_predictions(options: ImportOptions) -> dict[str, Any]:
         name = p.condition or options.condition
         if name not in conditions:
             try:
-                parsed = parse_condition(name)
+                parsed = expand_condition(name)
             except ValueError as err:
                 raise FormatError(f"{path}: {p.where}: {err}") from None
             if len(parsed) != 1:
@@ -159,12 +160,13 @@ def import_predictions(options: ImportOptions) -> dict[str, Any]:
         if blank:
             empty.append({"id": p.id, "where": p.where})
         key = json_key(model, condition, template, p.id)
-        record = {"key": key, "id": p.id, "index": index, "model": model, "adapter": ADAPTER,
-                  "condition": condition, "template": {"name": template["name"], "hash": template["hash"]},
-                  "decoding": None, "output": p.output if not blank else (p.output or ""),
-                  "error": EMPTY_ERROR if blank else None, "finish_reason": None,
-                  "details": {"imported": {"format": options.fmt, "where": p.where}, **p.details},
-                  "audio": None, "tokens": {"prompt": None, "completion": None}, "timings": None, "rank": None}
+        record = OutputRecord(key=key, id=p.id, index=index, model=model, adapter=ADAPTER, condition=condition,
+                              template={"name": template["name"], "hash": template["hash"]}, decoding=None,
+                              output=p.output if not blank else (p.output or ""),
+                              error=EMPTY_ERROR if blank else None, finish_reason=None,
+                              details={"imported": {"format": options.fmt, "where": p.where}, **p.details},
+                              audio=None, tokens={"prompt": None, "completion": None}, timings=None,
+                              rank=None).to_dict()
         chosen[(model, condition, p.id)] = (p, record)
     if not chosen:
         example = f" (e.g. {unmatched[0]['id']!r}, {unmatched[0]['where']})" if unmatched else ""
@@ -196,28 +198,27 @@ def import_predictions(options: ImportOptions) -> dict[str, Any]:
                      "sampling_rate": None} for role, name in roles.items()}
     failed = sum(r["error"] is not None for r in records)
     finished = _dt.datetime.now(_dt.timezone.utc).isoformat(timespec="seconds")
-    summary = {
-        "identity": {"benchmark": benchmark, "decoding": None,
-                     "models": {role: {"name": m["name"], "max_audio_s": None} for role, m in models.items()}},
-        "config": config, "models": models, "templates": [template],
-        "versions": package_versions(), "git": git_commit(), "started": started, "finished": finished,
-        "sessions": [{"started": started, "finished": finished, "world_size": 1, "ran": 0,
-                      "imported": len(records)}],
-        "counts": {"units": len(items) * len(sets), "written": len(records),
-                   "missing": sum(len(m["ids"]) for m in missing), "ok": len(records) - failed, "failed": failed,
-                   "failed_by_kind": {"empty": failed} if failed else {}, "not_applicable": {}, "truncated": 0,
-                   "resumed": 0, "torn_lines": 0, "duplicates": len(duplicates), "skipped_at_load": len(skipped)},
-        "skipped_items": skipped,
-        "status": "finished" if not missing else "incomplete",
-        "outputs": OUTPUTS_FILE,
-        "source": {"format": options.fmt, "file": path.name, "path": str(path.resolve()), "sha256": file_sha256(path),
-                   "bytes": path.stat().st_size, "schema": SCHEMAS[options.fmt], **info,
-                   "counts": {"rows": len(preds), "imported": len(records), "unmatched": len(unmatched),
-                              "duplicates": len(duplicates), "empty": len(empty), "no_prediction": len(absent),
-                              "gold_differs": len(gold_differs), "matched_by_doc_order": matched_by_order},
-                   "unmatched": unmatched, "duplicates": duplicates, "empty": empty, "no_prediction": absent,
-                   "gold_differs": gold_differs, "missing": missing},
-    }
+    summary = RunSummary(
+        identity={"benchmark": benchmark, "decoding": None,
+                  "models": {role: {"name": m["name"], "max_audio_s": None} for role, m in models.items()}},
+        config=config, models=models, templates=[template],
+        versions=package_versions(), git=git_commit(), started=started, finished=finished,
+        sessions=[{"started": started, "finished": finished, "world_size": 1, "ran": 0, "imported": len(records)}],
+        counts={"units": len(items) * len(sets), "written": len(records),
+                "missing": sum(len(m["ids"]) for m in missing), "ok": len(records) - failed, "failed": failed,
+                "failed_by_kind": {"empty": failed} if failed else {}, "not_applicable": {}, "truncated": 0,
+                "resumed": 0, "torn_lines": 0, "duplicates": len(duplicates), "skipped_at_load": len(skipped)},
+        skipped_items=skipped,
+        status="finished" if not missing else "incomplete",
+        outputs=OUTPUTS_FILE,
+        source={"format": options.fmt, "file": path.name, "path": str(path.resolve()), "sha256": file_sha256(path),
+                "bytes": path.stat().st_size, "schema": SCHEMAS[options.fmt], **info,
+                "counts": {"rows": len(preds), "imported": len(records), "unmatched": len(unmatched),
+                           "duplicates": len(duplicates), "empty": len(empty), "no_prediction": len(absent),
+                           "gold_differs": len(gold_differs), "matched_by_doc_order": matched_by_order},
+                "unmatched": unmatched, "duplicates": duplicates, "empty": empty, "no_prediction": absent,
+                "gold_differs": gold_differs, "missing": missing},
+    ).to_dict()
     summary = with_protocol(summary, run_protocol(
         benchmark=benchmark, data=str(options.data), benchmark_config=None,
         item_ids=dict.fromkeys(r["id"] for r in records), templates=[template], conditions=list(order),
@@ -236,18 +237,6 @@ def json_key(model: str, condition: str, template: dict[str, str], item_id: str)
 class _Named:
     name: str
     hash: str
-
-
-def write_outputs(out: Path, records: Sequence[dict]) -> None:
-    import json
-    import os
-
-    out.mkdir(parents=True, exist_ok=True)
-    tmp = out / (OUTPUTS_FILE + ".tmp")
-    with open(tmp, "w", encoding="utf-8") as f:
-        for record in records:
-            f.write(json.dumps(record, ensure_ascii=False) + "\n")
-    os.replace(tmp, out / OUTPUTS_FILE)
 
 
 __all__ = ["ADAPTER", "EMPTY_ERROR", "FORMATS", "FormatError", "ImportOptions", "LMMS_TASKS", "NeedsOption", "RUN_FILE",

@@ -62,9 +62,11 @@ from typing import Any, Callable, Iterable, Mapping, Optional, Sequence
 
 from ..audio.errors import AudioError
 from audioreason.base.jsonl import JSON_KINDS, DataFileError, json_type, read_json_file, read_json_objects
+from audioreason.base.schema import OutputRecord, RunSummary, check_output_record, output_line
 from .base import DecodingParams, Generation, GenerationRequest, ModelAdapter
 from .speed import session_audio_seconds, speed_summary
-from .conditions import (CHECK_KINDS, AudioCheck, AudioPreparer, Condition, checked, choose_audio_check, local_path, not_applicable,
+from ..text.conditions import CHECK_KINDS, Condition
+from .conditions import (AudioCheck, AudioPreparer, checked, choose_audio_check, local_path, not_applicable,
                          parse_conditions, with_audio_check)
 from .hosted import cost_of, load_prices, usage_summary
 from .prefetch import ClipCache, PreparedBatch, prefetched
@@ -319,33 +321,12 @@ def read_shards(folder: Path) -> ShardRead:
         try:
             lines, torn = read_json_objects(path, torn_last=True)
             for number, record in lines:
-                check_record(record, f"{path}:{number}")
+                check_output_record(record, f"{path}:{number}")
         except ValueError as err:
             raise DataFileError(f"{err} (the shard is damaged)") from None
         result.records.extend(record for _, record in lines)
         result.torn_lines += torn
     return result
-
-
-def check_record(record: dict, where: str) -> None:
-    """A DataFileError naming ``where`` (file:line) and the field unless ``record`` has the fields of an output
-    record that the scorers and the resume read, of the types the runner writes them with."""
-    missing = [k for k in ("key", "id", "model", "condition", "template") if record.get(k) is None]
-    if missing:
-        raise DataFileError(f"{where}: the record has no {', '.join(missing)}")
-    expected = {"key": (str,), "id": (str, int), "model": (str,), "condition": (str,), "template": (dict,),
-                "output": (str, type(None)), "error": (str, type(None)), "audio": (dict, type(None))}
-    for name, types in expected.items():
-        value = record.get(name)
-        if not isinstance(value, types) or isinstance(value, bool):
-            kinds = " or ".join(JSON_KINDS[t] for t in types)
-            raise DataFileError(f"{where}: {name} is {json_type(value)}, not {kinds}"
-                                + (" {name, hash}" if name == "template" else ""))
-    for name in ("name", "hash"):
-        if not isinstance(record["template"].get(name), str):
-            value = record["template"].get(name)
-            state = "missing" if value is None else f"{json_type(value)}, not a string"
-            raise DataFileError(f"{where}: template.{name} is {state}")
 
 
 def _cut_torn_line(path: Path) -> None:
@@ -372,7 +353,7 @@ class ShardWriter:
         """A batch's records, one line each, with one flush and fsync (they are all finished at once)."""
         if not records:
             return
-        self.file.write("".join(json.dumps(record, ensure_ascii=False) + "\n" for record in records))
+        self.file.write("".join(output_line(record) for record in records))
         self.file.flush()
         os.fsync(self.file.fileno())
 
@@ -601,17 +582,17 @@ class Runner:
 
     def record(self, unit: Unit, adapter: ModelAdapter, generation: Generation, audio: dict, audio_s: float,
                batch_size: int) -> dict:
-        return {
-            "key": unit.key, "id": unit.item_id, "index": unit.item_index, "model": adapter.name,
-            "adapter": getattr(adapter, "kind", type(adapter).__name__), "condition": unit.condition.name,
-            "template": unit.template.to_dict(), "decoding": self.decoding.to_dict(),
-            "output": generation.text, "error": generation.error, "finish_reason": generation.finish_reason,
-            "details": generation.details or None,  # the adapter's own record (a cascade's transcript, retries)
-            "audio": audio, "tokens": {"prompt": generation.prompt_tokens, "completion": generation.completion_tokens},
-            "timings": {"audio_s": round(audio_s, 6), "generate_s": round(generation.seconds, 6),
-                        "batch_size": batch_size},
-            "rank": self.rank,
-        }
+        return OutputRecord(
+            key=unit.key, id=unit.item_id, index=unit.item_index, model=adapter.name,
+            adapter=getattr(adapter, "kind", type(adapter).__name__), condition=unit.condition.name,
+            template=unit.template.to_dict(), decoding=self.decoding.to_dict(),
+            output=generation.text, error=generation.error, finish_reason=generation.finish_reason,
+            details=generation.details or None,  # the adapter's own record (a cascade's transcript, retries)
+            audio=audio, tokens={"prompt": generation.prompt_tokens, "completion": generation.completion_tokens},
+            timings={"audio_s": round(audio_s, 6), "generate_s": round(generation.seconds, 6),
+                     "batch_size": batch_size},
+            rank=self.rank,
+        ).to_dict()
 
 
 def _adapters_for(config: RunConfig, conditions: Sequence[Condition], device: Optional[str],
@@ -751,11 +732,7 @@ def gather(out: Path, units: Sequence[Unit], not_applicable_counts: dict[str, in
     shards = read_shards(out / SHARD_DIR)
     chosen, duplicates = select_records(shards.records)
     ordered = [chosen[u.key] for u in units if u.key in chosen]
-    tmp = out / (OUTPUTS_FILE + ".tmp")
-    with open(tmp, "w", encoding="utf-8") as f:
-        for record in ordered:
-            f.write(json.dumps(record, ensure_ascii=False) + "\n")
-    os.replace(tmp, out / OUTPUTS_FILE)
+    write_outputs(out, ordered)
     failed: dict[str, int] = {}
     for record in ordered:
         if record.get("error") is not None:
@@ -771,19 +748,20 @@ def gather(out: Path, units: Sequence[Unit], not_applicable_counts: dict[str, in
                             "audio_s": audio_s,
                             "real_time_factor": round(audio_s / loop_seconds, 3)
                             if audio_s and loop_seconds > 0 else None}]
-    summary = {
-        "identity": identity,
-        "config": config.to_dict(),
-        "models": {role: {"name": a.name, "adapter": getattr(a, "kind", type(a).__name__),
-                          "description": a.description, "max_audio_s": a.max_audio_s,
-                          "sampling_rate": a.sampling_rate} for role, a in adapters.items()},
-        "templates": [{"name": t.name, "hash": t.hash, "source": t.source} for t in templates],
-        "versions": package_versions(),
-        "git": git_commit(),
-        "started": (previous or {}).get("started", started),
-        "finished": sessions[-1]["finished"],
-        "sessions": sessions,
-        "counts": {
+    usage = usage_summary(shards.records, {u.key for u in units}, read_sent(out / SHARD_DIR))
+    summary = RunSummary(
+        identity=identity,
+        config=config.to_dict(),
+        models={role: {"name": a.name, "adapter": getattr(a, "kind", type(a).__name__),
+                       "description": a.description, "max_audio_s": a.max_audio_s,
+                       "sampling_rate": a.sampling_rate} for role, a in adapters.items()},
+        templates=[{"name": t.name, "hash": t.hash, "source": t.source} for t in templates],
+        versions=package_versions(),
+        git=git_commit(),
+        started=(previous or {}).get("started", started),
+        finished=sessions[-1]["finished"],
+        sessions=sessions,
+        counts={
             "units": len(units),
             "written": len(ordered),
             "missing": len(units) - len(ordered),
@@ -797,18 +775,17 @@ def gather(out: Path, units: Sequence[Unit], not_applicable_counts: dict[str, in
             "duplicates": duplicates,
             "skipped_at_load": len(skipped_at_load),
         },
-        "skipped_items": list(skipped_at_load),
+        skipped_items=list(skipped_at_load),
         # every request made for this run's units in this folder, failed ones a rerun filled included, and
         # those a killed session sent but never recorded (its journal of sent requests)
-        "usage": usage_summary(shards.records, {u.key for u in units}, read_sent(out / SHARD_DIR)),
-        "speed": speed_summary(ordered, sessions),
-        "status": "finished" if len(ordered) == len(units) else "incomplete",
-        "outputs": OUTPUTS_FILE,
-    }
-    if config.prices:
-        summary["cost"] = cost_of(summary["usage"], load_prices(config.prices))
-    if check is not None:
-        summary["audio_check"] = {**check.to_dict(), "units": [u.key for u in units if u.condition.kind in CHECK_KINDS]}
+        usage=usage,
+        speed=speed_summary(ordered, sessions),
+        status="finished" if len(ordered) == len(units) else "incomplete",
+        outputs=OUTPUTS_FILE,
+        cost=cost_of(usage, load_prices(config.prices)) if config.prices else None,
+        audio_check=None if check is None else
+        {**check.to_dict(), "units": [u.key for u in units if u.condition.kind in CHECK_KINDS]},
+    ).to_dict()
     summary = with_protocol(summary, _run_protocol(config, units, templates, adapters))
     write_run_file(out, summary)
     return summary
@@ -860,6 +837,16 @@ def record_interrupted(out: Path, previous: dict[str, Any], records: Sequence[di
     return updated
 
 
+def write_outputs(out: Path, records: Sequence[Mapping[str, Any]]) -> None:
+    """outputs.jsonl, whole, replaced at once (a reader never sees half of it)."""
+    out.mkdir(parents=True, exist_ok=True)
+    tmp = out / (OUTPUTS_FILE + ".tmp")
+    with open(tmp, "w", encoding="utf-8") as f:
+        for record in records:
+            f.write(output_line(record))
+    os.replace(tmp, out / OUTPUTS_FILE)
+
+
 def write_run_file(out: Path, content: dict[str, Any]) -> None:
     out.mkdir(parents=True, exist_ok=True)
     tmp = out / (RUN_FILE + ".tmp")
@@ -869,4 +856,4 @@ def write_run_file(out: Path, content: dict[str, Any]) -> None:
 
 __all__ = ["ADAPTERS", "OUTPUTS_FILE", "RUN_FILE", "SHARD_DIR", "RunConfig", "Runner", "ShardWriter", "Unit", "batches",
            "gather", "length_sorted", "load_items", "make_adapter", "plan_units", "read_shards",
-           "read_sent", "run", "select_records", "unit_key"]
+           "read_sent", "run", "select_records", "unit_key", "write_outputs", "write_run_file"]

@@ -10,7 +10,10 @@ import gradio as gr
 from audioreason.audio import AudioError
 from audioreason.audio.fragments import fragment_audio
 from audioreason.base.scale import rounded
-from audioreason.scorers.text_prior.scorer import demo_records, records_from_jsonl, score_text_prior, summary_tables
+from audioreason.scorers.text_prior.examples import demo_records
+from audioreason.scorers.text_prior.inputs import records_from_jsonl
+from audioreason.scorers.text_prior.scorer import score_text_prior
+from audioreason.scorers.text_prior.tables import summary_tables
 
 EXAMPLE = "\n".join(json.dumps(r) for r in demo_records())
 MODES = ["separate", "sufficient"]

@@ -8,7 +8,9 @@ import datasets
 import evaluate
 
 from audioreason.apps import shells
-from audioreason.scorers.text_prior.scorer import prediction_column_kind, records_from_columns, score_text_prior
+from audioreason.scorers.text_prior.inputs import records_from_columns
+from audioreason.scorers.text_prior.records import prediction_column_kind
+from audioreason.scorers.text_prior.scorer import score_text_prior
 
 _CITATION = """\
 @article{foo2026glitters,

@@ -31,6 +31,7 @@ from audioreason.text.answers import UNANSWERED, extract_hybrid
 from audioreason.text.cot import LETTERS
 from audioreason.base.scale import floats
 from audioreason.base.schema import ExtractedAnswer
+from audioreason.scorers.common import check_distinct_id, item_where as _where
 from audioreason.scorers.anchor_chain.formulas import (LINKS, accuracy, chain_score, grounding_split, mean,
                                                        per_link_accuracy, random_chain_expectation)
 
@@ -55,11 +56,6 @@ def parse_answer(reply: Any, choices: Sequence[str], parse: str = "exact") -> Ex
     return ExtractedAnswer(None, UNANSWERED, text)
 
 
-def _where(n: int, item: Any) -> str:
-    has_id = isinstance(item, Mapping) and item.get("id") is not None
-    return f"item {n}" + (f" ({item['id']!r})" if has_id else "")
-
-
 def check_items(items: Sequence[Any]) -> None:
     """Refuse items the scorers cannot use, with one ValueError naming the item (position and id) and the
     field: not a dict, no ``choices`` or choices that are not a list of strings, no gold answer, an id
@@ -79,9 +75,7 @@ def check_items(items: Sequence[Any]) -> None:
             raise ValueError(f"{where}: the field 'answer' is missing (give the gold choice text or letter, "
                              "or answer_index)")
         if item.get("id") is not None:
-            if str(item["id"]) in seen:
-                raise ValueError(f"{where}: the id is also item {seen[str(item['id'])]}'s; ids must be distinct")
-            seen[str(item["id"])] = n
+            check_distinct_id(seen, n, item, where)
 
 
 def gold_index(item: Mapping[str, Any], where: Optional[str] = None) -> int:

@@ -51,6 +51,7 @@ from audioreason.judges.base import judges_metadata
 from audioreason.judges.fence import fence
 from audioreason.judges.runner import DEFAULT_MAX_REASKS
 from audioreason.base.scale import to_float
+from audioreason.scorers.common import check_distinct_id, item_where as _where
 from audioreason.scorers.audiospan_rubric.formulas import (SEMANTIC, TEMPORAL, breakdown, histogram, mcq_oeq,
                                                            rubric_score, semantic_temporal, tier_average)
 from audioreason.text.answers import as_correctness
@@ -116,6 +117,8 @@ GROUPS = ("duration_tier", "language", "cognitive_level", "dimension")
 
 
 def format_criteria(rubric: Sequence[Mapping[str, Any]]) -> str:
+    """One JSON object per line (index, text, importance, time_range and its clock form): AudioSpan's criteria
+    carry times, unlike MMAR-Rubrics' numbered name / rule / options list (``mmar_rubrics.scorer``)."""
     lines = []
     for i, c in enumerate(rubric):
         entry = {"index": i, "text": c["text"], "importance": c["importance"]}
@@ -139,11 +142,6 @@ def build_messages(item: Mapping[str, Any], response: Optional[str]) -> list[dic
 
 
 IMPORTANCES = ("essential", "supporting")
-
-
-def _where(n: int, item: Any) -> str:
-    has_id = isinstance(item, Mapping) and item.get("id") is not None
-    return f"item {n}" + (f" ({item['id']!r})" if has_id else "")
 
 
 def _valid_range(value: Any) -> bool:
@@ -187,9 +185,7 @@ def check_items(items: Sequence[Any], *, for_judge: bool = False) -> None:
         for key in ("id", "rubric") + (("question",) if for_judge else ()):
             if item.get(key) is None:
                 raise ValueError(f"{where}: the field {key!r} is missing")
-        if str(item["id"]) in seen:
-            raise ValueError(f"{where}: the id is also item {seen[str(item['id'])]}'s; ids must be distinct")
-        seen[str(item["id"])] = n
+        check_distinct_id(seen, n, item, where)
         if for_judge and not isinstance(item["question"], str):
             raise ValueError(f"{where}: 'question' must be a string, got {item['question']!r}")
         rubric = item["rubric"]

@@ -1,5 +1,7 @@
-"""the text-prior decomposition: ``formulas`` (the pure functions) and ``scorer`` (the class); the evaluate module is
-``metrics/text_prior_decomposition/``. The entry points are importable from here."""
+"""the text-prior decomposition: ``formulas`` (the pure functions), ``scorer`` (``score_text_prior``), ``records`` (each
+record checked and scored), ``inputs`` (the other input shapes), ``sections`` (the result's sections), ``tables``
+(display tables), ``examples`` (the demo table); the evaluate module is ``metrics/text_prior_decomposition/``. The
+entry points are importable from here."""
 from .scorer import score_text_prior
 
 __all__ = ["score_text_prior"]
