@@ -112,3 +112,20 @@ def test_an_audio_read_still_brings_its_decoder(tmp_path):
             f"items, report = text_items('mmar', {str(data)!r})\n"
             "assert all(i['audio']['path'] for i in items), report.summary()")
     assert "soundfile" in loaded(tmp_path, code=code)
+
+
+def test_a_scorers_formulas_load_without_its_scorer():
+    """The report draws ARIA's radar from ``scorers.aria.formulas`` alone; the Space that shows a report installs
+    no lemmatizer, so the scorer package must not import its scorer (and so lemminflect) on the way there."""
+    code = ("import audioreason.scorers.aria.formulas, audioreason.scorers.anchor_chain.formulas, "
+            "audioreason.scorers.audiospan_rubric.formulas, audioreason.scorers.mmar_rubrics.formulas, "
+            "audioreason.scorers.text_prior.formulas")
+    done = subprocess.run([sys.executable, "-c", code + "\nimport sys\nprint(sorted(m for m in sys.modules if "
+                           "m.startswith('audioreason.scorers') and m.endswith('.scorer') or m == 'lemminflect'))"],
+                          cwd=ROOT, env={**os.environ, "PYTHONPATH": str(ROOT)}, capture_output=True, text=True,
+                          timeout=300)
+    assert done.returncode == 0, done.stderr[-3000:]
+    assert done.stdout.strip() == "[]"
+    from audioreason.scorers import aria
+
+    assert aria.AriaScorer.__name__ == "AriaScorer"  # still importable from the package, on first use

@@ -1,5 +1,8 @@
 """the AudioSpan anchor chain: ``formulas`` (the pure functions) and ``scorer`` (the class); the evaluate module is
-``metrics/anchor_chain/``. The entry points are importable from here."""
-from .scorer import score_anchor_chain, score_mcq_accuracy
+``metrics/anchor_chain/``. The entry points are importable from here, each imported on first use (a report that
+reads ``formulas`` alone never loads the scorer's backends)."""
+from audioreason.base.lazy import lazy_exports
 
-__all__ = ["score_anchor_chain", "score_mcq_accuracy"]
+_NAMES = {"score_anchor_chain": ".scorer", "score_mcq_accuracy": ".scorer"}
+__getattr__, __dir__ = lazy_exports(__name__, _NAMES)
+__all__ = sorted(_NAMES)

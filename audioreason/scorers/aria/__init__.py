@@ -1,5 +1,8 @@
 """ARIA (ARIA-Rubrics M1-M6): ``formulas`` (the pure functions) and ``scorer`` (the class); the evaluate module is
-``metrics/aria/``. The entry points are importable from here."""
-from .scorer import AriaConfig, AriaInputError, AriaScorer
+``metrics/aria/``. The entry points are importable from here, each imported on first use (a report that
+reads ``formulas`` alone never loads the scorer's backends)."""
+from audioreason.base.lazy import lazy_exports
 
-__all__ = ["AriaConfig", "AriaInputError", "AriaScorer"]
+_NAMES = {"AriaConfig": ".scorer", "AriaInputError": ".scorer", "AriaScorer": ".scorer"}
+__getattr__, __dir__ = lazy_exports(__name__, _NAMES)
+__all__ = sorted(_NAMES)

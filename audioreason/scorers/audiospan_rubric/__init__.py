@@ -1,5 +1,8 @@
 """the AudioSpan Rubric: ``formulas`` (the pure functions) and ``scorer`` (the class); the evaluate module is
-``metrics/audiospan_rubric/``. The entry points are importable from here."""
-from .scorer import AudioSpanRubricScorer
+``metrics/audiospan_rubric/``. The entry points are importable from here, each imported on first use (a report that
+reads ``formulas`` alone never loads the scorer's backends)."""
+from audioreason.base.lazy import lazy_exports
 
-__all__ = ["AudioSpanRubricScorer"]
+_NAMES = {"AudioSpanRubricScorer": ".scorer"}
+__getattr__, __dir__ = lazy_exports(__name__, _NAMES)
+__all__ = sorted(_NAMES)

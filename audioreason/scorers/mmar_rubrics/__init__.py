@@ -1,6 +1,8 @@
 """MMAR-Rubrics: ``formulas`` (the pure functions), ``scorer`` (the class) and ``generation`` (rubrics written by a
 judge from the gold CoT); the evaluate module is ``metrics/mmar_rubrics/``. The entry points are importable from
 here."""
-from .scorer import MMARRubricsScorer
+from audioreason.base.lazy import lazy_exports
 
-__all__ = ["MMARRubricsScorer"]
+_NAMES = {"MMARRubricsScorer": ".scorer"}
+__getattr__, __dir__ = lazy_exports(__name__, _NAMES)
+__all__ = sorted(_NAMES)

@@ -2,6 +2,8 @@
 record checked and scored), ``inputs`` (the other input shapes), ``sections`` (the result's sections), ``tables``
 (display tables), ``examples`` (the demo table); the evaluate module is ``metrics/text_prior_decomposition/``. The
 entry points are importable from here."""
-from .scorer import score_text_prior
+from audioreason.base.lazy import lazy_exports
 
-__all__ = ["score_text_prior"]
+_NAMES = {"score_text_prior": ".scorer"}
+__getattr__, __dir__ = lazy_exports(__name__, _NAMES)
+__all__ = sorted(_NAMES)
