@@ -454,6 +454,37 @@ def test_a_stale_lock_is_taken_over_with_a_message(holder, tmp_path, capsys):
     assert not (out / "run.lock").exists() and sorted(p.name for p in out.iterdir()) == []
 
 
+def test_a_key_in_the_command_line_never_reaches_the_lock_or_its_messages(tmp_path, monkeypatch):
+    """The lock stores the command line and its messages show it: a URL's password and query values are
+    scrubbed there as everywhere a URL is shown (issue 33, case 1), and a lock an earlier version wrote with
+    the key in it is scrubbed when shown."""
+    import subprocess
+    import sys
+
+    from audioreason.inference.processes import RunLock, RunLockError, process_start
+
+    argv = ["audioreason", "run", "--base-url", "http://user:sk-LEAKED1234567@127.0.0.1:9/v1",
+            "--judge-base-url=http://127.0.0.1:9/v1?key=QUERYSECRET99", "--model", "m"]
+    monkeypatch.setattr(sys, "argv", argv)
+    lock = RunLock(tmp_path / "out").acquire()
+    stored = (tmp_path / "out" / "run.lock").read_text()
+    lock.release()
+    assert "sk-LEAKED1234567" not in stored and "QUERYSECRET99" not in stored
+    command = json.loads(stored)["command"]
+    assert command == ("audioreason run --base-url http://user:[REDACTED]@127.0.0.1:9/v1 "
+                       "--judge-base-url=http://127.0.0.1:9/v1?key=[REDACTED] --model m")
+    holder = subprocess.Popen([sys.executable, "-c", "import time; time.sleep(60)"])
+    try:  # a live holder whose lock (an earlier version's) kept the key as typed
+        write_lock(tmp_path / "held", pid=holder.pid, process_start=process_start(holder.pid), command=" ".join(argv))
+        with pytest.raises(RunLockError) as refused:
+            RunLock(tmp_path / "held").acquire()
+    finally:
+        holder.kill()
+        holder.wait()
+    shown = str(refused.value)
+    assert "sk-LEAKED1234567" not in shown and "QUERYSECRET99" not in shown and command in shown
+
+
 def test_a_file_gone_after_load_is_a_counted_failure_under_every_condition(adapter, mmar_raw, tmp_path, one_thread,
                                                                              monkeypatch):
     raw = tmp_path / "raw"

@@ -31,6 +31,8 @@ import uuid
 from pathlib import Path
 from typing import Any, Optional, Sequence
 
+from audioreason.judges.base import scrub, url_secrets
+
 LOCK_FILE = "run.lock"
 LOCK_ENV = "AUDIOREASON_RUN_LOCK"        # the launcher's lock token, for its workers
 LAUNCHER_ENV = "AUDIOREASON_LAUNCHER_PID"
@@ -70,6 +72,14 @@ def pid_alive(pid: int, start: Optional[int] = None) -> bool:
     return True
 
 
+def shown_command(argv: Sequence[str]) -> str:
+    """The command line as the lock file stores it and its messages show it: a URL's password and query
+    values (``--base-url http://user:KEY@host/v1?key=...``) replaced, as everywhere a URL is shown."""
+    secrets = [secret for arg in argv if "://" in arg
+               for secret in url_secrets(arg.split("=", 1)[1] if arg.startswith("--") and "=" in arg else arg)]
+    return scrub(" ".join(argv), secrets)
+
+
 class RunLock:
     """``<out>/run.lock``, held by this process from ``acquire()`` to ``release()``."""
 
@@ -80,14 +90,16 @@ class RunLock:
         self.held = False
 
     def describe(self, holder: dict[str, Any]) -> str:
+        # Scrubbed again: a lock written by an earlier version holds the command line as it was typed.
+        command = shown_command(str(holder["command"]).split(" ")) if holder.get("command") else ""
         return (f"pid {holder.get('pid')} on host {holder.get('host')!r}, started {holder.get('started')}"
-                f"{', command: ' + holder['command'] if holder.get('command') else ''}")
+                f"{', command: ' + command if command else ''}")
 
     def acquire(self) -> "RunLock":
         self.out.mkdir(parents=True, exist_ok=True)
         mine = {"pid": os.getpid(), "host": socket.gethostname(), "process_start": process_start(os.getpid()),
                 "started": _dt.datetime.now(_dt.timezone.utc).isoformat(timespec="seconds"),
-                "command": " ".join(sys.argv), "token": self.token}
+                "command": shown_command(sys.argv), "token": self.token}
         while True:
             if self._create(mine):
                 self.held = True
