@@ -247,3 +247,37 @@ def test_a_sweep_without_full_has_no_check_by_default(tmp_path):
     assert parse_sweep({**base, "conditions": ["none"]}, tmp_path / "s.yaml", check_paths=False).audio_check == 0
     sweep = parse_sweep(base, tmp_path / "s.yaml", check_paths=False)
     assert (sweep.audio_check, sweep.audio_check_seed) == (24, 0)
+
+
+def _check_sets(full_correct: int, silence_correct: int, n: int = 10):
+    """A plain-template run of ``n`` MCQ items whose silence and shuffled outputs all differ in text from
+    full's, with ``full_correct`` and ``silence_correct`` items answered right (shuffled: none)."""
+    from audioreason.evaluation.sections import OutputSet
+
+    choices = ["dog", "cat", "bird", "car"]
+    items = {f"q{i}": {"id": f"q{i}", "choices": choices, "answer": "dog"} for i in range(n)}
+    def outputs(condition, right, wording):
+        return OutputSet("m", condition, "plain", "h", [
+            {"id": f"q{i}", "key": f"{condition}:q{i}", "error": None,
+             "output": wording.format("dog" if i < right else "cat")} for i in range(n)])
+    sets = [outputs("full", full_correct, "{}"), outputs("silence", silence_correct, "I think {}"),
+            outputs("shuffled", 0, "Perhaps {}")]
+    return sets, items
+
+
+@pytest.mark.parametrize("silence_correct, expected", [(5, "audio ignored"), (2, "ok")])
+def test_changed_outputs_are_judged_by_whether_silence_scores_inside_fulls_interval(silence_correct, expected):
+    """Every output changes under silence, so the verdict rests on the second rule: 6/10 under full has the
+    Wilson 95% interval (6 + 1.92)/13.84 -/+ 1.96 sqrt(0.024 + 0.0096)/1.384 = [0.3127, 0.8318]; 5/10 under
+    silence lies inside it (audio ignored), 2/10 outside (ok)."""
+    from audioreason.evaluation.reliance import audio_reliance_section
+
+    sets, items = _check_sets(6, silence_correct)
+    section = audio_reliance_section(sets, items, {"ids": list(items)})
+    entry, = section.results
+    assert entry["changed"]["either"]["changed"] == 10 and entry["rule"] == "official_slot"
+    assert entry["accuracy"]["full"]["uncertainty"]["ci95"] == pytest.approx([0.3127, 0.8318], abs=5e-5)
+    assert entry["accuracy"]["silence"]["accuracy"] == silence_correct / 10
+    assert entry["verdict"] == expected
+    where = "inside full's interval" if expected == "audio ignored" else "silence outside full's interval"
+    assert where in entry["reason"] and "accuracy full 0.6000 [0.3127, 0.8318]" in entry["reason"]
