@@ -77,6 +77,23 @@ def test_the_judge_card_of_each_set(judged):
     assert y["cost"] is None and y["cost_unavailable"] == "the prices file has no entry for 'judge-y'"
 
 
+def test_the_report_shows_each_sets_judge_card(judged, tmp_path):
+    from audioreason.report import build_report
+
+    root, _, _, _ = judged
+    build_report([root / "judge-x", root / "judge-y"], tmp_path / "report.html")
+    md = (tmp_path / "report.md").read_text()
+    card = md[md.index("Judge card: mmar_rubrics"):]
+    lines = [line for line in card.splitlines() if line.startswith("|")]
+    # the header, the rule, then one row per judged set; judge-x's full set as the card above gives it
+    full_x = next(line for line in lines if "judge-x" in line and "full" in line)
+    cells = [c.strip() for c in full_x.strip("|").split("|")]
+    assert cells[1:] == ["judge-x", "judge-x-v1 x1", "openai-compatible (local server)", "0.0", "42",
+                         "1; rater sd n/a (1 rater)", "1", "1", "0", "0", "220 / 25", "0.27 USD"]
+    none_y = next(line for line in lines if "judge-y" in line and "none" in line)
+    assert "not reported x2" in none_y and "n/a (the prices file has no entry for 'judge-y')" in none_y
+
+
 def test_kappa_by_hand_and_against_sklearn():
     a, b = [0.4, 0.4, 0.8], [0.6, 0.6, 0.8]
     # p_o = 1/3; p_e = P_a(0.8) P_b(0.8) = 1/9; kappa = (1/3 - 1/9) / (1 - 1/9) = 1/4

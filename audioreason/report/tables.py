@@ -177,10 +177,41 @@ def text_prior_table(entries: Sequence[Entry]) -> Table:
                  ["model [template]", "Full", "None", "TB", "R_TP", *(f"R_{n}" for n in ns), "XS/AN"], rows)
 
 
+def judge_card_table(entries: Sequence[Entry]) -> Table:
+    """Each judged set's judge card (``evaluation.judge_card``): who judged, as the server reported itself, how,
+    and what it cost. Sets scored before the card existed are left out."""
+    rows = []
+    for e in entries:
+        card = e.result.get("judge_card")
+        if not isinstance(card, Mapping):
+            continue
+        served = ", ".join(f"{name} x{count}" for name, count in (card.get("served_models") or {}).items())
+        if card.get("served_not_reported"):
+            served = (served + "; " if served else "") + f"not reported x{card['served_not_reported']}"
+        model = card.get("model")
+        tokens = card.get("tokens") or {}
+        cost = card.get("cost")
+        cost_cell = (f"{cost['total']} {cost['currency']}" if isinstance(cost, Mapping)
+                     else f"n/a ({card.get('cost_unavailable')})")
+        spread = rater_spread(card).removeprefix("; ") or "-"
+        rows.append([e.label, ", ".join(map(str, model)) if isinstance(model, list) else str(model),
+                     served or "-", str(card.get("endpoint")), str(card.get("temperature")), str(card.get("seed")),
+                     f"{card.get('raters')}; {spread}", _count(card.get("requests")), _count(card.get("reasks")),
+                     _count(card.get("invalid")), _count(card.get("call_failed")),
+                     f"{_count(tokens.get('prompt'))} / {_count(tokens.get('completion'))}"
+                     + (f" ({tokens['replies_without_usage']} replies without counts)"
+                        if tokens.get("replies_without_usage") else ""), cost_cell])
+    return Table(f"judge_card_{entries[0].scorer}" if entries else "judge_card",
+                 f"Judge card: {entries[0].scorer if entries else ''} (who judged, how, what it cost)",
+                 ["set", "judge", "served as", "endpoint", "temperature", "seed", "raters", "requests", "re-asks",
+                  "invalid", "failed", "tokens (prompt / completion)", "cost"], rows)
+
+
 TABLES: list[tuple[str, Callable[[Sequence[Entry]], Table]]] = [
     ("accuracy", accuracy_table), ("aria", aria_table), ("perturbations", perturbations_table),
-    ("mmar_rubrics", mmar_rubrics_table), ("mmar_rubrics", mmar_groups_table),
-    ("audiospan_rubric", audiospan_rubric_table), ("anchor_chain", anchor_chain_table),
+    ("mmar_rubrics", mmar_rubrics_table), ("mmar_rubrics", mmar_groups_table), ("mmar_rubrics", judge_card_table),
+    ("audiospan_rubric", audiospan_rubric_table), ("audiospan_rubric", judge_card_table),
+    ("anchor_chain", anchor_chain_table),
     ("text_prior_decomposition", text_prior_table),
 ]
 
