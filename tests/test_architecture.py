@@ -17,7 +17,7 @@ def layer_map(text: str) -> dict[str, int]:
     """Package prefix -> layer number, from the rows ``| N | `pkg` `pkg2` | ... |`` of the layer table."""
     layers = {}
     for number, packages in re.findall(r"^\|\s*(\d+)\s*\|([^|]*)\|", text, re.M):
-        for name in re.findall(r"`([\w.]+)`", packages):
+        for name in re.findall(r"`([\w.*]+)`", packages):
             layers[name] = int(number)
     return layers
 
@@ -59,10 +59,17 @@ def import_graph(found: dict[str, Path]) -> dict[str, set[str]]:
     return graph
 
 
+def _under(module: str, prefix: str) -> bool:
+    """Whether ``module`` is ``prefix`` or inside it; a ``*`` part of ``prefix`` stands for any one name."""
+    parts, wanted = module.split("."), prefix.split(".")
+    return len(parts) >= len(wanted) and all(w in ("*", p) for w, p in zip(wanted, parts))
+
+
 def layer_of(module: str, layers: dict[str, int]) -> int | None:
+    """The layer of the longest prefix ``module`` is under (the most specific row wins)."""
     best = None
     for prefix, number in layers.items():
-        if (module == prefix or module.startswith(prefix + ".")) and (best is None or len(prefix) > len(best[0])):
+        if _under(module, prefix) and (best is None or len(prefix.split(".")) > len(best[0].split("."))):
             best = (prefix, number)
     return None if best is None else best[1]
 
@@ -154,6 +161,10 @@ def test_every_layer_folder_says_what_it_holds():
       "import circle: audioreason -> audioreason.text.a"]),
     ({"audioreason.elsewhere": set()}, ["audioreason.elsewhere is in no layer of ARCHITECTURE.md"]),
     ({"audioreason.text.a": {"audioreason.base.b"}, "audioreason.base.b": set()}, []),
+    # A "*" row: a module under it takes that row's layer, more specific than its folder's.
+    ({"audioreason.base.x.declaration": {"audioreason.text.b"}, "audioreason.text.b": set()}, []),
+    ({"audioreason.base.x.scorer": {"audioreason.base.x.declaration"}, "audioreason.base.x.declaration": set()},
+     ["upward import: audioreason.base.x.scorer (layer 0) -> audioreason.base.x.declaration (layer 1)"]),
 ])
 def test_the_check_finds_what_it_is_for(graph, expected):
-    assert problems(graph, {"audioreason.base": 0, "audioreason.text": 1}) == expected
+    assert problems(graph, {"audioreason.base": 0, "audioreason.text": 1, "audioreason.base.*.declaration": 1}) == expected

@@ -21,7 +21,7 @@ from audioreason.cli import main
 from audioreason.inference.imports import EMPTY_ERROR
 from audioreason.base.schema import check_output_record
 from audioreason.inference.runner import read_run_file
-from audioreason.evaluation.sections import reply_parts
+from audioreason.scorers.mmar_rubrics.declaration import reply_parts
 from fixtures.data_helpers import DATA, mmar_records, mmau_records, write_mmar_raw, write_mmau_raw
 
 FILES = DATA / "imports"

@@ -90,7 +90,7 @@ def test_scorers_for_other_benchmarks_and_templates_are_named_not_run(scored):
 
 def test_an_open_ended_item_without_criteria_is_counted_and_named(scored):
     # The same six OEQs, the first with its rubric emptied: five judged (0.85 each), one counted and named.
-    from audioreason.evaluation.sections import audiospan_rubric_section
+    from audioreason.scorers.audiospan_rubric.declaration import audiospan_rubric_section
     from audioreason.evaluation.score import read_run
     from audioreason.evaluation.table import format_table, result_rows
     from audioreason.scorers.audiospan_rubric.scorer import AudioSpanRubricScorer

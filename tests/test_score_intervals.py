@@ -3,7 +3,7 @@ items of each row, as the headline does: computed by hand on four items."""
 import pytest
 
 from audioreason.analysis import uncertainty as U
-from audioreason.evaluation.sections import mmar_uncertainty
+from audioreason.scorers.mmar_rubrics.declaration import mmar_uncertainty
 
 ITEMS = {"a": {"modality": "sound", "category": "Signal"}, "b": {"modality": "sound", "category": "Signal"},
          "c": {"modality": "music", "category": "Signal"}, "d": {"modality": "music", "category": "Semantic"}}

@@ -23,6 +23,7 @@ import datasets
 import evaluate
 
 from audioreason.base.jsonl import read_json_lines
+from audioreason.scorers.registry import BY_NAME, DECLARATIONS
 
 # Client options a metric's compute() forwards to OpenAICompatibleJudge.
 JUDGE_OPTIONS = ("base_url", "api_key_env", "concurrency", "timeout_s", "max_attempts", "server_error_attempts",
@@ -69,29 +70,16 @@ _TEXT = datasets.Value("string")
 _BOOL = datasets.Value("bool")
 _INT = datasets.Value("int64")
 _TEXTS = datasets.Sequence(datasets.Value("string"))
-_BREAKDOWNS = {name: _TEXT for name in ("operation", "duration_tier", "language", "cognitive_level", "dimension")}
+_KINDS = {"text": _TEXT, "texts": _TEXTS, "bool": _BOOL, "int": _INT}  # scorers.declare.INPUT_KINDS
 
 # Per-item inputs (besides predictions and references) of each scorer: its declared features.
-INPUTS: dict[str, dict[str, Any]] = {
-    "aria": {"choices": _TEXTS, "audio": _TEXT, "model": _TEXT, "condition": _TEXT},
-    "mmar_rubrics": {"answers": _TEXT},
-    "audiospan_rubric": {"item_id": _TEXT, "choices": _TEXTS, "verdicts": _TEXT, "mcq_correct": _BOOL},
-    "anchor_chain": {"choices": _TEXTS, "item_id": _TEXT, "chain_id": _TEXT, "link_position": _INT,
-                     **_BREAKDOWNS},
-    "text_prior_decomposition": {"model": _TEXT, "item_id": _TEXT, "condition": _TEXT, "choices": _TEXTS,
-                                 "category": _TEXT, "question": _TEXT},
-}
+INPUTS: dict[str, dict[str, Any]] = {d.name: {column: _KINDS[kind] for column, kind in d.inputs.items()}
+                                     for d in DECLARATIONS}
 _JUDGED = ("judge", "ensemble", "raters", "cache", "max_reasks", "sampling", "retry_invalid_cached") + JUDGE_OPTIONS
-# Options of compute (aria's also take every AriaConfig field, see options()).
-OPTIONS: dict[str, tuple[str, ...]] = {
-    "aria": ("return_items", "rows", "backbones"),
-    "mmar_rubrics": ("items", "model", "return_items", "compat", "official_scorer", "min_valid_raters", "protocol",
-                     "item_timeout_s", "run_timeout_s") + _JUDGED,
-    "audiospan_rubric": ("items", "judge_model", "mcq_correct", "return_items", "rows", "aggregation", "tolerance_s",
-                         "span_tolerance_s") + _JUDGED,
-    "anchor_chain": ("task", "parse", "return_items", "rows"),
-    "text_prior_decomposition": ("judge", "errored_fragments", "chance", "zero_an_models", "return_items", "rows"),
-}
+# Options of compute (aria's also take every AriaConfig field, see options()); a judged scorer's, its judge's too.
+OPTIONS: dict[str, tuple[str, ...]] = {d.name: d.options + (_JUDGED if d.judged is not None else ())
+                                       for d in DECLARATIONS}
+
 # The pairs that score one run together, and why.
 COMBINATIONS = {
     frozenset({"anchor_chain", "audiospan_rubric"}):
@@ -107,13 +95,7 @@ JSON_COLUMNS = ("verdicts",)  # text columns whose lists and dicts are stored as
 
 def options(name: str) -> tuple[str, ...]:
     """The compute options of scorer ``name``."""
-    if name == "aria":
-        import dataclasses
-
-        from audioreason.scorers.aria.scorer import AriaConfig
-
-        return OPTIONS[name] + tuple(f.name for f in dataclasses.fields(AriaConfig))
-    return OPTIONS[name]
+    return OPTIONS[name] + BY_NAME[name].more_options()
 
 
 def features(name: str, predictions: Any = _TEXT) -> datasets.Features:

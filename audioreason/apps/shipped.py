@@ -1,5 +1,6 @@
 """The bare names ``evaluate.load("aria")`` / ``load_dataset("audiospan", data_dir=...)`` registered for this
-machine, for the modules and builders that ship with the package (``audioreason.base.bundled`` finds their folders).
+machine, for the modules and builders that ship with the package (``audioreason.base.bundled`` finds their folders;
+the modules are the scorers of ``audioreason.scorers.registry``).
 
 Bare names (``register()``):
 
@@ -19,7 +20,16 @@ from __future__ import annotations
 import os
 from pathlib import Path
 
-from audioreason.base.bundled import DATASETS, METRICS, metric_path
+from audioreason.base.bundled import DATASETS, metric_folder
+
+
+def metric_path(name: str) -> str:
+    """The folder of the evaluate module ``name`` (``evaluate.load(metric_path("aria"))`` works offline, from
+    any working directory). Names: the scorers' (``scorers.registry.NAMES``): aria, mmar_rubrics,
+    audiospan_rubric, anchor_chain, text_prior_decomposition."""
+    from audioreason.scorers.registry import NAMES  # on first use: `import audioreason` stays light
+
+    return metric_folder(name, NAMES)
 
 
 def register_metrics() -> dict[str, str]:
@@ -27,9 +37,11 @@ def register_metrics() -> dict[str, str]:
     returns name -> the file written."""
     from evaluate.loading import _create_importable_file, init_dynamic_modules
 
+    from audioreason.scorers.registry import NAMES
+
     dynamic = init_dynamic_modules()
     written = {}
-    for name in METRICS:
+    for name in NAMES:
         # The same call evaluate makes for a module it fetched from the Hub, so the cached layout is its own.
         module_path, module_hash = _create_importable_file(
             local_path=str(Path(metric_path(name)) / f"{name}.py"), local_imports=[], additional_files=[],

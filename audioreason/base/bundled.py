@@ -4,19 +4,22 @@ cards with their build step (``datasets_scripts/<name>/``), found from any worki
 Where the folders are: an installed package (a wheel or ``pip install .``) carries copies under
 ``audioreason/bundled/`` (setup.py copies them in); a source checkout (``pip install -e .``, or running from
 the repository) uses the repository's own folders.
+
+Which evaluate modules there are is the scorers' registry's to say (``scorers.registry.NAMES``, a layer above
+this one): ``metric_folder`` takes those names from its caller, ``apps.shipped.metric_path``.
 """
 from __future__ import annotations
 
 from pathlib import Path
+from typing import Sequence
 
-METRICS = ("aria", "mmar_rubrics", "audiospan_rubric", "anchor_chain", "text_prior_decomposition")
 DATASETS = ("mmar", "mmau_test_mini", "audiospan")
 _PACKAGE = Path(__file__).resolve().parents[1]
 # (the installed copy, the source checkout's folder), in that order
 _ROOTS = {kind: (_PACKAGE / "bundled" / kind, _PACKAGE.parent / kind) for kind in ("metrics", "datasets_scripts")}
 
 
-def _folder(kind: str, name: str, names: tuple[str, ...], marker: str) -> Path:
+def _folder(kind: str, name: str, names: Sequence[str], marker: str) -> Path:
     if name not in names:
         raise ValueError(f"unknown {'metric' if kind == 'metrics' else 'dataset'} {name!r}: one of {list(names)}")
     for root in _ROOTS[kind]:
@@ -26,11 +29,9 @@ def _folder(kind: str, name: str, names: tuple[str, ...], marker: str) -> Path:
                             f"a source checkout ({_ROOTS[kind][1]}); reinstall audioreason")
 
 
-def metric_path(name: str) -> str:
-    """The folder of the evaluate module ``name`` (``evaluate.load(metric_path("aria"))`` works offline, from
-    any working directory). Names: aria, mmar_rubrics, audiospan_rubric, anchor_chain,
-    text_prior_decomposition."""
-    return str(_folder("metrics", name, METRICS, f"{name}.py"))
+def metric_folder(name: str, names: Sequence[str]) -> str:
+    """The folder of the evaluate module ``name``, one of ``names`` (the shipped modules' names)."""
+    return str(_folder("metrics", name, names, f"{name}.py"))
 
 
 def dataset_card_path(name: str) -> str:

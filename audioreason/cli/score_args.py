@@ -40,9 +40,10 @@ def add_score_arguments(parser: argparse.ArgumentParser, *, seed_option: str = "
     --perturbation-seed everywhere; ``seed_option`` is an old spelling still accepted beside it (`score --seed`;
     `evaluate` passes "--perturbation-seed", since its --seed is the decoding seed)."""
     seeds = ["--perturbation-seed"] + ([seed_option] if seed_option != "--perturbation-seed" else [])
+    from audioreason.scorers.registry import SCORERS
+
     parser.add_argument("--scorers", default="auto",
-                        help="auto (every scorer that fits) or comma-separated: accuracy, aria, mmar_rubrics, "
-                             "audiospan_rubric, anchor_chain, text_prior_decomposition")
+                        help=f"auto (every scorer that fits) or comma-separated: {', '.join(SCORERS)}")
     parser.add_argument("--extraction", default="auto",
                         help="answer extraction: auto (each template's rule), all, or one of aria, aria_tolerant, "
                              "official_slot, strict, hybrid, exact_letter (the official MMAR/MMAU scorer, on the "

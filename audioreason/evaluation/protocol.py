@@ -18,7 +18,7 @@ from __future__ import annotations
 from collections import Counter
 from typing import Any, Mapping, MutableMapping, Optional, Sequence
 
-from audioreason.base.protocol import UNKNOWN, differing_fields, ids_digest, protocol_hash, protocol_of, text_sha256
+from audioreason.base.protocol import UNKNOWN, differing_fields, ids_digest, protocol_hash, protocol_of
 
 
 # ---------------------------------------------------------------------------------------------
@@ -45,20 +45,11 @@ def endpoint_kind(judge: Any) -> str:
 
 
 def prompt_sha256(scorer_name: str, scorer: Any) -> str:
-    """The sha256 of the wording a judged scorer sends (its prompt texts; the official scorer's file hash
-    when MMAR-Rubrics reads the official wording)."""
-    if scorer_name == "mmar_rubrics":
-        from audioreason.scorers.mmar_rubrics import scorer as mmar
+    """The sha256 of the wording a judged scorer sends (its declaration's ``judged.prompt_sha256``: its prompt
+    texts; the official scorer's file hash when MMAR-Rubrics reads the official wording)."""
+    from audioreason.scorers.registry import declaration
 
-        if scorer.official is not None:
-            return scorer.official.sha256
-        texts = ((mmar.SYSTEM_LEVEL_PROMPT, mmar.SYSTEM_LEVEL_TEMPLATE) if scorer.protocol == "system" else
-                 (mmar.SYSTEM_PROMPT, mmar.USER_TEMPLATE, mmar.CRITERION_TEMPLATE))
-    else:
-        from audioreason.scorers.audiospan_rubric import scorer as span
-
-        texts = (span.SYSTEM_PROMPT, span.USER_TEMPLATE, span.SCHEMA_VERSION)
-    return text_sha256("\n\x00\n".join(texts))
+    return declaration(scorer_name).judged.prompt_sha256(scorer)
 
 
 def _one(values: Sequence[Any]) -> Any:
@@ -80,8 +71,9 @@ def judge_protocol(scorer_name: str, scorer: Any) -> dict[str, Any]:
              "raters": len(judges), "aggregation": ensemble.aggregation,
              "prompt_sha256": prompt_sha256(scorer_name, scorer),
              "structured": any(getattr(j, "structured_outputs", False) is True for j in judges)}
-    if scorer_name == "mmar_rubrics":
-        block.update(rubric_protocol=scorer.protocol, compat=scorer.compat)
+    from audioreason.scorers.registry import declaration
+
+    block.update(declaration(scorer_name).judged.protocol(scorer))  # MMAR-Rubrics: its rubric protocol, compat
     return block
 
 
@@ -95,17 +87,19 @@ def scoring_protocol(run: Any, options: Any, sections: Mapping[str, Any],
     ``judges``: ``judge_protocol`` per judged scorer that ran)."""
     from audioreason.backends import resolve_backbones
     from audioreason.evaluation.sections import extraction_rules
+    from audioreason.scorers.registry import ACCURACY, owner
     from audioreason.version import __version__
 
     ran = [name for name, section in sections.items() if section.status == "ok"]
     templates = sorted({s.template for s in run.sets})
-    extracted = "accuracy" in ran or "anchor_chain" in ran
+    depends = {field for name in ran if owner(name) is not None for field in owner(name).protocol}
+    extracted = ACCURACY in ran or "extraction" in depends
     return {"scorers": ran,
             "items": ids_digest({r["id"] for s in run.sets for r in s.records}),
             "extraction": {"option": options.extraction,
                            "rules": {t: extraction_rules(t, options.extraction) for t in templates}}
             if extracted else None,
-            "backbones": resolve_backbones(options.aria_backbones) if {"aria", "perturbations"} & set(ran) else None,
+            "backbones": resolve_backbones(options.aria_backbones) if "backbones" in depends else None,
             "perturbations": {"checks": list(options.perturbations), "seed": options.seed}
             if "perturbations" in ran else None,
             "scorer_options": options.to_dict()["scorer_options"],

@@ -5,9 +5,10 @@
 
 Reads ``run.json`` and ``outputs.jsonl`` (``audioreason run``) and the benchmark's items (from the run's
 ``--data``, or ``data=`` when the folder moved), groups the outputs into sets of one (model, condition,
-template), and runs the scorers of ``audioreason.evaluation.sections``. Each output is scored once: a record
-repeated verbatim is counted (``duplicates``) and skipped, two different records for one output are refused
-naming both lines, and a malformed record or run.json is an error naming the file, line and field. A
+template), and runs the accuracy section (``audioreason.evaluation.sections``) and the scorers of
+``audioreason.scorers.registry``, each through its declaration's ``score(Scoring)``. Each output is scored
+once: a record repeated verbatim is counted (``duplicates``) and skipped, two different records for one output
+are refused naming both lines, and a malformed record or run.json is an error naming the file, line and field. A
 scorer that does not fit the benchmark is named with the reason and not run; a judged scorer with no judge
 it can reach (no API key, no server, a local model that does not load) is reported unavailable with the
 reason, never as 0.
@@ -54,10 +55,9 @@ from audioreason.inference.runner import (OUTPUTS_FILE, RUN_FILE, SHARD_DIR, git
 from audioreason.evaluation.judge_card import judge_card
 from audioreason.evaluation.protocol import judge_protocol, scored_protocol, scoring_protocol
 from audioreason.evaluation.reliance import audio_reliance_section, without_check_sets
-from audioreason.evaluation.sections import (JUDGED, SCORERS, OutputSet, Section, accuracy_section,
-                                             anchor_chain_section, aria_sets, aria_section, audiospan_rubric_section,
-                                             extraction_rules, fit_reason, mmar_rubrics_section, not_applicable,
-                                             perturbation_section, text_prior_section, unavailable)
+from audioreason.evaluation.sections import (OutputSet, Section, accuracy_section, extraction_rules, not_applicable,
+                                             unavailable)
+from audioreason.scorers.registry import ACCURACY, DECLARATIONS, SCORERS, SECTIONS, declaration, fit_reason
 
 RESULTS_FILE = "results.json"
 ITEMS_FILE = "items.jsonl"
@@ -123,7 +123,7 @@ class JudgeOptions:
 
 @dataclass
 class ScoreOptions:
-    """``scorers``: names of ``SCORERS`` or ["auto"] (every one that fits). ``extraction``: "auto" (each
+    """``scorers``: names of ``scorers.registry.SCORERS`` or ["auto"] (every one that fits). ``extraction``: "auto" (each
     template's rule, ``evaluation.sections.DEFAULT_RULES``), "all" or a rule of ``evaluation.sections.RULES``.
     ``aria_backbones``: "paper", "offline" or {role: spec}. ``perturbations``: names of ``audioreason.text.perturbations.CHECKS``.
     ``scorer_options``: constructor options per scorer name (e.g. {"aria": {"m3_mode": "logprob"}}).
@@ -283,18 +283,19 @@ def _applicable(output_set: OutputSet, items: Sequence[Mapping[str, Any]], check
 # ---------------------------------------------------------------------------------------------
 
 def build_judge(scorer: str, options: JudgeOptions) -> tuple[Any, Optional[str]]:
-    """(judge, None) or (None, why it is unavailable)."""
+    """(judge, None) or (None, why it is unavailable) for the judged scorer ``scorer`` (its declaration's
+    ``judged``: its default model and client)."""
     from audioreason.backends import BackendUnavailable
-    from audioreason.judges import MMAR_JUDGE_MODEL, JudgeUnavailable, LocalJudge
+    from audioreason.judges import JudgeUnavailable, LocalJudge
 
     if options.judge is not None:
         return options.judge, None
     if (options.model or "").strip().lower() == NO_JUDGE:
         return None, f"no judge: --judge-model {NO_JUDGE} was given, so the judged scores are not computed"
-    model = options.model or (MMAR_JUDGE_MODEL if scorer == "mmar_rubrics" else None)
+    judged = declaration(scorer).judged
+    model = options.model or judged.default_model
     if model is None:
-        return None, ("no judge given: pass --judge-model (AudioSpan, arXiv:2608.26431, §3.2 grades with an "
-                      "ensemble of LLM judges; App. C.4 Table 8 lists gpt-5.4 as its judge model)")
+        return None, judged.no_model
     if model == OFFLINE_JUDGE_SPEC or model.startswith(OFFLINE_JUDGE_SPEC + ":"):
         from audioreason.judges import offline_judge
 
@@ -308,16 +309,7 @@ def build_judge(scorer: str, options: JudgeOptions) -> tuple[Any, Optional[str]]
             return LocalJudge(model[len(LOCAL_JUDGE_PREFIX):]), None
         except (BackendUnavailable, ValueError) as err:
             return None, f"local judge {model[len(LOCAL_JUDGE_PREFIX):]} cannot be loaded: {err}"
-    if scorer == "mmar_rubrics":
-        from audioreason.scorers.mmar_rubrics.scorer import default_judge
-
-        judge = default_judge(options.compat, model, base_url=options.base_url, api_key_env=options.api_key_env,
-                              structured_outputs=options.structured_outputs)
-    else:
-        from audioreason.judges import OpenAICompatibleJudge
-
-        judge = OpenAICompatibleJudge(model, base_url=options.base_url, api_key_env=options.api_key_env,
-                                      structured_outputs=options.structured_outputs)
+    judge = judged.client(model, options)
     try:
         judge.check_key()  # no request: a refused or unreachable server shows on the first real one
     except JudgeUnavailable as err:
@@ -358,34 +350,22 @@ def _bar(total: int, description: str, enabled: bool):
 
 def _judged_section(name: str, run: RunFolder, options: ScoreOptions, uncertainty: Any,
                     judges: Optional[dict[str, Any]] = None, prices: Optional[Mapping[str, Any]] = None) -> Section:
-    """A judged scorer's section, each set's entry with its judge card (``evaluation.judge_card``, costed at
-    ``prices``); ``judges`` gets its judge's protocol block (``evaluation.protocol``)."""
+    """A judged scorer's section (its declaration's ``judged``), each set's entry with its judge card
+    (``evaluation.judge_card``, costed at ``prices``); ``judges`` gets its judge's protocol block
+    (``evaluation.protocol``)."""
     judge, reason = build_judge(name, options.judge)
     if reason:
         return unavailable(reason)
-    from audioreason.text.answers import official_string_match
     from audioreason.judges import JudgeUnavailable
-    from audioreason.evaluation.sections import answer_text, item_format
 
+    judged = declaration(name).judged
     cache = options.judge.cache or str(run.folder / JUDGE_CACHE_FILE)
     extra = options.scorer_options.get(name, {})
-    if name == "mmar_rubrics":
-        to_judge = sum(official_string_match(run.items[r["id"]]["answer"], answer_text(r.get("output")),
-                                             run.items[r["id"]]["choices"])
-                       for s in run.sets for r in s.records if run.items[r["id"]].get("rubric"))
-    else:
-        to_judge = sum(item_format(run.items[r["id"]]) == "oeq" for s in run.sets for r in s.records)
+    to_judge = judged.to_judge(run)
     wrapped = ProgressJudge(judge)
 
     def make_scorer() -> Any:
-        if name == "mmar_rubrics":
-            from audioreason.scorers.mmar_rubrics.scorer import MMARRubricsScorer
-
-            return MMARRubricsScorer(wrapped, compat=options.judge.compat, cache=cache,
-                                     official_scorer=options.judge.official_scorer, **extra)
-        from audioreason.scorers.audiospan_rubric.scorer import AudioSpanRubricScorer
-
-        return AudioSpanRubricScorer(wrapped, cache=cache, **extra)
+        return judged.make_scorer(wrapped, options, cache, extra)
 
     probe = make_scorer()
     raters = len(probe.ensemble.raters)
@@ -394,8 +374,7 @@ def _judged_section(name: str, run: RunFolder, options: ScoreOptions, uncertaint
         judges[name] = block
     wrapped.bar = _bar(to_judge * raters, f"{name} (judge calls)", options.progress)
     try:
-        build = mmar_rubrics_section if name == "mmar_rubrics" else audiospan_rubric_section
-        section = build(make_scorer, run.sets, run.items, uncertainty)
+        section = judged.section(make_scorer, run.sets, run.items, uncertainty)
     except JudgeUnavailable as err:  # found on the first request, before any item was scored
         return unavailable(str(err))
     finally:
@@ -406,9 +385,8 @@ def _judged_section(name: str, run: RunFolder, options: ScoreOptions, uncertaint
         if entry.get("n_failed") and not scored:
             entry["headline_unavailable"] = (f"every one of the {entry['n_failed']} items sent to the judge failed "
                                              "(see judge_stats and the per-item table); the headline is not a score")
-            headline = "rubrics" if name == "mmar_rubrics" else "rubric"
-            entry["uncertainty"][headline] = unavailable_interval(entry["headline_unavailable"],
-                                                                  entry["uncertainty"][headline])
+            entry["uncertainty"][judged.headline] = unavailable_interval(entry["headline_unavailable"],
+                                                                         entry["uncertainty"][judged.headline])
     return section
 
 
@@ -417,26 +395,31 @@ def unavailable_interval(reason: str, interval: Mapping[str, Any]) -> dict[str, 
     return {**interval, "se": None, "ci95": None, "unavailable": reason}
 
 
-def _aria_sections(run: RunFolder, options: ScoreOptions, want_aria: bool, uncertainty: Any) -> dict[str, Section]:
-    from audioreason.scorers.aria.scorer import AriaScorer
+@dataclass
+class Scoring:
+    """What every declaration's ``score`` is handed (``scorers.declare``): the run (its scorers' conditions
+    only), the options, the intervals' options, the scorers asked that fit (``runnable``), why each scorer
+    does not fit (``fits``), the judges' protocol blocks gathered so far and the judge card's prices."""
 
-    sets = aria_sets(run.sets, run.items)
-    n = sum(len(s.records) for s in sets)
-    passes = (1 if want_aria else 0) + (len(options.perturbations) + 1 if options.perturbations else 0)
-    # An unreadable clip is that item's M1 (counted in audio_errors), unless the user's options say otherwise.
-    scorer = AriaScorer(backbones=options.aria_backbones,
-                        **{"on_audio_error": "skip", **options.scorer_options.get("aria", {})})
-    bar = _bar(n * passes, "aria", options.progress)
-    out = {}
-    try:
-        if want_aria:
-            out["aria"] = aria_section(scorer, run.sets, run.items, bar.update, uncertainty)
-        if options.perturbations:
-            out["perturbations"] = perturbation_section(scorer, run.sets, run.items, options.perturbations,
-                                                        options.seed, bar.update)
-    finally:
-        bar.close()
-    return out
+    run: RunFolder
+    options: ScoreOptions
+    uncertainty: Any
+    runnable: Sequence[str]
+    fits: Mapping[str, Optional[str]]
+    judges: dict[str, Any] = field(default_factory=dict)
+    prices: Optional[Mapping[str, Any]] = None
+
+    def runs(self, name: str) -> bool:
+        """Whether scorer ``name`` was asked and fits."""
+        return name in self.runnable
+
+    def bar(self, total: int, description: str) -> Any:
+        """A progress bar (shown unless the options say otherwise)."""
+        return _bar(total, description, self.options.progress)
+
+    def judged(self, name: str) -> Section:
+        """The section of the judged scorer ``name``: its judge built, every entry with its judge card."""
+        return _judged_section(name, self.run, self.options, self.uncertainty, self.judges, self.prices)
 
 
 def score_run(folder: Any, options: Optional[ScoreOptions] = None) -> dict[str, Any]:
@@ -464,24 +447,14 @@ def score_run(folder: Any, options: Optional[ScoreOptions] = None) -> dict[str, 
         if fits[name] is not None:
             sections[name] = not_applicable(fits[name])
     runnable = [n for n in chosen if n not in sections]
-    if options.perturbations:
-        reason = fits["aria"]
-        if reason is not None:
-            sections["perturbations"] = not_applicable(f"the perturbation checks score CoTs with ARIA: {reason}")
-    if "aria" in runnable or (options.perturbations and "perturbations" not in sections):
-        sections.update(_aria_sections(run, options, "aria" in runnable, uncertainty))
-    if "accuracy" in runnable:
-        sections["accuracy"] = accuracy_section(run.sets, run.items, options.extraction, uncertainty)
-    judges: dict[str, Any] = {}
-    for name in JUDGED:
-        if name in runnable:
-            sections[name] = _judged_section(name, run, options, uncertainty, judges, prices)
-    if "anchor_chain" in runnable:
-        parse = "tolerant" if options.extraction == "hybrid" else "exact"
-        sections["anchor_chain"] = anchor_chain_section(run.sets, run.items, parse, uncertainty)
-    if "text_prior_decomposition" in runnable:
-        sections["text_prior_decomposition"] = text_prior_section(run.sets, run.items, run.model, uncertainty)
-    order = [*SCORERS, "perturbations"]
+    if ACCURACY in runnable:
+        sections[ACCURACY] = accuracy_section(run.sets, run.items, options.extraction, uncertainty)
+    scoring = Scoring(run, options, uncertainty, runnable, fits, prices=prices)
+    for scorer in DECLARATIONS:  # each writes the sections asked of it, {} when none
+        sections.update(scorer.score(scoring))
+    judges = scoring.judges
+    # results.json's order: the scorers', then what is written beside them (the perturbation checks)
+    order = [*SCORERS, *(s for s in SECTIONS if s not in SCORERS)]
     sections = {k: sections[k] for k in sorted(sections, key=order.index)}
     protocol = scored_protocol(run.run, scoring_protocol(run, options, sections, judges))
     results = json_safe({**_results(run, options, sections, started, uncertainty),
@@ -547,5 +520,5 @@ def _write(run: RunFolder, options: ScoreOptions, sections: dict[str, Section], 
 
 
 __all__ = ["ITEMS_FILE", "JUDGE_CACHE_FILE", "RESULTS_FILE", "RUN_FOLDER_DIRS", "RUN_FOLDER_FILES", "JudgeOptions",
-           "ProgressJudge", "RunFolder", "ScoreOptions", "build_judge", "check_extraction", "json_safe", "parse_scorers",
+           "ProgressJudge", "RunFolder", "ScoreOptions", "Scoring", "build_judge", "check_extraction", "json_safe", "parse_scorers",
            "read_run", "run_folder_file", "score_run"]

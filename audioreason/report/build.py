@@ -15,6 +15,7 @@ import math
 from pathlib import Path
 from typing import Any, Optional, Sequence, Union
 
+from audioreason.scorers.registry import ACCURACY, DECLARATIONS
 from .figures import Figure, correlation_heatmap, draw_all
 from .load import Entry, Results, load_results, reading, unique
 from .scale import fraction
@@ -126,10 +127,9 @@ def _runs_html(results: Results) -> str:
     return _html_table(table) if rows else ""
 
 
-SECTION_TITLES = {"accuracy": "Accuracy", "aria": "ARIA-Rubrics", "perturbations": "CoT perturbations",
-                  "mmar_rubrics": "MMAR-Rubrics", "audiospan_rubric": "AudioSpan Rubric (open-ended)",
-                  "anchor_chain": "AudioSpan anchor Chain and MCQ Accuracy",
-                  "text_prior_decomposition": "Text prior and audio reliance"}
+# Each section's heading: accuracy's, then the one each scorer's declaration gives.
+SECTION_TITLES = {ACCURACY: "Accuracy",
+                  **{section.name: section.title for declaration in DECLARATIONS for section in declaration.results}}
 
 
 def render(results: Results, title: str = "audioreason report") -> tuple[str, str, dict[str, Any]]:

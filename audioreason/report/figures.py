@@ -21,6 +21,7 @@ import textwrap
 from dataclasses import dataclass, field
 from typing import Any, Callable, Mapping, Optional, Sequence
 
+from audioreason.scorers.registry import ACCURACY, DECLARATIONS
 from .load import Entry, Results, unique
 from .scale import display, fraction, judged, number, unavailable
 
@@ -582,11 +583,16 @@ def correlation_heatmap(matrix: Optional[dict[str, Any]], inputs: str) -> Option
     return _made("correlations", "Correlations between the measures (ARIA-Rubrics §4, Figure 4)", fig, [inputs])
 
 
+# The scorers' figures, by the name a declaration gives them (``scorers.declare.Results.figures``), in the order
+# a report draws them.
+RENDERERS: dict[str, Callable[[Sequence[Entry]], Optional[Figure]]] = {draw.__name__: draw for draw in (
+    aria_radar, aria_vs_accuracy, retention_curves, decomposition_bars, anchor_chain_figure, rubric_figure,
+    mmar_rubrics_figure)}
+# (results section, figure): accuracy's, then every figure a section's declaration names.
 FIGURES: list[tuple[str, Callable[[Sequence[Entry]], Optional[Figure]]]] = [
-    ("accuracy", accuracy_bars), ("aria", aria_radar), ("aria", aria_vs_accuracy),
-    ("text_prior_decomposition", retention_curves), ("text_prior_decomposition", decomposition_bars),
-    ("anchor_chain", anchor_chain_figure), ("audiospan_rubric", rubric_figure),
-    ("mmar_rubrics", mmar_rubrics_figure),
+    (ACCURACY, accuracy_bars),
+    *((section.name, draw) for name, draw in RENDERERS.items() for declaration in DECLARATIONS
+      for section in declaration.results if name in section.figures),
 ]
 
 
@@ -595,6 +601,6 @@ def draw_all(results: Results) -> list[tuple[str, Figure]]:
     return [(scorer, fig) for scorer, draw in FIGURES if (fig := draw(results.of(scorer))) is not None]
 
 
-__all__ = ["FIGURES", "Figure", "INTERVAL_NOTE", "accuracy_bars", "anchor_chain_figure", "aria_radar", "aria_vs_accuracy",
+__all__ = ["FIGURES", "Figure", "RENDERERS", "INTERVAL_NOTE", "accuracy_bars", "anchor_chain_figure", "aria_radar", "aria_vs_accuracy",
            "chain_ladder", "correlation_heatmap", "decomposition_bars", "draw_all", "interval", "mmar_rubrics_figure",
            "mode_regions", "provenance", "retention_curves", "rubric_figure", "uniform_options"]

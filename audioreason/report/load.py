@@ -21,11 +21,11 @@ from pathlib import Path
 from typing import Any, Iterable, Iterator, Mapping, Optional, Sequence, Union
 
 from audioreason.base.jsonl import read_json_lines
+from audioreason.scorers.registry import ACCURACY, DECLARATIONS, SECTIONS, owner
 from .scale import stated_scale
 
 RESULTS_FILE, ITEMS_FILE = "results.json", "items.jsonl"  # the names `audioreason score` writes
-SCORERS = ("accuracy", "aria", "perturbations", "mmar_rubrics", "audiospan_rubric", "anchor_chain",
-           "text_prior_decomposition")
+SCORERS = SECTIONS  # the report's order: accuracy, then each scorer's sections (scorers.registry)
 
 
 class ResultsError(ValueError):
@@ -99,22 +99,17 @@ class Results:
 
 
 def detect_scorer(result: Mapping[str, Any]) -> Optional[str]:
-    """Which scorer wrote a bare result, from the keys only that scorer writes (None: not a scorer result)."""
-    if "text_prior" in result and "decomposition" in result:
-        return "text_prior_decomposition"
-    if ("chain" in result and "random_chain" in result) or "random_accuracy" in result \
-            or "native_mcq" in result or isinstance(result.get("chain"), Mapping):
-        return "anchor_chain"
-    if "rubrics" in result:
-        return "mmar_rubrics"
-    if "rubric" in result and "semantic" in result:
-        return "audiospan_rubric"
-    if "aria_metrics" in result or any(f"M{i}" in result for i in range(1, 7)):
-        return "aria"
-    if "perturbations" in result:
-        return "perturbations"
-    if "accuracy" in result:
-        return "accuracy"
+    """Which scorer wrote a bare result, from the keys only that scorer writes (each declaration's
+    ``detect``); then a section written beside a scorer's (the perturbation checks) by its own key, then
+    accuracy; None: not a scorer result."""
+    for declaration in DECLARATIONS:
+        if declaration.detect(result):
+            return declaration.name
+    for section in SECTIONS:
+        if section != ACCURACY and owner(section).name != section and section in result:
+            return section
+    if ACCURACY in result:
+        return ACCURACY
     return None
 
 
@@ -179,7 +174,8 @@ def _row_of(row: Mapping[str, Any], entry: Entry) -> bool:
     """Whether an items.jsonl row belongs to ``entry`` (its set, and a value of its scorer)."""
     if entry.scorer not in row or row.get("model") != entry.model:
         return False
-    if entry.scorer == "text_prior_decomposition":  # one result over every condition of a template
+    declaration = owner(entry.scorer)
+    if declaration is not None and declaration.per_template:  # one result over every condition of a template
         return row.get("template") == entry.template
     return row.get("condition") == entry.condition and row.get("template") == entry.template
 
@@ -201,8 +197,9 @@ def _bare_results(path: Path, data: Any, out: Results) -> None:
                                f"`audioreason score` or a metric's compute() output")
         result = dict(result)
         items = result.pop("items", None) or []
-        if scorer == "anchor_chain" and not isinstance(result.get("chain"), Mapping) and "native_mcq" not in result:
-            result = {"native_mcq": result} if "random_accuracy" in result else {"chain": result}
+        declaration = owner(scorer)
+        if declaration is not None and declaration.name == scorer:
+            result = declaration.bare(result)  # a compute() output as results.json's entry holds it
         model = element.get("model") or result.get("model") or path.stem
         out.entries.append(Entry(scorer, result, str(model), element.get("benchmark"), element.get("condition"),
                                  element.get("template"), where, [dict(i) for i in items if isinstance(i, Mapping)]))

@@ -5,6 +5,7 @@ from __future__ import annotations
 from dataclasses import dataclass, field
 from typing import Any, Callable, Mapping, Optional, Sequence
 
+from audioreason.scorers.registry import ACCURACY, DECLARATIONS
 from .load import BENCHMARK_ACCURACY, Entry, Results, benchmark_key, unique
 from .scale import display, interval, judged, number, rater_spread, unavailable
 
@@ -207,12 +208,31 @@ def judge_card_table(entries: Sequence[Entry]) -> Table:
                   "invalid", "failed", "tokens (prompt / completion)", "cost"], rows)
 
 
+# The scorers' tables, by the name a declaration gives them (``scorers.declare.Results.tables``).
+RENDERERS: dict[str, Callable[[Sequence[Entry]], Table]] = {make.__name__: make for make in (
+    aria_table, perturbations_table, mmar_rubrics_table, mmar_groups_table, audiospan_rubric_table,
+    anchor_chain_table, text_prior_table, judge_card_table)}
+
+
+def rows_table(section: Any) -> Callable[[Sequence[Entry]], Table]:
+    """The table of a results section whose declaration names none of its own (``scorers.declare.Results``):
+    its printed rows (those `audioreason score` prints), one per headline number of each entry."""
+    from audioreason.evaluation.rows import interval_text
+
+    def make(entries: Sequence[Entry]) -> Table:
+        rows = [[e.label, row.scorer, "n/a" if row.value is None else f"{row.value:.4f}", interval_text(row.interval),
+                 _count(row.n), row.backbone] for e in entries for row in section.rows(e.result, lambda name: name)]
+        return Table(section.name, section.title, ["set", "number", "value", "95% CI", "n", "note"], rows)
+
+    return make
+
+
+# (results section, table) in report order: accuracy's, then each section's as its declaration lists them (its
+# printed rows when it lists none).
 TABLES: list[tuple[str, Callable[[Sequence[Entry]], Table]]] = [
-    ("accuracy", accuracy_table), ("aria", aria_table), ("perturbations", perturbations_table),
-    ("mmar_rubrics", mmar_rubrics_table), ("mmar_rubrics", mmar_groups_table), ("mmar_rubrics", judge_card_table),
-    ("audiospan_rubric", audiospan_rubric_table), ("audiospan_rubric", judge_card_table),
-    ("anchor_chain", anchor_chain_table),
-    ("text_prior_decomposition", text_prior_table),
+    (ACCURACY, accuracy_table),
+    *((section.name, RENDERERS[name] if section.tables else rows_table(section))
+      for declaration in DECLARATIONS for section in declaration.results for name in section.tables or ("",)),
 ]
 
 
@@ -398,4 +418,4 @@ def markdown(table: Table, level: int = 2) -> str:
     return "\n".join(lines) + "\n"
 
 
-__all__ = ["TABLES", "Table", "all_tables", "comparison_tables", "harness_table", "markdown", "not_run_table"]
+__all__ = ["RENDERERS", "TABLES", "rows_table", "Table", "all_tables", "comparison_tables", "harness_table", "markdown", "not_run_table"]
