@@ -5,7 +5,7 @@ in the schema `audioreason run` and `audioreason score` write; no benchmark item
 one set (one model, condition full, template plain), each item scored by one extraction rule with the
 official scorer's verdict beside it. Two benchmarks per size: ``mmar`` (the explorer knows its rule, the
 official scorer) and ``custom`` (a benchmark it does not know: its one rule is found in items.jsonl). The time
-is ``explore.open_runs([folder])``, which reads the four files and builds the leaderboard, the item table and
+is ``runs.open_runs([folder])``, which reads the four files and builds the leaderboard, the item table and
 the filters' values once (as the explorer Space does when a run is opened); writing the files is not timed.
 
     python benchmarks/explorer.py [--items 2000,8000,32000,300000] [--benchmarks mmar,custom] [--keep DIR]
@@ -57,10 +57,10 @@ def write_run(folder: Path, n: int, benchmark: str) -> None:
 
 
 def timed_open(folder: Path) -> float:
-    from audioreason.report import explore
+    from audioreason.report import runs
 
     start = time.perf_counter()
-    views, errors = explore.open_runs([folder])
+    views, errors = runs.open_runs([folder])
     seconds = time.perf_counter() - start
     if errors or len(views) != 1:
         raise SystemExit(f"{folder}: did not open: {errors}")

@@ -95,7 +95,9 @@ def test_mmar_results_file_round_trips_with_the_official_accuracy(tmp_path, caps
     # the report and the explorer read it as any scored run
     status, _, err = cli(capsys, "report", tmp_path / "run", "-o", tmp_path / "report.html")
     assert status == 0 and "their-model" in (tmp_path / "report.html").read_text(), err
-    from audioreason.report.explore import item_detail, leaderboard, open_run
+    from audioreason.report.item_page import item_detail
+    from audioreason.report.leaderboard import leaderboard
+    from audioreason.report.runs import open_run
 
     view = open_run(tmp_path / "run")
     assert any("their-model" in row for row in leaderboard([view]))

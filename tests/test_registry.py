@@ -45,9 +45,14 @@ ALLOWED: dict[str, tuple[str, str]] = {
     "audioreason/report/scale.py": (
         "mmar_rubrics audiospan_rubric text_prior_decomposition",
         "results written on the old percentage scale, by the scorer that wrote them"),
-    "audioreason/report/explore.py": (
+    "audioreason/report/leaderboard.py": (
         "mmar_rubrics audiospan_rubric anchor_chain text_prior_decomposition",
-        "the explorer's per-scorer views of each section's result keys"),
+        "the explorer's leaderboard: each scorer's headline read from its section's result keys"),
+    "audioreason/report/item_table.py": (
+        "mmar_rubrics audiospan_rubric anchor_chain",
+        "the explorer's item table: each scorer's per-item verdict read from its item row's keys"),
+    "audioreason/report/item_page.py": (
+        "mmar_rubrics audiospan_rubric", "the explorer's item page: the rubric verdicts of each judged scorer"),
 }
 
 

@@ -12,7 +12,7 @@ from pathlib import Path
 
 import pytest
 
-from audioreason.report import build_report, explore
+from audioreason.report import build_report, bundles, item_page, item_table, leaderboard, run_view, runs
 from audioreason.report.figures import mmar_rubrics_figure, rubric_figure
 from audioreason.report.load import load_results
 
@@ -36,8 +36,8 @@ def accuracy(rule: str, value: float, **extra) -> dict:
 
 
 def board(folder: Path) -> dict:
-    [row] = explore.leaderboard([explore.open_run(folder)])
-    return dict(zip(explore.LEADERBOARD_COLUMNS, row))
+    [row] = leaderboard.leaderboard([runs.open_run(folder)])
+    return dict(zip(leaderboard.LEADERBOARD_COLUMNS, row))
 
 
 # ---------------------------------------------------------------------------------------------
@@ -66,10 +66,10 @@ def test_the_leaderboard_shows_each_benchmarks_own_accuracy_rule(tmp_path):
     assert board(only_aria)["accuracy (rule)"] == ("n/a (official MMAR/MMAU scorer not scored: this set was scored "
                                                    "with aria; score it again with this version)")
     # The item table names each rule's verdict; the legend says what they mean and which rule leads.
-    view = explore.open_run(mmar)
-    [item] = explore.item_table([view])
-    assert item[explore.ITEM_COLUMNS.index("correct")] == "official_slot yes, exact_letter no"
-    legend = explore.correct_legend([view])
+    view = runs.open_run(mmar)
+    [item] = item_table.item_table([view])
+    assert item[item_table.ITEM_COLUMNS.index("correct")] == "official_slot yes, exact_letter no"
+    legend = leaderboard.correct_legend([view])
     assert "**correct**: for each answer-extraction rule" in legend and "(mmar: official MMAR/MMAU scorer)" in legend
 
 
@@ -167,12 +167,12 @@ def test_a_bundle_plays_only_the_audio_inside_it(tmp_path):
     os.symlink(outside, bundle / "audio" / "link.wav")  # inside by name, outside once resolved
     items = [{"id": "q0", "audio": "audio/00000.wav"}, {"id": "q1", "audio": "../x.wav"},
              {"id": "q2", "audio": "/etc/hostname"}, {"id": "q3", "audio": "audio/link.wav"}]
-    (bundle / explore.BENCHMARK_ITEMS_FILE).write_text("".join(json.dumps(i) + "\n" for i in items))
-    view = explore.open_run(bundle)
+    (bundle / run_view.BENCHMARK_ITEMS_FILE).write_text("".join(json.dumps(i) + "\n" for i in items))
+    view = runs.open_run(bundle)
     assert [view.items[f"q{i}"]["audio"] for i in range(4)] == [str(inside), None, None, None]
     assert view.notes == ["3 item(s) of benchmark_items.jsonl name audio outside the bundle ('../x.wav', "
                           "'/etc/hostname', 'audio/link.wav'): not played"]
-    assert [explore.item_detail(view, f"k{i}")["audio"] for i in range(4)] == [str(inside), None, None, None]
+    assert [item_page.item_detail(view, f"k{i}")["audio"] for i in range(4)] == [str(inside), None, None, None]
 
 
 def _zip_of_zeros(path: Path, size: int, name: str = "run/results.json") -> Path:
@@ -189,14 +189,14 @@ def test_a_zip_bomb_is_refused_from_its_headers(tmp_path):
     assert bomb.stat().st_size < 300_000
     with pytest.raises(ValueError, match=r"^bomb.zip: expands to 268,435,458 bytes or more; an uploaded zip may "
                                          r"expand to at most 209,715,200 \(open a bigger run from its folder\)$"):
-        explore.stage_uploads([bomb], tmp_path / "staged")
+        bundles.stage_uploads([bomb], tmp_path / "staged")
     assert not (tmp_path / "staged" / "zip-0").exists()  # nothing extracted
     many = tmp_path / "many.zip"
     with zipfile.ZipFile(many, "w") as z:
         for n in range(6):
             z.writestr(f"run/f{n}.json", "{}")
     with pytest.raises(ValueError, match=r"^many.zip: 6 files in the zip; an upload may hold at most 5$"):
-        explore.stage_uploads([many], tmp_path / "staged", max_members=5)
+        bundles.stage_uploads([many], tmp_path / "staged", max_members=5)
 
 
 def test_a_zip_whose_headers_lie_is_stopped_while_extracting(tmp_path):
@@ -210,12 +210,12 @@ def test_a_zip_whose_headers_lie_is_stopped_while_extracting(tmp_path):
     struct.pack_into("<I", data, local + 22, 1000)
     liar.write_bytes(bytes(data))
     with pytest.raises(ValueError, match=r"^liar.zip: cannot be unpacked \(BadZipFile: Bad CRC-32"):
-        explore.stage_uploads([liar], tmp_path / "staged", max_bytes=2**20)
+        bundles.stage_uploads([liar], tmp_path / "staged", max_bytes=2**20)
     assert not (tmp_path / "staged" / "zip-0").exists()
     # Read as written (no lie), the same member is over a 1 MiB cap: counted while extracting too.
     honest = _zip_of_zeros(tmp_path / "honest.zip", 2 * 2**20)
     with pytest.raises(ValueError, match=r"^honest.zip: expands to 2,097,154 bytes or more"):
-        explore.stage_uploads([honest], tmp_path / "staged", max_bytes=2**20)
+        bundles.stage_uploads([honest], tmp_path / "staged", max_bytes=2**20)
 
 
 def _deep(path: Path) -> Path:
@@ -252,7 +252,7 @@ def test_a_malformed_run_is_one_line_naming_its_file(tmp_path, case, file, messa
         _deep(run / "results.json")
     else:
         (run / "outputs.jsonl").write_text("[" * 100_000 + "]" * 100_000 + "\n")
-    views, errors = explore.open_runs([run])
+    views, errors = runs.open_runs([run])
     assert views == [] and len(errors) == 1 and "\n" not in errors[0]
     assert str(run / file) in errors[0] and message in errors[0]
 

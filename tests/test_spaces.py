@@ -59,7 +59,7 @@ def test_committed_requirements_are_what_the_build_writes(wheel):
 def test_a_built_folder_carries_the_package_and_the_runs(built):
     folder = Path(built["explorer"]["out"])
     assert {"app.py", "README.md", "requirements.txt", "audioreason"} <= {p.name for p in folder.iterdir()}
-    assert (folder / "audioreason" / "report" / "explore.py").is_file()
+    assert (folder / "audioreason" / "report" / "runs.py").is_file()
     assert (folder / "audioreason" / "bundled" / "metrics" / "aria" / "aria.py").is_file()  # as setup.py bundles it
     assert len(list(folder.glob("audioreason-*.dist-info"))) == 1
     run = folder / built["explorer"]["runs"][0]
@@ -148,9 +148,10 @@ USE = {  # each app's own example, as its button sends it
     "audiospan_rubric": "out = app.score(app.EXAMPLE)",
     "text_prior_decomposition": 'out = app.score(app.EXAMPLE, "separate", 0.25, "as_zero")[-1]',
     "mmar_rubrics": 'out = app.score(app.EXAMPLE, "", "", "", True, 5, app.JUDGES[0])[1]',
-    "explorer": "paths = app.initial_runs(); views = app._views(paths); "
-                "out = {'board': app.explore.leaderboard(views), 'rows': len(app.explore.item_table(views)), "
-                "'detail': app.show(paths, app._choices(paths, app.explore.item_rows(views))[0][1])[1]}",
+    "explorer": "from audioreason.report.item_table import item_table; "
+                "paths = app.initial_runs(); views = app._views(paths); "
+                "out = {'board': app.leaderboard(views), 'rows': len(item_table(views)), "
+                "'detail': app.show(paths, app._choices(paths, app.item_rows(views))[0][1])[1]}",
     "report": "out = app.render(app.initial_results(), 'demo')[2]",
 }
 

@@ -20,7 +20,7 @@ environment from the package index alone:
   installed ones (``audioreason.backends.packaged``).
 
 The explorer and report apps are pre-filled with runs (``--run RUN_DIR``, default: the demo's run folder),
-copied as bundles with their items' metadata and audio (``audioreason.report.explore.export_bundle``).
+copied as bundles with their items' metadata and audio (``audioreason.report.bundles.export_bundle``).
 
 The folder's README.md is the app's README (for a metric, its card) whose YAML header holds the Space
 settings; the build checks it (``sdk: gradio``, ``sdk_version`` equal to the gradio pin, ``app_file``,
@@ -288,7 +288,7 @@ def build_space(name: str, out: Any, runs: Sequence[Any] = (), wheel: Optional[P
     weights = {dist: copy_distribution(dist, out) for dist in app.weights}
     bundled = []
     if runs:
-        from audioreason.report.explore import export_bundle
+        from audioreason.report.bundles import export_bundle
 
         for n, run in enumerate(runs):
             bundled.append(str(export_bundle(run, out / "runs" / f"{n:02d}-{Path(run).name}").relative_to(out)))

@@ -8,7 +8,7 @@ by category, duration tier, anchor operation and reasoning mode.
 
 It opens with the runs in ``runs/`` beside this file (a built Space: ``audioreason space build explorer``),
 else the run folders given on the command line (``python app.py RUN_DIR...``), else the demo's run. All the
-logic is in ``audioreason.report.explore``."""
+logic is in ``audioreason.report``: ``runs``, ``leaderboard``, ``item_table``, ``item_page`` and ``bundles``."""
 import os
 import sys
 import tempfile
@@ -16,7 +16,12 @@ from pathlib import Path
 
 import gradio as gr
 
-from audioreason.report import explore
+from audioreason.report.bundles import stage_uploads
+from audioreason.report.item_page import item_detail
+from audioreason.report.item_table import FILTERS, ITEM_COLUMNS, facet_values, item_rows, same_item
+from audioreason.report.leaderboard import (LEADERBOARD_COLUMNS, correct_legend, filled_columns, interval_legend,
+                                            leaderboard)
+from audioreason.report.runs import open_run
 from audioreason.apps.spaces import opening_runs
 
 _VIEWS: dict = {}  # run path -> RunView, opened once per process
@@ -38,7 +43,7 @@ def _register(path: str, view) -> None:
 def _views(paths: list) -> list:
     for path in paths:
         if path not in _VIEWS:
-            _register(path, explore.open_run(path))
+            _register(path, open_run(path))
     return [_VIEWS[p] for p in paths]
 
 
@@ -56,20 +61,20 @@ def _second(paths: list, value) -> "int | None":
 
 
 def _rows(paths: list, filters=(), second=None, shown="all items") -> list:
-    values = dict(zip(explore.FILTERS, filters))
+    values = dict(zip(FILTERS, filters))
     second = _second(paths, second)
-    return explore.item_rows(_views(paths), values, second, SHOWN.get(shown) if second is not None else None)
+    return item_rows(_views(paths), values, second, SHOWN.get(shown) if second is not None else None)
 
 
 def _table(rows: list, comparing: bool) -> dict:
     """The item table without its empty columns; the second run's columns only while comparing."""
-    width = len(explore.ITEM_COLUMNS) - (0 if comparing else 2)
-    headers, data = explore.filled_columns(explore.ITEM_COLUMNS[:width], [r.cells[:width] for r in rows])
+    width = len(ITEM_COLUMNS) - (0 if comparing else 2)
+    headers, data = filled_columns(ITEM_COLUMNS[:width], [r.cells[:width] for r in rows])
     return {"data": data or [[""] * len(headers)], "headers": headers}
 
 
 def _board(views: list) -> dict:
-    headers, data = explore.filled_columns(explore.LEADERBOARD_COLUMNS, explore.leaderboard(views))
+    headers, data = filled_columns(LEADERBOARD_COLUMNS, leaderboard(views))
     return {"data": data or [[""] * len(headers)], "headers": headers}
 
 
@@ -96,17 +101,17 @@ def _notes(paths: list, errors: list) -> str:
 
 
 def _legend(views: list) -> str:
-    return "\n\n".join(x for x in (explore.correct_legend(views), explore.interval_legend(views)) if x)
+    return "\n\n".join(x for x in (correct_legend(views), interval_legend(views)) if x)
 
 
 def _state(paths: list, errors: list = ()):
     views = _views(paths)
-    facets = explore.facet_values(views)
+    facets = facet_values(views)
     rows = _rows(paths)
     choices = _choices(paths, rows)
     runs = [(NO_SECOND, NO_SECOND)] + [(v.name, str(n)) for n, v in enumerate(views)]
     return (paths, _sized(_board(views)), _legend(views), gr.update(choices=runs, value=NO_SECOND),
-            *(gr.update(choices=facets[f], value=[]) for f in explore.FILTERS), _sized(_table(rows, False)),
+            *(gr.update(choices=facets[f], value=[]) for f in FILTERS), _sized(_table(rows, False)),
             gr.update(choices=choices, value=choices[0][1] if choices else None), _notes(paths, list(errors)))
 
 
@@ -117,14 +122,14 @@ def load(files, paths, progress=gr.Progress()):
                        "run.json), or a scorer's output (.json).")
     progress(0.1, desc="unpacking")
     try:
-        staged = explore.stage_uploads([getattr(f, "name", f) for f in files], tempfile.mkdtemp(prefix="explorer-"))
+        staged = stage_uploads([getattr(f, "name", f) for f in files], tempfile.mkdtemp(prefix="explorer-"))
     except ValueError as err:
         raise gr.Error(str(err))
     new, errors = [], []
     for n, path in enumerate(staged):
         progress(0.2 + 0.8 * n / len(staged), desc=f"opening {Path(path).name}")
         try:
-            _register(str(path), explore.open_run(path))
+            _register(str(path), open_run(path))
             new.append(str(path))
         except (ValueError, OSError) as err:
             errors.append(f"{Path(path).name}: {err}")
@@ -142,7 +147,7 @@ def refilter(paths, second, shown, category, tier, operation, mode):
 
 def _one(view, key) -> tuple:
     try:
-        d = explore.item_detail(view, key)
+        d = item_detail(view, key)
     except ValueError as err:  # a malformed record: one line naming the run
         raise gr.Error(str(err))
     return d["audio"], d["page"], d["raw"]
@@ -163,7 +168,7 @@ def show(paths, choice, second=NO_SECOND):
     other = _second(paths or [], second)
     if other is None:
         return audio, page, None, "<p><i>Choose a second run to see its output for this item beside it.</i></p>", raw
-    other_key = explore.same_item(view, key, views[other])
+    other_key = same_item(view, key, views[other])
     if other_key is None:
         return (audio, page, None, f"<p><i>{views[other].name} has no output for this item under this "
                 "condition.</i></p>", raw)
@@ -181,7 +186,7 @@ def build_demo(paths=None) -> gr.Blocks:
         except (ValueError, OSError) as err:
             errors.append(f"{path}: {err}")
     paths, views = opened, _views(opened)
-    facets = explore.facet_values(views)
+    facets = facet_values(views)
     rows = _rows(paths)
     choices = _choices(paths, rows)
     first = choices[0][1] if choices else None
@@ -203,7 +208,7 @@ def build_demo(paths=None) -> gr.Blocks:
             shown = gr.Radio(list(SHOWN), value="all items", label="Items to list (with a second run)")
         with gr.Row():
             filters = [gr.Dropdown(facets[f], value=[], multiselect=True, label=label) for f, label in
-                       zip(explore.FILTERS, ("category", "duration tier", "anchor operation", "reasoning mode"))]
+                       zip(FILTERS, ("category", "duration tier", "anchor operation", "reasoning mode"))]
         table = gr.Dataframe(_table(rows, False), label="Items", wrap=True, max_height=320,
                              column_widths=_widths(_table(rows, False)))
         item = gr.Dropdown(choices, value=first, label="Item (id | model | condition | run)")

@@ -14,7 +14,7 @@ from pathlib import Path
 import gradio as gr
 
 from audioreason.report import ResultsError, build_report
-from audioreason.report.explore import stage_uploads
+from audioreason.report.bundles import stage_uploads
 from audioreason.apps.spaces import opening_runs
 
 
