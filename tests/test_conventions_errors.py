@@ -8,7 +8,7 @@ import pytest
 
 from audioreason import cli
 from audioreason.cli import prompt
-from audioreason.data.load import run_build_script
+from audioreason.cli.build_script import run_build_script
 from fixtures.data_helpers import mmar_records, write_mmar_raw
 
 CARD = Path(__file__).resolve().parents[1] / "datasets_scripts" / "mmar" / "README.md"
