@@ -48,7 +48,8 @@ def run_build_script(name: str, card_path: Union[str, os.PathLike], argv: Option
 
 
 def _build_parser(spec: BenchmarkSpec, prog: str) -> argparse.ArgumentParser:
-    parser = argparse.ArgumentParser(prog=prog, description=f"Build the Hub-ready {spec.name} folder from its raw folder.")
+    parser = argparse.ArgumentParser(prog=prog,
+                                     description=f"Build the Hub-ready {spec.name} folder from its raw folder.")
     parser.add_argument("raw", help=f"raw {spec.name} folder (with {' or '.join(spec.raw_markers)})")
     parser.add_argument("out", help="output folder (Hub-ready: README.md + data)")
     parser.add_argument("--on-missing-audio", choices=MISSING_AUDIO_POLICIES, default="raise")
