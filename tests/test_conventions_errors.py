@@ -7,7 +7,8 @@ from types import SimpleNamespace
 import pytest
 
 from audioreason import cli
-from audioreason.data.load import run_build_script
+from audioreason.cli import prompt
+from audioreason.cli.build_script import run_build_script
 from fixtures.data_helpers import mmar_records, write_mmar_raw
 
 CARD = Path(__file__).resolve().parents[1] / "datasets_scripts" / "mmar" / "README.md"
@@ -22,7 +23,7 @@ def test_a_failing_command_prints_one_line_and_exits_1(monkeypatch, capsys):
     def fails(args):
         raise RuntimeError("the decoder gave up\nat frame 12\n\nwhile reading x.wav")
 
-    monkeypatch.setattr(cli, "_prompt", fails)
+    monkeypatch.setattr(prompt, "prompt_command", fails)
     with pytest.raises(SystemExit) as exit_info:
         cli.main(["prompt", "Q?", "a", "b"])
     err = capsys.readouterr().err
@@ -33,7 +34,7 @@ def test_a_failing_command_prints_one_line_and_exits_1(monkeypatch, capsys):
 
 
 def test_debug_shows_the_traceback(monkeypatch):
-    monkeypatch.setattr(cli, "_prompt", lambda args: 1 / 0)
+    monkeypatch.setattr(prompt, "prompt_command", lambda args: 1 / 0)
     with pytest.raises(ZeroDivisionError):
         cli.main(["--debug", "prompt", "Q?", "a", "b"])
 

@@ -19,7 +19,7 @@ Modules, one job each: ``features`` (the common schema), ``validation`` (the rep
 records into the schema), ``audio_files`` (audio paths resolved inside the folder, headers checked),
 ``builder`` (the builder base and its policies), ``mmar`` / ``mmau_test_mini`` /
 ``audiospan`` (the benchmarks), ``hub_export`` and ``hub_load`` (Hub-ready folders), ``load`` (one-line
-loading and the build scripts).
+loading; a whole benchmark built for export, the build scripts' work).
 """
 from audioreason.base.lazy import lazy_exports
 

@@ -436,6 +436,210 @@ def _choices_and_answer(reader: _Reader, owner: str, choices: Any, answer: Any) 
     return choices, answer_text
 
 
+# ----------------------------------------------------------------------------------------------
+# One item record, part by part (AudioSpanBuilder._item calls them in this order)
+# ----------------------------------------------------------------------------------------------
+
+@dataclass
+class _Record:
+    """One item record being read: its fields under our names, its id (every finding is filed under it) and
+    its recording's id and fields (from recordings.jsonl; {} when it has none there)."""
+
+    reader: _Reader
+    item_id: str
+    fields: dict[str, Any]
+    recording_id: str
+    recording: Mapping[str, Any]
+
+    @property
+    def report(self) -> ValidationReport:
+        return self.reader.report
+
+    def merged(self, name: str) -> Any:
+        """A field the item or its recording may give (the item's wins; a disagreement is reported)."""
+        return _merge_recording_value(self.reader, self.item_id, name, self.fields.get(name), self.recording)
+
+
+def _item_id(reader: _Reader, fields_: Mapping[str, Any], source: str, row: int) -> str:
+    """The item's id, or its file and row when it has none; the renaming's findings are filed under it."""
+    item_id = as_text(fields_.get("id"))
+    if not item_id:
+        item_id = f"{source}:row-{row}"
+        reader.report.add("missing_field", item_id, "id; the item is named by its file and row")
+    reader.flush(item_id)
+    return item_id
+
+
+def _recording(reader: _Reader, item_id: str, fields_: Mapping[str, Any],
+               recordings: Mapping[str, Mapping[str, Any]]) -> tuple[str, Mapping[str, Any]]:
+    """The item's recording id ("" when absent) and that recording's fields."""
+    report = reader.report
+    recording_id = as_text(fields_.get("recording_id"))
+    if not recording_id:
+        report.add("missing_field", item_id, "recording_id")
+        recording_id = ""
+    recording = recordings.get(recording_id, {})
+    if recordings and recording_id and recording_id not in recordings:
+        report.add("missing_field", item_id, f"recording {recording_id!r} not in recordings.jsonl")
+    return recording_id, recording
+
+
+def _question(record: _Record) -> str:
+    question = as_text(record.fields.get("question"))
+    if not question:
+        record.report.add("missing_field", record.item_id, "question")
+        question = question or ""
+    return question
+
+
+def _format_and_subset(record: _Record, source: str) -> tuple[str, str]:
+    """MCQ or OEQ (inferred from the presence of choices when absent; anchor items are MCQ) and the subset."""
+    reader, report, item_id = record.reader, record.report, record.item_id
+    fmt = reader.enum(item_id, "format", record.fields.get("format"), FORMATS)
+    if fmt is None:
+        fmt = "MCQ" if record.fields.get("choices") else "OEQ"
+        if source == "anchor":
+            fmt = "MCQ"
+        else:
+            report.add("inferred_value", item_id, f"format absent: {fmt} (from the presence of choices)")
+    if source == "anchor" and fmt != "MCQ":
+        report.add("invalid_value", item_id, f"anchor items are MCQ, got format {fmt!r}")
+    subset = "anchor" if source == "anchor" else ("native_mcq" if fmt == "MCQ" else "native_oeq")
+    return fmt, subset
+
+
+def _gold(record: _Record, fmt: str) -> tuple[list[str], Optional[str], int, Optional[str]]:
+    """(choices, answer, answer_index, reference_answer). An MCQ's answer is option text; an OEQ has no
+    choices and its answer is the reference answer (taken from ``answer`` when it has none)."""
+    reader, report, item_id, fields_ = record.reader, record.report, record.item_id, record.fields
+    choices_raw, answer = _choices_and_answer(reader, item_id, fields_.get("choices"), fields_.get("answer"))
+    reference = as_text(fields_.get("reference_answer"))
+    if fmt == "OEQ":
+        if choices_raw:
+            report.add("invalid_value", item_id, "an OEQ with choices (kept as given)")
+        choices, answer_index = check_choices(item_id, choices_raw, None, report,
+                                              require_answer_in_choices=False)
+        if reference is None and answer is not None:
+            reference = answer
+            report.add("inferred_value", item_id, "reference_answer absent: taken from answer")
+        if not reference:
+            report.add("missing_field", item_id, "reference_answer")
+        answer = reference
+    else:
+        choices, answer_index = check_choices(item_id, choices_raw, answer, report)
+        if not choices:
+            report.add("missing_field", item_id, "choices")
+        elif len(choices) != 4:
+            report.add("unexpected_choice_count", item_id, f"{len(choices)} options")
+        if answer is None:
+            report.add("missing_field", item_id, "answer")
+    return choices, answer, answer_index, reference
+
+
+def _rubric(record: _Record, fmt: str) -> list[dict[str, Any]]:
+    """The rubric's criteria; an OEQ without any is reported."""
+    rubric = _criteria(record.reader, record.item_id, record.fields.get("rubric"))
+    if fmt == "OEQ" and not rubric:
+        record.report.add("missing_rubric", record.item_id)
+    return rubric
+
+
+def _chain_link(record: _Record, level: Optional[str]) -> tuple[Optional[str], Optional[int], Optional[str]]:
+    """An anchor item's (chain_id, link_position, cognitive_level): the chain defaults to the recording, and
+    the link position and the level each stand in for the other when absent (1 P, 2 U, 3 R)."""
+    report, item_id, fields_ = record.report, record.item_id, record.fields
+    chain_id = as_text(fields_.get("chain_id"))
+    if not chain_id:
+        chain_id = record.recording_id
+        report.add("inferred_value", item_id, "chain_id absent: the recording id")
+    link_position = _position(fields_.get("link_position"))
+    if link_position is None and fields_.get("link_position") is not None:
+        report.add("invalid_value", item_id, f"link_position={fields_.get('link_position')!r} "
+                                             "is not 1, 2 or 3 (stored as null)")
+    if link_position is None and level in LEVELS.values():
+        link_position = {v: k for k, v in LEVEL_BY_POSITION.items()}[level]
+        report.add("inferred_value", item_id, f"link_position absent: {link_position} (from {level})")
+    if level is None and link_position is not None:
+        level = LEVEL_BY_POSITION[link_position]
+        report.add("inferred_value", item_id, f"cognitive_level absent: {level} (link {link_position})")
+    elif level is not None and link_position is not None and LEVEL_BY_POSITION[link_position] != level:
+        report.add("conflicting_value", item_id, f"link_position {link_position} but level {level!r}")
+    return chain_id, link_position, level
+
+
+def _edit_manifest_and_operation(record: _Record, edits: Mapping[str, Mapping[str, Any]]
+                                 ) -> tuple[Optional[Mapping[str, Any]], Optional[str]]:
+    """An anchor item's edit manifest (inline, else edits.jsonl's, else its recording's) and operation (the
+    item's or its recording's, else the manifest's; a disagreement with the manifest is reported)."""
+    reader, report, item_id, fields_ = record.reader, record.report, record.item_id, record.fields
+    recording_id, recording = record.recording_id, record.recording
+    inline = fields_.get("edit_manifest")
+    manifest = reader.manifest(item_id, inline) if inline is not None else None
+    if manifest is None:
+        manifest = edits.get(recording_id)
+    if manifest is None and recording.get("edit_manifest") is not None:
+        manifest = reader.manifest(f"recording:{recording_id}", recording["edit_manifest"])
+    operation = reader.enum(item_id, "operation", fields_.get("operation") or recording.get("operation"),
+                            OPERATIONS)
+    if manifest is None:
+        report.add("missing_edit_manifest", item_id, f"recording {recording_id!r}")
+    else:
+        if operation is None:
+            operation = manifest["operation"]
+        elif manifest["operation"] and manifest["operation"] != operation:
+            report.add("conflicting_value", item_id,
+                       f"operation {operation!r}, edit manifest {manifest['operation']!r}")
+    if operation is None:
+        report.add("missing_field", item_id, "operation")
+    return manifest, operation
+
+
+def _dimension(record: _Record) -> Optional[str]:
+    """The dimension, lower-cased; one outside Table 4's is kept and reported."""
+    dimension = as_text(record.fields.get("dimension"))
+    if dimension is not None:
+        dimension = dimension.strip().lower()
+        if dimension not in DIMENSIONS:
+            record.report.add("invalid_value", record.item_id,
+                              f"dimension={dimension!r} is not one of Table 4's {DIMENSIONS}")
+    return dimension
+
+
+def _language_and_tier(record: _Record) -> tuple[Optional[str], Optional[str]]:
+    """The language and duration tier, from the item or its recording."""
+    reader, item_id = record.reader, record.item_id
+    language = reader.enum(item_id, "language", record.merged("language"), LANGUAGES)
+    tier = reader.enum(item_id, "duration_tier", record.merged("duration_tier"), TIERS)
+    for name, value in (("language", language), ("duration_tier", tier)):
+        if value is None:
+            record.report.add("missing_field", item_id, name)
+    return language, tier
+
+
+def _audio(record: _Record, source: str, audio_files: AudioFiles) -> tuple[str, Optional[Path], Optional[float]]:
+    """(audio_path as stored, the checked file or None, duration_seconds): the original recording for a native
+    item, the anchored copy for an anchor item; the duration from the header, else the declared one."""
+    reader, item_id, fields_, recording = record.reader, record.item_id, record.fields, record.recording
+    if source == "anchor":
+        folder, explicit = "audio/anchored", fields_.get("audio_file") or recording.get("anchored_audio_file")
+    else:
+        folder, explicit = "audio/original", fields_.get("audio_file") or recording.get("audio_file")
+    audio_path = reader.find_audio(item_id, folder, record.recording_id, as_text(explicit))
+    path, header = audio_files.check(item_id, audio_path)
+    duration = None if header is None else header.duration
+    declared = record.merged("duration_seconds")
+    if duration is None and declared is not None:
+        try:
+            duration = parse_record_time(declared)
+        except ValueError:
+            record.report.add("invalid_value", item_id, f"duration_seconds={declared!r}")
+    return audio_path, path, duration
+
+
+# ----------------------------------------------------------------------------------------------
+# The builder
+# ----------------------------------------------------------------------------------------------
+
 @dataclass
 class AudioSpanConfig(BenchmarkConfig):
     """BenchmarkConfig plus ``field_aliases``: {kind: {released name: our name}} merged over
@@ -526,145 +730,37 @@ class AudioSpanBuilder(BenchmarkBuilder):
     # -- one record ----------------------------------------------------------------------------
     def _item(self, reader: _Reader, source: str, row: int, raw: Any, recordings: Mapping[str, Mapping[str, Any]],
               edits: Mapping[str, Mapping[str, Any]], audio_files: AudioFiles) -> Optional[dict[str, Any]]:
+        """One record of ``source`` (native or anchor) as an item, every finding in the report; None (reported
+        and skipped) for a record that is not an object. The helpers run in this order, which is the order of
+        the report's findings for the item."""
         report = reader.report
         if not isinstance(raw, Mapping):
             report.add("invalid_value", f"{source}:row-{row}", "record is not an object (not built)")
             report.add("skipped", f"{source}:row-{row}", "not an object")
             return None
         fields_, unknown = reader.rename(raw, "item", None)
-        item_id = as_text(fields_.get("id"))
-        if not item_id:
-            item_id = f"{source}:row-{row}"
-            report.add("missing_field", item_id, "id; the item is named by its file and row")
-        reader.flush(item_id)
-        recording_id = as_text(fields_.get("recording_id"))
-        if not recording_id:
-            report.add("missing_field", item_id, "recording_id")
-            recording_id = ""
-        recording = recordings.get(recording_id, {})
-        if recordings and recording_id and recording_id not in recordings:
-            report.add("missing_field", item_id, f"recording {recording_id!r} not in recordings.jsonl")
-
-        question = as_text(fields_.get("question"))
-        if not question:
-            report.add("missing_field", item_id, "question")
-            question = question or ""
-
-        fmt = reader.enum(item_id, "format", fields_.get("format"), FORMATS)
-        if fmt is None:
-            fmt = "MCQ" if fields_.get("choices") else "OEQ"
-            if source == "anchor":
-                fmt = "MCQ"
-            else:
-                report.add("inferred_value", item_id, f"format absent: {fmt} (from the presence of choices)")
-        if source == "anchor" and fmt != "MCQ":
-            report.add("invalid_value", item_id, f"anchor items are MCQ, got format {fmt!r}")
-        subset = "anchor" if source == "anchor" else ("native_mcq" if fmt == "MCQ" else "native_oeq")
-
-        # Choices and answer
-        choices_raw, answer = _choices_and_answer(reader, item_id, fields_.get("choices"), fields_.get("answer"))
-        reference = as_text(fields_.get("reference_answer"))
-        if fmt == "OEQ":
-            if choices_raw:
-                report.add("invalid_value", item_id, "an OEQ with choices (kept as given)")
-            choices, answer_index = check_choices(item_id, choices_raw, None, report,
-                                                  require_answer_in_choices=False)
-            if reference is None and answer is not None:
-                reference = answer
-                report.add("inferred_value", item_id, "reference_answer absent: taken from answer")
-            if not reference:
-                report.add("missing_field", item_id, "reference_answer")
-            answer = reference
-        else:
-            choices, answer_index = check_choices(item_id, choices_raw, answer, report)
-            if not choices:
-                report.add("missing_field", item_id, "choices")
-            elif len(choices) != 4:
-                report.add("unexpected_choice_count", item_id, f"{len(choices)} options")
-            if answer is None:
-                report.add("missing_field", item_id, "answer")
-
-        rubric = _criteria(reader, item_id, fields_.get("rubric"))
-        if fmt == "OEQ" and not rubric:
-            report.add("missing_rubric", item_id)
-
-        # Levels, chains, anchors
+        item_id = _item_id(reader, fields_, source, row)
+        record = _Record(reader, item_id, fields_, *_recording(reader, item_id, fields_, recordings))
+        question = _question(record)
+        fmt, subset = _format_and_subset(record, source)
+        choices, answer, answer_index, reference = _gold(record, fmt)
+        rubric = _rubric(record, fmt)
         level = reader.enum(item_id, "cognitive_level", fields_.get("cognitive_level"), LEVELS)
         chain_id = link_position = operation = manifest = None
         if source == "anchor":
-            chain_id = as_text(fields_.get("chain_id"))
-            if not chain_id:
-                chain_id = recording_id
-                report.add("inferred_value", item_id, "chain_id absent: the recording id")
-            link_position = _position(fields_.get("link_position"))
-            if link_position is None and fields_.get("link_position") is not None:
-                report.add("invalid_value", item_id, f"link_position={fields_.get('link_position')!r} "
-                                                     "is not 1, 2 or 3 (stored as null)")
-            if link_position is None and level in LEVELS.values():
-                link_position = {v: k for k, v in LEVEL_BY_POSITION.items()}[level]
-                report.add("inferred_value", item_id, f"link_position absent: {link_position} (from {level})")
-            if level is None and link_position is not None:
-                level = LEVEL_BY_POSITION[link_position]
-                report.add("inferred_value", item_id, f"cognitive_level absent: {level} (link {link_position})")
-            elif level is not None and link_position is not None and LEVEL_BY_POSITION[link_position] != level:
-                report.add("conflicting_value", item_id, f"link_position {link_position} but level {level!r}")
-            inline = fields_.get("edit_manifest")
-            manifest = reader.manifest(item_id, inline) if inline is not None else None
-            if manifest is None:
-                manifest = edits.get(recording_id)
-            if manifest is None and recording.get("edit_manifest") is not None:
-                manifest = reader.manifest(f"recording:{recording_id}", recording["edit_manifest"])
-            operation = reader.enum(item_id, "operation", fields_.get("operation") or recording.get("operation"),
-                                    OPERATIONS)
-            if manifest is None:
-                report.add("missing_edit_manifest", item_id, f"recording {recording_id!r}")
-            else:
-                if operation is None:
-                    operation = manifest["operation"]
-                elif manifest["operation"] and manifest["operation"] != operation:
-                    report.add("conflicting_value", item_id,
-                               f"operation {operation!r}, edit manifest {manifest['operation']!r}")
-            if operation is None:
-                report.add("missing_field", item_id, "operation")
+            chain_id, link_position, level = _chain_link(record, level)
+            manifest, operation = _edit_manifest_and_operation(record, edits)
         if level is None:
             report.add("missing_field", item_id, "cognitive_level")
-        dimension = as_text(fields_.get("dimension"))
-        if dimension is not None:
-            dimension = dimension.strip().lower()
-            if dimension not in DIMENSIONS:
-                report.add("invalid_value", item_id, f"dimension={dimension!r} is not one of Table 4's {DIMENSIONS}")
-
-        # Recording-level fields
-        def merged(name: str) -> Any:
-            return _merge_recording_value(reader, item_id, name, fields_.get(name), recording)
-
-        language = reader.enum(item_id, "language", merged("language"), LANGUAGES)
-        tier = reader.enum(item_id, "duration_tier", merged("duration_tier"), TIERS)
-        for name, value in (("language", language), ("duration_tier", tier)):
-            if value is None:
-                report.add("missing_field", item_id, name)
-
-        # Audio
-        if source == "anchor":
-            folder, explicit = "audio/anchored", fields_.get("audio_file") or recording.get("anchored_audio_file")
-        else:
-            folder, explicit = "audio/original", fields_.get("audio_file") or recording.get("audio_file")
-        audio_path = reader.find_audio(item_id, folder, recording_id, as_text(explicit))
-        path, header = audio_files.check(item_id, audio_path)
-        duration = None if header is None else header.duration
-        declared = merged("duration_seconds")
-        if duration is None and declared is not None:
-            try:
-                duration = parse_record_time(declared)
-            except ValueError:
-                report.add("invalid_value", item_id, f"duration_seconds={declared!r}")
-
+        dimension = _dimension(record)
+        language, tier = _language_and_tier(record)
+        audio_path, path, duration = _audio(record, source, audio_files)
         return {
             "id": item_id, "audio": str(path) if path is not None else None, "audio_path": audio_path,
             "question": question, "choices": choices, "answer": answer, "answer_index": answer_index,
-            "recording_id": recording_id, "subset": subset, "format": fmt, "language": language,
+            "recording_id": record.recording_id, "subset": subset, "format": fmt, "language": language,
             "duration_tier": tier, "duration_seconds": duration,
-            "genre": as_text(merged("genre")), "topic": as_text(merged("topic")),
+            "genre": as_text(record.merged("genre")), "topic": as_text(record.merged("topic")),
             "cognitive_level": level, "dimension": dimension, "pair_id": as_text(fields_.get("pair_id")),
             "reference_answer": reference if fmt == "OEQ" else as_text(fields_.get("reference_answer")),
             "rubric": rubric, "chain_id": chain_id, "link_position": link_position, "operation": operation,

@@ -15,12 +15,10 @@ What the path is decides the route:
 """
 from __future__ import annotations
 
-import argparse
 import os
-import sys
 import warnings
 from pathlib import Path
-from typing import Any, Callable, Optional, Sequence, Union
+from typing import Any, Callable, Optional, Union
 
 import datasets
 from datasets import Audio
@@ -30,11 +28,10 @@ from .audiospan import export_hub_folder as _export_audiospan
 from ..audio.io import resolve_audio_backend
 from .audio_files import check_inside
 from .builder import BenchmarkBuilder
-from .catalog import BenchmarkSpec, benchmark_spec, is_raw_folder
+from .catalog import benchmark_spec, is_raw_folder
 from .features import TEST_SPLIT
-from .hub_export import check_out_dir, export_parquet_folder, licence_notice, push_folder
+from .hub_export import check_out_dir, export_parquet_folder
 from .hub_load import is_hub_folder, load_hub_folder, pick_config, read_card_yaml, split_patterns
-from .scan import MISSING_AUDIO_POLICIES, REPEATED_ID_POLICIES
 from .validation import ValidationReport
 from .mmar import MMARBuilder
 from .mmau_test_mini import MMAUTestMiniBuilder
@@ -91,6 +88,21 @@ def export_benchmark(name: str, dataset: datasets.Dataset, out_dir: Union[str, o
 
         card = Path(dataset_card_path(spec.name)).read_text(encoding="utf-8")
     return EXPORTS[spec.name](dataset, out_dir, card=card, overwrite=overwrite, **options)
+
+
+def build_for_export(name: str, raw_dir: Union[str, os.PathLike], out_dir: Union[str, os.PathLike], *,
+                     overwrite: bool = False, how: str = "pass overwrite=True", cache_dir: Optional[str] = None,
+                     **options: Any) -> tuple[datasets.Dataset, ValidationReport]:
+    """The whole benchmark (AudioSpan: every config) built from its raw folder for ``export_benchmark`` into
+    ``out_dir``: (the split as a Dataset, the validation report), as ``build_benchmark`` gives them.
+
+    A non-empty ``out_dir`` is refused (FileExistsError; ``how`` says how to allow it) before the build, not
+    after it, unless ``overwrite``. ``options`` go to the builder. The first step of
+    ``datasets_scripts/<name>/build.py``."""
+    spec = benchmark_spec(name)
+    check_out_dir(out_dir, overwrite, how=how)
+    config = "all" if spec.name == "audiospan" else None
+    return build_benchmark(spec.name, raw_dir, config=config, cache_dir=cache_dir, **options)
 
 
 def _offline() -> bool:
@@ -181,72 +193,3 @@ def load_benchmark(name: str, path_or_hub_id: Union[str, os.PathLike], split: st
     elif sampling_rate:
         dataset = dataset.cast_column("audio", Audio(sampling_rate=sampling_rate))
     return (dataset, report) if return_report else dataset
-
-
-# ----------------------------------------------------------------------------------------------
-# The build step behind datasets_scripts/<name>/build.py
-# ----------------------------------------------------------------------------------------------
-
-def run_build_script(name: str, card_path: Union[str, os.PathLike], argv: Optional[Sequence[str]] = None, *,
-                     api: Any = None) -> int:
-    """raw folder -> builder (validated) -> Hub-ready folder with the card -> optionally the Hub. Only audio
-    inside the raw folder is ever exported (``export_benchmark(..., audio_root=raw)``).
-
-    ``--push-to-hub ORG/NAME`` publishes a private dataset repo; ``--public`` publishes it openly, after
-    printing the card's licence (it asks nothing: the flag is the decision). An error is one line on stderr
-    and exit status 1 (2 for bad arguments); ``--debug`` shows the traceback instead. ``api``: the
-    ``huggingface_hub.HfApi`` to push with (tests pass a stand-in)."""
-    from audioreason.base.errors import describe_error
-
-    spec = benchmark_spec(name)
-    prog = f"datasets_scripts/{spec.name}/build.py"
-    parser = argparse.ArgumentParser(prog=prog, description=f"Build the Hub-ready {spec.name} folder from its raw folder.")
-    parser.add_argument("raw", help=f"raw {spec.name} folder (with {' or '.join(spec.raw_markers)})")
-    parser.add_argument("out", help="output folder (Hub-ready: README.md + data)")
-    parser.add_argument("--on-missing-audio", choices=MISSING_AUDIO_POLICIES, default="raise")
-    parser.add_argument("--on-repeated-id", choices=REPEATED_ID_POLICIES, default="raise")
-    parser.add_argument("--audio-backend", choices=("auto", "torchcodec", "soundfile"), default="auto")
-    parser.add_argument("--cache-dir", default=None, help="datasets cache for the build")
-    parser.add_argument("--report", default=None, help="also write the validation report here (JSON), "
-                                                       "also when validation fails")
-    parser.add_argument("--overwrite", action="store_true", help="replace a non-empty output folder")
-    parser.add_argument("--push-to-hub", metavar="ORG/NAME", default=None,
-                        help="then upload the folder as this dataset repo, private (needs a token and network)")
-    parser.add_argument("--public", action="store_true",
-                        help="with --push-to-hub: publish openly instead (the card's licence is printed first)")
-    parser.add_argument("--debug", action="store_true", help="show the traceback of an error")
-    args = parser.parse_args(argv)
-    if args.public and not args.push_to_hub:
-        parser.error("--public goes with --push-to-hub ORG/NAME")
-    try:
-        return _build_and_export(spec, Path(card_path).read_text(encoding="utf-8"), args, api)
-    except Exception as err:
-        if args.debug:
-            raise
-        report = getattr(err, "report", None)
-        if args.report and isinstance(report, ValidationReport):
-            report.write_json(args.report)
-        print(f"{prog}: error: {describe_error(err)}", file=sys.stderr)
-        return 1
-
-
-def _build_and_export(spec: BenchmarkSpec, card: str, args: argparse.Namespace, api: Any) -> int:
-    check_out_dir(args.out, args.overwrite, how="pass --overwrite")  # before the build, not after it
-    config = "all" if spec.name == "audiospan" else None
-    dataset, report = build_benchmark(spec.name, args.raw, config=config, cache_dir=args.cache_dir,
-                                      on_missing_audio=args.on_missing_audio, on_repeated_id=args.on_repeated_id,
-                                      audio_backend=args.audio_backend)
-    print(report.summary())
-    if args.report:
-        report.write_json(args.report)
-    out = export_benchmark(spec.name, dataset, args.out, card=card, overwrite=args.overwrite, audio_root=args.raw)
-    print(f"wrote {out} ({len(dataset)} items); load it with datasets.load_dataset({str(out)!r})")
-    if args.push_to_hub:
-        if args.public:
-            print(f"--public: {args.push_to_hub} will be readable by anyone. The card's licence "
-                  f"(read it: it is not asked again):\n{licence_notice(card)}")
-        url = push_folder(out, args.push_to_hub, private=not args.public, api=api)
-        visibility = "public" if args.public else "private: only you and your organisation see it; --public " \
-                                                  "publishes openly"
-        print(f"published {url} ({visibility})")
-    return 0

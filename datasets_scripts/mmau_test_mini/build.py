@@ -5,7 +5,7 @@
 import sys
 from pathlib import Path
 
-from audioreason.data.load import run_build_script
+from audioreason.cli.build_script import run_build_script
 
 
 def main(argv=None) -> int:
