@@ -22,6 +22,7 @@ from typing import Any, Callable, Iterable, MutableMapping, Optional, Sequence, 
 import datasets
 import evaluate
 
+from audioreason.base.hf_internals import AcceptsLeadingNone
 from audioreason.base.jsonl import read_json_lines
 from audioreason.scorers.registry import BY_NAME, DECLARATIONS
 
@@ -134,18 +135,12 @@ def _owners(keyword: str, exclude: str) -> list[str]:
     return [name for name in INPUTS if name != exclude and (keyword in INPUTS[name] or keyword in options(name))]
 
 
-class ShellMetric(evaluate.Metric):
+class ShellMetric(AcceptsLeadingNone, evaluate.Metric):
     """``evaluate.Metric`` for the shells: the argument handling in this module's docstring, and one fix:
-    evaluate checks the *first* value of each column for its type and rejects a None there (a missing model
-    output), although a None anywhere else is stored as null and reaches ``_compute``, where the scorers count
-    it. A None passes that check wherever it is."""
+    a None (a missing model output) passes evaluate's type check in a column's first row too, as it does
+    anywhere else, and reaches ``_compute``, where the scorers count it (``base.hf_internals``)."""
 
     SCORER = ""  # the scorer's name in INPUTS
-
-    def _enforce_nested_string_type(self, schema, obj):
-        if obj is None:
-            return None
-        return super()._enforce_nested_string_type(schema, obj)
 
     def _split(self, kwargs: Mapping[str, Any]) -> tuple[dict, dict, dict]:
         """(columns, options, ignored) of the keywords; a keyword of no partner is a clear error."""
