@@ -21,8 +21,8 @@ test keeps the two equal). On another version the policy is:
 - a name that is gone, or whose parameters changed, fails loudly where it is used: ``PrivateAPIChanged``,
   naming the package, the installed and the checked version and the name, before anything is written (a
   module that can no longer work raises on creation, not on a later silent difference);
-- a name still there with its parameters works as before, and the first use of the package's private APIs
-  in the process warns (``UncheckedVersionWarning``) naming the version it was checked on: its behaviour may
+- a name still there with its parameters works as before, and the first use of one of that package's names
+  in the process warns (``UncheckedVersionWarning``) naming the version it was checked on: what it does may
   still have changed.
 
 ``tests/test_hf_internals.py`` asserts every entry against the installed versions, so upgrading a pin fails
