@@ -17,11 +17,13 @@ import json
 import math
 import numbers
 from collections.abc import Mapping
+from dataclasses import dataclass
 from typing import Any, Callable, Iterable, MutableMapping, Optional, Sequence, Union
 
 import datasets
 import evaluate
 
+from audioreason.base.hf_internals import AcceptsLeadingNone
 from audioreason.base.jsonl import read_json_lines
 from audioreason.scorers.registry import BY_NAME, DECLARATIONS
 
@@ -51,15 +53,16 @@ def items_for_references(items: Union[str, Iterable[dict]], references: Sequence
 
 
 def judge_from_options(judge: Any, model: Optional[str], options: MutableMapping[str, Any],
-                       make_judge: Optional[Callable[..., Any]] = None) -> Any:
+                       make_judge: Optional[Callable[..., Any]] = None,
+                       missing: str = "a judge model is needed: pass judge=..., ensemble=... or a model name") -> Any:
     """The judge passed in, else (when no ensemble is given) ``make_judge(model, **client options)``
     (default: an OpenAICompatibleJudge); the client options are taken out of ``options``. None when an
-    ensemble replaces the judge."""
+    ensemble replaces the judge; a ValueError saying ``missing`` when there is neither, nor a model."""
     client_options = {k: options.pop(k) for k in JUDGE_OPTIONS if k in options}
     if judge is not None or options.get("ensemble") is not None:
         return judge
     if not model:
-        raise ValueError("a judge model is needed: pass judge=..., ensemble=... or a model name")
+        raise ValueError(missing)
     if make_judge is None:
         from audioreason.judges import OpenAICompatibleJudge as make_judge
     return make_judge(model, **client_options)
@@ -90,6 +93,13 @@ COMBINATIONS = {
         "condition, aria the full condition (rows='applicable')",
 }
 ROWS = ("all", "applicable")
+# rows="applicable": the rows a module of a combination scores (those whose value in the column passes the test;
+# every row when the column is not given) and why it leaves the others out.
+APPLICABLE: dict[str, tuple[str, Callable[[Any], bool], str]] = {
+    "aria": ("condition", lambda condition: condition in (None, "full"), "a condition other than full"),
+    "audiospan_rubric": ("choices", lambda choices: choices is None, "choices: a multiple-choice row"),
+    "anchor_chain": ("choices", lambda choices: choices is not None, "no choices: not a multiple-choice row"),
+}
 JSON_COLUMNS = ("verdicts",)  # text columns whose lists and dicts are stored as their JSON text
 
 
@@ -130,22 +140,52 @@ def check_rows(rows: str) -> str:
     return rows
 
 
+@dataclass(frozen=True)
+class Rows:
+    """The rows a module scores (``select_rows``): their positions ``keep`` among ``total``; ``why`` the others
+    are left out, with rows="applicable" (None with rows="all")."""
+
+    keep: list[int]
+    total: int
+    why: Optional[str] = None
+
+    @property
+    def every_row(self) -> bool:
+        """Whether every row is scored (rows="all")."""
+        return self.why is None
+
+    def pick(self, column: Optional[Sequence[Any]]) -> Optional[list]:
+        """The kept rows of a column (None stays None)."""
+        return None if column is None else [column[i] for i in self.keep]
+
+    def noted(self, result: dict) -> dict:
+        """``result`` with, under rows="applicable", how many rows were left out and why (``rows_left_out``)."""
+        if self.why is not None:
+            result["rows_left_out"] = {"n": self.total - len(self.keep), "why": self.why}
+        return result
+
+
+def select_rows(scorer: str, rows: str, total: int, **columns: Optional[Sequence[Any]]) -> Rows:
+    """The rows scorer ``scorer`` scores of ``total``: every row with rows="all", with rows="applicable" those
+    it applies to (``APPLICABLE``), read from the column named there, given as a keyword."""
+    everything = list(range(total))
+    if check_rows(rows) == "all":
+        return Rows(everything, total)
+    name, applies, why = APPLICABLE[scorer]
+    column = columns[name]
+    return Rows(everything if column is None else [i for i in everything if applies(column[i])], total, why)
+
+
 def _owners(keyword: str, exclude: str) -> list[str]:
     return [name for name in INPUTS if name != exclude and (keyword in INPUTS[name] or keyword in options(name))]
 
 
-class ShellMetric(evaluate.Metric):
+class ShellMetric(AcceptsLeadingNone, evaluate.Metric):
     """``evaluate.Metric`` for the shells: the argument handling in this module's docstring, and one fix:
-    evaluate checks the *first* value of each column for its type and rejects a None there (a missing model
-    output), although a None anywhere else is stored as null and reaches ``_compute``, where the scorers count
-    it. A None passes that check wherever it is."""
+    a None (a missing model output) passes evaluate's type check in a column's first row too, as it does
+    anywhere else, and reaches ``_compute``, where the scorers count it (``base.hf_internals``)."""
 
     SCORER = ""  # the scorer's name in INPUTS
-
-    def _enforce_nested_string_type(self, schema, obj):
-        if obj is None:
-            return None
-        return super()._enforce_nested_string_type(schema, obj)
 
     def _split(self, kwargs: Mapping[str, Any]) -> tuple[dict, dict, dict]:
         """(columns, options, ignored) of the keywords; a keyword of no partner is a clear error."""

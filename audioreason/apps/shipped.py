@@ -17,7 +17,6 @@ Bare names (``register()``):
 """
 from __future__ import annotations
 
-import os
 from pathlib import Path
 
 from audioreason.base.bundled import DATASETS, metric_folder
@@ -35,34 +34,22 @@ def metric_path(name: str) -> str:
 def register_metrics() -> dict[str, str]:
     """Write every module into evaluate's module cache (``HF_MODULES_CACHE``) as ``evaluate-metric/<name>``;
     returns name -> the file written."""
-    from evaluate.loading import _create_importable_file, init_dynamic_modules
-
+    from audioreason.base.hf_internals import cache_metric_module
     from audioreason.scorers.registry import NAMES
 
-    dynamic = init_dynamic_modules()
-    written = {}
-    for name in NAMES:
-        # The same call evaluate makes for a module it fetched from the Hub, so the cached layout is its own.
-        module_path, module_hash = _create_importable_file(
-            local_path=str(Path(metric_path(name)) / f"{name}.py"), local_imports=[], additional_files=[],
-            dynamic_modules_path=dynamic, module_namespace="metrics", name=f"evaluate-metric/{name}",
-            download_mode=None)
-        target = Path(dynamic, "metrics", f"evaluate-metric--{name}", module_hash, f"{name}.py")
-        os.utime(target)  # evaluate takes the most recently modified copy: this one
-        written[name] = str(target)
-    return written
+    return {name: str(cache_metric_module(Path(metric_path(name)) / f"{name}.py", f"evaluate-metric/{name}"))
+            for name in NAMES}
 
 
 def register_datasets() -> dict[str, str]:
     """Add the builders to datasets' packaged builders for this process; returns name -> builder module."""
-    from datasets.packaged_modules import _PACKAGED_DATASETS_MODULES
-
+    from audioreason.base.hf_internals import register_packaged_builder
     from audioreason.data.load import BUILDERS
 
     registered = {}
     for name in DATASETS:
         builder = BUILDERS[name]
-        _PACKAGED_DATASETS_MODULES[name] = (builder.__module__, builder.code_hash())
+        register_packaged_builder(name, builder.__module__, builder.code_hash())
         registered[name] = builder.__module__
     return registered
 

@@ -14,6 +14,8 @@ from typing import TYPE_CHECKING, Any, Mapping, Optional, Sequence, Union
 import datasets
 from datasets import Audio, Features
 
+from audioreason.base.hf_internals import info_yaml
+
 from .features import TEST_SPLIT
 from .hub_load import AUDIOFOLDER_METADATA, CARD_FILENAME
 
@@ -183,7 +185,7 @@ def render_card(card_text: Optional[str], configs: Sequence[HubConfig]) -> str:
         info.splits = datasets.SplitDict()
         for split, n in c.num_examples.items():
             info.splits.add(datasets.SplitInfo(name=split, num_examples=n))
-        entry = {"config_name": c.name, **info._to_yaml_dict()}
+        entry = {"config_name": c.name, **info_yaml(info)}
         infos.append(entry)
     data["dataset_info"] = infos
     front = yaml.safe_dump(data, sort_keys=False, allow_unicode=True, width=100, default_flow_style=None)

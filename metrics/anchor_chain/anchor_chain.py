@@ -7,7 +7,7 @@ import datasets
 import evaluate
 
 from audioreason.apps import shells
-from audioreason.scorers.anchor_chain.scorer import items_from_columns, score_anchor_chain, score_mcq_accuracy
+from audioreason.scorers.anchor_chain.scorer import check_task_columns, items_from_columns, score_task
 
 _CITATION = """\
 @article{audiospan,
@@ -55,9 +55,6 @@ Examples:
     ...                choices=[["x", "y"], ["x", "y"], ["z", "w"]], chain_id=["c1"] * 3, link_position=[1, 2, 3])
 """
 
-_CHAIN_COLUMNS = ("chain_id", "link_position", "operation", "duration_tier", "language")
-_MCQ_COLUMNS = ("duration_tier", "language", "cognitive_level", "dimension")
-
 
 @evaluate.utils.file_utils.add_start_docstrings(_DESCRIPTION, _KWARGS_DESCRIPTION)
 class AnchorChain(shells.ShellMetric):  # not imported by name: evaluate takes the first Metric class it sees
@@ -70,26 +67,10 @@ class AnchorChain(shells.ShellMetric):  # not imported by name: evaluate takes t
 
     def _compute(self, predictions, references, choices=None, task="chain", parse="exact", return_items=False,
                  item_id=None, rows="all", **columns):
-        if task not in ("chain", "accuracy"):
-            raise ValueError(f"task must be 'chain' or 'accuracy', got {task!r}")
         columns = {k: shells.present(v) for k, v in columns.items()}
-        allowed = _CHAIN_COLUMNS if task == "chain" else _MCQ_COLUMNS
-        unknown = {k for k, v in columns.items() if v is not None} - set(allowed)
-        if unknown:
-            raise ValueError(f"unknown argument(s) for task={task!r}: {sorted(unknown)}")
-        # rows="applicable" (one AudioSpan run beside audiospan_rubric): the multiple-choice rows, those with choices.
-        keep = list(range(len(references)))
-        if shells.check_rows(rows) == "applicable" and choices is not None:
-            keep = [i for i in keep if choices[i] is not None]
-        pick = lambda column: None if column is None else [column[i] for i in keep]  # noqa: E731
+        check_task_columns(task, columns)
+        chosen = shells.select_rows(self.SCORER, rows, len(references), choices=choices)
         item_id = shells.present(item_id)
-        items = items_from_columns(pick(references), pick(choices), id=pick(item_id),
-                                   **{k: pick(v) for k, v in columns.items()})
-        predictions = pick(predictions)
-        if task == "chain":
-            result = score_anchor_chain(items, predictions, parse=parse, return_items=return_items)
-        else:
-            result = score_mcq_accuracy(items, predictions, parse=parse, return_items=return_items)
-        if rows == "applicable":
-            result["rows_left_out"] = {"n": len(references) - len(keep), "why": "no choices: not a multiple-choice row"}
-        return result
+        items = items_from_columns(chosen.pick(references), chosen.pick(choices), id=chosen.pick(item_id),
+                                   **{k: chosen.pick(v) for k, v in columns.items()})
+        return chosen.noted(score_task(task, items, chosen.pick(predictions), parse=parse, return_items=return_items))

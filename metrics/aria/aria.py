@@ -7,7 +7,7 @@ import datasets
 import evaluate
 
 from audioreason.apps import shells
-from audioreason.scorers.aria.scorer import AriaConfig, AriaScorer
+from audioreason.scorers.aria.scorer import AriaConfig, AriaScorer, check_columns, check_one_condition
 
 _CITATION = """\
 @article{aria_rubrics,
@@ -63,22 +63,10 @@ class Aria(shells.ShellMetric):  # not imported by name: evaluate takes the firs
 
     def _compute(self, predictions, references, choices=None, audio=None, model=None, condition=None,
                  return_items=False, rows="all", **options):
-        if shells.present(choices) is None:
-            raise ValueError("aria needs choices=[[...], ...]: one list of choices per prediction")
-        models = sorted({m for m in model or [] if m is not None})
-        if len(models) > 1:
-            raise ValueError(f"aria scores one model per compute(); the model column names {models}")
-        keep = list(range(len(predictions)))
-        conditions = sorted({c for c in condition or [] if c is not None})
-        if shells.check_rows(rows) == "applicable":  # ARIA reads the CoT written with the full audio
-            keep = [i for i in keep if (condition or [None] * len(predictions))[i] in (None, "full")]
-        elif len(conditions) > 1:
-            raise ValueError(f"the condition column holds {conditions}: aria scores one condition; rows='applicable' "
-                             f"scores the full-audio rows and counts the rest")
-        pick = lambda column: None if column is None else [column[i] for i in keep]  # noqa: E731
+        check_columns(shells.present(choices), model)
+        chosen = shells.select_rows(self.SCORER, rows, len(predictions), condition=condition)
+        if chosen.every_row:
+            check_one_condition(condition)
         scorer = AriaScorer(AriaConfig(), **options)
-        result = scorer.score(pick(predictions), pick(references), pick(choices), audio=pick(shells.present(audio)),
-                              return_items=return_items)
-        if rows == "applicable":
-            result["rows_left_out"] = {"n": len(predictions) - len(keep), "why": "a condition other than full"}
-        return result
+        return chosen.noted(scorer.score(chosen.pick(predictions), chosen.pick(references), chosen.pick(choices),
+                                         audio=chosen.pick(shells.present(audio)), return_items=return_items))

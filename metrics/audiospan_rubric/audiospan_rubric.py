@@ -5,14 +5,11 @@ Comprehension (arXiv:2608.26431).
 A thin `evaluate` shell: all logic lives in the installed `audioreason` package (evaluate copies this
 file alone into its cache, so it must not import siblings). See README.md (the metric card).
 """
-import json
-
 import datasets
 import evaluate
 
 from audioreason.apps import shells
-from audioreason.scorers.audiospan_rubric.scorer import AudioSpanRubricScorer, score_verdicts
-from audioreason.apps.shells import items_for_references, judge_from_options
+from audioreason.scorers.audiospan_rubric.inputs import NO_JUDGE, item_names, items_from_json, score_inputs
 
 _CITATION = """\
 @misc{audiospan,
@@ -73,6 +70,7 @@ Examples:
     ...           raters=3)
 """
 
+
 @evaluate.utils.file_utils.add_start_docstrings(_DESCRIPTION, _KWARGS_DESCRIPTION)
 class AudiospanRubric(shells.ShellMetric):  # not imported by name: evaluate takes the first Metric class it sees
     SCORER = "audiospan_rubric"
@@ -88,49 +86,11 @@ class AudiospanRubric(shells.ShellMetric):  # not imported by name: evaluate tak
 
     def _compute(self, predictions, references, item_id=None, choices=None, verdicts=None, mcq_correct=None,
                  items=None, judge=None, judge_model=None, return_items=False, rows="all", **options):
-        # rows="applicable" (one AudioSpan run beside anchor_chain): the open-ended rows, those without choices.
-        keep = list(range(len(references)))
-        if shells.check_rows(rows) == "applicable" and choices is not None:
-            keep = [i for i in keep if choices[i] is None]
-        left_out = len(references) - len(keep)
-        item_id = shells.present(item_id)
-        references = [references[i] if item_id is None or item_id[i] is None else item_id[i] for i in keep]
-        predictions = [predictions[i] for i in keep]
-        verdicts = shells.present(verdicts)
-        verdicts = None if verdicts is None else [verdicts[i] for i in keep]
-        if not isinstance(mcq_correct, dict) and shells.present(mcq_correct) is not None:
-            mcq_correct = [mcq_correct[i] for i in keep]
-        elif not isinstance(mcq_correct, dict):
-            mcq_correct = None
-        result = self._score(predictions, references, verdicts, mcq_correct, items, judge, judge_model, return_items,
-                             options)
-        if rows == "applicable":
-            result["rows_left_out"] = {"n": left_out, "why": "choices: a multiple-choice row"}
-        return result
-
-    def _score(self, predictions, references, verdicts, mcq_correct, items, judge, judge_model, return_items,
-               options):
-        if items is not None:
-            chosen = items_for_references(items, references)
-        else:
-            try:
-                chosen = [json.loads(r) for r in references]
-            except json.JSONDecodeError as err:
-                raise ValueError("without items=..., each reference must be the item as a JSON string") from err
-        if verdicts is not None:
-            if len(verdicts) != len(chosen):
-                raise ValueError(f"{len(chosen)} items but {len(verdicts)} verdict lists")
-            parsed = []
-            for it, v in zip(chosen, verdicts):
-                try:
-                    parsed.append(json.loads(v) if isinstance(v, str) else v)
-                except json.JSONDecodeError as err:
-                    raise ValueError(f"item {it.get('id')!r}: verdicts entry is not JSON ({err})") from None
-            keep = {k: options[k] for k in ("aggregation", "tolerance_s", "span_tolerance_s") if k in options}
-            return score_verdicts(chosen, parsed, predictions, mcq_correct=mcq_correct,
-                                  return_items=return_items, **keep)
-        if judge is None and options.get("ensemble") is None and not judge_model:
-            raise ValueError("audiospan_rubric needs judge_model=... (or judge=, ensemble=, verdicts=)")
-        judge = judge_from_options(judge, judge_model, options)
-        scorer = AudioSpanRubricScorer(judge, **options)
-        return scorer.score(chosen, predictions, mcq_correct=mcq_correct, return_items=return_items)
+        chosen = shells.select_rows(self.SCORER, rows, len(references), choices=choices)
+        names = chosen.pick(item_names(references, shells.present(item_id)))
+        records = items_from_json(names) if items is None else shells.items_for_references(items, names)
+        mcq = mcq_correct if isinstance(mcq_correct, dict) else chosen.pick(shells.present(mcq_correct))
+        result = score_inputs(records, chosen.pick(predictions), verdicts=chosen.pick(shells.present(verdicts)),
+                              mcq_correct=mcq, return_items=return_items, options=options,
+                              judge=lambda: shells.judge_from_options(judge, judge_model, options, missing=NO_JUDGE))
+        return chosen.noted(result)

@@ -10,11 +10,11 @@ from importlib import resources
 
 import gradio as gr
 
-from audioreason.judges import MMAR_JUDGE_MODEL, Completion, JudgeCallError, JudgeUnavailable
-from audioreason.judges.base import CLIENT_ERROR
+from audioreason.judges import MMAR_JUDGE_MODEL, JudgeUnavailable
 from audioreason.base.jsonl import parse_json_records
 from audioreason.scorers.mmar_rubrics.scorer import MMARRubricsScorer, default_judge
 from audioreason.base.scale import rounded
+from audioreason.apps.recorded_replies import RecordedReplies
 from audioreason.apps.spaces import load_file
 
 GROUPS = ["modality", "category", "sub-category"]
@@ -46,30 +46,6 @@ def _example() -> str:
 
 
 EXAMPLE = _example()
-
-
-class RecordedReplies:
-    """A judge that answers with the replies written in the records (``judge_replies``, one per rater, in
-    order) for the record whose question and reasoning the request quotes. A call with no reply left is a
-    failed call, counted like any other."""
-
-    name = "recorded replies"
-
-    def __init__(self, rows: list):
-        self._queues = [(str(r["question"]), str(r["reasoning"]), list(r.get("judge_replies") or [])) for r in rows]
-
-    async def complete(self, messages, params, budget=None):
-        text = "\n".join(str(m.get("content", "")) for m in messages)
-        for question, reasoning, queue in self._queues:
-            if question in text and reasoning in text:
-                if not queue:
-                    raise JudgeCallError("the record has no recorded reply left for this rater", kind=CLIENT_ERROR)
-                reply = queue.pop(0)
-                return Completion(reply if isinstance(reply, str) else json.dumps(reply))
-        raise JudgeCallError("no record matches the judge request", kind=CLIENT_ERROR)
-
-    async def aclose(self):
-        return None
 
 
 def _records(text: str) -> list:

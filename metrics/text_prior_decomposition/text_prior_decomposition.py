@@ -8,6 +8,7 @@ import datasets
 import evaluate
 
 from audioreason.apps import shells
+from audioreason.base.hf_internals import ChoosesFeatures
 from audioreason.scorers.text_prior.inputs import records_from_columns
 from audioreason.scorers.text_prior.records import prediction_column_kind
 from audioreason.scorers.text_prior.scorer import score_text_prior
@@ -73,7 +74,7 @@ _CORRECTNESS = shells.features("text_prior_decomposition", predictions=datasets.
 
 
 @evaluate.utils.file_utils.add_start_docstrings(_DESCRIPTION, _KWARGS_DESCRIPTION)
-class TextPriorDecomposition(shells.ShellMetric):  # not imported by name: evaluate takes the first Metric class
+class TextPriorDecomposition(ChoosesFeatures, shells.ShellMetric):  # not imported by name (evaluate takes the first)
     SCORER = "text_prior_decomposition"
 
     def _info(self):
@@ -88,20 +89,14 @@ class TextPriorDecomposition(shells.ShellMetric):  # not imported by name: evalu
 
     # evaluate stores predictions in one typed Arrow column and picks its type from the first row, which
     # would silently turn True into "True" (or a string into True): the column's kind chooses the type.
-    def _kind_to_features(self, predictions):
+    def choose_features(self, predictions):
         kind = prediction_column_kind(predictions)
-        chosen = self.selected_feature_format
+        chosen = self.chosen_features()
         if chosen is not None and kind != "error":
             chosen_kind = "raw" if chosen["predictions"].dtype == "string" else "correctness"
             if kind != chosen_kind:
                 raise ValueError(f"this batch holds {kind} predictions but earlier batches held {chosen_kind} ones")
         return _CORRECTNESS if kind == "correctness" else _RAW
-
-    def _infer_feature_from_batch(self, batch):
-        return self._kind_to_features(batch["predictions"])
-
-    def _infer_feature_from_example(self, example):
-        return self._kind_to_features([example["predictions"]])
 
     # Arrow's string column refuses a leading None, so a missing reference travels as "" and comes back None.
     @staticmethod
@@ -121,14 +116,14 @@ class TextPriorDecomposition(shells.ShellMetric):  # not imported by name: evalu
         """Add rows; their predictions must be of the kind earlier batches held.
 """
         if predictions is not None:
-            self._kind_to_features(predictions)
+            self.choose_features(predictions)
         return super().add_batch(predictions=predictions, references=self._references(predictions, references),
                                  **kwargs)
 
     def add(self, *, prediction=None, reference=None, **kwargs):
         """Add one row.
 """
-        self._kind_to_features([prediction])
+        self.choose_features([prediction])
         return super().add(prediction=prediction, reference="" if reference is None else reference, **kwargs)
 
     def _compute(self, predictions, references, model=None, item_id=None, condition=None, choices=None,

@@ -235,6 +235,27 @@ def score_mcq_accuracy(items: Sequence[Mapping[str, Any]], predictions: Sequence
     return floats(result)
 
 
+# The evaluate module's (``metrics/anchor_chain``) tasks: the per-item columns each reads besides references,
+# choices and item_id.
+TASK_COLUMNS = {"chain": ("chain_id", "link_position") + CHAIN_BREAKDOWNS, "accuracy": MCQ_BREAKDOWNS}
+
+
+def check_task_columns(task: str, columns: Mapping[str, Optional[Sequence[Any]]]) -> None:
+    """A task of ``TASK_COLUMNS``, given only its columns (a column None: not given)."""
+    if task not in TASK_COLUMNS:
+        raise ValueError(f"task must be 'chain' or 'accuracy', got {task!r}")
+    unknown = {k for k, v in columns.items() if v is not None} - set(TASK_COLUMNS[task])
+    if unknown:
+        raise ValueError(f"unknown argument(s) for task={task!r}: {sorted(unknown)}")
+
+
+def score_task(task: str, items: Sequence[Mapping[str, Any]], predictions: Sequence[Any], *, parse: str = "exact",
+               return_items: bool = False) -> dict[str, Any]:
+    """The Chain (task "chain") or the native MCQ Accuracy (task "accuracy") of ``items``."""
+    score = score_anchor_chain if task == "chain" else score_mcq_accuracy
+    return score(items, predictions, parse=parse, return_items=return_items)
+
+
 def items_from_columns(references: Sequence[Any], choices: Sequence[Sequence[str]],
                        **columns: Optional[Sequence[Any]]) -> list[dict]:
     """Item dicts from parallel columns (the `evaluate` shell): ``references`` are gold texts or letters."""

@@ -148,6 +148,24 @@ def _validate(predictions, references, choices, audio) -> None:
             raise AriaInputError(f"item {i}: choices must be a non-empty list of strings, got {ch!r}")
 
 
+def check_columns(choices: Optional[Sequence[Any]], model: Optional[Sequence[Any]]) -> None:
+    """The evaluate module's (``metrics/aria``) columns: choices given (None: not given), one model's rows."""
+    if choices is None:
+        raise ValueError("aria needs choices=[[...], ...]: one list of choices per prediction")
+    models = sorted({m for m in model or [] if m is not None})
+    if len(models) > 1:
+        raise ValueError(f"aria scores one model per compute(); the model column names {models}")
+
+
+def check_one_condition(condition: Optional[Sequence[Any]]) -> None:
+    """The evaluate module's rows, every one of them scored, hold one condition (ARIA's numbers are per
+    condition)."""
+    conditions = sorted({c for c in condition or [] if c is not None})
+    if len(conditions) > 1:
+        raise ValueError(f"the condition column holds {conditions}: aria scores one condition; rows='applicable' "
+                         f"scores the full-audio rows and counts the rest")
+
+
 def _present(slots: CoTSlots, name: str) -> bool:
     return name not in slots.missing
 
