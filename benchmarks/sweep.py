@@ -8,7 +8,8 @@ greedy, 8 new tokens, the accuracy scorer. Nothing is downloaded.
 1. before: `audioreason evaluate` once per benchmark, as separate processes (each pays the imports, the
    model load and the dataset build), wall time of each and in all;
 2. after: one `audioreason evaluate --config sweep.yaml` over both benchmarks (the model built once), wall
-   time, and what it recorded (model load seconds, the runs' generation-loop seconds).
+   time, and what it recorded (model load seconds, the runs' generation-loop seconds, each run's time outside
+   its generation loop and its scoring time: what a run still pays that the sweep does not pay once).
 Both write fresh folders and build their datasets in caches of their own, after one warm-up import of the
 libraries; the outputs of the two are compared (same texts).
 
@@ -86,12 +87,17 @@ def main() -> None:
                                          str(folder), "--out", str(work / "separate" / benchmark), *COMMON],
                                         args.threads, work / "datasets-before")
             rows.append((f"before: `evaluate` on {benchmark} (own process)", f"{separate[benchmark]:.1f} s"))
+            generation = json.loads((work / "separate" / benchmark / "run.json").read_text())["sessions"][-1][
+                "generation_s"]
+            rows.append(("  its start-up and scoring (wall minus generation loop)",
+                         f"{separate[benchmark] - generation:.1f} s"))
         rows.append(("before: both benchmarks", f"{sum(separate.values()):.1f} s"))
         config = work / "sweep.yaml"
         config.write_text("\n".join([
             f"out: {work / 'swept'}", "models:", f"  - {{name: tiny, model: {model}}}", "benchmarks:",
             *[f"  - {{benchmark: {b}, data: {f}}}" for b, f in data.items()],
             "conditions: [full, none]", "templates: [plain]", "decoding: {max_new_tokens: 8}",
+            "audio_check: 0",  # as the separate runs (a sweep's default checks 24 items: more units, other outputs)
             "score: {scorers: [accuracy]}"]) + "\n", encoding="utf-8")
         swept = timed(["evaluate", "--config", str(config), "--no-progress"], args.threads, work / "datasets-after")
         record = json.loads((work / "swept" / "sweep.json").read_text(encoding="utf-8"))
@@ -100,6 +106,9 @@ def main() -> None:
         rows += [("after: one sweep over both (one process)", f"{swept:.1f} s"),
                  ("  model built (once)", f"{record['runs'][0]['model_load_s']:.1f} s"),
                  ("  generation loops of its two runs", " + ".join(f"{s:.1f}" for s in loops) + " s"),
+                 ("  each run's own start-up (run minus generation loop)",
+                  " + ".join(f"{r['outside_generation_s']:.2f}" for r in record["runs"]) + " s"),
+                 ("  each run's scoring", " + ".join(f"{r['score_s']:.2f}" for r in record["runs"]) + " s"),
                  ("saved", f"{sum(separate.values()) - swept:.1f} s ({100 * (1 - swept / sum(separate.values())):.0f}%)")]
         same = all(texts(work / "separate" / b) == texts(work / "swept" / "tiny" / b) for b in data)
         rows.append(("outputs identical (separate vs sweep)", "yes" if same else "NO"))

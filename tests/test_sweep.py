@@ -120,6 +120,14 @@ def test_a_stopped_sweep_resumes_with_only_the_missing_units(swept):
             assert sorted(json.loads(line)["condition"] for line in outputs) == ["full", "full", "none", "none"]
     interrupted = json.loads((out / "phi4" / "mmau-test-mini" / "run.json").read_text())["sessions"]
     assert interrupted[0]["status"] == "interrupted" and interrupted[0]["counts"]["done"] == 2
+    # Each run that ran records its own wall time, the part outside its generation loop (what a run pays
+    # that the sweep does not pay once for all: benchmarks/sweep.py measures it) and its scoring time.
+    for entry in record["runs"][1:]:
+        generation = json.loads((out / entry["model"] / entry["benchmark"] / "run.json").read_text()
+                                )["sessions"][-1]["generation_s"]
+        assert entry["outside_generation_s"] == pytest.approx(entry["run_s"] - generation, abs=1e-3)
+        assert 0 <= entry["outside_generation_s"] <= entry["run_s"] and entry["score_s"] >= 0
+    assert "run_s" not in record["runs"][0] and record["runs"][0]["score_s"] >= 0  # not run, scored (kept)
 
 
 def test_a_finished_sweep_loads_no_model_and_keeps_its_scores(swept):

@@ -159,6 +159,7 @@ def run_sweep(sweep: Sweep, *, progress: bool = True, say: Callable[[str], None]
                             adapters = build_adapters(sweep, m)
                             entry["model_load_s"] = round(_clock() - started, 3)
                         hold = FolderHold(p.folder)
+                        started = _clock()
                         try:
                             summary = run_one(_run_config(sweep, m, p.benchmark, p.folder, progress), adapters,
                                               on_batch=bar.update)
@@ -166,13 +167,20 @@ def run_sweep(sweep: Sweep, *, progress: bool = True, say: Callable[[str], None]
                             hold.release()
                         ran = summary["counts"]["units"] - summary["counts"]["resumed"]
                         entry["counts"] = summary["counts"]
+                        entry["run_s"] = round(_clock() - started, 3)
+                        # What this run paid besides generating: its own start-up and gathering (the imports
+                        # and the model are the sweep's, paid once, in model_load_s).
+                        entry["outside_generation_s"] = round(
+                            entry["run_s"] - summary["sessions"][-1]["generation_s"], 3)
                     entry["ran"] = ran
                     record["runs"].append(entry)
                     _write_record(sweep.out, record)
                 del adapters  # the model leaves memory before its runs are scored (scorers load models too)
                 _release_memory(gc)
                 for entry, p in zip(record["runs"][-len(mine):], mine):
+                    started = _clock()
                     entry.update(_score(sweep, p.folder, progress=progress))
+                    entry["score_s"] = round(_clock() - started, 3)
                     _write_record(sweep.out, record)
         finally:
             bar.close()
