@@ -22,7 +22,8 @@ CHECKED = ("mmar_rubrics", "audiospan_rubric", "anchor_chain", "text_prior_decom
 ALLOWED: dict[str, tuple[str, str]] = {
     "audioreason/apps/shells.py": (
         "anchor_chain audiospan_rubric text_prior_decomposition",
-        "COMBINATIONS: the pairs of evaluate modules that score one run together, a relation of two scorers"),
+        "COMBINATIONS and APPLICABLE: the pairs of evaluate modules that score one run together and the rows each "
+        "scores there, relations of two scorers"),
     "audioreason/apps/spaces.py": (
         "mmar_rubrics audiospan_rubric anchor_chain text_prior_decomposition",
         "each metric Space's requirements and weights (test_metric_spaces_are_the_registry_s below)"),
