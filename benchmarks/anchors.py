@@ -14,6 +14,7 @@ Positions: 3 spans of 5 s at 20, 60 and 100 minutes (scaled with --hours). The i
 and noise at -13 dBFS RMS, 0.45 peak), so the added event is a 3-s 400 Hz square-wave buzzer (crest factor
 1) at 6 dB SNR: event and signal then sum below full scale, and no sample is clipped.
 """
+
 from __future__ import annotations
 
 import argparse
@@ -56,8 +57,11 @@ def worker(task: str, name: str, source: str, out: str, clip: str, hours: float)
         stats = {"clipped": manifest["output"]["clipped_samples"]}
     else:
         report = verify_anchored(read_manifest(out + ".json"), clip=clip)
-        stats = {"ok": report["ok"], "outside_differing": report["outside_differing"],
-                 "measured": [c["measured"] for c in report["positions"]]}
+        stats = {
+            "ok": report["ok"],
+            "outside_differing": report["outside_differing"],
+            "measured": [c["measured"] for c in report["positions"]],
+        }
     elapsed = time.perf_counter() - start
     peak, measure = peak_rss_mb()
     return {"seconds": elapsed, "peak_rss_mb": peak, "peak_rss_measure": measure, **stats}
@@ -89,13 +93,18 @@ def main() -> None:
         source = work / "long.wav"
         total = write_long_wav(source, args.hours * 3600, args.rate)
         t = np.arange(3 * args.rate) / args.rate
-        sf.write(str(work / "buzzer.wav"), (0.5 * np.sign(np.sin(2 * np.pi * 400 * t))).astype(np.float32),
-                 args.rate, subtype="PCM_16")
-        print(f"input: {source.stat().st_size / 1e6:.0f} MB PCM_16 WAV, {total} samples ({args.hours:g} h at "
-              f"{args.rate} Hz); 3 positions per operation")
+        sf.write(
+            str(work / "buzzer.wav"),
+            (0.5 * np.sign(np.sin(2 * np.pi * 400 * t))).astype(np.float32),
+            args.rate,
+            subtype="PCM_16",
+        )
+        print(
+            f"input: {source.stat().st_size / 1e6:.0f} MB PCM_16 WAV, {total} samples ({args.hours:g} h at "
+            f"{args.rate} Hz); 3 positions per operation"
+        )
         real_time = args.hours * 3600
-        rows = [("operation", "apply s", "x real time", "peak MB", "clipped", "verify s", "verify peak MB",
-                 "verified")]
+        rows = [("operation", "apply s", "x real time", "peak MB", "clipped", "verify s", "verify peak MB", "verified")]
         ok = True
         for n, name in enumerate(OPERATIONS):
             out = str(work / f"anchored-{n}.wav")
@@ -103,14 +112,26 @@ def main() -> None:
             checked = run_worker("verify", name, str(source), out, str(work / "buzzer.wav"), str(args.hours))
             ratio = applied["seconds"] / real_time
             ok = ok and ratio < 0.01 and applied["peak_rss_mb"] < 300 and checked["ok"]
-            rows.append((name, f"{applied['seconds']:.2f}", f"{ratio:.5f}", f"{applied['peak_rss_mb']:.0f}",
-                         str(applied["clipped"]), f"{checked['seconds']:.2f}", f"{checked['peak_rss_mb']:.0f}", str(checked["ok"])))
+            rows.append(
+                (
+                    name,
+                    f"{applied['seconds']:.2f}",
+                    f"{ratio:.5f}",
+                    f"{applied['peak_rss_mb']:.0f}",
+                    str(applied["clipped"]),
+                    f"{checked['seconds']:.2f}",
+                    f"{checked['peak_rss_mb']:.0f}",
+                    str(checked["ok"]),
+                )
+            )
             Path(out).unlink()
         widths = [max(len(r[i]) for r in rows) for i in range(len(rows[0]))]
         for r in rows:
             print("  ".join(v.ljust(w) for v, w in zip(r, widths)).rstrip())
-        print(f"peak memory: {applied['peak_rss_measure']} of each worker process; targets < 0.01 x real time and "
-              "< 300 MB for apply")
+        print(
+            f"peak memory: {applied['peak_rss_measure']} of each worker process; targets < 0.01 x real time and "
+            "< 300 MB for apply"
+        )
         print("targets met" if ok else "TARGETS MISSED")
     finally:
         if not args.keep:

@@ -15,6 +15,7 @@ mode correlates with the paper's generate mode.
 
     .venv/bin/python benchmarks/aria.py [--items 50] [--repeats 3] [--throughput 50,200,800]
 """
+
 from __future__ import annotations
 
 import argparse
@@ -47,11 +48,13 @@ def build_items(mmar: Path, n: int) -> tuple[list[str], list[str], list[list[str
             if len(words) < 6:
                 continue
             third = len(words) // 3
-            sentences = [" ".join(words[:third]), " ".join(words[third:2 * third]), " ".join(words[2 * third:])]
+            sentences = [" ".join(words[:third]), " ".join(words[third : 2 * third]), " ".join(words[2 * third :])]
         mid = len(sentences) // 2
-        outputs.append(f"[PERCEPTION]\nEntities: {', '.join(row['cue'])}\nDescription: {sentences[0]}\n"
-                       f"[ANALYSIS]\n{' '.join(sentences[1:mid + 1])}\n[REASONING]\n{' '.join(sentences[mid + 1:])}\n"
-                       f"[ANSWER]\n{row['answer']}")
+        outputs.append(
+            f"[PERCEPTION]\nEntities: {', '.join(row['cue'])}\nDescription: {sentences[0]}\n"
+            f"[ANALYSIS]\n{' '.join(sentences[1 : mid + 1])}\n[REASONING]\n{' '.join(sentences[mid + 1 :])}\n"
+            f"[ANSWER]\n{row['answer']}"
+        )
         golds.append(row["answer"])
         choices.append(list(row["choices"]))
         if len(outputs) == n:
@@ -63,8 +66,13 @@ def peak_rss_mb() -> float:
     return resource.getrusage(resource.RUSAGE_SELF).ru_maxrss / 1024
 
 
-def compare(fast: Callable[[], object], slow: Callable[[], object], repeats: int,
-            warm: Callable[[], None], reset: Callable[[], None]) -> tuple[float, float, object, object]:
+def compare(
+    fast: Callable[[], object],
+    slow: Callable[[], object],
+    repeats: int,
+    warm: Callable[[], None],
+    reset: Callable[[], None],
+) -> tuple[float, float, object, object]:
     """(median fast seconds, median slow seconds, last fast result, last slow result).
 
     ``warm`` runs both paths once, untimed; ``reset`` empties the caches before every timed run (the
@@ -84,8 +92,18 @@ def compare(fast: Callable[[], object], slow: Callable[[], object], repeats: int
 
 
 def _counts() -> dict[str, int]:
-    return {k: 0 for k in ("m2_items_missing_slot", "m3_retries", "m3_unparsed_slots", "m4_truncated_items",
-                           "m6_words", "m6_words_without_vector", "m6_items_without_words")}
+    return {
+        k: 0
+        for k in (
+            "m2_items_missing_slot",
+            "m3_retries",
+            "m3_unparsed_slots",
+            "m4_truncated_items",
+            "m6_words",
+            "m6_words_without_vector",
+            "m6_items_without_words",
+        )
+    }
 
 
 def _metric_call(scorer: AriaScorer, metric: str, outputs: list[str], golds: list[str]) -> Callable[[], list[float]]:
@@ -99,7 +117,9 @@ def main() -> None:
     parser.add_argument("--items", type=int, default=50, help="items for the batched-vs-loop comparison")
     parser.add_argument("--repeats", type=int, default=3, help="timed runs of each path (median reported)")
     parser.add_argument("--throughput", default="50,200,800", help="item counts for the whole-scorer CoTs/s")
-    parser.add_argument("--mmar", type=Path, default=Path(__file__).resolve().parents[1] / "tests" / "data" / "MMAR-meta.jsonl")
+    parser.add_argument(
+        "--mmar", type=Path, default=Path(__file__).resolve().parents[1] / "tests" / "data" / "MMAR-meta.jsonl"
+    )
     args = parser.parse_args()
     sizes = [int(x) for x in args.throughput.split(",") if x]
     outputs, golds, choices = build_items(args.mmar, max([args.items] + sizes) + WARMUP_ITEMS)
@@ -109,26 +129,35 @@ def main() -> None:
     fast, slow = AriaScorer(backbones="offline"), AriaScorer(backbones="offline", batched=False)
     for role in ("embedder", "lm", "vectors"):  # load once, outside the timings
         fast.backend(role)
-    print(f"ARIA benchmark: {n} MMAR-derived CoTs, offline backbones ({fast.backend('embedder').description}); "
-          f"median of {args.repeats} runs, warmed up, alternating order; models loaded, peak RSS "
-          f"{peak_rss_mb():.0f} MB\n")
+    print(
+        f"ARIA benchmark: {n} MMAR-derived CoTs, offline backbones ({fast.backend('embedder').description}); "
+        f"median of {args.repeats} runs, warmed up, alternating order; models loaded, peak RSS "
+        f"{peak_rss_mb():.0f} MB\n"
+    )
     print(f"{'metric':<6} {'batched it/s':>13} {'loop it/s':>10} {'speed-up':>9} {'max |diff|':>11}")
     total_fast = total_slow = 0.0
     results = {}
     for metric in TIMED:
+
         def warm() -> None:
             _metric_call(slow, metric, warm_out, warm_gold)()
             _metric_call(fast, metric, warm_out, warm_gold)()
 
         fast_s, slow_s, fast_values, slow_values = compare(
-            _metric_call(fast, metric, outputs[:n], golds[:n]), _metric_call(slow, metric, outputs[:n], golds[:n]),
-            args.repeats, warm, fast.clear_caches)
+            _metric_call(fast, metric, outputs[:n], golds[:n]),
+            _metric_call(slow, metric, outputs[:n], golds[:n]),
+            args.repeats,
+            warm,
+            fast.clear_caches,
+        )
         diff = max(abs(a - b) for a, b in zip(fast_values, slow_values) if a == a and b == b)
         total_fast, total_slow = total_fast + fast_s, total_slow + slow_s
         results[metric] = fast_values
         print(f"{metric:<6} {n / fast_s:>13.2f} {n / slow_s:>10.2f} {slow_s / fast_s:>8.1f}x {diff:>11.2e}")
-    print(f"{'ARIA':<6} {n / total_fast:>13.2f} {n / total_slow:>10.2f} {total_slow / total_fast:>8.1f}x"
-          f"   (M2+M3+M4+M6; M1, M5: no offline weights)")
+    print(
+        f"{'ARIA':<6} {n / total_fast:>13.2f} {n / total_slow:>10.2f} {total_slow / total_fast:>8.1f}x"
+        f"   (M2+M3+M4+M6; M1, M5: no offline weights)"
+    )
 
     print("\nwhole batched scorer (AriaScorer.score, empty caches, one run each):")
     for size in sizes:
@@ -147,8 +176,10 @@ def main() -> None:
     ok = ~(np.isnan(g) | np.isnan(l))
     from scipy.stats import pearsonr, spearmanr
 
-    print(f"\nM3 logprob mode: {n / lp_s:.2f} it/s; per-item correlation with generate mode: "
-          f"Pearson {pearsonr(g[ok], l[ok])[0]:.3f}, Spearman {spearmanr(g[ok], l[ok])[0]:.3f} ({ok.sum()} items)")
+    print(
+        f"\nM3 logprob mode: {n / lp_s:.2f} it/s; per-item correlation with generate mode: "
+        f"Pearson {pearsonr(g[ok], l[ok])[0]:.3f}, Spearman {spearmanr(g[ok], l[ok])[0]:.3f} ({ok.sum()} items)"
+    )
     print(f"peak RSS {peak_rss_mb():.0f} MB")
 
 

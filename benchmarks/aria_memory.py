@@ -20,6 +20,7 @@ a whole-file decode holds: the 48 kHz float32 clip plus the float64 copy the fea
     .venv/bin/python benchmarks/aria_memory.py [--minutes 1,10,60,600] [--modes whole,random_crop,fused]
                                                [--batch-size 16] [--memory-cap-gb 8] [--keep DIR]
 """
+
 from __future__ import annotations
 
 import argparse
@@ -53,12 +54,30 @@ def tiny_clap(fused: bool):
 
     torch.manual_seed(0)
     config = ClapConfig(
-        text_config=dict(vocab_size=100, hidden_size=32, num_hidden_layers=1, num_attention_heads=2,
-                         intermediate_size=37, max_position_embeddings=80, pad_token_id=1),
-        audio_config=dict(hidden_size=32, num_mel_bins=64, spec_size=256, patch_size=4, patch_stride=(4, 4),
-                          depths=[1, 1], num_attention_heads=[2, 2], window_size=4, patch_embeds_hidden_size=16,
-                          projection_hidden_size=32, enable_fusion=fused),
-        projection_dim=16)
+        text_config=dict(
+            vocab_size=100,
+            hidden_size=32,
+            num_hidden_layers=1,
+            num_attention_heads=2,
+            intermediate_size=37,
+            max_position_embeddings=80,
+            pad_token_id=1,
+        ),
+        audio_config=dict(
+            hidden_size=32,
+            num_mel_bins=64,
+            spec_size=256,
+            patch_size=4,
+            patch_stride=(4, 4),
+            depths=[1, 1],
+            num_attention_heads=[2, 2],
+            window_size=4,
+            patch_embeds_hidden_size=16,
+            projection_hidden_size=32,
+            enable_fusion=fused,
+        ),
+        projection_dim=16,
+    )
     processor = SimpleNamespace(feature_extractor=ClapFeatureExtractor())  # audio only: no tokenizer needed
     return ClapBackend(ClapModel(config), processor, f"tiny random CLAP ({'fused' if fused else 'unfused'})")
 
@@ -77,14 +96,23 @@ def worker(path: str, mode: str, batch_size: int, cap_gb: float) -> dict:
         outcome = "MemoryError"
     seconds = time.perf_counter() - start
     peak, _ = peak_rss_mb()
-    return {"seconds": seconds, "outcome": outcome, "model_loaded_mb": model_loaded, "peak_rss_mb": peak,
-            "measure": measure}
+    return {
+        "seconds": seconds,
+        "outcome": outcome,
+        "model_loaded_mb": model_loaded,
+        "peak_rss_mb": peak,
+        "measure": measure,
+    }
 
 
 def run_worker(path: Path, mode: str, batch_size: int, cap_gb: float) -> dict:
     env = dict(os.environ, PYTHONPATH=os.pathsep.join(filter(None, [str(ROOT), os.environ.get("PYTHONPATH")])))
-    done = subprocess.run([sys.executable, __file__, "--worker", str(path), mode, str(batch_size), str(cap_gb)],
-                          env=env, capture_output=True, text=True)
+    done = subprocess.run(
+        [sys.executable, __file__, "--worker", str(path), mode, str(batch_size), str(cap_gb)],
+        env=env,
+        capture_output=True,
+        text=True,
+    )
     if done.returncode != 0:
         return {"outcome": f"worker failed ({done.returncode}): {done.stderr.strip().splitlines()[-1:]}"}
     return json.loads(done.stdout.splitlines()[-1])
@@ -109,10 +137,14 @@ def main() -> None:
         parser.error(f"unknown modes {unknown}; choose from {MODES}")
     work = args.keep or Path(tempfile.mkdtemp(prefix="audioreason-aria-memory-"))
     work.mkdir(parents=True, exist_ok=True)
-    print(f"M1 memory: one {RATE} Hz PCM_16 WAV per length, embedded in a fresh worker per mode and length "
-          f"(batch of {args.batch_size} windows, address space capped at {args.memory_cap_gb:g} GB)\n")
-    header = f"{'audio':>8}  {'mode':<11}  {'model loaded':>12}  {'peak RSS':>9}  {'cost':>8}  {'time':>7}  " \
-             f"{'whole decode':>12}  outcome"
+    print(
+        f"M1 memory: one {RATE} Hz PCM_16 WAV per length, embedded in a fresh worker per mode and length "
+        f"(batch of {args.batch_size} windows, address space capped at {args.memory_cap_gb:g} GB)\n"
+    )
+    header = (
+        f"{'audio':>8}  {'mode':<11}  {'model loaded':>12}  {'peak RSS':>9}  {'cost':>8}  {'time':>7}  "
+        f"{'whole decode':>12}  outcome"
+    )
     print(header)
     try:
         for m in minutes:
@@ -124,11 +156,16 @@ def main() -> None:
                 s = run_worker(path, mode, args.batch_size, args.memory_cap_gb)
                 label = f"{m / 60:g} h" if m >= 60 else f"{m:g} min"
                 if "peak_rss_mb" not in s:
-                    print(f"{label:>8}  {mode:<11}  {'':>12}  {'':>9}  {'':>8}  {'':>7}  {whole_mb:>9.0f} MB  {s['outcome']}")
+                    print(
+                        f"{label:>8}  {mode:<11}  {'':>12}  {'':>9}  {'':>8}  {'':>7}  {whole_mb:>9.0f} MB  {s['outcome']}"
+                    )
                     continue
-                print(f"{label:>8}  {mode:<11}  {s['model_loaded_mb']:>9.0f} MB  {s['peak_rss_mb']:>6.0f} MB  "
-                      f"{s['peak_rss_mb'] - s['model_loaded_mb']:>5.0f} MB  {s['seconds']:>6.1f}s  "
-                      f"{whole_mb:>9.0f} MB  {s['outcome']}", flush=True)
+                print(
+                    f"{label:>8}  {mode:<11}  {s['model_loaded_mb']:>9.0f} MB  {s['peak_rss_mb']:>6.0f} MB  "
+                    f"{s['peak_rss_mb'] - s['model_loaded_mb']:>5.0f} MB  {s['seconds']:>6.1f}s  "
+                    f"{whole_mb:>9.0f} MB  {s['outcome']}",
+                    flush=True,
+                )
     finally:
         if not args.keep:
             shutil.rmtree(work, ignore_errors=True)

@@ -10,6 +10,7 @@ the filters' values once (as the explorer Space does when a run is opened); writ
 
     python benchmarks/explorer.py [--items 2000,8000,32000,300000] [--benchmarks mmar,custom] [--keep DIR]
 """
+
 from __future__ import annotations
 
 import argparse
@@ -31,29 +32,80 @@ def write_run(folder: Path, n: int, benchmark: str) -> None:
     folder.mkdir(parents=True)
     template = {"name": "plain", "hash": "0123abcd"}
     correct = 0
-    with open(folder / "outputs.jsonl", "w", encoding="utf-8") as outputs, \
-            open(folder / "items.jsonl", "w", encoding="utf-8") as items:
+    with (
+        open(folder / "outputs.jsonl", "w", encoding="utf-8") as outputs,
+        open(folder / "items.jsonl", "w", encoding="utf-8") as items,
+    ):
         for i in range(n):
             item_id, right = f"item-{i:06d}", i % 3 == 0
             correct += right
             key = json.dumps([MODEL, "full", "plain@0123abcd", item_id])
             choice = CHOICES[0] if right else CHOICES[1 + i % 3]
-            outputs.write(json.dumps({"key": key, "id": item_id, "index": i, "model": MODEL, "adapter": "bench",
-                                      "condition": "full", "template": template, "output": f"Answer: {choice}",
-                                      "error": None}) + "\n")
-            items.write(json.dumps({"key": key, "id": item_id, "model": MODEL, "condition": "full",
-                                    "template": "plain", "failed": False,
-                                    "accuracy": {RULE: {"choice": choice, "method": "exact", "correct": right,
-                                                        "official_scorer_correct": right}}}) + "\n")
-    entry = {"model": MODEL, "condition": "full", "template": "plain", "template_hash": template["hash"],
-             "missing": 0, "rule": RULE, "rule_description": "the official string match on the Answer slot",
-             "accuracy": correct / n, "official_scorer_accuracy": correct / n, "n": n, "correct": correct,
-             "unanswered": 0, "failed": 0}
+            outputs.write(
+                json.dumps(
+                    {
+                        "key": key,
+                        "id": item_id,
+                        "index": i,
+                        "model": MODEL,
+                        "adapter": "bench",
+                        "condition": "full",
+                        "template": template,
+                        "output": f"Answer: {choice}",
+                        "error": None,
+                    }
+                )
+                + "\n"
+            )
+            items.write(
+                json.dumps(
+                    {
+                        "key": key,
+                        "id": item_id,
+                        "model": MODEL,
+                        "condition": "full",
+                        "template": "plain",
+                        "failed": False,
+                        "accuracy": {
+                            RULE: {
+                                "choice": choice,
+                                "method": "exact",
+                                "correct": right,
+                                "official_scorer_correct": right,
+                            }
+                        },
+                    }
+                )
+                + "\n"
+            )
+    entry = {
+        "model": MODEL,
+        "condition": "full",
+        "template": "plain",
+        "template_hash": template["hash"],
+        "missing": 0,
+        "rule": RULE,
+        "rule_description": "the official string match on the Answer slot",
+        "accuracy": correct / n,
+        "official_scorer_accuracy": correct / n,
+        "n": n,
+        "correct": correct,
+        "unanswered": 0,
+        "failed": 0,
+    }
     run = {"model": MODEL, "benchmark": benchmark, "status": "finished"}
     (folder / "run.json").write_text(json.dumps({"config": {"model": MODEL, "benchmark": benchmark}}), "utf-8")
-    (folder / "results.json").write_text(json.dumps({"run": run, "scale": "0-1", "sets": [
-        {"model": MODEL, "condition": "full", "template": "plain", "n": n, "failed": 0}],
-        "scorers": {"accuracy": {"status": "ok", "results": [entry]}}}), "utf-8")
+    (folder / "results.json").write_text(
+        json.dumps(
+            {
+                "run": run,
+                "scale": "0-1",
+                "sets": [{"model": MODEL, "condition": "full", "template": "plain", "n": n, "failed": 0}],
+                "scorers": {"accuracy": {"status": "ok", "results": [entry]}},
+            }
+        ),
+        "utf-8",
+    )
 
 
 def timed_open(folder: Path) -> float:

@@ -16,6 +16,7 @@ VmHWM). Where /proc is absent the worker falls back to ``ru_maxrss`` and the tab
 
 ``--source-rate`` writes the input at another rate, so the streaming resampler is timed too.
 """
+
 from __future__ import annotations
 
 import argparse
@@ -74,17 +75,27 @@ def worker(path: str, out_dir: str, rate: int, subtype: str) -> dict:
     _, traced_peak = tracemalloc.get_traced_memory()
     tracemalloc.stop()
     peak, measure = peak_rss_mb()
-    return {"seconds": elapsed, "fragments": len(result.fragments), "skipped": len(result.skipped),
-            "total_samples": result.total_samples, "traced_peak_mb": traced_peak / 2**20,
-            "bytes_written": sum(f.path.stat().st_size for f in result.fragments),
-            "peak_rss_mb": peak, "peak_rss_measure": measure}
+    return {
+        "seconds": elapsed,
+        "fragments": len(result.fragments),
+        "skipped": len(result.skipped),
+        "total_samples": result.total_samples,
+        "traced_peak_mb": traced_peak / 2**20,
+        "bytes_written": sum(f.path.stat().st_size for f in result.fragments),
+        "peak_rss_mb": peak,
+        "peak_rss_measure": measure,
+    }
 
 
 def run_worker(path: Path, out_dir: Path, rate: int, subtype: str) -> dict:
     """``worker`` in a fresh Python process (this file with --worker); its JSON statistics."""
     env = dict(os.environ, PYTHONPATH=os.pathsep.join(filter(None, [str(ROOT), os.environ.get("PYTHONPATH")])))
-    done = subprocess.run([sys.executable, __file__, "--worker", str(path), str(out_dir), str(rate), subtype],
-                          env=env, capture_output=True, text=True)
+    done = subprocess.run(
+        [sys.executable, __file__, "--worker", str(path), str(out_dir), str(rate), subtype],
+        env=env,
+        capture_output=True,
+        text=True,
+    )
     if done.returncode != 0:
         raise RuntimeError(f"the worker failed ({done.returncode}):\n{done.stderr[-2000:]}")
     return json.loads(done.stdout.splitlines()[-1])
@@ -109,9 +120,11 @@ def main() -> None:
         t0 = time.perf_counter()
         source_rate = args.source_rate or args.rate
         total = write_long_wav(source, args.hours * 3600, source_rate)
-        print(f"input: {source.stat().st_size / 1e6:.0f} MB PCM_16 WAV, {total} samples "
-              f"({args.hours:g} h at {source_rate} Hz), written in {time.perf_counter() - t0:.1f} s; "
-              f"fragments at {args.rate} Hz")
+        print(
+            f"input: {source.stat().st_size / 1e6:.0f} MB PCM_16 WAV, {total} samples "
+            f"({args.hours:g} h at {source_rate} Hz), written in {time.perf_counter() - t0:.1f} s; "
+            f"fragments at {args.rate} Hz"
+        )
         stats = run_worker(source, work / "fragments", args.rate, args.subtype)
         real_time = args.hours * 3600
         rows = [
@@ -119,8 +132,11 @@ def main() -> None:
             ("output", f"{stats['bytes_written'] / 1e6:.0f} MB {args.subtype} WAV", ""),
             ("wall time", f"{stats['seconds']:.1f} s", ""),
             ("x real time", f"{stats['seconds'] / real_time:.5f}", "target < 0.01"),
-            ("peak RSS (worker process)", f"{stats['peak_rss_mb']:.0f} MB",
-             f"target < 300 MB; {stats['peak_rss_measure']}"),
+            (
+                "peak RSS (worker process)",
+                f"{stats['peak_rss_mb']:.0f} MB",
+                f"target < 300 MB; {stats['peak_rss_measure']}",
+            ),
             ("tracemalloc peak", f"{stats['traced_peak_mb']:.1f} MB", "Python + numpy allocations"),
         ]
         width = max(len(r[0]) for r in rows)

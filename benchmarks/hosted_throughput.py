@@ -20,6 +20,7 @@ not a dependency of the package.
 
     python benchmarks/hosted_throughput.py [--requests 256] [--delay-s 0.05] [--rounds 5]
 """
+
 from __future__ import annotations
 
 import argparse
@@ -43,9 +44,16 @@ ROOT = Path(__file__).resolve().parents[1]
 sys.path.insert(0, str(ROOT))
 sys.path.insert(0, str(ROOT / "tests"))
 
-REPLY = {"id": "bench", "object": "chat.completion", "created": 0, "model": "bench",
-         "choices": [{"index": 0, "finish_reason": "stop", "message": {"role": "assistant", "content": "The answer is (A)."}}],
-         "usage": {"prompt_tokens": 60, "completion_tokens": 6, "total_tokens": 66}}
+REPLY = {
+    "id": "bench",
+    "object": "chat.completion",
+    "created": 0,
+    "model": "bench",
+    "choices": [
+        {"index": 0, "finish_reason": "stop", "message": {"role": "assistant", "content": "The answer is (A)."}}
+    ],
+    "usage": {"prompt_tokens": 60, "completion_tokens": 6, "total_tokens": 66},
+}
 
 
 def clip() -> np.ndarray:
@@ -74,13 +82,23 @@ def baseline_client(base_url: str, n: int, concurrency: int, samples: np.ndarray
     async def one(session: "aiohttp.ClientSession", slots: asyncio.Semaphore, i: int) -> str:
         async with slots:
             data = base64.b64encode(wav(samples, 16000)).decode("ascii")
-            content = [{"type": "input_audio", "input_audio": {"data": data, "format": "wav"}},
-                       {"type": "text", "text": prompt(i)}]
-            body = {"model": "bench", "messages": [{"role": "user", "content": content}],
-                    "temperature": 0.0, "top_p": 1.0, "max_tokens": 8}
-            async with session.post(f"{base_url}/chat/completions", data=json.dumps(body),
-                                    headers={"Content-Type": "application/json", "Authorization": "Bearer EMPTY"},
-                                    timeout=aiohttp.ClientTimeout(total=30)) as response:
+            content = [
+                {"type": "input_audio", "input_audio": {"data": data, "format": "wav"}},
+                {"type": "text", "text": prompt(i)},
+            ]
+            body = {
+                "model": "bench",
+                "messages": [{"role": "user", "content": content}],
+                "temperature": 0.0,
+                "top_p": 1.0,
+                "max_tokens": 8,
+            }
+            async with session.post(
+                f"{base_url}/chat/completions",
+                data=json.dumps(body),
+                headers={"Content-Type": "application/json", "Authorization": "Bearer EMPTY"},
+                timeout=aiohttp.ClientTimeout(total=30),
+            ) as response:
                 response.raise_for_status()
                 reply = await response.json()
                 return reply["choices"][0]["message"]["content"]
@@ -151,11 +169,11 @@ class Adapter:
         from audioreason.inference.runner import make_adapter
 
         audio = AudioInput(clip(), 16000, 3.0)
-        self.requests = [GenerationRequest(f"k{i}", [{"role": "user", "content": prompt(i)}], audio)
-                         for i in range(n)]
+        self.requests = [GenerationRequest(f"k{i}", [{"role": "user", "content": prompt(i)}], audio) for i in range(n)]
         self.decoding = DecodingParams(max_new_tokens=8)
-        self.adapter = make_adapter("openai", "bench", base_url=base_url, api_key_env=None,
-                                    concurrency=concurrency, timeout_s=30.0)
+        self.adapter = make_adapter(
+            "openai", "bench", base_url=base_url, api_key_env=None, concurrency=concurrency, timeout_s=30.0
+        )
         self.adapter.generate(self.requests[:concurrency], self.decoding)
 
     def __call__(self) -> int:
@@ -207,13 +225,16 @@ def main() -> None:
     from judge_server import running_server
 
     n = args.requests
-    print(f"{n} requests (3 s WAV each), server latency {args.delay_s * 1000:.0f} ms, "
-          f"median of {args.rounds} rounds\n")
-    print("| server | concurrency | client | requests/s | ideal requests/s | CPU ms/request | "
-          "vs baseline requests/s | vs baseline CPU | failed |")
+    print(f"{n} requests (3 s WAV each), server latency {args.delay_s * 1000:.0f} ms, median of {args.rounds} rounds\n")
+    print(
+        "| server | concurrency | client | requests/s | ideal requests/s | CPU ms/request | "
+        "vs baseline requests/s | vs baseline CPU | failed |"
+    )
     print("|---|---:|---|---:|---:|---:|---:|---:|---:|")
-    script = {"delay_s": args.delay_s, "scenarios": {"bench": [{"reply": REPLY["choices"][0]["message"]["content"],
-                                                                "usage": [60, 6]}]}}
+    script = {
+        "delay_s": args.delay_s,
+        "scenarios": {"bench": [{"reply": REPLY["choices"][0]["message"]["content"], "usage": [60, 6]}]},
+    }
     with tempfile.TemporaryDirectory() as folder:
         with fast_server(Path(folder), args.delay_s) as fast, running_server(script, Path(folder) / "judge") as judge:
             for server, base_url, levels in (("fast", fast, (1, 8, 32)), ("judge", judge.base_url, (32,))):
@@ -223,10 +244,12 @@ def main() -> None:
                     ours, base = row("adapter", runs["adapter"], count), row("aiohttp", runs["aiohttp baseline"], count)
                     failed = {name: sum(f for _, _, f in r) for name, r in runs.items()}
                     for (label, rate, cpu), fails in ((ours, failed["adapter"]), (base, failed["aiohttp baseline"])):
-                        ratios = (f"{ours[1] / base[1]:.2f}x | {ours[2] / base[2]:.2f}x" if label == "adapter"
-                                  else " | ")
-                        print(f"| {server} | {concurrency} | {label} | {rate:.1f} | {concurrency / args.delay_s:.0f} | "
-                              f"{cpu:.2f} | {ratios} | {fails} |", flush=True)
+                        ratios = f"{ours[1] / base[1]:.2f}x | {ours[2] / base[2]:.2f}x" if label == "adapter" else " | "
+                        print(
+                            f"| {server} | {concurrency} | {label} | {rate:.1f} | {concurrency / args.delay_s:.0f} | "
+                            f"{cpu:.2f} | {ratios} | {fails} |",
+                            flush=True,
+                        )
 
 
 if __name__ == "__main__":

@@ -22,6 +22,7 @@ lowest concurrency limit sampled in it (every 50 ms).
 
     .venv/bin/python benchmarks/judge_recovery.py [--items 1000] [--concurrency 16] [--slice 2]
 """
+
 from __future__ import annotations
 
 import argparse
@@ -46,20 +47,27 @@ SAMPLE_S = 0.05
 
 def server_script(delay: float, timeout: float) -> dict:
     answer = {"reply_from_marker": True}
-    first = {"by_text": {HANG: {"hang_s": timeout + 0.5, "then": answer},
-                         THROTTLE: {"status": 429, "body": {"error": {"message": "rate limited (scripted)"}}}},
-             "default": answer}
+    first = {
+        "by_text": {
+            HANG: {"hang_s": timeout + 0.5, "then": answer},
+            THROTTLE: {"status": 429, "body": {"error": {"message": "rate limited (scripted)"}}},
+        },
+        "default": answer,
+    }
     return {"delay_s": delay, "scenarios": {"*": [first, answer]}}  # step 0: the first request; then answers
 
 
 def marked(items: list[dict], marker: str, start: int, count: int) -> list[dict]:
-    return [dict(item, question=f"{marker} {item['question']}") if start <= k < start + count else item
-            for k, item in enumerate(items)]
+    return [
+        dict(item, question=f"{marker} {item['question']}") if start <= k < start + count else item
+        for k, item in enumerate(items)
+    ]
 
 
 async def timed_run(base_url: str, requests: list, concurrency: int, timeout: float) -> dict:
-    judge = OpenAICompatibleJudge("scripted", base_url=base_url, api_key_env=None, concurrency=concurrency,
-                                  timeout_s=timeout)
+    judge = OpenAICompatibleJudge(
+        "scripted", base_url=base_url, api_key_env=None, concurrency=concurrency, timeout_s=timeout
+    )
     runner = JudgeRunner(judge, sampling=SamplingParams(temperature=0.0, seed=42))
     done_at: list[float] = [math.nan] * len(requests)  # seconds from the start, per request
     limits: list[tuple[float, float]] = []
@@ -83,8 +91,14 @@ async def timed_run(base_url: str, requests: list, concurrency: int, timeout: fl
     finally:
         sampler.cancel()
         await judge.aclose()
-    return {"elapsed": time.monotonic() - started, "wall_started": wall_started, "done_at": done_at,
-            "limits": limits, "ok": sum(r.ok for r in results), "stats": runner.stats}
+    return {
+        "elapsed": time.monotonic() - started,
+        "wall_started": wall_started,
+        "done_at": done_at,
+        "limits": limits,
+        "ok": sum(r.ok for r in results),
+        "stats": runner.stats,
+    }
 
 
 def slices(run: dict, fault_times: list[float], width: float, n_slices: int, concurrency: int) -> list[tuple]:
@@ -93,8 +107,13 @@ def slices(run: dict, fault_times: list[float], width: float, n_slices: int, con
         lo, hi = k * width, (k + 1) * width
         verdicts = sum(lo <= t < hi for t in run["done_at"])
         sampled = [limit for t, limit in run["limits"] if lo <= t < hi]
-        rows.append((verdicts / width, min(sampled) if sampled else float(concurrency) if lo < run["elapsed"] else None,
-                     sum(lo <= t < hi for t in fault_times)))
+        rows.append(
+            (
+                verdicts / width,
+                min(sampled) if sampled else float(concurrency) if lo < run["elapsed"] else None,
+                sum(lo <= t < hi for t in fault_times),
+            )
+        )
     return rows
 
 
@@ -120,28 +139,42 @@ def main() -> None:
     if args.items > available:  # a cycled copy would be the same request, answered with its twin, not judged
         parser.error(f"--items {args.items}: {args.mmar.name} holds {available} items")
     items = load_items(args.mmar, args.items)
-    scenarios = [("baseline", items), ("timeouts", marked(items, HANG, args.burst_at, args.burst_timeouts)),
-                 ("429s", marked(items, THROTTLE, args.burst_at, args.burst_429))]
+    scenarios = [
+        ("baseline", items),
+        ("timeouts", marked(items, HANG, args.burst_at, args.burst_timeouts)),
+        ("429s", marked(items, THROTTLE, args.burst_at, args.burst_429)),
+    ]
     runs = {}
-    with tempfile.TemporaryDirectory() as tmp, \
-            running_server(server_script(args.delay, args.timeout), Path(tmp) / "server") as server:
+    with (
+        tempfile.TemporaryDirectory() as tmp,
+        running_server(server_script(args.delay, args.timeout), Path(tmp) / "server") as server,
+    ):
         for name, scenario_items in scenarios:
             seen = len(server.requests())
-            run = asyncio.run(timed_run(server.base_url, build_requests(scenario_items, 1), args.concurrency,
-                                        args.timeout))
+            run = asyncio.run(
+                timed_run(server.base_url, build_requests(scenario_items, 1), args.concurrency, args.timeout)
+            )
             marker = {"timeouts": HANG, "429s": THROTTLE}.get(name)
-            run["faults"] = sorted(r["t"] - run["wall_started"] for r in server.requests()[seen:]
-                                   if marker and r["step"] == 0 and marker in str(r["messages"][-1]["content"]))
+            run["faults"] = sorted(
+                r["t"] - run["wall_started"]
+                for r in server.requests()[seen:]
+                if marker and r["step"] == 0 and marker in str(r["messages"][-1]["content"])
+            )
             runs[name] = run
 
     n_slices = math.ceil(max(run["elapsed"] for run in runs.values()) / args.slice)
-    table = {name: slices(run, run.get("faults", []), args.slice, n_slices, args.concurrency)
-             for name, run in runs.items()}
-    print(f"server: {args.delay * 1000:.0f} ms per reply; client: concurrency {args.concurrency}, timeout_s "
-          f"{args.timeout:g}; {args.items} MMAR items x 1 rater; burst from item {args.burst_at}: "
-          f"{args.burst_timeouts} hangs / {args.burst_429} 429s (first request of each)")
-    print(f"{'t (s)':>9} | {'baseline':>8} | {'timeouts: v/s':>13} {'limit':>5} {'faults':>6} | "
-          f"{'429s: v/s':>9} {'limit':>5} {'faults':>6}")
+    table = {
+        name: slices(run, run.get("faults", []), args.slice, n_slices, args.concurrency) for name, run in runs.items()
+    }
+    print(
+        f"server: {args.delay * 1000:.0f} ms per reply; client: concurrency {args.concurrency}, timeout_s "
+        f"{args.timeout:g}; {args.items} MMAR items x 1 rater; burst from item {args.burst_at}: "
+        f"{args.burst_timeouts} hangs / {args.burst_429} 429s (first request of each)"
+    )
+    print(
+        f"{'t (s)':>9} | {'baseline':>8} | {'timeouts: v/s':>13} {'limit':>5} {'faults':>6} | "
+        f"{'429s: v/s':>9} {'limit':>5} {'faults':>6}"
+    )
 
     def cell(row, width_rate, with_limit=True):
         rate, limit, faults = row
@@ -151,11 +184,15 @@ def main() -> None:
 
     for k in range(n_slices):
         t = f"{k * args.slice:g}-{(k + 1) * args.slice:g}"
-        print(f"{t:>9} | {cell(table['baseline'][k], 8, False)} | {cell(table['timeouts'][k], 13)} | "
-              f"{cell(table['429s'][k], 9)}")
+        print(
+            f"{t:>9} | {cell(table['baseline'][k], 8, False)} | {cell(table['timeouts'][k], 13)} | "
+            f"{cell(table['429s'][k], 9)}"
+        )
     base = runs["baseline"]
-    print(f"{'total':>9} | {base['elapsed']:>7.1f}s | {runs['timeouts']['elapsed']:>12.1f}s {'':>12} | "
-          f"{runs['429s']['elapsed']:>8.1f}s")
+    print(
+        f"{'total':>9} | {base['elapsed']:>7.1f}s | {runs['timeouts']['elapsed']:>12.1f}s {'':>12} | "
+        f"{runs['429s']['elapsed']:>8.1f}s"
+    )
     for name in ("timeouts", "429s"):
         run, stats = runs[name], runs[name]["stats"]
         first, last = run["faults"][0], run["faults"][-1]
@@ -166,14 +203,21 @@ def main() -> None:
         burst = range(args.burst_at, args.burst_at + (args.burst_timeouts if name == "timeouts" else args.burst_429))
         others_done = max(t for k, t in enumerate(run["done_at"]) if k not in burst)
         after = rate_between(run, resume, others_done)
-        back = next((lo + args.slice for lo in (resume + k * args.slice for k in range(n_slices))
-                     if lo + args.slice <= others_done and rate_between(run, lo, lo + args.slice) >= 0.9 * before),
-                    math.nan)
-        print(f"{name}: {run['ok']}/{len(run['done_at'])} verdicts; {stats.timeouts} timeouts, {stats.rate_limited} "
-              f"429s, {stats.retries} retries; faults from {first:.1f} s to {last:.1f} s; {before:.1f} verdicts/s "
-              f"before, {after:.1f} after (from {resume:g} s), back to 90% by {back:g} s; lowest limit {min(l for _, l in run['limits']):g}; "
-              f"total {run['elapsed']:.1f} s vs {base['elapsed']:.1f} s without the burst "
-              f"(+{run['elapsed'] - base['elapsed']:.1f} s)")
+        back = next(
+            (
+                lo + args.slice
+                for lo in (resume + k * args.slice for k in range(n_slices))
+                if lo + args.slice <= others_done and rate_between(run, lo, lo + args.slice) >= 0.9 * before
+            ),
+            math.nan,
+        )
+        print(
+            f"{name}: {run['ok']}/{len(run['done_at'])} verdicts; {stats.timeouts} timeouts, {stats.rate_limited} "
+            f"429s, {stats.retries} retries; faults from {first:.1f} s to {last:.1f} s; {before:.1f} verdicts/s "
+            f"before, {after:.1f} after (from {resume:g} s), back to 90% by {back:g} s; lowest limit {min(l for _, l in run['limits']):g}; "
+            f"total {run['elapsed']:.1f} s vs {base['elapsed']:.1f} s without the burst "
+            f"(+{run['elapsed'] - base['elapsed']:.1f} s)"
+        )
 
 
 if __name__ == "__main__":

@@ -11,6 +11,7 @@ re-runs the largest run on its cache and must make no call.
 
     .venv/bin/python benchmarks/judges.py [--items 1000] [--serial-items 100] [--concurrency 1 8 32 64]
 """
+
 from __future__ import annotations
 
 import argparse
@@ -23,12 +24,20 @@ from pathlib import Path
 ROOT = Path(__file__).resolve().parents[1]
 sys.path.insert(0, str(ROOT / "tests"))
 
-from audioreason.judges import (JudgeRequest, JudgeRunner, OpenAICompatibleJudge, SamplingParams,  # noqa: E402
-                                VerdictCache, VerdictSchema)
+from audioreason.judges import (
+    JudgeRequest,
+    JudgeRunner,
+    OpenAICompatibleJudge,
+    SamplingParams,  # noqa: E402
+    VerdictCache,
+    VerdictSchema,
+)
 from judge_server import running_server  # noqa: E402
 
-SYSTEM = ("You are a strict grader of audio reasoning. For each criterion decide whether the submitted reasoning "
-          "satisfies it, and reply with a JSON list only.")
+SYSTEM = (
+    "You are a strict grader of audio reasoning. For each criterion decide whether the submitted reasoning "
+    "satisfies it, and reply with a JSON list only."
+)
 
 
 def load_items(mmar: Path, n: int) -> list[dict]:
@@ -43,32 +52,48 @@ def build_requests(items: list[dict], raters: int) -> list[JudgeRequest]:
     for item in items:
         schema = VerdictSchema.from_criteria(item["rubric"])
         criteria = "\n".join(f"- {c['name']}: {c['scoring_point']} Options: {c['choices']}" for c in item["rubric"])
-        expected = json.dumps([{"name": c["name"], "score": (k + len(item["id"])) % 2, "justification": "scripted"}
-                               for k, c in enumerate(item["rubric"])])
-        user = (f"Question: {item['question']}\nChoices: {item['choices']}\nCorrect answer: {item['answer']}\n"
-                f"Reference reasoning (for reference only): {item['thinking']}\n\nCriteria:\n{criteria}\n\n"
-                f"Submission:\n{item['thinking']}\nThe answer is {item['answer']}.\n\n"
-                f"Reply with {schema.format_instructions()}\nREPLY:{expected}")
+        expected = json.dumps(
+            [
+                {"name": c["name"], "score": (k + len(item["id"])) % 2, "justification": "scripted"}
+                for k, c in enumerate(item["rubric"])
+            ]
+        )
+        user = (
+            f"Question: {item['question']}\nChoices: {item['choices']}\nCorrect answer: {item['answer']}\n"
+            f"Reference reasoning (for reference only): {item['thinking']}\n\nCriteria:\n{criteria}\n\n"
+            f"Submission:\n{item['thinking']}\nThe answer is {item['answer']}.\n\n"
+            f"Reply with {schema.format_instructions()}\nREPLY:{expected}"
+        )
         messages = [{"role": "system", "content": SYSTEM}, {"role": "user", "content": user}]
         requests += [JudgeRequest(item["id"], messages, schema, rater) for rater in range(raters)]
     return requests
 
 
 def timed_run(base_url: str, server, requests: list[JudgeRequest], concurrency: int, cache: VerdictCache) -> dict:
-    judge = OpenAICompatibleJudge("scripted", base_url=base_url, api_key_env=None, concurrency=concurrency,
-                                  timeout_s=30, backoff_base_s=0.05)
+    judge = OpenAICompatibleJudge(
+        "scripted", base_url=base_url, api_key_env=None, concurrency=concurrency, timeout_s=30, backoff_base_s=0.05
+    )
     runner = JudgeRunner(judge, sampling=SamplingParams(temperature=0.0, seed=42), cache=cache)
     calls_before = len(server.requests())
     started = time.perf_counter()
     results = runner.run(requests)
     elapsed = time.perf_counter() - started
     stats = runner.stats
-    errors = {k: v for k, v in stats.to_dict().items()
-              if k in ("rate_limited", "timeouts", "server_errors", "connection_errors", "bad_responses") and v}
-    return {"elapsed": elapsed, "calls": len(server.requests()) - calls_before, "ok": sum(r.ok for r in results),
-            "cached": stats.cache_hits, "retries": stats.retries, "errors": errors,
-            "failed": stats.invalid + stats.call_failed,
-            "lowest_limit": judge.limiter.lowest_limit if judge.limiter else float(concurrency)}
+    errors = {
+        k: v
+        for k, v in stats.to_dict().items()
+        if k in ("rate_limited", "timeouts", "server_errors", "connection_errors", "bad_responses") and v
+    }
+    return {
+        "elapsed": elapsed,
+        "calls": len(server.requests()) - calls_before,
+        "ok": sum(r.ok for r in results),
+        "cached": stats.cache_hits,
+        "retries": stats.retries,
+        "errors": errors,
+        "failed": stats.invalid + stats.call_failed,
+        "lowest_limit": judge.limiter.lowest_limit if judge.limiter else float(concurrency),
+    }
 
 
 def main() -> None:
@@ -101,21 +126,29 @@ def main() -> None:
         run = timed_run(server.base_url, server, requests, max(args.concurrency), cache)
         rows.append(("cached re-run", n, max(args.concurrency), len(requests), run))
     serial = next((r[4]["ok"] / r[4]["elapsed"] for r in rows if r[2] == 1), None)
-    print(f"server: {args.delay * 1000:.0f} ms per reply, {args.capacity} at once; {args.raters} raters per item; "
-          f"items from {args.mmar.name}")
-    print(f"{'run':<14} {'items x raters':>14} {'conc.':>5} {'calls':>6} {'ok':>6} {'cached':>6} {'retries':>7} "
-          f"{'seconds':>8} {'verdicts/s':>10} {'speed-up':>8} {'ideal/s':>8}")
+    print(
+        f"server: {args.delay * 1000:.0f} ms per reply, {args.capacity} at once; {args.raters} raters per item; "
+        f"items from {args.mmar.name}"
+    )
+    print(
+        f"{'run':<14} {'items x raters':>14} {'conc.':>5} {'calls':>6} {'ok':>6} {'cached':>6} {'retries':>7} "
+        f"{'seconds':>8} {'verdicts/s':>10} {'speed-up':>8} {'ideal/s':>8}"
+    )
     for name, n, concurrency, total, run in rows:
         rate = run["ok"] / run["elapsed"]
         ideal = "-" if run["calls"] == 0 else f"{min(concurrency, args.capacity) / args.delay:.1f}"
         speedup = f"{rate / serial:.1f}x" if serial else "-"
-        print(f"{name:<14} {f'{n} x {args.raters}':>14} {concurrency:>5} {run['calls']:>6} {run['ok']:>6} "
-              f"{run['cached']:>6} {run['retries']:>7} {run['elapsed']:>8.2f} {rate:>10.1f} {speedup:>8} {ideal:>8}")
+        print(
+            f"{name:<14} {f'{n} x {args.raters}':>14} {concurrency:>5} {run['calls']:>6} {run['ok']:>6} "
+            f"{run['cached']:>6} {run['retries']:>7} {run['elapsed']:>8.2f} {rate:>10.1f} {speedup:>8} {ideal:>8}"
+        )
     for name, _, _, _, run in rows:
         if run["errors"] or run["failed"]:
             print(f"{name}: retried errors {run['errors']}, failed verdicts {run['failed']}")
-    print("calls: requests the server received; ideal: min(concurrency, capacity) / delay. "
-          "Every run validates each verdict and commits it to an SQLite cache (WAL) as it arrives.")
+    print(
+        "calls: requests the server received; ideal: min(concurrency, capacity) / delay. "
+        "Every run validates each verdict and commits it to an SQLite cache (WAL) as it arrives."
+    )
 
 
 if __name__ == "__main__":

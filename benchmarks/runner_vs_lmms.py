@@ -34,6 +34,7 @@ table has medians over ``--rounds`` rounds and the ratios of those medians.
     .venv/bin/python benchmarks/runner_vs_lmms.py --lmms-python PATH [--items 16] [--rounds 3]
                                                   [--batch-sizes 1,8] [--new-tokens 16] [--threads 1] [--keep DIR]
 """
+
 from __future__ import annotations
 
 import argparse
@@ -76,7 +77,7 @@ metadata:
   version: 0.0
 """
 
-TASK_UTILS = '''\
+TASK_UTILS = """\
 import soundfile
 
 
@@ -87,10 +88,10 @@ def doc_to_audio(doc):
 
 def process_results(doc, results):
     return {"exact": float(results[0].strip() == doc["answer"])}
-'''
+"""
 
 # Run with the lmms-eval environment's Python: lmms_eval's CLI, its one move to "cuda" kept on a CPU machine.
-LAUNCHER = '''\
+LAUNCHER = """\
 import runpy, sys
 
 import torch
@@ -105,13 +106,13 @@ if not torch.cuda.is_available():
     BatchFeature.to = _cpu_to
 sys.argv[0] = "lmms_eval"
 runpy.run_module("lmms_eval", run_name="__main__", alter_sys=True)
-'''
+"""
 
 # Start-up alone: the imports a run needs, then the model build (processor, weights). argv: model folder.
 # Start-up alone (argv: the model folder): the imports a run needs, then the model build (processor, weights).
 # Both import transformers' processor and Qwen2-Audio classes in the import phase (lmms-eval's model module
 # does so at its top, audioreason's adapter inside the build), so "model build" is the same work for both.
-AUDIOREASON_STARTUP = '''\
+AUDIOREASON_STARTUP = """\
 import sys, time
 t0 = time.perf_counter()
 import audioreason.cli, audioreason.cli.run, audioreason.data, audioreason.inference.runner
@@ -121,8 +122,8 @@ audioreason.cli.build_parser()
 t1 = time.perf_counter()
 ta.TransformersAudioAdapter(sys.argv[1], device="cpu")
 print(t1 - t0, time.perf_counter() - t1)
-'''
-LMMS_STARTUP = '''\
+"""
+LMMS_STARTUP = """\
 import sys, time
 t0 = time.perf_counter()
 import lmms_eval.__main__, lmms_eval.evaluator, accelerate, datasets, torch
@@ -131,7 +132,7 @@ from lmms_eval.models.simple.qwen2_audio import Qwen2_Audio
 t1 = time.perf_counter()
 Qwen2_Audio(pretrained=sys.argv[1], device="cpu", device_map="auto")
 print(t1 - t0, time.perf_counter() - t1)
-'''
+"""
 
 
 def write_lmms_task(folder: Path, raw: Path, new_tokens: int) -> list[str]:
@@ -145,10 +146,21 @@ def write_lmms_task(folder: Path, raw: Path, new_tokens: int) -> list[str]:
     with open(folder / "items.jsonl", "w", encoding="utf-8") as f:
         for item in items:
             (message,) = template.messages(item)
-            f.write(json.dumps({"id": item["id"], "prompt": message["content"], "answer": item["answer"],
-                                "audio_file": str(raw / "audio" / f"{item['id']}.wav")}, ensure_ascii=False) + "\n")
-    (folder / f"{TASK}.yaml").write_text(TASK_YAML.format(task=TASK, items=folder / "items.jsonl",
-                                                          new_tokens=new_tokens), encoding="utf-8")
+            f.write(
+                json.dumps(
+                    {
+                        "id": item["id"],
+                        "prompt": message["content"],
+                        "answer": item["answer"],
+                        "audio_file": str(raw / "audio" / f"{item['id']}.wav"),
+                    },
+                    ensure_ascii=False,
+                )
+                + "\n"
+            )
+    (folder / f"{TASK}.yaml").write_text(
+        TASK_YAML.format(task=TASK, items=folder / "items.jsonl", new_tokens=new_tokens), encoding="utf-8"
+    )
     (folder / "utils.py").write_text(TASK_UTILS, encoding="utf-8")
     (folder / "launch_lmms.py").write_text(LAUNCHER, encoding="utf-8")
     return [item["id"] for item in items]
@@ -164,19 +176,54 @@ def timed(command: list[str], env: dict[str, str], what: str) -> tuple[float, st
 
 
 def run_audioreason(model: Path, raw: Path, out: Path, batch: int, args, env) -> tuple[float, dict[str, str]]:
-    command = [sys.executable, "-m", "audioreason.cli", "run", "--adapter", "transformers", "--model", str(model),
-               "--benchmark", "mmar", "--data", str(raw), "--conditions", "full", "--templates", "plain",
-               "--batch-size", str(batch), "--max-new-tokens", str(args.new_tokens), "--out", str(out),
-               "--no-progress"]
+    command = [
+        sys.executable,
+        "-m",
+        "audioreason.cli",
+        "run",
+        "--adapter",
+        "transformers",
+        "--model",
+        str(model),
+        "--benchmark",
+        "mmar",
+        "--data",
+        str(raw),
+        "--conditions",
+        "full",
+        "--templates",
+        "plain",
+        "--batch-size",
+        str(batch),
+        "--max-new-tokens",
+        str(args.new_tokens),
+        "--out",
+        str(out),
+        "--no-progress",
+    ]
     seconds, _ = timed(command, env, "audioreason run")
     records = [json.loads(line) for line in (out / "outputs.jsonl").read_text(encoding="utf-8").splitlines()]
     return seconds, {r["id"]: r["output"] for r in records}
 
 
 def run_lmms(model: Path, task: Path, ids: list[str], out: Path, batch: int, args, env) -> tuple[float, dict[str, str]]:
-    command = [args.lmms_python, str(task / "launch_lmms.py"), "--model", "qwen2_audio",
-               "--model_args", f"pretrained={model},device=cpu,device_map=auto", "--tasks", TASK,
-               "--include_path", str(task), "--batch_size", str(batch), "--log_samples", "--output_path", str(out)]
+    command = [
+        args.lmms_python,
+        str(task / "launch_lmms.py"),
+        "--model",
+        "qwen2_audio",
+        "--model_args",
+        f"pretrained={model},device=cpu,device_map=auto",
+        "--tasks",
+        TASK,
+        "--include_path",
+        str(task),
+        "--batch_size",
+        str(batch),
+        "--log_samples",
+        "--output_path",
+        str(out),
+    ]
     seconds, _ = timed(command, env, "lmms_eval")
     (samples,) = out.rglob(f"*_samples_{TASK}.jsonl")
     rows = [json.loads(line) for line in samples.read_text(encoding="utf-8").splitlines() if line.strip()]
@@ -207,9 +254,16 @@ def main() -> None:
     from tiny_audio_models import build_qwen2_audio
 
     work = args.keep or Path(tempfile.mkdtemp(prefix="runner-vs-lmms-"))
-    env = {**os.environ, "HF_HUB_OFFLINE": "1", "HF_DATASETS_OFFLINE": "1", "OMP_NUM_THREADS": str(args.threads),
-           "PYTHONPATH": str(ROOT), "TRANSFORMERS_VERBOSITY": "error", "HF_HOME": str(work / "hf"),
-           "TOKENIZERS_PARALLELISM": "false"}
+    env = {
+        **os.environ,
+        "HF_HUB_OFFLINE": "1",
+        "HF_DATASETS_OFFLINE": "1",
+        "OMP_NUM_THREADS": str(args.threads),
+        "PYTHONPATH": str(ROOT),
+        "TRANSFORMERS_VERBOSITY": "error",
+        "HF_HOME": str(work / "hf"),
+        "TOKENIZERS_PARALLELISM": "false",
+    }
     lmms_env = {**env, "PYTHONPATH": ""}
     try:
         model = build_qwen2_audio(work / "model")
@@ -222,39 +276,49 @@ def main() -> None:
         for round_ in range(args.rounds + 1):
             for batch in sizes:
                 out = work / "runs" / f"r{round_}-b{batch}"
-                pair = [("audioreason", lambda: run_audioreason(model, raw, out / "audioreason", batch, args, env)),
-                        ("lmms-eval", lambda: run_lmms(model, task, ids, out / "lmms", batch, args, lmms_env))]
+                pair = [
+                    ("audioreason", lambda: run_audioreason(model, raw, out / "audioreason", batch, args, env)),
+                    ("lmms-eval", lambda: run_lmms(model, task, ids, out / "lmms", batch, args, lmms_env)),
+                ]
                 outputs = {}
-                for name, call in (pair if (round_ + batch) % 2 == 0 else pair[::-1]):
+                for name, call in pair if (round_ + batch) % 2 == 0 else pair[::-1]:
                     seconds, outputs[name] = call()
                     if round_:
                         walls.setdefault((name, batch), []).append(seconds)
                 ours, theirs = outputs["audioreason"], outputs["lmms-eval"]
                 matches = sum(ours.get(i) == theirs.get(i) for i in ids)  # the fewest of any round
                 same[batch] = (min(matches, same.get(batch, (matches,))[0]), len(ids))
-            for name, python, script in (("audioreason", sys.executable, AUDIOREASON_STARTUP),
-                                         ("lmms-eval", args.lmms_python, LMMS_STARTUP)):
+            for name, python, script in (
+                ("audioreason", sys.executable, AUDIOREASON_STARTUP),
+                ("lmms-eval", args.lmms_python, LMMS_STARTUP),
+            ):
                 probe = startup(python, script, model, env if name == "audioreason" else lmms_env)
                 if round_:
                     starts[name].append(probe)
         median = statistics.median
-        print(f"work: {args.items} MMAR items, condition full, template plain, {args.new_tokens} new tokens, greedy, "
-              f"tiny random Qwen2-Audio, float32, CPU ({os.cpu_count()} cores), {args.threads} torch thread(s); "
-              f"medians of {args.rounds} rounds after a warm-up")
+        print(
+            f"work: {args.items} MMAR items, condition full, template plain, {args.new_tokens} new tokens, greedy, "
+            f"tiny random Qwen2-Audio, float32, CPU ({os.cpu_count()} cores), {args.threads} torch thread(s); "
+            f"medians of {args.rounds} rounds after a warm-up"
+        )
         print(f"{'':<28}{'audioreason':>12}{'lmms-eval':>12}{'ratio':>8}   (ratio: lmms-eval / audioreason)")
         for batch in sizes:
             a, b = median(walls[("audioreason", batch)]), median(walls[("lmms-eval", batch)])
-            print(f"{f'end to end, batch {batch} (s)':<28}{a:>12.2f}{b:>12.2f}{b / a:>7.2f}x   "
-                  f"outputs identical: {same[batch][0]}/{same[batch][1]}")
+            print(
+                f"{f'end to end, batch {batch} (s)':<28}{a:>12.2f}{b:>12.2f}{b / a:>7.2f}x   "
+                f"outputs identical: {same[batch][0]}/{same[batch][1]}"
+            )
         for i, label in enumerate(("start-up (s)", "  imports (s)", "  model build (s)")):
             a, b = (median(p[i] for p in starts[n]) for n in ("audioreason", "lmms-eval"))
             print(f"{label:<28}{a:>12.2f}{b:>12.2f}{b / a:>7.2f}x")
         if len(sizes) > 1:
             for batch in sizes[1:]:
                 base = sizes[0]
-                print(f"batch {batch} vs batch {base}, same harness: audioreason "
-                      f"{median(walls[('audioreason', base)]) / median(walls[('audioreason', batch)]):.2f}x, "
-                      f"lmms-eval {median(walls[('lmms-eval', base)]) / median(walls[('lmms-eval', batch)]):.2f}x")
+                print(
+                    f"batch {batch} vs batch {base}, same harness: audioreason "
+                    f"{median(walls[('audioreason', base)]) / median(walls[('audioreason', batch)]):.2f}x, "
+                    f"lmms-eval {median(walls[('lmms-eval', base)]) / median(walls[('lmms-eval', batch)]):.2f}x"
+                )
         print(f"load average (1 min) at the end: {os.getloadavg()[0]:.2f}")
     finally:
         if args.keep is None:

@@ -12,6 +12,7 @@ row per app: install seconds, whether it served, what it answered.
 Not in the test suite, which stays offline; the suite runs every light app from its built folder in an interpreter
 that can import only what its requirements.txt installs (tests/test_spaces.py).
 """
+
 from __future__ import annotations
 
 import argparse
@@ -24,7 +25,7 @@ from pathlib import Path
 
 from audioreason.apps.spaces import APPS, build_space, build_wheel
 
-CLIENT = r'''
+CLIENT = r"""
 import sys, time
 from gradio_client import Client
 url, name = sys.argv[1], sys.argv[2]
@@ -40,14 +41,17 @@ print(sorted(client.view_api(return_format="dict", print_info=False)["named_endp
 if name not in ("explorer", "report"):  # their endpoints read a session's state; the widgets score their example
     given = {"audio_path": None} if name == "aria" else {}  # its example has no audio (M1 then unavailable)
     print(str(client.predict(api_name=api, **given))[:200])
-'''
+"""
 
 
 def demo_run(workdir: Path) -> Path:
     run = workdir / "cascade-run"
     if not (run / "results.json").is_file():
-        subprocess.run([sys.executable, "-m", "audioreason.cli", "demo", "--workdir", str(workdir), "--no-progress"],
-                       check=True, stdout=subprocess.DEVNULL)
+        subprocess.run(
+            [sys.executable, "-m", "audioreason.cli", "demo", "--workdir", str(workdir), "--no-progress"],
+            check=True,
+            stdout=subprocess.DEVNULL,
+        )
     return run
 
 
@@ -58,18 +62,25 @@ def install_and_serve(name: str, root: Path, wheel: Path, run: Path, port: int) 
     started = time.monotonic()
     subprocess.run([sys.executable, "-m", "venv", str(venv)], check=True)
     python = str(venv / "bin" / "python")
-    done = subprocess.run([python, "-m", "pip", "install", "-q", "-r", "requirements.txt"], cwd=folder,
-                          capture_output=True, text=True)
+    done = subprocess.run(
+        [python, "-m", "pip", "install", "-q", "-r", "requirements.txt"], cwd=folder, capture_output=True, text=True
+    )
     installed = time.monotonic() - started
     if done.returncode:
         return installed, False, "pip failed: " + done.stderr.strip().splitlines()[-1]
-    env = {**{k: v for k, v in os.environ.items() if k != "PYTHONPATH"}, "GRADIO_SERVER_PORT": str(port),
-           "GRADIO_SERVER_NAME": "127.0.0.1", "GRADIO_ANALYTICS_ENABLED": "False"}
-    server = subprocess.Popen([python, "app.py"], cwd=folder, env=env, stdout=subprocess.DEVNULL,
-                              stderr=subprocess.STDOUT)
+    env = {
+        **{k: v for k, v in os.environ.items() if k != "PYTHONPATH"},
+        "GRADIO_SERVER_PORT": str(port),
+        "GRADIO_SERVER_NAME": "127.0.0.1",
+        "GRADIO_ANALYTICS_ENABLED": "False",
+    }
+    server = subprocess.Popen(
+        [python, "app.py"], cwd=folder, env=env, stdout=subprocess.DEVNULL, stderr=subprocess.STDOUT
+    )
     try:
-        client = subprocess.run([python, "-c", CLIENT, f"http://127.0.0.1:{port}/", name], capture_output=True,
-                                text=True, timeout=600)
+        client = subprocess.run(
+            [python, "-c", CLIENT, f"http://127.0.0.1:{port}/", name], capture_output=True, text=True, timeout=600
+        )
         answer = (client.stdout if client.returncode == 0 else client.stderr).strip().replace("\n", " | ")
         return installed, client.returncode == 0, answer[:160]
     finally:

@@ -14,6 +14,7 @@ Columns: verdicts (items judged), valid (a verdict that validated), invalid (ite
 the re-asks), invalid replies (every reply that failed validation), re-asks, requests per verdict (requests
 sent / items), server-side ("ignored" when the server's log says it dropped response_format), seconds.
 """
+
 from __future__ import annotations
 
 import argparse
@@ -34,24 +35,40 @@ IGNORED = "Ignoring unsupported fields in the request: {'response_format'}"
 
 
 def requests(items):
-    return [JudgeRequest(str(it["id"]), build_messages(it, it.get("thinking") or "", it["answer"]), schema_for(it))
-            for it in items]
+    return [
+        JudgeRequest(str(it["id"]), build_messages(it, it.get("thinking") or "", it["answer"]), schema_for(it))
+        for it in items
+    ]
 
 
 def measure(base_url, model, items, structured, args):
-    judge = OpenAICompatibleJudge(model, base_url=base_url, api_key_env=args.api_key_env, timeout_s=600.0,
-                                  concurrency=args.concurrency, structured_outputs=structured)
-    runner = JudgeRunner(judge, sampling=SamplingParams(temperature=0, seed=42, max_tokens=args.max_tokens),
-                         max_reasks=args.max_reasks)
+    judge = OpenAICompatibleJudge(
+        model,
+        base_url=base_url,
+        api_key_env=args.api_key_env,
+        timeout_s=600.0,
+        concurrency=args.concurrency,
+        structured_outputs=structured,
+    )
+    runner = JudgeRunner(
+        judge, sampling=SamplingParams(temperature=0, seed=42, max_tokens=args.max_tokens), max_reasks=args.max_reasks
+    )
     started = time.perf_counter()
     results = runner.run(requests(items))
     seconds = time.perf_counter() - started
     s = runner.stats
-    return {"structured outputs": "on" if structured else "off", "verdicts": s.requests, "valid": s.ok,
-            "invalid": s.invalid, "call failed": s.call_failed,
-            "invalid replies": sum(len(r.validation_errors) for r in results), "re-asks": s.reasks,
-            "requests/verdict": s.calls / max(1, s.requests), "seconds": seconds,
-            "replies": [r.replies for r in results]}
+    return {
+        "structured outputs": "on" if structured else "off",
+        "verdicts": s.requests,
+        "valid": s.ok,
+        "invalid": s.invalid,
+        "call failed": s.call_failed,
+        "invalid replies": sum(len(r.validation_errors) for r in results),
+        "re-asks": s.reasks,
+        "requests/verdict": s.calls / max(1, s.requests),
+        "seconds": seconds,
+        "replies": [r.replies for r in results],
+    }
 
 
 def main() -> None:
@@ -65,7 +82,7 @@ def main() -> None:
     parser.add_argument("--api-key-env", default=None, help="variable holding the key (default: no key)")
     parser.add_argument("--json", type=Path, help="also write the rows (with every reply) here")
     args = parser.parse_args()
-    items = [json.loads(line) for line in ITEMS.read_text(encoding="utf-8").splitlines() if line.strip()][:args.items]
+    items = [json.loads(line) for line in ITEMS.read_text(encoding="utf-8").splitlines() if line.strip()][: args.items]
     if args.base_url:
         if not args.model:
             parser.error("--base-url needs --model")
@@ -77,11 +94,22 @@ def main() -> None:
             rows = run_both(server.base_url, server.model, items, args)
             server_note = "ignored (its log: response_format dropped)" if IGNORED in server.log_text() else "used"
             print(f"server: transformers serve, {Path(server.model).name}, ready in {server.start_s[0]:.0f} s")
-    print(f"{len(items)} MMAR items, max_tokens {args.max_tokens}, max_reasks {args.max_reasks}, "
-          f"response_format on the server: {server_note}")
+    print(
+        f"{len(items)} MMAR items, max_tokens {args.max_tokens}, max_reasks {args.max_reasks}, "
+        f"response_format on the server: {server_note}"
+    )
     same = rows[0]["replies"] == rows[1]["replies"]
-    columns = ["structured outputs", "verdicts", "valid", "invalid", "call failed", "invalid replies", "re-asks",
-               "requests/verdict", "seconds"]
+    columns = [
+        "structured outputs",
+        "verdicts",
+        "valid",
+        "invalid",
+        "call failed",
+        "invalid replies",
+        "re-asks",
+        "requests/verdict",
+        "seconds",
+    ]
     print("| " + " | ".join(columns) + " |")
     print("|" + "---|" * len(columns))
     for row in rows:
@@ -96,10 +124,12 @@ SUMMED = ("verdicts", "valid", "invalid", "call failed", "invalid replies", "re-
 
 def run_both(base_url, model, items, args):
     """Both settings on each item, alternating which goes first; counts summed over the items."""
-    totals = {flag: dict({k: 0 for k in SUMMED}, replies=[], **{"structured outputs": "on" if flag else "off"})
-              for flag in (False, True)}
+    totals = {
+        flag: dict({k: 0 for k in SUMMED}, replies=[], **{"structured outputs": "on" if flag else "off"})
+        for flag in (False, True)
+    }
     for n, item in enumerate(items):
-        for structured in ((False, True) if n % 2 == 0 else (True, False)):
+        for structured in (False, True) if n % 2 == 0 else (True, False):
             row = measure(base_url, model, [item], structured, args)
             row["calls"] = row["requests/verdict"] * row["verdicts"]
             total = totals[structured]

@@ -20,6 +20,7 @@ each ratio the median audioreason time over the median official time of the same
 
     python benchmarks/text_commands.py --official PATH/TO/MMAR/code/evaluation.py [--rounds 5] [--keep DIR]
 """
+
 from __future__ import annotations
 
 import argparse
@@ -53,20 +54,26 @@ def write_work(work: Path) -> dict[str, Path]:
                 choices = record["choices"]
                 right = n % wrong_every != 0
                 wrong = choices[(choices.index(record["answer"]) + 1) % len(choices)]
-                f.write(json.dumps({**record, "answer_prediction": record["answer"] if right else wrong},
-                                   ensure_ascii=False) + "\n")
+                f.write(
+                    json.dumps(
+                        {**record, "answer_prediction": record["answer"] if right else wrong}, ensure_ascii=False
+                    )
+                    + "\n"
+                )
         files[name] = work / name
     return {"raw": raw, "a": files["predictions.jsonl"], "b": files["predictions_b.jsonl"]}
 
 
 # Started by a small launcher: a child's peak RSS counts the memory of the process it was spawned from until
 # its exec, so spawned from this one (its parsed data) every command would read at least this process's size.
-LAUNCHER = ("import os, sys, time\n"
-            "start = time.perf_counter()\n"
-            "pid = os.posix_spawn(sys.argv[2], sys.argv[2:], os.environ)\n"
-            "_, status, usage = os.wait4(pid, 0)\n"
-            "with open(sys.argv[1], 'w') as f:\n"
-            "    f.write(f'{time.perf_counter() - start} {usage.ru_maxrss} {os.waitstatus_to_exitcode(status)}')\n")
+LAUNCHER = (
+    "import os, sys, time\n"
+    "start = time.perf_counter()\n"
+    "pid = os.posix_spawn(sys.argv[2], sys.argv[2:], os.environ)\n"
+    "_, status, usage = os.wait4(pid, 0)\n"
+    "with open(sys.argv[1], 'w') as f:\n"
+    "    f.write(f'{time.perf_counter() - start} {usage.ru_maxrss} {os.waitstatus_to_exitcode(status)}')\n"
+)
 
 
 def measure(command: list[str], work: Path) -> tuple[float, float, str]:
@@ -75,8 +82,9 @@ def measure(command: list[str], work: Path) -> tuple[float, float, str]:
     env = {k: v for k, v in os.environ.items() if k != "PYTHONDONTWRITEBYTECODE"}
     env.update(HF_HUB_OFFLINE="1", PYTHONPATH=str(ROOT), PYTHONWARNINGS="ignore")
     report = work / "measured.txt"
-    done = subprocess.run([sys.executable, "-S", "-c", LAUNCHER, str(report), *command], cwd=ROOT, env=env,
-                          capture_output=True, text=True)
+    done = subprocess.run(
+        [sys.executable, "-S", "-c", LAUNCHER, str(report), *command], cwd=ROOT, env=env, capture_output=True, text=True
+    )
     wall, kilobytes, code = report.read_text().split()
     if done.returncode != 0 or code != "0":
         raise SystemExit(f"{' '.join(command[:5])} ... failed ({code}):\n{done.stderr[-3000:]}")
@@ -92,7 +100,7 @@ def official_accuracy(printed: str) -> float:
 
 def scored_accuracy(run: Path) -> float:
     results = json.loads((run / "results.json").read_text("utf-8"))
-    entry, = results["scorers"]["accuracy"]["results"]  # one set: one model, condition and template
+    (entry,) = results["scorers"]["accuracy"]["results"]  # one set: one model, condition and template
     return 100 * entry["official_scorer_accuracy"]
 
 
@@ -117,11 +125,22 @@ def main(argv=None) -> int:
 def _run(official: Path, work: Path, rounds: int) -> int:
     files = write_work(work)
     cli = [sys.executable, "-m", "audioreason"]
-    fresh = iter(range(10 ** 6))
+    fresh = iter(range(10**6))
 
     def import_command(predictions: Path, out: Path) -> list[str]:
-        return cli + ["import", "mmar", str(predictions), "--benchmark", "mmar", "--data", str(files["raw"]),
-                      "--out", str(out), "--model", out.name]
+        return cli + [
+            "import",
+            "mmar",
+            str(predictions),
+            "--benchmark",
+            "mmar",
+            "--data",
+            str(files["raw"]),
+            "--out",
+            str(out),
+            "--model",
+            out.name,
+        ]
 
     run_a, run_b = work / "run-a", work / "run-b"
     for run, predictions in ((run_a, files["a"]), (run_b, files["b"])):
@@ -151,18 +170,25 @@ def _run(official: Path, work: Path, rounds: int) -> int:
         raise SystemExit(f"accuracy differs: official script {theirs:.2f}%, audioreason score {ours:.2f}%")
     median = {name: statistics.median(values) for name, values in times.items()}
     peak = {name: statistics.median(values) for name, values in peaks.items()}
-    print(f"official script: {official} ({median['official']:.3f} s, {peak['official']:.0f} MB, "
-          f"total accuracy {theirs:.2f}% over 1000 rows; audioreason score's official-scorer accuracy "
-          f"{ours:.2f}%)")
-    print(f"{rounds} rounds after a warm-up, medians; {os.cpu_count()} CPUs, load average "
-          f"{os.getloadavg()[0]:.1f}\n")
+    print(
+        f"official script: {official} ({median['official']:.3f} s, {peak['official']:.0f} MB, "
+        f"total accuracy {theirs:.2f}% over 1000 rows; audioreason score's official-scorer accuracy "
+        f"{ours:.2f}%)"
+    )
+    print(f"{rounds} rounds after a warm-up, medians; {os.cpu_count()} CPUs, load average {os.getloadavg()[0]:.1f}\n")
     rows = [("command", "audioreason wall s", "peak MB", "official wall s", "ratio", "target")]
     for name in ("score", "import", "compare", "--help"):
         target = TARGETS.get(name)
-        rows.append((f"audioreason {name}", f"{median[name]:.3f}", f"{peak[name]:.0f}",
-                     f"{median['official']:.3f}" if target else "-",
-                     f"{median[name] / median['official']:.1f}x" if target else "-",
-                     f"<= {target:g}x" + (f", <= {SCORE_MB} MB" if name == "score" else "") if target else "-"))
+        rows.append(
+            (
+                f"audioreason {name}",
+                f"{median[name]:.3f}",
+                f"{peak[name]:.0f}",
+                f"{median['official']:.3f}" if target else "-",
+                f"{median[name] / median['official']:.1f}x" if target else "-",
+                f"<= {target:g}x" + (f", <= {SCORE_MB} MB" if name == "score" else "") if target else "-",
+            )
+        )
     widths = [max(len(r[i]) for r in rows) for i in range(len(rows[0]))]
     for r in rows:
         print("  ".join(v.ljust(w) for v, w in zip(r, widths)).rstrip())

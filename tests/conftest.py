@@ -46,8 +46,22 @@ def demo_session(tmp_path_factory):
 
     workdir = tmp_path_factory.mktemp("demo")
     out = workdir / "demo.json"
-    proc = subprocess.run([sys.executable, "-m", "audioreason.cli", "demo", "--workdir", str(workdir), "--json",
-                           str(out), "--no-progress"], capture_output=True, text=True, check=True)
+    proc = subprocess.run(
+        [
+            sys.executable,
+            "-m",
+            "audioreason.cli",
+            "demo",
+            "--workdir",
+            str(workdir),
+            "--json",
+            str(out),
+            "--no-progress",
+        ],
+        capture_output=True,
+        text=True,
+        check=True,
+    )
     return workdir, proc.stdout, json.loads(out.read_text())
 
 

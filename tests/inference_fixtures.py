@@ -1,5 +1,6 @@
 """Fixtures the inference tests share (imported by name): the tiny audio checkpoints, an MMAR raw folder,
 one torch thread. Kept apart from ``tiny_audio_models`` so that scripts can build models without pytest."""
+
 from __future__ import annotations
 
 from pathlib import Path

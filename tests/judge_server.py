@@ -60,6 +60,7 @@ in order], "text": its text, "audio": [{"format", "rate", "channels", "sample_wi
 Every request is appended to the log as one JSON line: time, scenario, conversation step, messages,
 sampling parameters, header names, and whether an Authorization header came; never its value.
 """
+
 from __future__ import annotations
 
 import argparse
@@ -97,8 +98,11 @@ class _State:
     def next_step(self, scenario: str, messages: list[dict]) -> tuple[int, dict]:
         root = json.dumps([scenario, messages[:2]], sort_keys=True)
         conversation = hashlib.sha256(root.encode()).hexdigest()
-        steps = self.scenarios.get(scenario) or self.scenarios.get("*") or [
-            {"status": 404, "body": {"error": {"message": f"no scenario {scenario!r}"}}}]
+        steps = (
+            self.scenarios.get(scenario)
+            or self.scenarios.get("*")
+            or [{"status": 404, "body": {"error": {"message": f"no scenario {scenario!r}"}}}]
+        )
         with self.lock:
             n = self.counters.get(conversation, 0)
             self.counters[conversation] = n + 1
@@ -111,9 +115,13 @@ class _State:
 
 
 def _reply_body(text: str, model: str, usage: Any, finish_reason: str) -> dict:
-    body = {"id": "chatcmpl-scripted", "object": "chat.completion", "created": int(time.time()), "model": model,
-            "choices": [{"index": 0, "finish_reason": finish_reason,
-                         "message": {"role": "assistant", "content": text}}]}
+    body = {
+        "id": "chatcmpl-scripted",
+        "object": "chat.completion",
+        "created": int(time.time()),
+        "model": model,
+        "choices": [{"index": 0, "finish_reason": finish_reason, "message": {"role": "assistant", "content": text}}],
+    }
     if usage == "none":  # some servers send no usage at all
         return body
     prompt_tokens, completion_tokens = usage if usage else (10, max(1, len(text) // 4))
@@ -154,9 +162,16 @@ def _measure_audio(messages: list[dict], expect_rate: Optional[int]) -> tuple[Op
             return f"WAV holds {len(pcm)} bytes of PCM, its header promises {frames * channels * width}", measured
         if width != 2 or (expect_rate is not None and rate != int(expect_rate)):
             return f"WAV is {8 * width}-bit at {rate} Hz; expected 16-bit at {expect_rate} Hz", measured
-        measured["audio"].append({"format": audio.get("format"), "rate": rate, "channels": channels,
-                                  "sample_width": width, "frames": frames,
-                                  "pcm_sha256": hashlib.sha256(pcm).hexdigest()})
+        measured["audio"].append(
+            {
+                "format": audio.get("format"),
+                "rate": rate,
+                "channels": channels,
+                "sample_width": width,
+                "frames": frames,
+                "pcm_sha256": hashlib.sha256(pcm).hexdigest(),
+            }
+        )
     return None, measured
 
 
@@ -189,21 +204,33 @@ def _audio_parts(messages: list[dict]) -> tuple[list[str], list[dict]]:
             continue
         audio = part.get("input_audio") or {}
         data = str(audio.get("data", ""))
-        prefix = data[:data.index(",") + 1] if data.startswith("data:") and "," in data else ""
-        entry = {"format": audio.get("format"), "data_prefix": prefix, "container": None, "rate": None,
-                 "seconds": None, "error": None}
+        prefix = data[: data.index(",") + 1] if data.startswith("data:") and "," in data else ""
+        entry = {
+            "format": audio.get("format"),
+            "data_prefix": prefix,
+            "container": None,
+            "rate": None,
+            "seconds": None,
+            "error": None,
+        }
         try:
-            raw = base64.b64decode(data[len(prefix):], validate=True)
+            raw = base64.b64decode(data[len(prefix) :], validate=True)
             if raw[:4] == b"RIFF":
                 with wave.open(io.BytesIO(raw)) as w:
-                    entry.update(container="wav", rate=w.getframerate(), seconds=w.getnframes() / w.getframerate(),
-                                 sample_width=w.getsampwidth(), channels=w.getnchannels())
+                    entry.update(
+                        container="wav",
+                        rate=w.getframerate(),
+                        seconds=w.getnframes() / w.getframerate(),
+                        sample_width=w.getsampwidth(),
+                        channels=w.getnchannels(),
+                    )
             elif raw.startswith(MP3_SYNC):
                 import soundfile  # the test environment's; MP3 has no standard-library reader
 
                 info = soundfile.info(io.BytesIO(raw))
-                entry.update(container="mp3", rate=info.samplerate, seconds=info.frames / info.samplerate,
-                             channels=info.channels)
+                entry.update(
+                    container="mp3", rate=info.samplerate, seconds=info.frames / info.samplerate, channels=info.channels
+                )
             else:
                 entry["error"] = f"the data is neither WAV nor MP3 (starts {raw[:4]!r})"
         except (binascii.Error, wave.Error, EOFError, RuntimeError) as err:
@@ -270,7 +297,7 @@ class _Handler(BaseHTTPRequestHandler):
         self.send_header("Content-Type", content_type)
         self.send_header("Content-Length", str(len(data)))
         self.end_headers()
-        self.wfile.write(data[:len(data) // 2])
+        self.wfile.write(data[: len(data) // 2])
         self.wfile.flush()
         self.close_connection = True
         self.connection.shutdown(socket.SHUT_RDWR)
@@ -280,11 +307,16 @@ class _Handler(BaseHTTPRequestHandler):
         (``cut_off``: the stream stops in the middle of an event and the connection closes)."""
         text = body["choices"][0]["message"]["content"]
         cut = len(text) // 2
-        chunk = {"id": body["id"], "object": "chat.completion.chunk",
-                 **({"model": body["model"]} if "model" in body else {})}
-        events = [{**chunk, "choices": [{"index": 0, "delta": {"role": "assistant", "content": text[:cut]}}]},
-                  {**chunk, "choices": [{"index": 0, "delta": {"content": text[cut:]}}]},
-                  {**chunk, "choices": [{"index": 0, "delta": {}, "finish_reason": body["choices"][0]["finish_reason"]}]}]
+        chunk = {
+            "id": body["id"],
+            "object": "chat.completion.chunk",
+            **({"model": body["model"]} if "model" in body else {}),
+        }
+        events = [
+            {**chunk, "choices": [{"index": 0, "delta": {"role": "assistant", "content": text[:cut]}}]},
+            {**chunk, "choices": [{"index": 0, "delta": {"content": text[cut:]}}]},
+            {**chunk, "choices": [{"index": 0, "delta": {}, "finish_reason": body["choices"][0]["finish_reason"]}]},
+        ]
         if self.include_usage and "usage" in body:
             events.append({**chunk, "choices": [], "usage": body["usage"]})
         data = "".join(f"data: {json.dumps(e)}\n\n" for e in events) + "data: [DONE]\n\n"
@@ -312,13 +344,19 @@ class _Handler(BaseHTTPRequestHandler):
         messages = request.get("messages") or []
         n, step = state.next_step(model, messages)
         types, audio = _audio_parts(messages)
-        state.write_log({
-            "t": time.time(), "path": self.path, "scenario": model, "step": n, "messages": messages,
-            "params": {k: v for k, v in request.items() if k not in ("messages", "model")},
-            "header_names": sorted(h.lower() for h in self.headers.keys()),
-            "authorization_sent": self.headers.get("Authorization") is not None,
-            "audio": [{k: v for k, v in a.items() if v is not None} for a in audio],
-        })
+        state.write_log(
+            {
+                "t": time.time(),
+                "path": self.path,
+                "scenario": model,
+                "step": n,
+                "messages": messages,
+                "params": {k: v for k, v in request.items() if k not in ("messages", "model")},
+                "header_names": sorted(h.lower() for h in self.headers.keys()),
+                "authorization_sent": self.headers.get("Authorization") is not None,
+                "audio": [{k: v for k, v in a.items() if v is not None} for a in audio],
+            }
+        )
         self.streamed = bool(request.get("stream"))
         self.include_usage = bool((request.get("stream_options") or {}).get("include_usage"))
         while "by_seed" in step or "by_text" in step:
@@ -326,8 +364,11 @@ class _Handler(BaseHTTPRequestHandler):
                 step = step["by_seed"].get(str(request.get("seed"))) or step.get("default") or {"status": 400}
             else:
                 text = _text_of(_last_user(messages))
-                step = next((s for word, s in step["by_text"].items() if word in text), None) \
-                    or step.get("default") or {"status": 400}
+                step = (
+                    next((s for word, s in step["by_text"].items() if word in text), None)
+                    or step.get("default")
+                    or {"status": 400}
+                )
         if "check_audio" in step:
             problem = _check_shape(step["check_audio"], request, types, audio)
             step = {"status": 400, "body": {"error": {"message": problem}}} if problem else step.get("then", {})
@@ -346,9 +387,16 @@ class _Handler(BaseHTTPRequestHandler):
         if step.get("echo_auth"):
             # Like a provider's 401 that quotes (part of) the key: the client must scrub it.
             auth = self.headers.get("Authorization", "")
-            self._send(step.get("status", 401), {"error": {
-                "message": f"Incorrect API key provided: {auth.removeprefix('Bearer ')} (header {auth})",
-                "type": "invalid_request_error", "code": "invalid_api_key"}})
+            self._send(
+                step.get("status", 401),
+                {
+                    "error": {
+                        "message": f"Incorrect API key provided: {auth.removeprefix('Bearer ')} (header {auth})",
+                        "type": "invalid_request_error",
+                        "code": "invalid_api_key",
+                    }
+                },
+            )
             return
         if step.get("measure_audio"):
             error, measured = _measure_audio(messages, step.get("expect_rate"))
@@ -380,8 +428,11 @@ class _Handler(BaseHTTPRequestHandler):
             else:
                 self._send(200, body, step.get("headers"))
             return
-        self._send(int(step.get("status", 500)), step.get("body", {"error": {"message": "scripted error"}}),
-                   step.get("headers"))
+        self._send(
+            int(step.get("status", 500)),
+            step.get("body", {"error": {"message": "scripted error"}}),
+            step.get("headers"),
+        )
 
 
 class _Server(ThreadingHTTPServer):
@@ -417,12 +468,33 @@ class ServerHandle:
         return self.log_path.read_text(encoding="utf-8") if self.log_path.exists() else ""
 
 
-def openai_cli_args(command: str, server: ServerHandle, model: str, key_env: str, data: Path, out: Path,
-                    *extra: str) -> list[str]:
+def openai_cli_args(
+    command: str, server: ServerHandle, model: str, key_env: str, data: Path, out: Path, *extra: str
+) -> list[str]:
     """`audioreason COMMAND --adapter openai` on MMAR against this server, with quick retries."""
-    return [command, "--adapter", "openai", "--base-url", server.base_url, "--model", model, "--api-key-env",
-            key_env, "--benchmark", "mmar", "--data", str(data), "--out", str(out), "--no-progress",
-            "--backoff-base-s", "0.01", "--timeout-s", "10", *extra]
+    return [
+        command,
+        "--adapter",
+        "openai",
+        "--base-url",
+        server.base_url,
+        "--model",
+        model,
+        "--api-key-env",
+        key_env,
+        "--benchmark",
+        "mmar",
+        "--data",
+        str(data),
+        "--out",
+        str(out),
+        "--no-progress",
+        "--backoff-base-s",
+        "0.01",
+        "--timeout-s",
+        "10",
+        *extra,
+    ]
 
 
 @contextmanager
@@ -434,9 +506,21 @@ def running_server(script: dict, folder: Path, start_timeout_s: float = 15.0) ->
     script_path.write_text(json.dumps(script), encoding="utf-8")
     for stale in (log_path, ready):
         stale.unlink(missing_ok=True)
-    process = subprocess.Popen([sys.executable, str(Path(__file__).resolve()), "--script", str(script_path),
-                                "--log", str(log_path), "--ready", str(ready)],
-                               stdout=subprocess.DEVNULL, stderr=subprocess.PIPE, env=dict(os.environ))
+    process = subprocess.Popen(
+        [
+            sys.executable,
+            str(Path(__file__).resolve()),
+            "--script",
+            str(script_path),
+            "--log",
+            str(log_path),
+            "--ready",
+            str(ready),
+        ],
+        stdout=subprocess.DEVNULL,
+        stderr=subprocess.PIPE,
+        env=dict(os.environ),
+    )
     try:
         deadline = time.monotonic() + start_timeout_s
         while not ready.exists():

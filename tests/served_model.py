@@ -11,6 +11,7 @@ What the server saw is read from its log (one file per process start): transform
 for each chat request it accepts, uvicorn one access line per response. Without continuous batching
 `transformers serve` generates for one request at a time (one inference thread); the others wait in its queue.
 """
+
 from __future__ import annotations
 
 import os
@@ -65,8 +66,21 @@ class ServedModel:
         env = dict(os.environ, HF_HUB_OFFLINE="1", TRANSFORMERS_OFFLINE="1", PYTHONUNBUFFERED="1")
         # One thread: on a shared 2-core machine two spin against each other (the tests took 553 s instead of 275 s)
         env.setdefault("OMP_NUM_THREADS", "1")
-        command = [sys.executable, "-m", "transformers.cli.transformers", "serve", self.model, "--device", "cpu",
-                   "--host", "127.0.0.1", "--port", str(self.port), "--log-level", "info"]
+        command = [
+            sys.executable,
+            "-m",
+            "transformers.cli.transformers",
+            "serve",
+            self.model,
+            "--device",
+            "cpu",
+            "--host",
+            "127.0.0.1",
+            "--port",
+            str(self.port),
+            "--log-level",
+            "info",
+        ]
         started = time.monotonic()
         with open(log, "wb") as out:
             self.process = subprocess.Popen(command, stdout=out, stderr=subprocess.STDOUT, env=env)

@@ -1,6 +1,7 @@
 """Kendall's W across benchmarks (ARIA §4, Figure 3) and Krippendorff's alpha over an annotation matrix
 (ARIA §4 Human evaluation; the MMAR-Rubrics reliability): published examples, hand-computed cases, and what
 is unavailable."""
+
 import pytest
 from scipy import stats
 
@@ -9,17 +10,17 @@ from test_mmar_rubrics_scoring import KRIPPENDORFF_EXAMPLE
 
 # ProofWiki, "Kendall's Coefficient of Concordance/Examples/Arbitrary Example 1": 3 competitors (rows) ranked
 # by 4 judges (columns); rank sums 7, 9, 8, S = 2, W = 12 S / (m^2 n (n^2 - 1)) = 24 / 384 = 1/16.
-PROOFWIKI = [[1, 1, 2, 3],
-             [3, 2, 3, 1],
-             [2, 3, 1, 2]]
+PROOFWIKI = [[1, 1, 2, 3], [3, 2, 3, 1], [2, 3, 1, 2]]
 
 # The "anxiety" ratings of the R packages irr / DescTools (20 subjects x 3 raters, many ties); the DescTools
 # KendallW documentation prints KendallW(anxiety, correct=TRUE) = 0.5396569 (W corrected for ties).
-ANXIETY = list(zip(
-    [3, 3, 3, 4, 5, 5, 2, 3, 5, 2, 2, 6, 1, 5, 2, 2, 1, 2, 4, 3],
-    [3, 6, 4, 6, 2, 4, 2, 4, 3, 3, 2, 3, 3, 3, 2, 2, 1, 3, 3, 4],
-    [2, 1, 4, 4, 3, 2, 1, 6, 1, 1, 1, 2, 3, 3, 1, 1, 3, 3, 2, 2],
-))
+ANXIETY = list(
+    zip(
+        [3, 3, 3, 4, 5, 5, 2, 3, 5, 2, 2, 6, 1, 5, 2, 2, 1, 2, 4, 3],
+        [3, 6, 4, 6, 2, 4, 2, 4, 3, 3, 2, 3, 3, 3, 2, 2, 1, 3, 3, 4],
+        [2, 1, 4, 4, 3, 2, 1, 6, 1, 1, 1, 2, 3, 3, 1, 1, 3, 3, 2, 2],
+    )
+)
 
 # Krippendorff (2011), "Computing Krippendorff's Alpha-Reliability", the example with missing values (4
 # observers x 12 units, as the MMAR-Rubrics tests use it): alpha = 0.743 (nominal), 0.815 (ordinal),
@@ -53,12 +54,15 @@ def test_kendalls_w_by_hand():
     assert kendalls_w([[0.1, 100], [0.5, 300], [0.4, 200]]).value == kendalls_w([[1, 1], [3, 3], [2, 2]]).value
 
 
-@pytest.mark.parametrize("table, reason", [
-    ([[1, 2], [2, 1]], "at least 3 rows"),
-    ([[1], [2], [3]], "at least 2 columns"),
-    ([[1, 5], [1, 5], [1, 5]], "tied"),
-    ([[1, 2], [2, None], [3, 3]], "(r1, c1)"),
-])
+@pytest.mark.parametrize(
+    "table, reason",
+    [
+        ([[1, 2], [2, 1]], "at least 3 rows"),
+        ([[1], [2], [3]], "at least 2 columns"),
+        ([[1, 5], [1, 5], [1, 5]], "tied"),
+        ([[1, 2], [2, None], [3, 3]], "(r1, c1)"),
+    ],
+)
 def test_undefined_w_is_unavailable(table, reason):
     out = kendalls_w(table)
     assert isinstance(out, Statistic) and out.value is None and reason in out.unavailable
@@ -69,8 +73,9 @@ def test_missing_cells_are_named_with_labels():
     assert "(b, MMAU)" in out.unavailable
 
 
-@pytest.mark.parametrize("level, expected", [("nominal", 0.743), ("ordinal", 0.815), ("interval", 0.849),
-                                             ("ratio", 0.797)])
+@pytest.mark.parametrize(
+    "level, expected", [("nominal", 0.743), ("ordinal", 0.815), ("interval", 0.849), ("ratio", 0.797)]
+)
 def test_annotator_alpha_reproduces_krippendorff_2011(level, expected):
     out = annotator_alpha(KRIPPENDORFF_2011, level=level)
     assert out.name == "krippendorff_alpha" and out.value == pytest.approx(expected, abs=5e-4)
@@ -83,21 +88,27 @@ def test_annotator_alpha_defaults_to_interval():
     assert annotator_alpha(KRIPPENDORFF_2011).details["level"] == "interval"
 
 
-@pytest.mark.parametrize("ratings, reason", [
-    ({"A": [1, 2, 3]}, "two raters"),
-    ({"A": [1, None], "B": [None, 2]}, "scored by two raters"),
-    ({"A": [3, 3, None], "B": [3, 3, 2]}, "one value"),
-])
+@pytest.mark.parametrize(
+    "ratings, reason",
+    [
+        ({"A": [1, 2, 3]}, "two raters"),
+        ({"A": [1, None], "B": [None, 2]}, "scored by two raters"),
+        ({"A": [3, 3, None], "B": [3, 3, 2]}, "one value"),
+    ],
+)
 def test_undefined_alpha_is_unavailable(ratings, reason):
     out = annotator_alpha(ratings)
     assert out.value is None and reason in out.unavailable
 
 
-@pytest.mark.parametrize("ratings, level, message", [
-    ({"A": [1, 2], "B": [1]}, "interval", "different numbers"),
-    ({"A": [1, "x"], "B": [1, 2]}, "interval", "not a number"),
-    ({"A": [1, 2], "B": [1, 2]}, "likert", "level"),
-])
+@pytest.mark.parametrize(
+    "ratings, level, message",
+    [
+        ({"A": [1, 2], "B": [1]}, "interval", "different numbers"),
+        ({"A": [1, "x"], "B": [1, 2]}, "interval", "not a number"),
+        ({"A": [1, 2], "B": [1, 2]}, "likert", "level"),
+    ],
+)
 def test_bad_annotations_are_a_clear_error(ratings, level, message):
     with pytest.raises(ValueError, match=message):
         annotator_alpha(ratings, level=level)

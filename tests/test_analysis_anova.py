@@ -1,5 +1,6 @@
 """Two-way ANOVA eta squared (ARIA §4, Figure 2: model vs dataset) and ICC(2,1) (Figure 3) on a rows x columns
 table with one score per cell: published worked examples, hand-computed cases, and what is unavailable."""
+
 import math
 
 import pytest
@@ -10,21 +11,13 @@ from audioreason.analysis import Statistic, icc_2_1, two_way_anova
 # block design): Rockwell hardness of 4 tips (rows) on 4 metal coupons (blocks, columns). In the book's coded
 # units (x - 9.5) * 10 the ANOVA gives SS_tips = 38.50, SS_blocks = 82.50, SS_E = 8.00, SS_T = 129.00;
 # F_tips = 14.44 with P = 0.0009.
-HARDNESS = [[9.3, 9.4, 9.6, 10.0],
-            [9.4, 9.3, 9.8, 9.9],
-            [9.2, 9.4, 9.5, 9.7],
-            [9.7, 9.6, 10.0, 10.2]]
+HARDNESS = [[9.3, 9.4, 9.6, 10.0], [9.4, 9.3, 9.8, 9.9], [9.2, 9.4, 9.5, 9.7], [9.7, 9.6, 10.0, 10.2]]
 
 # Shrout & Fleiss (1979), "Intraclass correlations: uses in assessing rater reliability", Table 1: 6 targets
 # rated by 4 judges. Their Table 2: BMS = 11.24, JMS = 32.49, EMS = 1.02 (df 5, 3, 15); Table 4:
 # ICC(2,1) = .29. The R package psych (ICC, same data) gives F = 11.03 on (5, 15), p = 0.00013 and the 95%
 # interval .019 to .76 (Shrout & Fleiss' approximate interval).
-SHROUT_FLEISS = [[9, 2, 5, 8],
-                 [6, 1, 3, 2],
-                 [8, 4, 6, 8],
-                 [7, 1, 2, 6],
-                 [10, 5, 6, 9],
-                 [6, 2, 4, 7]]
+SHROUT_FLEISS = [[9, 2, 5, 8], [6, 1, 3, 2], [8, 4, 6, 8], [7, 1, 2, 6], [10, 5, 6, 9], [6, 2, 4, 7]]
 
 
 def test_anova_reproduces_montgomerys_hardness_testing_experiment():
@@ -69,8 +62,9 @@ def test_icc_2_1_reproduces_shrout_fleiss():
     out = icc_2_1(SHROUT_FLEISS)
     assert out.name == "icc_2_1" and out.n == 6 and out.details["raters"] == 4
     assert round(out.value, 2) == 0.29
-    assert out.value == pytest.approx((11.2417 - 1.0194) / (11.2417 + 3 * 1.0194 + 4 * (32.4861 - 1.0194) / 6),
-                                      abs=1e-4)
+    assert out.value == pytest.approx(
+        (11.2417 - 1.0194) / (11.2417 + 3 * 1.0194 + 4 * (32.4861 - 1.0194) / 6), abs=1e-4
+    )
     assert out.details["F"] == pytest.approx(11.03, abs=5e-3) and out.details["df"] == (5, 15)
     assert round(out.p_value, 5) == 0.00013
     assert round(out.ci[0], 3) == 0.019 and round(out.ci[1], 2) == 0.76
@@ -94,18 +88,20 @@ def test_icc_is_negative_when_targets_agree_less_than_chance():
 
 def test_a_missing_cell_makes_both_unavailable_naming_the_cell():
     table = [[0.2, 0.3], [0.4, None], [0.5, 0.6]]
-    out = two_way_anova(table, row_labels=["Qwen2-Audio", "Phi-4", "GPT-4o-audio"],
-                        column_labels=["MMAR", "MMAU-mini"])
+    out = two_way_anova(table, row_labels=["Qwen2-Audio", "Phi-4", "GPT-4o-audio"], column_labels=["MMAR", "MMAU-mini"])
     for stat in out.values():
         assert stat.value is None and "(Phi-4, MMAU-mini)" in stat.unavailable
     assert "(r1, c1)" in icc_2_1(table).unavailable
 
 
-@pytest.mark.parametrize("table, reason", [
-    ([[1, 2, 3]], "at least 2 rows"),
-    ([[1], [2], [3]], "at least 2 columns"),
-    ([[0.5, 0.5], [0.5, 0.5]], "no variance"),
-])
+@pytest.mark.parametrize(
+    "table, reason",
+    [
+        ([[1, 2, 3]], "at least 2 rows"),
+        ([[1], [2], [3]], "at least 2 columns"),
+        ([[0.5, 0.5], [0.5, 0.5]], "no variance"),
+    ],
+)
 def test_undefined_designs_are_unavailable(table, reason):
     for stat in [*two_way_anova(table).values(), icc_2_1(table)]:
         assert isinstance(stat, Statistic) and stat.value is None and reason in stat.unavailable
@@ -123,12 +119,15 @@ def test_exactly_additive_scores_have_eta_squared_but_no_f_test():
     assert icc.p_value is None and icc.ci is None and "residual" in icc.details["test_unavailable"]
 
 
-@pytest.mark.parametrize("table, message", [
-    ([[1, 2], [3]], "ragged"),
-    ([[1, "a"], [3, 4]], "not a number"),
-    ([[1, 2], [3, float("inf")]], "infinite"),
-    ([], "non-empty"),
-])
+@pytest.mark.parametrize(
+    "table, message",
+    [
+        ([[1, 2], [3]], "ragged"),
+        ([[1, "a"], [3, 4]], "not a number"),
+        ([[1, 2], [3, float("inf")]], "infinite"),
+        ([], "non-empty"),
+    ],
+)
 def test_bad_tables_are_a_clear_error(table, message):
     with pytest.raises(ValueError, match=message):
         two_way_anova(table)

@@ -1,5 +1,6 @@
 """Correlations for the validity analyses (ARIA §4: the metric correlation matrix of Figure 4, Pearson r;
 Spearman's rho with human ratings, Table 5): worked examples, hand-computed cases, and what is unavailable."""
+
 import math
 
 import pytest
@@ -55,12 +56,15 @@ def test_pairs_with_a_missing_value_are_left_out_and_counted():
     assert full.details["dropped_pairs"] == 0
 
 
-@pytest.mark.parametrize("x, y, reason", [
-    ([1, 2], [3, 4], "at least 3 pairs"),
-    ([1, 2, None, 4], [3, 4, 5, None], "at least 3 pairs"),
-    ([1, 1, 1, 1], [1, 2, 3, 4], "x is constant"),
-    ([1, 2, 3, 4], [2, 2, 2, 2], "y is constant"),
-])
+@pytest.mark.parametrize(
+    "x, y, reason",
+    [
+        ([1, 2], [3, 4], "at least 3 pairs"),
+        ([1, 2, None, 4], [3, 4, 5, None], "at least 3 pairs"),
+        ([1, 1, 1, 1], [1, 2, 3, 4], "x is constant"),
+        ([1, 2, 3, 4], [2, 2, 2, 2], "y is constant"),
+    ],
+)
 def test_undefined_correlations_are_unavailable_with_the_reason(x, y, reason):
     for compute in (pearson, spearman):
         out = compute(x, y)
@@ -78,13 +82,16 @@ def test_three_pairs_give_r_and_p_but_no_interval():
     assert out.ci is None and "n >= 4" in out.details["ci_unavailable"]
 
 
-@pytest.mark.parametrize("x, y, message", [
-    ([1, 2, 3], [1, 2], "3 values against 2"),
-    ([1, 2, "3"], [1, 2, 3], "'3' is not a number"),
-    ([1, 2, True], [1, 2, 3], "True is not a number"),
-    ([1, 2, float("inf")], [1, 2, 3], "infinite"),
-    ([[1, 2], [3, 4]], [1, 2], "one-dimensional"),
-])
+@pytest.mark.parametrize(
+    "x, y, message",
+    [
+        ([1, 2, 3], [1, 2], "3 values against 2"),
+        ([1, 2, "3"], [1, 2, 3], "'3' is not a number"),
+        ([1, 2, True], [1, 2, 3], "True is not a number"),
+        ([1, 2, float("inf")], [1, 2, 3], "infinite"),
+        ([[1, 2], [3, 4]], [1, 2], "one-dimensional"),
+    ],
+)
 def test_bad_input_is_a_clear_error(x, y, message):
     with pytest.raises(ValueError, match=message):
         pearson(x, y)

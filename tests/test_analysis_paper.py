@@ -4,12 +4,22 @@ of the dataset-independence analyses (two-way ANOVA, Kendall's W, ICC(2,1)) and 
 correlations; its Table 5 gives rho and p for each metric against human ratings.
 
 What matches the paper and what does not is recorded here and in ``audioreason/analysis/__init__.py``."""
+
 import pytest
 
 from audioreason.analysis import kendalls_w, spearman, two_way_anova, validity_report
 
-MODELS = ["Qwen2-Audio", "Qwen2.5-Omni", "Gemma-3n-E2B", "R1-AQA", "Audio-Reasoner", "AudSemThinker", "Phi-4",
-          "GPT-4o-audio", "Gemini 2.5 Flash"]
+MODELS = [
+    "Qwen2-Audio",
+    "Qwen2.5-Omni",
+    "Gemma-3n-E2B",
+    "R1-AQA",
+    "Audio-Reasoner",
+    "AudSemThinker",
+    "Phi-4",
+    "GPT-4o-audio",
+    "Gemini 2.5 Flash",
+]
 COLUMNS = ("M1", "M2", "M3", "M4", "M5", "M6", "aria", "accuracy")
 # ARIA Table 1: M1..M6 means, ARIA and accuracy (percent in the paper; a fraction here, as the aria scorer
 # returns it) of each model on MMAR and on MMAU-mini.
@@ -42,9 +52,15 @@ ARIA_METRICS = ["M1", "M2", "M3", "M4", "M5", "M6"]
 
 def table1_results():
     """Table 1 as 18 aria-shaped results, in the shape validity_report takes."""
-    return [{"model": model, "benchmark": bench,
-             "result": {**dict(zip(COLUMNS, row)), "aria_metrics": ARIA_METRICS, "aria_complete": True}}
-            for bench, rows in TABLE1.items() for model, row in zip(MODELS, rows)]
+    return [
+        {
+            "model": model,
+            "benchmark": bench,
+            "result": {**dict(zip(COLUMNS, row)), "aria_metrics": ARIA_METRICS, "aria_complete": True},
+        }
+        for bench, rows in TABLE1.items()
+        for model, row in zip(MODELS, rows)
+    ]
 
 
 def models_by_benchmark(measure):
@@ -64,10 +80,26 @@ def report():
 
 
 # Recomputed from Table 1 with an independent numpy implementation of SS_factor / SS_total (9 x 2 cells).
-ETA_MODEL = {"M1": 0.676200, "M2": 0.919319, "M3": 0.933632, "M4": 0.899412, "M5": 0.959589, "M6": 0.941913,
-             "aria": 0.945568, "accuracy": 0.854832}
-ETA_DATASET = {"M1": 0.000062, "M2": 0.000023, "M3": 0.006792, "M4": 0.048796, "M5": 0.016860, "M6": 0.000028,
-               "aria": 0.015091, "accuracy": 0.039402}
+ETA_MODEL = {
+    "M1": 0.676200,
+    "M2": 0.919319,
+    "M3": 0.933632,
+    "M4": 0.899412,
+    "M5": 0.959589,
+    "M6": 0.941913,
+    "aria": 0.945568,
+    "accuracy": 0.854832,
+}
+ETA_DATASET = {
+    "M1": 0.000062,
+    "M2": 0.000023,
+    "M3": 0.006792,
+    "M4": 0.048796,
+    "M5": 0.016860,
+    "M6": 0.000028,
+    "aria": 0.015091,
+    "accuracy": 0.039402,
+}
 
 
 @pytest.mark.parametrize("measure", COLUMNS)
@@ -96,8 +128,15 @@ def test_kendalls_w_from_table1(report):
     paper's W in [0.933, 0.992]; M4 and M6 give it too. M1 (0.692) falls outside the range and none reaches
     0.992 (Table 1's M1 of Qwen2.5-Omni again)."""
     assert stat(report, "kendalls_w", "M2")["value"] == pytest.approx(14 / 15)
-    expected = {"M1": 1 - 74 / 240, "M3": 1 - 12 / 240, "M4": 14 / 15, "M5": 1 - 10 / 240, "M6": 14 / 15,
-                "aria": 1 - 12 / 240, "accuracy": 1 - 10 / 240}
+    expected = {
+        "M1": 1 - 74 / 240,
+        "M3": 1 - 12 / 240,
+        "M4": 14 / 15,
+        "M5": 1 - 10 / 240,
+        "M6": 14 / 15,
+        "aria": 1 - 12 / 240,
+        "accuracy": 1 - 10 / 240,
+    }
     for measure, value in expected.items():
         assert stat(report, "kendalls_w", measure)["value"] == pytest.approx(value), measure
         rho = spearman(*zip(*models_by_benchmark(measure))).value
@@ -107,8 +146,16 @@ def test_kendalls_w_from_table1(report):
 
 # ICC(2,1) per metric (Figure 3 draws them without printing the values), recomputed by hand from the mean
 # squares of the 9 x 2 tables: (BMS - EMS) / (BMS + EMS + 2 (JMS - EMS) / 9).
-ICC = {"M1": 0.379764, "M2": 0.853952, "M3": 0.881065, "M4": 0.825783, "M5": 0.928719, "M6": 0.895387,
-       "aria": 0.903522, "accuracy": 0.743754}
+ICC = {
+    "M1": 0.379764,
+    "M2": 0.853952,
+    "M3": 0.881065,
+    "M4": 0.825783,
+    "M5": 0.928719,
+    "M6": 0.895387,
+    "aria": 0.903522,
+    "accuracy": 0.743754,
+}
 
 
 @pytest.mark.parametrize("measure", COLUMNS)
@@ -169,11 +216,14 @@ def test_report_on_table1_names_every_input(report):
     assert report["models"] == MODELS and report["benchmarks"] == ["MMAR", "MMAU-mini"]
     assert report["measures"] == list(COLUMNS) and report["scorer"] == "aria"
     w = stat(report, "kendalls_w", "M2")
-    assert w["inputs"] == ("M2 of 9 models (rows: ranked objects) x 2 benchmarks (columns: raters; MMAR, "
-                           "MMAU-mini), one score per cell")
+    assert w["inputs"] == (
+        "M2 of 9 models (rows: ranked objects) x 2 benchmarks (columns: raters; MMAR, MMAU-mini), one score per cell"
+    )
     # 28 correlation pairs, then per measure eta^2 (model, dataset), W and ICC; nothing unavailable.
     assert len(report["statistics"]) == 28 + 8 * 4
     assert all(s["unavailable"] is None for s in report["statistics"])
-    assert {n["statistic"] for n in report["not_applicable"]} == {"spearman_rho with human ratings",
-                                                                   "krippendorff_alpha of annotators"}
+    assert {n["statistic"] for n in report["not_applicable"]} == {
+        "spearman_rho with human ratings",
+        "krippendorff_alpha of annotators",
+    }
     assert kendalls_w(models_by_benchmark("M2")).value == w["value"]

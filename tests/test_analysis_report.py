@@ -1,4 +1,5 @@
 """validity_report: which statistics apply to a set of results, how inputs are named, and what is refused."""
+
 import json
 import math
 
@@ -18,21 +19,42 @@ OFFLINE = {
     ("C", "MMAU"): (0.65, 0.66, 0.60, 0.63, 0.70),
     ("D", "MMAU"): (0.25, 0.30, 0.40, 0.32, 0.20),
 }
-BACKBONES = {"M1": "unavailable: no offline CLAP weights", "M2": "all-MiniLM-L6-v2", "M3": "SmolLM2-135M",
-             "M4": "SmolLM2-135M", "M5": "unavailable: no offline NLI weights", "M6": "GloVe 6B-50d"}
+BACKBONES = {
+    "M1": "unavailable: no offline CLAP weights",
+    "M2": "all-MiniLM-L6-v2",
+    "M3": "SmolLM2-135M",
+    "M4": "SmolLM2-135M",
+    "M5": "unavailable: no offline NLI weights",
+    "M6": "GloVe 6B-50d",
+}
 
 
 def aria_result(m2, m3, m4, aria, accuracy, **extra):
-    return {"M1": None, "M2": m2, "M3": m3, "M4": m4, "M5": None, "M6": None, "aria": aria, "accuracy": accuracy,
-            "aria_metrics": ["M2", "M3", "M4"], "aria_complete": False, "backbones": dict(BACKBONES), **extra}
+    return {
+        "M1": None,
+        "M2": m2,
+        "M3": m3,
+        "M4": m4,
+        "M5": None,
+        "M6": None,
+        "aria": aria,
+        "accuracy": accuracy,
+        "aria_metrics": ["M2", "M3", "M4"],
+        "aria_complete": False,
+        "backbones": dict(BACKBONES),
+        **extra,
+    }
 
 
 def offline_results(inline=False):
     out = []
     for (model, bench), values in OFFLINE.items():
         result = aria_result(*values)
-        out.append({"model": model, "benchmark": bench, **result} if inline
-                   else {"model": model, "benchmark": bench, "result": result})
+        out.append(
+            {"model": model, "benchmark": bench, **result}
+            if inline
+            else {"model": model, "benchmark": bench, "result": result}
+        )
     return out
 
 
@@ -67,8 +89,9 @@ def test_results_inline_or_nested_give_the_same_report():
 
 
 def test_the_report_is_plain_json_without_nan():
-    report = validity_report(offline_results(), human={k: 3.0 + v[3] for k, v in OFFLINE.items()},
-                             annotations=KRIPPENDORFF_2011)
+    report = validity_report(
+        offline_results(), human={k: 3.0 + v[3] for k, v in OFFLINE.items()}, annotations=KRIPPENDORFF_2011
+    )
     json.dumps(report, allow_nan=False)
 
 
@@ -89,8 +112,15 @@ def test_one_benchmark_has_no_cross_benchmark_statistics():
 
 
 def test_human_ratings_give_spearman_for_each_measure_and_group():
-    human = {("A", "MMAR"): 2.0, ("B", "MMAR"): 3.0, ("C", "MMAR"): 4.5, ("D", "MMAR"): 1.0,
-             ("A", "MMAU"): 2.5, ("B", "MMAU"): 3.5, ("C", "MMAU"): 4.0}  # (D, MMAU) not rated
+    human = {
+        ("A", "MMAR"): 2.0,
+        ("B", "MMAR"): 3.0,
+        ("C", "MMAR"): 4.5,
+        ("D", "MMAR"): 1.0,
+        ("A", "MMAU"): 2.5,
+        ("B", "MMAU"): 3.5,
+        ("C", "MMAU"): 4.0,
+    }  # (D, MMAU) not rated
     report = validity_report(offline_results(), human=human)
     aria = find(report, "spearman_rho", "aria~human")
     keys = list(human)
@@ -122,12 +152,24 @@ def test_annotator_agreement_uses_the_whole_matrix():
 
 def test_mmar_rubrics_results_carry_their_judges_reliability():
     def mmar(rubrics, accuracy, alpha, unavailable=None):
-        return {"rubrics": rubrics, "accuracy": accuracy, "n": 100,
-                "reliability": {"alpha": alpha, "unavailable": unavailable, "level": "interval", "items": 40,
-                                "kind": "intra-rater (draws of one judge)"}}
-    results = [{"model": "A", "benchmark": "MMAR", "result": mmar(40.0, 55.0, 0.81)},
-               {"model": "B", "benchmark": "MMAR", "result": mmar(30.0, 45.0, None, "alpha needs at least two raters")},
-               {"model": "C", "benchmark": "MMAR", "result": mmar(20.0, 35.0, 0.7)}]
+        return {
+            "rubrics": rubrics,
+            "accuracy": accuracy,
+            "n": 100,
+            "reliability": {
+                "alpha": alpha,
+                "unavailable": unavailable,
+                "level": "interval",
+                "items": 40,
+                "kind": "intra-rater (draws of one judge)",
+            },
+        }
+
+    results = [
+        {"model": "A", "benchmark": "MMAR", "result": mmar(40.0, 55.0, 0.81)},
+        {"model": "B", "benchmark": "MMAR", "result": mmar(30.0, 45.0, None, "alpha needs at least two raters")},
+        {"model": "C", "benchmark": "MMAR", "result": mmar(20.0, 35.0, 0.7)},
+    ]
     report = validity_report(results)
     assert report["scorer"] == "mmar_rubrics" and report["measures"] == ["accuracy", "rubrics"]
     alphas = [s for s in report["statistics"] if s["name"] == "krippendorff_alpha"]
@@ -142,8 +184,9 @@ def test_aria_over_different_metric_sets_is_not_compared():
     results[0]["result"]["aria_metrics"] = ["M2", "M3", "M4", "M6"]
     report = validity_report(results)
     assert "aria" not in report["measures"]
-    assert not any(s["measure"] == "aria" or "aria~" in s["measure"] or "~aria" in s["measure"]
-                   for s in report["statistics"])
+    assert not any(
+        s["measure"] == "aria" or "aria~" in s["measure"] or "~aria" in s["measure"] for s in report["statistics"]
+    )
     reason = {n["statistic"]: n["reason"] for n in report["not_applicable"]}["every statistic of aria"]
     assert "M2+M3+M4; M2+M3+M4+M6" in reason
 
@@ -152,21 +195,30 @@ def test_different_backbones_are_warned_about():
     results = offline_results()
     results[3]["result"]["backbones"]["M2"] = "sentence-transformers/all-mpnet-base-v2"
     warnings = validity_report(results)["warnings"]
-    assert warnings == ["M2 was computed with different backbones across results: all-MiniLM-L6-v2 | "
-                        "sentence-transformers/all-mpnet-base-v2"]
+    assert warnings == [
+        "M2 was computed with different backbones across results: all-MiniLM-L6-v2 | "
+        "sentence-transformers/all-mpnet-base-v2"
+    ]
 
 
-@pytest.mark.parametrize("mutate, message", [
-    (lambda r: r.append({"model": "A", "benchmark": "MMAR", "result": aria_result(.1, .2, .3, .2, .5)}),
-     r"results\[8\] repeats \(A, MMAR\) \(first at results\[0\]\)"),
-    (lambda r: r[2].pop("model"), r"results\[2\] needs a non-empty 'model'"),
-    (lambda r: r[1]["result"].update(M2="0.4"), r"results\[1\] \(B, MMAR\) M2: '0.4' is not a number"),
-    (lambda r: r[1]["result"].update(aria=math.inf), r"results\[1\] \(B, MMAR\) aria: inf is infinite"),
-    (lambda r: r.append({"model": "E", "benchmark": "MMAR", "result": {"score": 1}}), "has none of M1"),
-    (lambda r: r.append({"model": "E", "benchmark": "MMAR", "result": {"rubrics": 40.0, "accuracy": 50.0}}),
-     "mix scorer outputs"),
-    (lambda r: r.append("A MMAR 0.5"), r"results\[8\] is str, not a mapping"),
-])
+@pytest.mark.parametrize(
+    "mutate, message",
+    [
+        (
+            lambda r: r.append({"model": "A", "benchmark": "MMAR", "result": aria_result(0.1, 0.2, 0.3, 0.2, 0.5)}),
+            r"results\[8\] repeats \(A, MMAR\) \(first at results\[0\]\)",
+        ),
+        (lambda r: r[2].pop("model"), r"results\[2\] needs a non-empty 'model'"),
+        (lambda r: r[1]["result"].update(M2="0.4"), r"results\[1\] \(B, MMAR\) M2: '0.4' is not a number"),
+        (lambda r: r[1]["result"].update(aria=math.inf), r"results\[1\] \(B, MMAR\) aria: inf is infinite"),
+        (lambda r: r.append({"model": "E", "benchmark": "MMAR", "result": {"score": 1}}), "has none of M1"),
+        (
+            lambda r: r.append({"model": "E", "benchmark": "MMAR", "result": {"rubrics": 40.0, "accuracy": 50.0}}),
+            "mix scorer outputs",
+        ),
+        (lambda r: r.append("A MMAR 0.5"), r"results\[8\] is str, not a mapping"),
+    ],
+)
 def test_bad_results_are_refused_naming_the_entry(mutate, message):
     results = offline_results()
     mutate(results)

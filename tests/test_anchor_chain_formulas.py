@@ -1,19 +1,34 @@
 """AudioSpan Chain (Eq. 3), per-link accuracy, the D.5 grounding split and the random baseline,
 against hand-computed values and exhaustive enumeration."""
+
 import itertools
 from fractions import Fraction
 
 import pytest
 
 from audioreason.scorers.anchor_chain.scorer import score_anchor_chain
-from audioreason.scorers.anchor_chain.formulas import (accuracy, chain_score, grounding_split, per_link_accuracy,
-                                                       random_chain_expectation)
+from audioreason.scorers.anchor_chain.formulas import (
+    accuracy,
+    chain_score,
+    grounding_split,
+    per_link_accuracy,
+    random_chain_expectation,
+)
 
 
-@pytest.mark.parametrize("links, expected", [
-    ((1, 1, 1), 1.0), ((1, 1, 0), 2 / 3), ((1, 0, 1), 1 / 3), ((1, 0, 0), 1 / 3),
-    ((0, 1, 1), 0.0), ((0, 0, 1), 0.0), ((0, 1, 0), 0.0), ((0, 0, 0), 0.0),
-])
+@pytest.mark.parametrize(
+    "links, expected",
+    [
+        ((1, 1, 1), 1.0),
+        ((1, 1, 0), 2 / 3),
+        ((1, 0, 1), 1 / 3),
+        ((1, 0, 0), 1 / 3),
+        ((0, 1, 1), 0.0),
+        ((0, 0, 1), 0.0),
+        ((0, 1, 0), 0.0),
+        ((0, 0, 0), 0.0),
+    ],
+)
 def test_chain_score_all_eight_patterns(links, expected):
     assert chain_score([bool(x) for x in links]) == pytest.approx(expected)
 
@@ -33,7 +48,7 @@ def _enumerate(option_counts):
     total, count = Fraction(0), 0
     for guess in itertools.product(*(range(n) for n in option_counts)):
         links = [g == 0 for g in guess]
-        total += Fraction(sum(all(links[:k + 1]) for k in range(3)), 3)
+        total += Fraction(sum(all(links[: k + 1]) for k in range(3)), 3)
         count += 1
     return total / count
 
@@ -48,8 +63,9 @@ def test_random_baseline_matches_exhaustive_enumeration(counts):
 
 def test_random_baseline_distribution_four_options():
     # B.3: 0 three quarters of the time, a full 1 once in 64.
-    outcomes = [sum(all(g == 0 for g in guess[:k + 1]) for k in range(3))
-                for guess in itertools.product(range(4), repeat=3)]
+    outcomes = [
+        sum(all(g == 0 for g in guess[: k + 1]) for k in range(3)) for guess in itertools.product(range(4), repeat=3)
+    ]
     assert outcomes.count(0) == 48 and outcomes.count(3) == 1
     assert outcomes.count(1) == 12 and outcomes.count(2) == 3
 
@@ -96,8 +112,11 @@ def test_scores_are_exact_fractions_and_the_output_is_the_nearest_float():
     assert chain_score([True, True, False]) == Fraction(2, 3)
     assert random_chain_expectation([4, 4, 4]) == Fraction(7, 64)
     assert accuracy([True, False, True]) == Fraction(2, 3)
-    items = [{"id": f"{c}{k}", "chain_id": c, "link_position": k, "choices": ["x", "y"], "answer": "x"}
-             for c in ("a", "b") for k in (1, 2, 3)]
+    items = [
+        {"id": f"{c}{k}", "chain_id": c, "link_position": k, "choices": ["x", "y"], "answer": "x"}
+        for c in ("a", "b")
+        for k in (1, 2, 3)
+    ]
     result = score_anchor_chain(items, ["A", "A", "B", "A", "A", "A"])
     assert result["chain"] == float(Fraction(5, 6)) == 0.8333333333333334
     assert result["random_chain"] == float(Fraction(1, 3) * (Fraction(1, 2) + Fraction(1, 4) + Fraction(1, 8)))

@@ -2,6 +2,7 @@
 naming the item (position and id) and the field: missing choices or answer, choices that are not a list of
 strings, repeated ids (which Accuracy used to count twice); the evaluate module passes them on and takes a
 None first reply like any other; the Space widget names the bad line."""
+
 import json
 import re
 from pathlib import Path
@@ -21,21 +22,30 @@ def _mcq(n, gold=0):
 
 
 def _chain(cid):
-    return [{"id": f"{cid}-{p}", "chain_id": cid, "link_position": p, "choices": list(CH), "answer": CH[0]}
-            for p in (1, 2, 3)]
+    return [
+        {"id": f"{cid}-{p}", "chain_id": cid, "link_position": p, "choices": list(CH), "answer": CH[0]}
+        for p in (1, 2, 3)
+    ]
 
 
-@pytest.mark.parametrize("change, message", [
-    (lambda it: it.pop("choices"), "item 1 ('q1'): the field 'choices' is missing"),
-    (lambda it: it.pop("answer"), "item 1 ('q1'): the field 'answer' is missing (give the gold choice text or "
-                                  "letter, or answer_index)"),
-    (lambda it: it.update(choices="dog or cat"), "item 1 ('q1'): 'choices' must be a list of strings, got "
-                                                 "'dog or cat'"),
-    (lambda it: it.update(choices=["dog", None]), "item 1 ('q1'): 'choices' must be a list of strings"),
-    (lambda it: it.update(choices=["dog"]), "item 1 ('q1'): an MCQ needs at least 2 choices, got 1"),
-    (lambda it: it.update(answer="horse"), "item 1 ('q1'): no usable gold answer"),
-    (lambda it: it.update(id="q0"), "item 1 ('q0'): the id is also item 0's; ids must be distinct"),
-])
+@pytest.mark.parametrize(
+    "change, message",
+    [
+        (lambda it: it.pop("choices"), "item 1 ('q1'): the field 'choices' is missing"),
+        (
+            lambda it: it.pop("answer"),
+            "item 1 ('q1'): the field 'answer' is missing (give the gold choice text or letter, or answer_index)",
+        ),
+        (
+            lambda it: it.update(choices="dog or cat"),
+            "item 1 ('q1'): 'choices' must be a list of strings, got 'dog or cat'",
+        ),
+        (lambda it: it.update(choices=["dog", None]), "item 1 ('q1'): 'choices' must be a list of strings"),
+        (lambda it: it.update(choices=["dog"]), "item 1 ('q1'): an MCQ needs at least 2 choices, got 1"),
+        (lambda it: it.update(answer="horse"), "item 1 ('q1'): no usable gold answer"),
+        (lambda it: it.update(id="q0"), "item 1 ('q0'): the id is also item 0's; ids must be distinct"),
+    ],
+)
 def test_accuracy_refuses_bad_items_naming_item_and_field(change, message):
     items = [_mcq(0), _mcq(1), _mcq(2)]
     change(items[1])
@@ -68,8 +78,9 @@ def metric():
 
 def test_the_metric_refuses_repeated_item_ids(metric):
     with pytest.raises(ValueError, match=re.escape("item 1 ('a'): the id is also item 0's; ids must be distinct")):
-        metric.compute(predictions=["A", "A"], references=["A", "A"], choices=[CH, CH], task="accuracy",
-                       item_id=["a", "a"])
+        metric.compute(
+            predictions=["A", "A"], references=["A", "A"], choices=[CH, CH], task="accuracy", item_id=["a", "a"]
+        )
 
 
 def test_a_none_first_reply_is_unparsed_through_evaluate(metric):
@@ -77,10 +88,13 @@ def test_a_none_first_reply_is_unparsed_through_evaluate(metric):
     assert out["accuracy"] == 0.5 and out["unparsed"] == 1 and out["n"] == 2
 
 
-@pytest.mark.parametrize("text, message", [
-    ('["A", "B"]', "JSON line 1: expected an object (an item with its reply), got a list"),
-    (json.dumps({"id": "q0", "answer": "A", "reply": "A"}), "item 0 ('q0'): the field 'choices' is missing"),
-])
+@pytest.mark.parametrize(
+    "text, message",
+    [
+        ('["A", "B"]', "JSON line 1: expected an object (an item with its reply), got a list"),
+        (json.dumps({"id": "q0", "answer": "A", "reply": "A"}), "item 0 ('q0'): the field 'choices' is missing"),
+    ],
+)
 def test_the_space_widget_names_the_line_or_item(text, message):
     import gradio as gr
 

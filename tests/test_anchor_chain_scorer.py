@@ -1,18 +1,36 @@
 """AudioSpan anchor chains and native MCQ: parsing, validation, breakdowns, templates."""
+
 import pytest
 
-from audioreason.scorers.anchor_chain.scorer import (build_chains, gold_index, parse_answer, score_anchor_chain,
-                                                     score_mcq_accuracy)
+from audioreason.scorers.anchor_chain.scorer import (
+    build_chains,
+    gold_index,
+    parse_answer,
+    score_anchor_chain,
+    score_mcq_accuracy,
+)
 from audioreason.text.audiospan_templates import MCQ_INSTRUCTION, OEQ_INSTRUCTION, build_prompt
 
 CH = ["dog barking", "cat meowing", "bird song", "cow mooing"]
 
 
-@pytest.mark.parametrize("reply, exact, tolerant", [
-    ("B", 1, 1), (" B \n", 1, 1), ("B.", None, 1), ("(B)", None, 1), ("b", None, None),
-    ("The answer is B", None, 1), ("", None, None), ("A B", None, None), ("AB", None, None),
-    ("E", None, None), (None, None, None), ("cat meowing", None, 1),
-])
+@pytest.mark.parametrize(
+    "reply, exact, tolerant",
+    [
+        ("B", 1, 1),
+        (" B \n", 1, 1),
+        ("B.", None, 1),
+        ("(B)", None, 1),
+        ("b", None, None),
+        ("The answer is B", None, 1),
+        ("", None, None),
+        ("A B", None, None),
+        ("AB", None, None),
+        ("E", None, None),
+        (None, None, None),
+        ("cat meowing", None, 1),
+    ],
+)
 def test_parser_golden_cases(reply, exact, tolerant):
     assert parse_answer(reply, CH, "exact").index == exact
     assert parse_answer(reply, CH, "tolerant").index == tolerant
@@ -32,17 +50,42 @@ def test_gold_index_forms():
 
 
 def _chain(cid, golds, op="addition", tier="S", lang="en", n=4):
-    return [{"id": f"{cid}-{p}", "chain_id": cid, "link_position": p, "choices": CH[:n], "answer": CH[g],
-             "operation": op, "duration_tier": tier, "language": lang} for p, g in zip((1, 2, 3), golds)]
+    return [
+        {
+            "id": f"{cid}-{p}",
+            "chain_id": cid,
+            "link_position": p,
+            "choices": CH[:n],
+            "answer": CH[g],
+            "operation": op,
+            "duration_tier": tier,
+            "language": lang,
+        }
+        for p, g in zip((1, 2, 3), golds)
+    ]
 
 
 def _dataset():
-    items = (_chain("c1", (0, 1, 2), "addition", "S", "en") + _chain("c2", (1, 1, 1), "deletion", "M", "zh")
-             + _chain("c3", (2, 0, 3), "modification", "L", "en") + _chain("c4", (3, 2, 0), "addition", "M", "zh"))
-    replies = ["A", "B", "C",        # c1: 1,1,1 -> 1
-               "B", "A", "B",        # c2: 1,0,1 -> 1/3
-               "B.", "A", "D",       # c3: unparsed P under exact -> 0,1,1 -> 0 ; tolerant: P wrong anyway
-               "D", "C", "b"]        # c4: 1,1,unparsed -> 2/3 (exact and tolerant: "b" unparsed)
+    items = (
+        _chain("c1", (0, 1, 2), "addition", "S", "en")
+        + _chain("c2", (1, 1, 1), "deletion", "M", "zh")
+        + _chain("c3", (2, 0, 3), "modification", "L", "en")
+        + _chain("c4", (3, 2, 0), "addition", "M", "zh")
+    )
+    replies = [
+        "A",
+        "B",
+        "C",  # c1: 1,1,1 -> 1
+        "B",
+        "A",
+        "B",  # c2: 1,0,1 -> 1/3
+        "B.",
+        "A",
+        "D",  # c3: unparsed P under exact -> 0,1,1 -> 0 ; tolerant: P wrong anyway
+        "D",
+        "C",
+        "b",
+    ]  # c4: 1,1,unparsed -> 2/3 (exact and tolerant: "b" unparsed)
     return items, replies
 
 
@@ -92,16 +135,19 @@ def test_mixed_option_counts_baseline():
     assert r["chain"] == 1.0
 
 
-@pytest.mark.parametrize("mutate, message", [
-    (lambda it: it[:2], "missing link"),
-    (lambda it: it[:2] + [dict(it[1])], "duplicated link"),
-    (lambda it: [it[1], it[0], it[2]], "out of order"),
-    (lambda it: it + [dict(it[2], link_position=3)], "4 links"),
-    (lambda it: [dict(it[0], link_position=4)] + it[1:], "link_position 4"),
-    (lambda it: it[:2] + [dict(it[2], chain_id="other")], "missing link"),
-    (lambda it: it[:2] + [dict(it[2], operation="deletion")], "different operation"),
-    (lambda it: [dict(it[0], chain_id=None)] + it[1:], "no chain_id"),
-])
+@pytest.mark.parametrize(
+    "mutate, message",
+    [
+        (lambda it: it[:2], "missing link"),
+        (lambda it: it[:2] + [dict(it[1])], "duplicated link"),
+        (lambda it: [it[1], it[0], it[2]], "out of order"),
+        (lambda it: it + [dict(it[2], link_position=3)], "4 links"),
+        (lambda it: [dict(it[0], link_position=4)] + it[1:], "link_position 4"),
+        (lambda it: it[:2] + [dict(it[2], chain_id="other")], "missing link"),
+        (lambda it: it[:2] + [dict(it[2], operation="deletion")], "different operation"),
+        (lambda it: [dict(it[0], chain_id=None)] + it[1:], "no chain_id"),
+    ],
+)
 def test_malformed_chains_name_the_chain(mutate, message):
     items = mutate(_chain("chainX", (0, 1, 2)))
     with pytest.raises(ValueError, match=message) as err:
@@ -115,10 +161,25 @@ def test_prediction_count_must_match():
 
 
 def test_mcq_accuracy_and_breakdowns():
-    items = [{"id": f"q{i}", "choices": CH, "answer": CH[g], "duration_tier": t, "language": l,
-              "cognitive_level": c, "dimension": d}
-             for i, (g, t, l, c, d) in enumerate([(0, "S", "en", "P", "counting"), (1, "S", "zh", "U", "summary"),
-                                                  (2, "L", "en", "R", "causal"), (3, "L", "zh", "P", "localization")])]
+    items = [
+        {
+            "id": f"q{i}",
+            "choices": CH,
+            "answer": CH[g],
+            "duration_tier": t,
+            "language": l,
+            "cognitive_level": c,
+            "dimension": d,
+        }
+        for i, (g, t, l, c, d) in enumerate(
+            [
+                (0, "S", "en", "P", "counting"),
+                (1, "S", "zh", "U", "summary"),
+                (2, "L", "en", "R", "causal"),
+                (3, "L", "zh", "P", "localization"),
+            ]
+        )
+    ]
     replies = ["A", "(B)", "C", "A"]
     r = score_mcq_accuracy(items, replies, return_items=True)
     assert r["accuracy"] == 0.5 and r["unparsed"] == 1 and r["random_accuracy"] == 0.25 and r["n"] == 4
@@ -144,11 +205,23 @@ def test_templates():
 
 def test_loader_shaped_rows():
     # Rows as audioreason.data.audiospan yields them for the "anchor" config (answer_index resolved).
-    rows = [{"id": f"{rec}/anchor/{p}", "chain_id": f"{rec}/chain", "link_position": p, "operation": op,
-             "duration_tier": tier, "language": lang, "answer": "y", "answer_index": 2, "choices": ["w", "x", "y", "z"],
-             "cognitive_level": "PUR"[p - 1], "dimension": ""}
-            for rec, op, tier, lang in (("en-talk-001", "addition", "S", "en"), ("zh-show-002", "deletion", "M", "zh"))
-            for p in (1, 2, 3)]
+    rows = [
+        {
+            "id": f"{rec}/anchor/{p}",
+            "chain_id": f"{rec}/chain",
+            "link_position": p,
+            "operation": op,
+            "duration_tier": tier,
+            "language": lang,
+            "answer": "y",
+            "answer_index": 2,
+            "choices": ["w", "x", "y", "z"],
+            "cognitive_level": "PUR"[p - 1],
+            "dimension": "",
+        }
+        for rec, op, tier, lang in (("en-talk-001", "addition", "S", "en"), ("zh-show-002", "deletion", "M", "zh"))
+        for p in (1, 2, 3)
+    ]
     r = score_anchor_chain(rows, ["C", "C", "C", "C", "A", "C"])
     assert r["chain"] == pytest.approx((1 + 1 / 3) / 2) and r["by_operation"]["deletion"]["U"] == 0.0
     a = score_mcq_accuracy(rows, ["C", "C", "C", "C", "A", "C"])

@@ -1,6 +1,7 @@
 """`audioreason anchor make | apply | verify | question`: a manifest written beside the anchored file,
 re-applied bit for bit from the original, verified per position; errors are one line: status 2 for usage, 3
 for data that cannot be used, 1 for a failed check."""
+
 from __future__ import annotations
 
 import json
@@ -25,8 +26,29 @@ def files(tmp_path_factory):
 def test_make_apply_verify_round_trip(files, tmp_path, capsys):
     folder, source, _ = files
     out = tmp_path / "anchored" / "rec.wav"
-    assert main(["anchor", "make", str(source), str(out), "--operation", "modification", "--speed", "2",
-                 "--at", "2.5-5.5", "--at", "00:15-00:18", "--recording-id", "rec", "--seed", "4"]) == 0
+    assert (
+        main(
+            [
+                "anchor",
+                "make",
+                str(source),
+                str(out),
+                "--operation",
+                "modification",
+                "--speed",
+                "2",
+                "--at",
+                "2.5-5.5",
+                "--at",
+                "00:15-00:18",
+                "--recording-id",
+                "rec",
+                "--seed",
+                "4",
+            ]
+        )
+        == 0
+    )
     manifest_path = out.with_suffix(".json")
     manifest = json.loads(manifest_path.read_text())
     assert not manifest["source"]["path"].startswith("/")  # relative to the manifest, so the folder can move
@@ -57,12 +79,39 @@ def test_make_apply_verify_round_trip(files, tmp_path, capsys):
 def test_make_places_the_anchors_with_silero_when_no_position_is_given(files, tmp_path, capsys):
     folder, source, intervals = files
     segments = tmp_path / "segments.json"
-    segments.write_text(json.dumps([{"id": f"s{i}", "start": a - 1.0, "end": b + 1.0}
-                                    for i, (a, b) in enumerate(intervals)]))
+    segments.write_text(
+        json.dumps([{"id": f"s{i}", "start": a - 1.0, "end": b + 1.0} for i, (a, b) in enumerate(intervals)])
+    )
     out = tmp_path / "added.wav"
-    assert main(["anchor", "make", str(source), str(out), "--operation", "addition", "--clip", str(folder / "bell.wav"),
-                 "--category", "bell", "--segments", str(segments), "--count", "2", "--seed", "3",
-                 "--rule", "min_seconds=1", "--rule", "max_fraction=0.1", "--rule", "edge_seconds=1"]) == 0
+    assert (
+        main(
+            [
+                "anchor",
+                "make",
+                str(source),
+                str(out),
+                "--operation",
+                "addition",
+                "--clip",
+                str(folder / "bell.wav"),
+                "--category",
+                "bell",
+                "--segments",
+                str(segments),
+                "--count",
+                "2",
+                "--seed",
+                "3",
+                "--rule",
+                "min_seconds=1",
+                "--rule",
+                "max_fraction=0.1",
+                "--rule",
+                "edge_seconds=1",
+            ]
+        )
+        == 0
+    )
     manifest = json.loads(out.with_suffix(".json").read_text())
     assert len(manifest["positions"]) == 2 and len({p["segment"] for p in manifest["positions"]}) == 2
     assert main(["anchor", "verify", str(out.with_suffix(".json"))]) == 0
@@ -75,21 +124,57 @@ def run_error(argv, capsys):
     return stop.value.code, err
 
 
-@pytest.mark.parametrize("argv,message", [
-    (lambda t, s: ["anchor", "apply", str(t / "missing.json")], "missing.json': no such file"),
-    (lambda t, s: ["anchor", "make", str(s), str(t / "o.wav"), "--operation", "addition"], "needs --clip"),
-    (lambda t, s: ["anchor", "make", str(s), str(t / "o.wav"), "--operation", "modification", "--at", "2-5"],
-     "exactly one of --gain-db"),
-    (lambda t, s: ["anchor", "make", str(s), str(t / "o.wav"), "--operation", "deletion", "--at", "2-x"], "--at '2-x'"),
-    (lambda t, s: ["anchor", "make", str(s), str(t / "o.wav"), "--operation", "modification", "--gain-db", "3",
-                   "--at", "2-5"], "±8-12 dB"),
-    (lambda t, s: ["anchor", "make", str(t / "none.wav"), str(t / "o.wav"), "--operation", "deletion", "--at", "2-5"],
-     "none.wav': no such file"),
-    (lambda t, s: ["anchor", "make", str(s), str(t / "o.wav"), "--operation", "deletion", "--rule", "edge=3"],
-     "--rule 'edge=3'"),
-    (lambda t, s: ["anchor", "make", str(s), str(t / "o.wav"), "--operation", "deletion"],
-     "no room: windows of at least 3.0 s"),
-])
+@pytest.mark.parametrize(
+    "argv,message",
+    [
+        (lambda t, s: ["anchor", "apply", str(t / "missing.json")], "missing.json': no such file"),
+        (lambda t, s: ["anchor", "make", str(s), str(t / "o.wav"), "--operation", "addition"], "needs --clip"),
+        (
+            lambda t, s: ["anchor", "make", str(s), str(t / "o.wav"), "--operation", "modification", "--at", "2-5"],
+            "exactly one of --gain-db",
+        ),
+        (
+            lambda t, s: ["anchor", "make", str(s), str(t / "o.wav"), "--operation", "deletion", "--at", "2-x"],
+            "--at '2-x'",
+        ),
+        (
+            lambda t, s: [
+                "anchor",
+                "make",
+                str(s),
+                str(t / "o.wav"),
+                "--operation",
+                "modification",
+                "--gain-db",
+                "3",
+                "--at",
+                "2-5",
+            ],
+            "±8-12 dB",
+        ),
+        (
+            lambda t, s: [
+                "anchor",
+                "make",
+                str(t / "none.wav"),
+                str(t / "o.wav"),
+                "--operation",
+                "deletion",
+                "--at",
+                "2-5",
+            ],
+            "none.wav': no such file",
+        ),
+        (
+            lambda t, s: ["anchor", "make", str(s), str(t / "o.wav"), "--operation", "deletion", "--rule", "edge=3"],
+            "--rule 'edge=3'",
+        ),
+        (
+            lambda t, s: ["anchor", "make", str(s), str(t / "o.wav"), "--operation", "deletion"],
+            "no room: windows of at least 3.0 s",
+        ),
+    ],
+)
 def test_errors_are_one_line(files, tmp_path, capsys, argv, message):
     _, source, _ = files
     code, err = run_error(argv(tmp_path, source), capsys)

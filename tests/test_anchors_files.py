@@ -1,6 +1,7 @@
 """Applying and verifying anchor manifests on espeak-ng speech: achieved SNR, gain and speed at each position
 against the manifest, the audio outside every span bit-identical to the source, manifests that round-trip
 and reproduce the file bit for bit, and the errors a manifest that does not fit gets."""
+
 from __future__ import annotations
 
 import json
@@ -58,8 +59,9 @@ def test_each_operation_measures_as_its_manifest_says_and_leaves_the_rest_bit_id
     assert report["ok"], report
     assert report["outside_differing"] == 0
     op, fields = CASES[name]
-    measured = [c for c in report["positions"] if c["quantity"] not in SECONDARY
-                and not c["quantity"].startswith("correlation")]
+    measured = [
+        c for c in report["positions"] if c["quantity"] not in SECONDARY and not c["quantity"].startswith("correlation")
+    ]
     assert [c["position"] for c in measured] == [1, 2, 3]
     if op == "addition":
         assert all(abs(c["measured"] - fields["snr_db"]) <= 0.1 for c in measured)
@@ -75,7 +77,7 @@ def test_each_operation_measures_as_its_manifest_says_and_leaves_the_rest_bit_id
     src, out = _int16(source), _int16(tmp_path / f"{name}.wav")
     s_cursor = a_cursor = 0
     for p in manifest["positions"]:
-        np.testing.assert_array_equal(src[s_cursor:p["original_start_frame"]], out[a_cursor:p["start_frame"]])
+        np.testing.assert_array_equal(src[s_cursor : p["original_start_frame"]], out[a_cursor : p["start_frame"]])
         s_cursor, a_cursor = p["original_end_frame"], p["end_frame"]
     np.testing.assert_array_equal(src[s_cursor:], out[a_cursor:])
     assert len(out) == manifest["output"]["frames"] == len(src) + manifest["positions"][-1]["shift_after_frames"]
@@ -113,8 +115,15 @@ def test_the_written_manifest_round_trips_and_reproduces_the_file_bit_for_bit(re
 
 def test_a_clip_at_another_rate_is_resampled_with_soxr(recording, tmp_path):
     folder, source = recording
-    manifest = anchor_recording(source, tmp_path / "a.wav", "addition", [[2.5, None]], clip=folder / "bell_44k.wav",
-                                event_category="beep", snr_db=8.0)
+    manifest = anchor_recording(
+        source,
+        tmp_path / "a.wav",
+        "addition",
+        [[2.5, None]],
+        clip=folder / "bell_44k.wav",
+        event_category="beep",
+        snr_db=8.0,
+    )
     assert manifest["event_clip"]["frames"] == int(1.5 * RATE)
     assert verify_anchored(manifest, clip=folder / "bell_44k.wav")["ok"]
 
@@ -123,7 +132,7 @@ def test_verify_finds_a_changed_sample_outside_the_spans_and_a_wrong_gain(record
     manifest, _, _ = _make(recording, "quieter", tmp_path)
     path = tmp_path / "quieter.wav"
     samples = _int16(path)
-    samples[100] += 1                                   # outside every span
+    samples[100] += 1  # outside every span
     start, end = manifest["positions"][1]["start_frame"], manifest["positions"][1]["end_frame"]
     samples[start:end] = (samples[start:end] * 0.5).astype(np.int16)  # position 2 now about -16 dB
     sf.write(str(path), samples, RATE, subtype="PCM_16")
@@ -136,8 +145,9 @@ def test_verify_finds_a_changed_sample_outside_the_spans_and_a_wrong_gain(record
 def test_clipping_is_counted_and_shows_in_verify(tmp_path):
     source = tmp_path / "loud.wav"
     write_audio(source, tone(300, 10.0, 0.9), RATE)
-    manifest = anchor_recording(source, tmp_path / "out.wav", "modification", [[2.0, 5.0]], attribute="loudness",
-                                gain_db=12.0)
+    manifest = anchor_recording(
+        source, tmp_path / "out.wav", "modification", [[2.0, 5.0]], attribute="loudness", gain_db=12.0
+    )
     assert manifest["output"]["clipped_samples"] > 0
     report = verify_anchored(manifest)
     assert not report["ok"] and report["positions"][0]["measured"] < 11.0
@@ -146,24 +156,29 @@ def test_clipping_is_counted_and_shows_in_verify(tmp_path):
 def test_stereo_float_sources_keep_their_format_and_flac_is_written_losslessly(tmp_path):
     stereo = np.stack([tone(220, 8.0), tone(330, 8.0, 0.2)], axis=1)
     sf.write(str(tmp_path / "st.wav"), stereo.astype(np.float32), RATE, subtype="FLOAT")
-    m = anchor_recording(tmp_path / "st.wav", tmp_path / "st_out.wav", "deletion", [[2.0, 4.0]],
-                         deletion_mode="silence")
+    m = anchor_recording(
+        tmp_path / "st.wav", tmp_path / "st_out.wav", "deletion", [[2.0, 4.0]], deletion_mode="silence"
+    )
     assert m["output"]["subtype"] == "FLOAT" and m["source"]["channels"] == 2
     assert verify_anchored(m)["ok"]
     write_audio(tmp_path / "mono.wav", tone(220, 8.0), RATE)
-    flac = anchor_recording(tmp_path / "mono.wav", tmp_path / "out.flac", "deletion", [[2.0, 4.0]],
-                            deletion_mode="silence")
+    flac = anchor_recording(
+        tmp_path / "mono.wav", tmp_path / "out.flac", "deletion", [[2.0, 4.0]], deletion_mode="silence"
+    )
     assert flac["output"]["format"] == "FLAC" and verify_anchored(flac)["ok"]
     with pytest.raises(ManifestError, match="FLAC cannot hold FLOAT"):
         anchor_recording(tmp_path / "st.wav", tmp_path / "x.flac", "deletion", [[2.0, 4.0]], deletion_mode="silence")
 
 
-@pytest.mark.parametrize("positions,fields,message", [
-    ([[2.5, 5.5], [5.0, 12.0]], {}, "must not overlap"),
-    ([[8.0, 12.0], [2.0, 4.0]], {}, "time order"),
-    ([[38.0, 41.0]], {}, "leaves the recording"),
-    ([[6.0, 6.2]], {}, "at least 0.5 s"),
-])
+@pytest.mark.parametrize(
+    "positions,fields,message",
+    [
+        ([[2.5, 5.5], [5.0, 12.0]], {}, "must not overlap"),
+        ([[8.0, 12.0], [2.0, 4.0]], {}, "time order"),
+        ([[38.0, 41.0]], {}, "leaves the recording"),
+        ([[6.0, 6.2]], {}, "at least 0.5 s"),
+    ],
+)
 def test_positions_that_do_not_fit_are_refused_before_writing(recording, tmp_path, positions, fields, message):
     _, source = recording
     with pytest.raises(ManifestError, match=message):
@@ -179,10 +194,24 @@ def test_a_manifest_for_another_source_or_clip_is_refused(recording, tmp_path):
     with pytest.raises(ManifestError, match="sha256 .* differs"):
         apply_manifest(manifest, source=other, output=tmp_path / "y.wav")
     with pytest.raises(ManifestError, match="clip lasts 1.500 s"):
-        anchor_recording(source, tmp_path / "z.wav", "addition", [[2.5, 5.5]], clip=folder / "bell.wav",
-                         event_category="bell", snr_db=8.0)
+        anchor_recording(
+            source,
+            tmp_path / "z.wav",
+            "addition",
+            [[2.5, 5.5]],
+            clip=folder / "bell.wav",
+            event_category="bell",
+            snr_db=8.0,
+        )
     with pytest.raises(ManifestError, match="overwrite the source"):
         anchor_recording(source, source, "deletion", [[2.5, 5.5]], deletion_mode="silence")
     with pytest.raises(ManifestError, match=r"positions\[0\]: the signal under the event is silent"):
-        anchor_recording(source, tmp_path / "s.wav", "addition", [[0.2, None]], clip=folder / "bell.wav",
-                         event_category="bell", snr_db=8.0)
+        anchor_recording(
+            source,
+            tmp_path / "s.wav",
+            "addition",
+            [[0.2, None]],
+            clip=folder / "bell.wav",
+            event_category="bell",
+            snr_db=8.0,
+        )

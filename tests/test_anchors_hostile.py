@@ -2,6 +2,7 @@
 out of range or strings, a completed manifest whose bytes this machine does not make, and (the AudioSpan
 loader) an event clip outside the dataset root. Each is refused with one line naming the field, exit status 3
 (data), and nothing is written."""
+
 from __future__ import annotations
 
 import hashlib
@@ -31,8 +32,9 @@ def folder(tmp_path):
 
 def _plan(folder, fields, output="out.wav"):
     path = folder / "plan.json"
-    path.write_text(json.dumps({**fields, "source": {"path": "source.wav"}, "output": {"path": output}},
-                               allow_nan=True))
+    path.write_text(
+        json.dumps({**fields, "source": {"path": "source.wav"}, "output": {"path": output}}, allow_nan=True)
+    )
     return path
 
 
@@ -59,30 +61,38 @@ def test_an_output_path_leaving_the_manifest_folder_is_refused(folder, capsys, o
     assert main(["anchor", "apply", str(plan)]) == 0 and (folder / "inside.wav").is_file()
 
 
-@pytest.mark.parametrize("fields,message", [
-    ({**NOISE, "parameters": {"noise_db": float("nan")}}, "parameters.noise_db must be a finite number, got nan"),
-    ({**NOISE, "parameters": {"mod_depth": float("nan")}}, "parameters.mod_depth must be a finite number"),
-    ({**NOISE, "parameters": {"cutoff_hz": float("nan")}}, "parameters.cutoff_hz must be a finite number"),
-    ({**NOISE, "parameters": {"fade_s": float("nan")}}, "parameters.fade_s must be a finite number"),
-    ({**LOUD, "parameters": {"ramp_s": float("nan")}}, "parameters.ramp_s must be a finite number"),
-    ({**NOISE, "parameters": {"fade_s": -1}}, "parameters.fade_s must be in [0, 10], got -1"),
-    ({**NOISE, "parameters": {"mod_depth": 5}}, "parameters.mod_depth must be in [0, 1], got 5"),
-    ({**NOISE, "parameters": {"noise_db": 1e308}}, "parameters.noise_db must be in [-100, 20], got 1e+308"),
-    ({**NOISE, "parameters": {"fade_s": float("inf")}}, "parameters.fade_s must be a finite number, got inf"),
-    ({**NOISE, "parameters": {"cutoff_hz": "300"}}, "parameters.cutoff_hz must be a finite number, got '300'"),
-    ({**NOISE, "parameters": {"filter_order": 2.5}}, "parameters.filter_order must be a whole number"),
-    ({**NOISE, "parameters": {"cutoff_hz": 9000}}, "parameters.cutoff_hz 9000 Hz must be below the source's "
-                                                   "Nyquist frequency (8000 Hz)"),
-    ({**NOISE, "parameters": "loud"}, "parameters must be an object"),
-    ({**NOISE, "seed": "x"}, "seed must be a whole number >= 0, got 'x'"),
-    ({**LOUD, "gain_db": 1e308}, "gain_db must be in [-100, 100], got 1e+308"),
-    ({**LOUD, "gain_db": float("inf")}, "gain_db must be a finite number, got inf"),
-    ({**LOUD, "positions": [[2.0, 1e308]]}, "positions[0].end must be in [0, 1e+06], got 1e+308"),
-    ({**LOUD, "positions": [{"original_start": 2.0, "original_end": 4.0, "original_start_frame": "x"}]},
-     "positions[0].original_start_frame must be a whole number of frames"),
-])
-def test_a_parameter_that_is_nan_infinite_out_of_range_or_a_string_is_refused_writing_nothing(folder, capsys, fields,
-                                                                                                message):
+@pytest.mark.parametrize(
+    "fields,message",
+    [
+        ({**NOISE, "parameters": {"noise_db": float("nan")}}, "parameters.noise_db must be a finite number, got nan"),
+        ({**NOISE, "parameters": {"mod_depth": float("nan")}}, "parameters.mod_depth must be a finite number"),
+        ({**NOISE, "parameters": {"cutoff_hz": float("nan")}}, "parameters.cutoff_hz must be a finite number"),
+        ({**NOISE, "parameters": {"fade_s": float("nan")}}, "parameters.fade_s must be a finite number"),
+        ({**LOUD, "parameters": {"ramp_s": float("nan")}}, "parameters.ramp_s must be a finite number"),
+        ({**NOISE, "parameters": {"fade_s": -1}}, "parameters.fade_s must be in [0, 10], got -1"),
+        ({**NOISE, "parameters": {"mod_depth": 5}}, "parameters.mod_depth must be in [0, 1], got 5"),
+        ({**NOISE, "parameters": {"noise_db": 1e308}}, "parameters.noise_db must be in [-100, 20], got 1e+308"),
+        ({**NOISE, "parameters": {"fade_s": float("inf")}}, "parameters.fade_s must be a finite number, got inf"),
+        ({**NOISE, "parameters": {"cutoff_hz": "300"}}, "parameters.cutoff_hz must be a finite number, got '300'"),
+        ({**NOISE, "parameters": {"filter_order": 2.5}}, "parameters.filter_order must be a whole number"),
+        (
+            {**NOISE, "parameters": {"cutoff_hz": 9000}},
+            "parameters.cutoff_hz 9000 Hz must be below the source's Nyquist frequency (8000 Hz)",
+        ),
+        ({**NOISE, "parameters": "loud"}, "parameters must be an object"),
+        ({**NOISE, "seed": "x"}, "seed must be a whole number >= 0, got 'x'"),
+        ({**LOUD, "gain_db": 1e308}, "gain_db must be in [-100, 100], got 1e+308"),
+        ({**LOUD, "gain_db": float("inf")}, "gain_db must be a finite number, got inf"),
+        ({**LOUD, "positions": [[2.0, 1e308]]}, "positions[0].end must be in [0, 1e+06], got 1e+308"),
+        (
+            {**LOUD, "positions": [{"original_start": 2.0, "original_end": 4.0, "original_start_frame": "x"}]},
+            "positions[0].original_start_frame must be a whole number of frames",
+        ),
+    ],
+)
+def test_a_parameter_that_is_nan_infinite_out_of_range_or_a_string_is_refused_writing_nothing(
+    folder, capsys, fields, message
+):
     code, err = _run(["anchor", "apply", str(_plan(folder, fields))], capsys)
     assert code == 3 and len(err.strip().splitlines()) == 1 and "Traceback" not in err
     assert message in err
@@ -95,8 +105,10 @@ def test_a_manifest_with_nan_is_never_written_as_json():
     with pytest.raises(ManifestError, match="JSON cannot write"):
         manifest_json(manifest)
     with pytest.raises(ManifestError, match="parameters.fade_s must be a finite number"):
-        read_manifest('{"operation": "deletion", "deletion_mode": "silence", "positions": [[2, 4]], '
-                      '"parameters": {"fade_s": NaN}}')
+        read_manifest(
+            '{"operation": "deletion", "deletion_mode": "silence", "positions": [[2, 4]], '
+            '"parameters": {"fade_s": NaN}}'
+        )
 
 
 def test_apply_on_a_completed_manifest_does_not_overwrite_before_comparing(folder, capsys):
@@ -122,16 +134,35 @@ def test_apply_on_a_completed_manifest_does_not_overwrite_before_comparing(folde
 
 
 def test_make_refuses_a_manifest_folder_that_does_not_hold_the_output(folder, capsys):
-    code, err = _run(["anchor", "make", str(folder / "source.wav"), str(folder / "a" / "out.wav"), "--operation",
-                      "modification", "--gain-db", "-10", "--at", "2-4", "--manifest", str(folder / "b" / "m.json")],
-                     capsys)
+    code, err = _run(
+        [
+            "anchor",
+            "make",
+            str(folder / "source.wav"),
+            str(folder / "a" / "out.wav"),
+            "--operation",
+            "modification",
+            "--gain-db",
+            "-10",
+            "--at",
+            "2-4",
+            "--manifest",
+            str(folder / "b" / "m.json"),
+        ],
+        capsys,
+    )
     assert code == 2 and "is not inside the manifest's folder" in err and _written(folder) == []
 
 
 # ------------------------------------------------------------------------------ the AudioSpan loader
 def _build(root, tmp_path):
-    return AudioSpanBuilder(data_dir=str(root), cache_dir=str(tmp_path / "cache"), config_name="anchor",
-                            audio_backend="soundfile", anchor_from_manifests=True).build()
+    return AudioSpanBuilder(
+        data_dir=str(root),
+        cache_dir=str(tmp_path / "cache"),
+        config_name="anchor",
+        audio_backend="soundfile",
+        anchor_from_manifests=True,
+    ).build()
 
 
 @pytest.fixture()
@@ -143,11 +174,20 @@ def raw(tmp_path):
 
 
 def test_the_loader_reads_no_event_clip_outside_the_dataset_root(raw, tmp_path):
-    plan = {"recording_id": "en-talk-001", "operation": "addition", "event_category": "bell", "snr_db": 8.0,
-            "positions": [[0.5, None]], "event_clip": {"path": "../private-clip.wav"}}
+    plan = {
+        "recording_id": "en-talk-001",
+        "operation": "addition",
+        "event_category": "bell",
+        "snr_db": 8.0,
+        "positions": [[0.5, None]],
+        "event_clip": {"path": "../private-clip.wav"},
+    }
     (raw / "metadata" / "edits.jsonl").write_text(json.dumps(plan) + "\n")
-    with pytest.raises(ManifestError, match=r"recording 'en-talk-001': event_clip.path '../private-clip.wav' "
-                                            r"leaves"):
+    with pytest.raises(
+        ManifestError,
+        match=r"recording 'en-talk-001': event_clip.path '../private-clip.wav' "
+        r"leaves",
+    ):
         _build(raw, tmp_path)
     assert not (raw / "audio" / "anchored" / "en-talk-001.wav").exists()
     # the same clip inside the root is used
@@ -160,8 +200,12 @@ def test_the_loader_reads_no_event_clip_outside_the_dataset_root(raw, tmp_path):
 
 
 def test_the_loader_refuses_a_recording_id_that_is_a_path(raw, tmp_path):
-    plan = {"recording_id": "../../escaped", "operation": "deletion", "deletion_mode": "silence",
-            "positions": [[0.5, 1.5]]}
+    plan = {
+        "recording_id": "../../escaped",
+        "operation": "deletion",
+        "deletion_mode": "silence",
+        "positions": [[0.5, 1.5]],
+    }
     (raw / "metadata" / "edits.jsonl").write_text(json.dumps(plan) + "\n")
     with pytest.raises(ManifestError, match="recording_id '../../escaped' is not a file name"):
         _build(raw, tmp_path)

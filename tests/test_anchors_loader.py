@@ -1,6 +1,7 @@
 """The AudioSpan builder anchors originals from their manifests at build time (``anchor_from_manifests``),
 caches what it made, leaves pre-made copies alone, and its anchor rows serve the anchored audio and carry
 the completed manifest (positions in the anchored timeline)."""
+
 from __future__ import annotations
 
 import json
@@ -13,8 +14,13 @@ from audioreason.audio.anchor_manifest import ManifestError
 from audioreason.data.audiospan import AudioSpanBuilder
 from fixtures.audiospan_synth import write_audiospan_folder
 
-PLAN = {"recording_id": "en-talk-001", "operation": "modification", "attribute": "speed", "speed_factor": 2.0,
-        "positions": [[0.5, 1.5], [2.5, 3.5]]}
+PLAN = {
+    "recording_id": "en-talk-001",
+    "operation": "modification",
+    "attribute": "speed",
+    "speed_factor": 2.0,
+    "positions": [[0.5, 1.5], [2.5, 3.5]],
+}
 
 
 @pytest.fixture()
@@ -26,8 +32,9 @@ def raw(tmp_path):
 
 
 def _anchor_rows(root, cache, **options):
-    builder = AudioSpanBuilder(data_dir=str(root), cache_dir=str(cache), config_name="anchor",
-                               audio_backend="soundfile", **options)
+    builder = AudioSpanBuilder(
+        data_dir=str(root), cache_dir=str(cache), config_name="anchor", audio_backend="soundfile", **options
+    )
     ds = builder.build()
     return builder, [r for r in ds.remove_columns("audio").to_list() if r["recording_id"] == "en-talk-001"]
 
@@ -65,15 +72,16 @@ def test_a_second_build_reuses_the_cache_and_a_changed_manifest_anchors_again(ra
 
 
 def test_without_the_option_or_with_a_premade_copy_nothing_is_anchored(raw, tmp_path):
-    builder = AudioSpanBuilder(data_dir=str(raw), cache_dir=str(tmp_path / "c"), config_name="anchor",
-                               on_missing_audio="keep")
+    builder = AudioSpanBuilder(
+        data_dir=str(raw), cache_dir=str(tmp_path / "c"), config_name="anchor", on_missing_audio="keep"
+    )
     assert any(i.kind == "missing_audio" for i in builder.report.issues)
     assert not (raw / "audio" / "anchored" / "en-talk-001.wav").exists()
     premade = raw / "audio" / "anchored" / "en-talk-001.wav"
     sf.write(str(premade), [0.0] * 64000, 16000, subtype="PCM_16")
     before = premade.read_bytes()
     _, rows = _anchor_rows(raw, tmp_path / "c4", anchor_from_manifests=True)
-    assert premade.read_bytes() == before                  # a pre-made copy is read, never replaced
+    assert premade.read_bytes() == before  # a pre-made copy is read, never replaced
     assert rows[0]["edit_manifest"]["positions"] == [{"start": 0.5, "end": 1.5}, {"start": 2.5, "end": 3.5}]
 
 

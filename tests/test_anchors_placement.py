@@ -1,20 +1,30 @@
 """Anchor placement (App. B.3's second pass): windows inside one segment, clear of the opening and close,
 a few seconds long and a small fraction of the total, over speech, in distinct segments, deterministic
 for a seed; a clear error when there is no room. Silero VAD on espeak-ng speech."""
+
 from __future__ import annotations
 
 import pytest
 
-from audioreason.audio.placement import (PlacementError, PlacementRules, Segment, fixed_segments, place_windows,
-                                         silero_speech, speech_spans)
+from audioreason.audio.placement import (
+    PlacementError,
+    PlacementRules,
+    Segment,
+    fixed_segments,
+    place_windows,
+    silero_speech,
+    speech_spans,
+)
 from test_anchors_signals import RATE, speech_recording
 
 
 def speech_in(intervals):
     """speech(start, end) for intervals of speech given by hand."""
+
     def fraction(start, end):
         covered = sum(max(0.0, min(end, b) - max(start, a)) for a, b in intervals)
         return covered / (end - start)
+
     return fraction
 
 
@@ -49,12 +59,15 @@ def test_a_fixed_length_window_and_speech_decide_where_it_goes():
     assert 1998.0 <= windows[1].start and windows[1].end <= 2012.0
 
 
-@pytest.mark.parametrize("duration,count,kwargs,message", [
-    (100.0, 1, {}, r"at most 2\.000 s in a 100\.0 s recording"),
-    (HOUR, 1, {"length": 20.0}, "breaks the length rules"),
-    (HOUR, 3, {"segments": [Segment("a", 0, 1800), Segment("b", 1800, HOUR)]}, "2 of 2 segments"),
-    (HOUR, 2, {"segments": [Segment("a", 0, 182), Segment("b", 182, HOUR)]}, "1 of 2 segments"),
-])
+@pytest.mark.parametrize(
+    "duration,count,kwargs,message",
+    [
+        (100.0, 1, {}, r"at most 2\.000 s in a 100\.0 s recording"),
+        (HOUR, 1, {"length": 20.0}, "breaks the length rules"),
+        (HOUR, 3, {"segments": [Segment("a", 0, 1800), Segment("b", 1800, HOUR)]}, "2 of 2 segments"),
+        (HOUR, 2, {"segments": [Segment("a", 0, 182), Segment("b", 182, HOUR)]}, "1 of 2 segments"),
+    ],
+)
 def test_no_room_is_a_clear_error(duration, count, kwargs, message):
     with pytest.raises(PlacementError, match=message):
         place_windows(duration, count, TALK, seed=0, **kwargs)

@@ -1,6 +1,7 @@
 """The perception question of an anchor chain from its manifest (App. B.3): true or off-by-one count x
 true or far-off position, in the item form the anchor_chain scorer, the C.1 prompt template and the
 AudioSpan loader read."""
+
 from __future__ import annotations
 
 import pytest
@@ -14,9 +15,14 @@ from audioreason.text.timestamps import parse_timestamp
 def completed(operation="addition", starts=(125.4, 1830.0, 3000.6), frames=3600 * 16000, **fields):
     """A completed manifest as apply writes it (only what the options read), one hour at 16 kHz."""
     fields = fields or {"event_category": "dog bark", "snr_db": 8.0}
-    return {"operation": operation, "recording_id": "rec-7", **fields,
-            "positions": [{"start": s, "end": s + 2, "original_start": s, "original_end": s + 2} for s in starts],
-            "source": {"sampling_rate": 16000}, "output": {"frames": frames}}
+    return {
+        "operation": operation,
+        "recording_id": "rec-7",
+        **fields,
+        "positions": [{"start": s, "end": s + 2, "original_start": s, "original_end": s + 2} for s in starts],
+        "source": {"sampling_rate": 16000},
+        "output": {"frames": frames},
+    }
 
 
 def test_the_four_options_cross_count_and_position():
@@ -32,8 +38,9 @@ def test_the_four_options_cross_count_and_position():
     gold = built["choices"][built["answer_index"]]
     assert gold == "3 times; occurrence 2 begins at 30:30"
     assert parse_timestamp(gold.split(" at ")[1]) == 1830.0
-    assert built["question"] == ("How many times does the sound of dog bark occur in the audio, and when does "
-                                 "occurrence 2 begin?")
+    assert built["question"] == (
+        "How many times does the sound of dog bark occur in the audio, and when does occurrence 2 begin?"
+    )
     assert perception_options(completed(), seed=4, occurrence=2) == built  # deterministic
 
 
@@ -47,11 +54,23 @@ def test_a_single_position_is_miscounted_as_two_and_times_past_an_hour_read_back
 
 def test_the_item_scores_and_prompts_like_any_anchor_item():
     item = perception_item(completed(), seed=1)
-    assert (item["link_position"], item["cognitive_level"], item["format"], item["chain_id"]) == \
-        (1, "perception", "MCQ", "rec-7")
+    assert (item["link_position"], item["cognitive_level"], item["format"], item["chain_id"]) == (
+        1,
+        "perception",
+        "MCQ",
+        "rec-7",
+    )
     assert item["answer"] == item["choices"][item["answer_index"]]
-    links = [item] + [{"chain_id": "rec-7", "link_position": k, "choices": ["a", "b", "c", "d"], "answer": "a",
-                       "operation": "addition"} for k in (2, 3)]
+    links = [item] + [
+        {
+            "chain_id": "rec-7",
+            "link_position": k,
+            "choices": ["a", "b", "c", "d"],
+            "answer": "a",
+            "operation": "addition",
+        }
+        for k in (2, 3)
+    ]
     letter = "ABCD"[item["answer_index"]]
     assert score_anchor_chain(links, [letter, "A", "A"])["chain"] == 1.0
     wrong = "ABCD"[(item["answer_index"] + 1) % 4]
@@ -61,12 +80,15 @@ def test_the_item_scores_and_prompts_like_any_anchor_item():
     assert item["edit_manifest"]["positions"][0]["start"] == 125.4
 
 
-@pytest.mark.parametrize("operation,fields,phrase", [
-    ("deletion", {"deletion_mode": "silence"}, "a stretch where the audio drops to silence"),
-    ("deletion", {"deletion_mode": "noise"}, "a stretch where the speech is muffled under noise"),
-    ("modification", {"attribute": "loudness", "gain_db": -9.0}, "a passage whose volume is suddenly lowered"),
-    ("modification", {"attribute": "speed", "speed_factor": 2.0}, "a passage played faster than the rest"),
-])
+@pytest.mark.parametrize(
+    "operation,fields,phrase",
+    [
+        ("deletion", {"deletion_mode": "silence"}, "a stretch where the audio drops to silence"),
+        ("deletion", {"deletion_mode": "noise"}, "a stretch where the speech is muffled under noise"),
+        ("modification", {"attribute": "loudness", "gain_db": -9.0}, "a passage whose volume is suddenly lowered"),
+        ("modification", {"attribute": "speed", "speed_factor": 2.0}, "a passage played faster than the rest"),
+    ],
+)
 def test_each_operation_names_its_trace(operation, fields, phrase):
     assert trace_phrase(completed(operation, **fields)) == phrase
 

@@ -1,5 +1,6 @@
 """Anchor operations on synthetic signals, against hand-computed values (audioreason.audio.anchors), and
 the espeak-ng speech helpers the other anchor tests share."""
+
 from __future__ import annotations
 
 import shutil
@@ -12,11 +13,13 @@ import pytest
 from audioreason.audio import anchors as ops
 
 RATE = 16000
-SENTENCES = ["The committee met on Tuesday to discuss the new budget for the library.",
-             "Several speakers argued that the river crossing should be rebuilt before winter.",
-             "After a short break the chair asked for a vote on the second proposal.",
-             "Nobody expected the results to arrive so early in the evening.",
-             "The final speaker thanked everyone and closed the meeting with a joke."]
+SENTENCES = [
+    "The committee met on Tuesday to discuss the new budget for the library.",
+    "Several speakers argued that the river crossing should be rebuilt before winter.",
+    "After a short break the chair asked for a vote on the second proposal.",
+    "Nobody expected the results to arrive so early in the evening.",
+    "The final speaker thanked everyone and closed the meeting with a joke.",
+]
 
 
 # --------------------------------------------------------------------------------- shared helpers
@@ -71,7 +74,7 @@ def band_power(x: np.ndarray, low: float, high: float) -> float:
 
 # --------------------------------------------------------------------------------- addition
 def test_add_event_sets_the_snr_against_the_local_rms():
-    local = np.full((RATE, 2), 0.1)                       # RMS 0.1 = -20 dBFS on both channels
+    local = np.full((RATE, 2), 0.1)  # RMS 0.1 = -20 dBFS on both channels
     clip = np.where(np.arange(RATE) % 40 < 20, 0.5, -0.5)  # square wave, RMS 0.5 = -6.0206 dBFS
     mixed, gain_db = ops.add_event(local, clip, RATE, 8.0, fade_s=0.0)
     # event RMS must be 0.1 * 10^(8/20) = 0.2511886; the clip's 0.5 is scaled by 0.5023773 (-5.9794 dB)
@@ -130,18 +133,24 @@ def test_silence_span_is_zero_inside_its_fades_and_starts_on_the_source():
 def test_lowpass_near_300_hz_attenuates_the_speech_band():
     noise = np.random.default_rng(2).standard_normal(4 * RATE)
     filtered = ops.lowpass(noise, RATE)
-    ratio = {f: 10 * np.log10(band_power(filtered, f * 0.9, f * 1.1) / band_power(noise, f * 0.9, f * 1.1))
-             for f in (100, 300, 600, 1000)}
-    assert ratio[100] > -0.5                      # pass band
-    assert ratio[300] == pytest.approx(-6.0, abs=1.0)   # order 4 forward and back: -3 dB twice at the cut-off
-    assert ratio[600] < -35 and ratio[1000] < -75   # theory: -48 dB at 600 Hz, -84 dB at 1 kHz
+    ratio = {
+        f: 10 * np.log10(band_power(filtered, f * 0.9, f * 1.1) / band_power(noise, f * 0.9, f * 1.1))
+        for f in (100, 300, 600, 1000)
+    }
+    assert ratio[100] > -0.5  # pass band
+    assert ratio[300] == pytest.approx(-6.0, abs=1.0)  # order 4 forward and back: -3 dB twice at the cut-off
+    assert ratio[600] < -35 and ratio[1000] < -75  # theory: -48 dB at 600 Hz, -84 dB at 1 kHz
 
 
 def test_smear_removes_the_content_above_1_khz_keeps_the_low_band_and_follows_the_seed():
     span = np.random.default_rng(3).standard_normal(2 * RATE) * 0.1
     out = ops.smear_span(span, RATE, np.random.default_rng(7))
-    hf = lambda x: np.fft.irfft(np.where(np.fft.rfftfreq(len(x), 1 / RATE) > 1000, np.fft.rfft(ops.as_frames(x)[:, 0]), 0))
-    lf = lambda x: np.fft.irfft(np.where(np.fft.rfftfreq(len(x), 1 / RATE) < 150, np.fft.rfft(ops.as_frames(x)[:, 0]), 0))
+    hf = lambda x: np.fft.irfft(
+        np.where(np.fft.rfftfreq(len(x), 1 / RATE) > 1000, np.fft.rfft(ops.as_frames(x)[:, 0]), 0)
+    )
+    lf = lambda x: np.fft.irfft(
+        np.where(np.fft.rfftfreq(len(x), 1 / RATE) < 150, np.fft.rfft(ops.as_frames(x)[:, 0]), 0)
+    )
     assert abs(ops.correlation(hf(span), hf(out))) < 0.05
     assert ops.correlation(lf(span), lf(out)) > 0.9
     assert len(out) == len(span)

@@ -2,6 +2,7 @@
 a real Rubber Band speed edit on espeak-ng speech passes; the same file with a span replaced by a plain
 (pitch-shifting) resample, a span zeroed, a span stretched from the wrong stretch of source, or one sample
 changed inside a span fails with exit status 1, naming the edit, the file and the position."""
+
 from __future__ import annotations
 
 import json
@@ -24,8 +25,27 @@ def edited(tmp_path_factory):
     folder = tmp_path_factory.mktemp("anchor_speed")
     source, _ = speech_recording(folder, seconds=40.0)
     out = folder / "anchored" / "talk.wav"
-    assert main(["anchor", "make", str(source), str(out), "--operation", "modification", "--speed", "2",
-                 "--at", "2.5-5.5", "--at", "14.8-17.8", "--recording-id", "talk"]) == 0
+    assert (
+        main(
+            [
+                "anchor",
+                "make",
+                str(source),
+                str(out),
+                "--operation",
+                "modification",
+                "--speed",
+                "2",
+                "--at",
+                "2.5-5.5",
+                "--at",
+                "14.8-17.8",
+                "--recording-id",
+                "talk",
+            ]
+        )
+        == 0
+    )
     return source, out, out.with_suffix(".json")
 
 
@@ -37,9 +57,9 @@ def _tampered(edited, tmp_path, position, replace):
     p = manifest["positions"][position - 1]
     src = sf.read(str(source), dtype="int16")[0]
     samples = sf.read(str(out), dtype="int16")[0]
-    span = samples[p["start_frame"]:p["end_frame"]]
-    new = replace(src[p["original_start_frame"]:p["original_end_frame"]].astype(np.float64), span.astype(np.float64))
-    samples[p["start_frame"]:p["end_frame"]] = np.rint(new).astype(np.int16)
+    span = samples[p["start_frame"] : p["end_frame"]]
+    new = replace(src[p["original_start_frame"] : p["original_end_frame"]].astype(np.float64), span.astype(np.float64))
+    samples[p["start_frame"] : p["end_frame"]] = np.rint(new).astype(np.int16)
     sf.write(str(tmp_path / "talk.wav"), samples, RATE, subtype="PCM_16")
     manifest["source"]["path"] = str(source)
     (tmp_path / "talk.json").write_text(json.dumps(manifest))
@@ -104,8 +124,10 @@ def test_one_sample_changed_inside_a_span_is_a_sha256_failure_naming_file_and_po
     code, printed = _verify(path, capsys)
     assert code == 1 and "VERIFY FAILED" in printed and "sha256 differs from the manifest" in printed
     assert f"FAIL: {tmp_path / 'talk.wav'}: sha256 " in printed
-    assert (f"content differs: position 2 (1 samples differ from the edit re-applied here, the first at "
-            f"{(start + 100) / RATE:.3f} s (frame {start + 100}))") in printed
+    assert (
+        f"content differs: position 2 (1 samples differ from the edit re-applied here, the first at "
+        f"{(start + 100) / RATE:.3f} s (frame {start + 100}))"
+    ) in printed
     report = verify_anchored(path)
     assert all(c["ok"] for c in report["positions"]) and report["sha256_match"] is False and not report["ok"]
 
@@ -114,7 +136,7 @@ def test_measure_speed_on_hand_made_spans():
     rng = np.random.default_rng(0)
     # a tone sweeping 300 -> 1500 Hz (a spectrum that changes in time, as speech does)
     t = np.arange(3 * RATE) / RATE
-    sweep = 0.3 * np.sin(2 * np.pi * (300 * t + 200 * t ** 2)) + 0.001 * rng.standard_normal(len(t))
+    sweep = 0.3 * np.sin(2 * np.pi * (300 * t + 200 * t**2)) + 0.001 * rng.standard_normal(len(t))
     stretched = ops.change_speed(sweep, RATE, 1.5)[:, 0]
     m = measure_speed(sweep, stretched, RATE, 1.5)
     assert abs(m.speed - 1.5) <= 0.03 and m.at_factor >= 0.9 and m.resample_correlation < m.at_factor

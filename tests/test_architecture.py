@@ -1,5 +1,6 @@
 """The package's shape holds: no import circle and no import from a lower layer to a higher one, with the layers
 read from ARCHITECTURE.md's table (every import counts, those inside functions too)."""
+
 from __future__ import annotations
 
 import ast
@@ -34,6 +35,7 @@ def modules(root: Path) -> dict[str, Path]:
 
 def import_graph(found: dict[str, Path]) -> dict[str, set[str]]:
     """Module -> the package modules it imports (``from pkg import sub`` counts as importing ``pkg.sub``)."""
+
     def known(name: str) -> str:
         while name not in found:
             name = name.rpartition(".")[0]
@@ -150,21 +152,39 @@ def test_every_layer_folder_says_what_it_holds():
     assert top == {"__init__", "__main__", "version"}, f"loose modules at the package root: {top}"
 
 
-@pytest.mark.parametrize("graph, expected", [
-    ({"audioreason.base.a": {"audioreason.text.b"}, "audioreason.text.b": set()},
-     ["upward import: audioreason.base.a (layer 0) -> audioreason.text.b (layer 1)"]),
-    ({"audioreason.text.a": {"audioreason.text.b"}, "audioreason.text.b": {"audioreason.text.c"},
-      "audioreason.text.c": {"audioreason.text.a"}},
-     ["import circle: audioreason.text.a -> audioreason.text.b -> audioreason.text.c"]),
-    ({"audioreason.text.a": {"audioreason"}, "audioreason": {"audioreason.text.a"}},
-     ["audioreason.text.a imports the facade audioreason (import the module that defines the name)",
-      "import circle: audioreason -> audioreason.text.a"]),
-    ({"audioreason.elsewhere": set()}, ["audioreason.elsewhere is in no layer of ARCHITECTURE.md"]),
-    ({"audioreason.text.a": {"audioreason.base.b"}, "audioreason.base.b": set()}, []),
-    # A "*" row: a module under it takes that row's layer, more specific than its folder's.
-    ({"audioreason.base.x.declaration": {"audioreason.text.b"}, "audioreason.text.b": set()}, []),
-    ({"audioreason.base.x.scorer": {"audioreason.base.x.declaration"}, "audioreason.base.x.declaration": set()},
-     ["upward import: audioreason.base.x.scorer (layer 0) -> audioreason.base.x.declaration (layer 1)"]),
-])
+@pytest.mark.parametrize(
+    "graph, expected",
+    [
+        (
+            {"audioreason.base.a": {"audioreason.text.b"}, "audioreason.text.b": set()},
+            ["upward import: audioreason.base.a (layer 0) -> audioreason.text.b (layer 1)"],
+        ),
+        (
+            {
+                "audioreason.text.a": {"audioreason.text.b"},
+                "audioreason.text.b": {"audioreason.text.c"},
+                "audioreason.text.c": {"audioreason.text.a"},
+            },
+            ["import circle: audioreason.text.a -> audioreason.text.b -> audioreason.text.c"],
+        ),
+        (
+            {"audioreason.text.a": {"audioreason"}, "audioreason": {"audioreason.text.a"}},
+            [
+                "audioreason.text.a imports the facade audioreason (import the module that defines the name)",
+                "import circle: audioreason -> audioreason.text.a",
+            ],
+        ),
+        ({"audioreason.elsewhere": set()}, ["audioreason.elsewhere is in no layer of ARCHITECTURE.md"]),
+        ({"audioreason.text.a": {"audioreason.base.b"}, "audioreason.base.b": set()}, []),
+        # A "*" row: a module under it takes that row's layer, more specific than its folder's.
+        ({"audioreason.base.x.declaration": {"audioreason.text.b"}, "audioreason.text.b": set()}, []),
+        (
+            {"audioreason.base.x.scorer": {"audioreason.base.x.declaration"}, "audioreason.base.x.declaration": set()},
+            ["upward import: audioreason.base.x.scorer (layer 0) -> audioreason.base.x.declaration (layer 1)"],
+        ),
+    ],
+)
 def test_the_check_finds_what_it_is_for(graph, expected):
-    assert problems(graph, {"audioreason.base": 0, "audioreason.text": 1, "audioreason.base.*.declaration": 1}) == expected
+    assert (
+        problems(graph, {"audioreason.base": 0, "audioreason.text": 1, "audioreason.base.*.declaration": 1}) == expected
+    )

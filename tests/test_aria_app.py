@@ -1,4 +1,5 @@
 """The aria evaluate module and its Space widget, through their real entry points."""
+
 import importlib.util
 import os
 from pathlib import Path
@@ -6,8 +7,10 @@ from pathlib import Path
 import pytest
 
 ROOT = Path(__file__).resolve().parents[1]
-COT = ("[PERCEPTION]\nEntities: dog\nDescription: barking.\n[ANALYSIS]\nA dog is close.\n[REASONING]\n"
-       "It is a dog.\n[ANSWER]\nDog barking")
+COT = (
+    "[PERCEPTION]\nEntities: dog\nDescription: barking.\n[ANALYSIS]\nA dog is close.\n[REASONING]\n"
+    "It is a dog.\n[ANSWER]\nDog barking"
+)
 
 
 def test_evaluate_load_matches_core(tiny_backbones):
@@ -17,8 +20,12 @@ def test_evaluate_load_matches_core(tiny_backbones):
 
     metric = evaluate.load(str(ROOT / "metrics" / "aria"))
     kwargs = dict(backbones=tiny_backbones, m3_mode="logprob", vocabulary=["dog", "thunder"])
-    got = metric.compute(predictions=[COT, "[ANSWER] Rain"], references=["Dog barking", "Rain"],
-                         choices=[["Dog barking", "Rain"]] * 2, **kwargs)
+    got = metric.compute(
+        predictions=[COT, "[ANSWER] Rain"],
+        references=["Dog barking", "Rain"],
+        choices=[["Dog barking", "Rain"]] * 2,
+        **kwargs,
+    )
     want = AriaScorer(**kwargs).score([COT, "[ANSWER] Rain"], ["Dog barking", "Rain"], [["Dog barking", "Rain"]] * 2)
     for key in ("M2", "M3", "M4", "M5", "M6", "aria", "accuracy"):
         assert got[key] == pytest.approx(want[key])
@@ -26,8 +33,9 @@ def test_evaluate_load_matches_core(tiny_backbones):
         metric.compute(predictions=[COT], references=["Dog barking"])
     # A missing output first in the batch reaches the scorer, which counts it (evaluate checked the first
     # value's type and refused it there, though it accepted a None anywhere else).
-    first_none = metric.compute(predictions=[None, COT], references=["Rain", "Dog barking"],
-                                choices=[["Dog barking", "Rain"]] * 2, **kwargs)
+    first_none = metric.compute(
+        predictions=[None, COT], references=["Rain", "Dog barking"], choices=[["Dog barking", "Rain"]] * 2, **kwargs
+    )
     assert first_none["accuracy"] == pytest.approx(0.5) and first_none["counts"]["items"] == 2
 
 
@@ -43,8 +51,9 @@ def test_space_widget_scores_through_gradio_client():
     demo.launch(server_name="127.0.0.1", prevent_thread_lock=True, quiet=True)
     try:
         client = Client(demo.local_url, verbose=False)
-        slots, extracted, scores = client.predict(COT, "Dog barking\nRain", "Dog barking", None, "offline",
-                                                  "logprob", api_name="/score")
+        slots, extracted, scores = client.predict(
+            COT, "Dog barking\nRain", "Dog barking", None, "offline", "logprob", api_name="/score"
+        )
         assert extracted["method"] == "exact" and extracted["index"] == 0
         assert scores["accuracy"] == 1.0 and scores["M1"] is None and 0 <= scores["M2"] <= 1
         assert "unavailable" in scores["backbones"]["M5"]

@@ -1,4 +1,5 @@
 """Bad input to ARIA: each case gives a defined score or a clear error naming the item."""
+
 import math
 
 import numpy as np
@@ -8,8 +9,10 @@ import soundfile as sf
 from audioreason.scorers.aria.scorer import AriaInputError, AriaScorer
 from audioreason.audio import synthesize_clip
 
-GOOD = ("[PERCEPTION]\nEntities: dog\nDescription: barking.\n[ANALYSIS]\nA dog is close.\n[REASONING]\n"
-        "It is a dog.\n[ANSWER]\nDog barking")
+GOOD = (
+    "[PERCEPTION]\nEntities: dog\nDescription: barking.\n[ANALYSIS]\nA dog is close.\n[REASONING]\n"
+    "It is a dog.\n[ANSWER]\nDog barking"
+)
 CHOICES = ["Dog barking", "Rain"]
 
 
@@ -51,16 +54,23 @@ def test_very_long_cot_is_truncated_and_counted(scorer):
 
 
 def test_non_english_words_are_counted_without_vectors(scorer):
-    r = scorer.score(["[PERCEPTION] Entities: 狗\n狗在叫。\n[ANALYSIS] 很响。\n[REASONING] 是狗。\n[ANSWER] 狗叫"],
-                     ["Dog barking"], [CHOICES], audio=[(np.ones(8000) * 0.1, 16000)])
+    r = scorer.score(
+        ["[PERCEPTION] Entities: 狗\n狗在叫。\n[ANALYSIS] 很响。\n[REASONING] 是狗。\n[ANSWER] 狗叫"],
+        ["Dog barking"],
+        [CHOICES],
+        audio=[(np.ones(8000) * 0.1, 16000)],
+    )
     assert r["counts"]["m6_words"] == 0 and r["counts"]["m6_words_without_vector"] > 0
     assert r["counts"]["m6_items_without_words"] == 1 and r["M6"] == 0.0
 
 
-@pytest.mark.parametrize("audio", [
-    (np.zeros(16000, dtype=np.float32), 16000),  # silence
-    (synthesize_clip("speech", 0.1, 16000, "short"), 16000),  # 0.1 s
-])
+@pytest.mark.parametrize(
+    "audio",
+    [
+        (np.zeros(16000, dtype=np.float32), 16000),  # silence
+        (synthesize_clip("speech", 0.1, 16000, "short"), 16000),  # 0.1 s
+    ],
+)
 def test_silent_and_short_audio_have_defined_m1(scorer, audio):
     assert math.isfinite(score_one(scorer, GOOD, audio)["M1"])
 
@@ -77,8 +87,9 @@ def test_nan_samples_name_the_item(scorer):
     bad = np.ones(16000, dtype=np.float32)
     bad[5] = np.nan
     with pytest.raises(AriaInputError, match=r"item 1: .*NaN"):
-        scorer.score([GOOD, GOOD], ["Dog barking"] * 2, [CHOICES] * 2,
-                     audio=[(np.ones(16000) * 0.1, 16000), (bad, 16000)])
+        scorer.score(
+            [GOOD, GOOD], ["Dog barking"] * 2, [CHOICES] * 2, audio=[(np.ones(16000) * 0.1, 16000), (bad, 16000)]
+        )
 
 
 def test_missing_audio_file_raises_or_is_skipped_and_counted(tiny_backbones):
@@ -86,20 +97,27 @@ def test_missing_audio_file_raises_or_is_skipped_and_counted(tiny_backbones):
     with pytest.raises(AriaInputError, match=r"item 0: audio file not found: /nope.wav"):
         AriaScorer(**kwargs).score([GOOD], ["Dog barking"], [CHOICES], audio=["/nope.wav"])
     r = AriaScorer(on_audio_error="skip", **kwargs).score(
-        [GOOD, GOOD], ["Dog barking"] * 2, [CHOICES] * 2, audio=["/nope.wav", (np.ones(8000) * 0.1, 16000)],
-        return_items=True)
+        [GOOD, GOOD],
+        ["Dog barking"] * 2,
+        [CHOICES] * 2,
+        audio=["/nope.wav", (np.ones(8000) * 0.1, 16000)],
+        return_items=True,
+    )
     assert math.isnan(r["items"][0]["M1"]) and math.isfinite(r["items"][1]["M1"])
     assert r["counts"]["audio_errors"] == 1 and r["counts"]["M1_items_not_scored"] == 1
     assert math.isnan(r["items"][0]["aria"])
 
 
-@pytest.mark.parametrize("kwargs, message", [
-    (dict(predictions=[GOOD, GOOD], references=["a"], choices=[CHOICES, CHOICES]), "references has 1"),
-    (dict(predictions=[GOOD], references=["a"], choices=[CHOICES, CHOICES]), "choices has 2"),
-    (dict(predictions=[GOOD], references=["a"], choices=[CHOICES], audio=[]), "audio has 0"),
-    (dict(predictions=[GOOD], references=[""], choices=[CHOICES]), "item 0: the reference"),
-    (dict(predictions=[GOOD], references=["a"], choices=[[]]), "item 0: choices"),
-])
+@pytest.mark.parametrize(
+    "kwargs, message",
+    [
+        (dict(predictions=[GOOD, GOOD], references=["a"], choices=[CHOICES, CHOICES]), "references has 1"),
+        (dict(predictions=[GOOD], references=["a"], choices=[CHOICES, CHOICES]), "choices has 2"),
+        (dict(predictions=[GOOD], references=["a"], choices=[CHOICES], audio=[]), "audio has 0"),
+        (dict(predictions=[GOOD], references=[""], choices=[CHOICES]), "item 0: the reference"),
+        (dict(predictions=[GOOD], references=["a"], choices=[[]]), "item 0: choices"),
+    ],
+)
 def test_input_shape_errors(scorer, kwargs, message):
     with pytest.raises(AriaInputError, match=message):
         scorer.score(**kwargs)

@@ -1,5 +1,6 @@
 """benchmarks/aria.py measures fairly: both paths warmed up, every timed run from empty caches, the order
 alternated, the median of the repeats reported."""
+
 import importlib.util
 from pathlib import Path
 
@@ -24,13 +25,28 @@ def test_compare_warms_alternates_resets_and_takes_medians(monkeypatch):
             log.append(name)
             now[0] += next(durations[name])
             return name
+
         return run
 
     monkeypatch.setattr(bench.time, "perf_counter", fake_clock)
     fast_s, slow_s, fast_result, slow_result = bench.compare(
-        path("fast"), path("slow"), repeats=3, warm=lambda: log.append("warm"), reset=lambda: log.append("reset"))
-    assert log == ["warm", "reset", "slow", "reset", "fast", "reset", "fast", "reset", "slow", "reset", "slow",
-                   "reset", "fast"]
+        path("fast"), path("slow"), repeats=3, warm=lambda: log.append("warm"), reset=lambda: log.append("reset")
+    )
+    assert log == [
+        "warm",
+        "reset",
+        "slow",
+        "reset",
+        "fast",
+        "reset",
+        "fast",
+        "reset",
+        "slow",
+        "reset",
+        "slow",
+        "reset",
+        "fast",
+    ]
     assert (fast_s, slow_s) == (2, 20)  # medians of 5, 1, 2 and 10, 30, 20
     assert (fast_result, slow_result) == ("fast", "slow")
 

@@ -1,4 +1,5 @@
 """ARIA formulas against values computed by hand (ARIA §3.3-3.4)."""
+
 import math
 
 import pytest
@@ -36,8 +37,7 @@ def test_m4_step_causality_by_hand():
     assert expected == pytest.approx(0.574869, abs=1e-6)
     # A absent: Info_R = PPL(gold|P,R) - PPL(gold|P) = 12 - 10 = 2; Info_A "is 0" (§3.3.4), so its term is 1/2
     assert F.m4_step_causality(10.0, None, 12.0) == pytest.approx(0.5 * (0.5 + 1 / (1 + math.exp(2))))
-    assert F.m4_step_causality(10.0, None, 12.0, absent="term_zero") == pytest.approx(
-        0.5 * (0 + 1 / (1 + math.exp(2))))
+    assert F.m4_step_causality(10.0, None, 12.0, absent="term_zero") == pytest.approx(0.5 * (0 + 1 / (1 + math.exp(2))))
 
 
 def test_m4_absent_slots_default_to_the_papers_info_zero():
@@ -93,9 +93,17 @@ TABLE1 = {
     },
 }
 PROFILES = {(b, m): dict(zip(PROFILE_KEYS, v)) for b, rows in TABLE1.items() for m, v in rows.items()}
-TABLE4 = {"GPT-4o-audio": "Reasoning", "Gemini 2.5 Flash": "Reasoning", "Qwen2.5-Omni": "Reasoning",
-          "Gemma-3n-E2B": "Scaffolding", "Phi-4": "Scaffolding", "Audio-Reasoner": "Scaffolding",
-          "AudSemThinker": "Decoration", "R1-AQA": "Decoration", "Qwen2-Audio": "Decoration"}
+TABLE4 = {
+    "GPT-4o-audio": "Reasoning",
+    "Gemini 2.5 Flash": "Reasoning",
+    "Qwen2.5-Omni": "Reasoning",
+    "Gemma-3n-E2B": "Scaffolding",
+    "Phi-4": "Scaffolding",
+    "Audio-Reasoner": "Scaffolding",
+    "AudSemThinker": "Decoration",
+    "R1-AQA": "Decoration",
+    "Qwen2-Audio": "Decoration",
+}
 # The paper's profiles (§3.4) with the default cut-offs (the Table 1 column means), worked out by hand from
 # the high(1)/low(0) pattern of M2, M3, M4, M5, ARIA, accuracy. None: the paper names no mode for the profile
 # (low accuracy without the Scaffolding pattern). The card's table lists the same assignments.

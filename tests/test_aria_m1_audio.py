@@ -1,5 +1,6 @@
 """M1's "whole audio input" (ARIA §3.3.1, Eq. 1): long clips are embedded whole, files are streamed so
 memory stays bounded, a fused CLAP uses its own fusion, and the 10-s random crop is an option."""
+
 import numpy as np
 import pytest
 import soundfile as sf
@@ -58,7 +59,8 @@ def test_whole_is_the_duration_weighted_window_mean(clap):
     # a clip within one window is embedded as it is: both modes agree
     short = synthesize_clip("speech", 0.8, 48000, "s")
     assert b.embed_sources([(short, 48000)], "whole")[0] == pytest.approx(
-        b.embed_sources([(short, 48000)], "random_crop")[0], abs=1e-9)
+        b.embed_sources([(short, 48000)], "random_crop")[0], abs=1e-9
+    )
 
 
 def test_errors_are_returned_per_source_and_not_cached(clap, tmp_path):
@@ -80,8 +82,9 @@ def test_a_fused_clap_uses_its_own_fusion_on_the_whole_clip(tmp_path):
     clip = synthesize_clip("music", 3.0, 48000, "f")
     got = b.embed_sources([(clip, 48000)], "whole")[0]
     np.random.seed(0)  # the seeded crops of CLAP's fusion
-    features = b.processor.feature_extractor([clip], sampling_rate=48000, truncation="fusion",
-                                             padding="repeatpad", return_tensors="pt")
+    features = b.processor.feature_extractor(
+        [clip], sampling_rate=48000, truncation="fusion", padding="repeatpad", return_tensors="pt"
+    )
     assert bool(features["is_longer"].all())  # the clip is longer than one window: fusion really ran
     with torch.no_grad():
         a = b.model.get_audio_features(**features).pooler_output[0].double()

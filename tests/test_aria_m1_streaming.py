@@ -6,6 +6,7 @@ Every source kind (a file, a file's bytes, a dataset's audio value, an in-memory
 computation gives, without any whole-clip decode or resample: the whole-clip functions are patched to
 fail, reads are counted, and Python/numpy allocations are measured with tracemalloc.
 """
+
 import math
 import tracemalloc
 
@@ -52,6 +53,7 @@ def long_file(path, seconds, rate=8000, seed="long"):
 @pytest.fixture
 def refuse_whole_decode(monkeypatch):
     """Call it to make every whole-clip decode or resample fail from then on (references come first)."""
+
     def refuse(*args, **kwargs):
         raise AssertionError("a whole clip must not be decoded or resampled")
 
@@ -86,11 +88,13 @@ def crop_reference(backend, clip48):
 def fusion_reference(backend, clip48, seed=0):
     """CLAP's own fusion on the whole clip: the feature extractor's seeded crops and its global view."""
     np.random.seed(seed)
-    features = backend.processor.feature_extractor([clip48], sampling_rate=48000, truncation="fusion",
-                                                   padding="repeatpad", return_tensors="pt")
+    features = backend.processor.feature_extractor(
+        [clip48], sampling_rate=48000, truncation="fusion", padding="repeatpad", return_tensors="pt"
+    )
     with torch.no_grad():
         vec = backend.model.get_audio_features(
-            **{k: v.to(torch.float64) if v.is_floating_point() else v for k, v in features.items()}).pooler_output[0]
+            **{k: v.to(torch.float64) if v.is_floating_point() else v for k, v in features.items()}
+        ).pooler_output[0]
     return (vec / vec.norm()).numpy()
 
 
@@ -113,7 +117,7 @@ def test_the_crop_follows_the_seed(clap, tmp_path):
     np.random.seed(1)
     start = np.random.randint(0, len(clip48) - 48000 + 1)
     assert np.array_equal(first, again) and not np.allclose(first, other)
-    assert other == pytest.approx(fresh(clap).embed_audio([clip48[start:start + 48000]])[0], abs=1e-6)
+    assert other == pytest.approx(fresh(clap).embed_audio([clip48[start : start + 48000]])[0], abs=1e-6)
 
 
 @pytest.mark.parametrize("rate", [44100, 48000])
@@ -132,7 +136,7 @@ def test_arrays_are_read_block_by_block_in_every_mode(clap, fused, rate, refuse_
 
 def _window_mean(backend, clip48):
     starts = range(0, len(clip48), 48000)
-    vecs = fresh(backend).embed_audio([clip48[s:s + 48000] for s in starts], use_cache=False)
+    vecs = fresh(backend).embed_audio([clip48[s : s + 48000] for s in starts], use_cache=False)
     weights = np.array([min(48000, len(clip48) - s) / 48000 for s in starts])
     mean = (weights[:, None] * vecs).sum(axis=0)
     return mean / np.linalg.norm(mean)
@@ -141,16 +145,19 @@ def _window_mean(backend, clip48):
 def _crop_reference_array(backend, clip48):
     np.random.seed(0)
     start = np.random.randint(0, len(clip48) - 48000 + 1)
-    return fresh(backend).embed_audio([clip48[start:start + 48000]], use_cache=False)[0]
+    return fresh(backend).embed_audio([clip48[start : start + 48000]], use_cache=False)[0]
 
 
-@pytest.mark.parametrize("samples", [
-    30000,            # shorter than the window: repeat-padded, four copies of one mel
-    48000 + 300,      # longer than the window by less than a hop: CLAP's own corner case, no fusion
-    48000 + 480 * 2,  # two frames more than a window: the crop ranges hold 2, 1 and 0 starts
-    48000 * 3 + 77,   # fusion proper
-    48000 * 12 + 5,   # a global view that skips frames
-])
+@pytest.mark.parametrize(
+    "samples",
+    [
+        30000,  # shorter than the window: repeat-padded, four copies of one mel
+        48000 + 300,  # longer than the window by less than a hop: CLAP's own corner case, no fusion
+        48000 + 480 * 2,  # two frames more than a window: the crop ranges hold 2, 1 and 0 starts
+        48000 * 3 + 77,  # fusion proper
+        48000 * 12 + 5,  # a global view that skips frames
+    ],
+)
 def test_fusion_equals_clap_fusion_on_the_whole_clip(fused, samples):
     clip = synthesize_clip("music", samples / 48000, 48000, "f")[:samples]
     assert len(clip) == samples
@@ -185,8 +192,11 @@ def test_memory_is_flat_in_the_length_in_every_mode(clap, fused, tmp_path):
     for seconds in (20.0, 80.0):
         path = tmp_path / f"{seconds:g}.wav"
         long_file(path, seconds)
-        for name, backend, mode in (("whole", clap, "whole"), ("random_crop", clap, "random_crop"),
-                                    ("fused", fused, "whole")):
+        for name, backend, mode in (
+            ("whole", clap, "whole"),
+            ("random_crop", clap, "random_crop"),
+            ("fused", fused, "whole"),
+        ):
             b = fresh(backend)
             tracemalloc.start()
             out = b.embed_sources([str(path)], mode, batch_size=4)[0]
@@ -203,8 +213,11 @@ def test_bytes_and_dataset_values_are_streamed_from_the_file(clap, tmp_path, ref
     import datasets
 
     clip = long_file(tmp_path / "a.wav", 12.5, 16000)
-    sources = [str(tmp_path / "a.wav"), {"bytes": (tmp_path / "a.wav").read_bytes(), "path": "a.wav"},
-               (tmp_path / "a.wav").read_bytes()]
+    sources = [
+        str(tmp_path / "a.wav"),
+        {"bytes": (tmp_path / "a.wav").read_bytes(), "path": "a.wav"},
+        (tmp_path / "a.wav").read_bytes(),
+    ]
     ds = datasets.Dataset.from_dict({"audio": [str(tmp_path / "a.wav")]}).cast_column("audio", datasets.Audio())
     decoder = ds[0]["audio"]
     decoder.get_all_samples = lambda: pytest.fail("the dataset's decoder decoded the whole file")
@@ -232,12 +245,14 @@ def test_a_memory_error_is_an_audio_error_of_that_item(tiny_backbones, tmp_path,
     audio = [str(tmp_path / "ok.wav"), str(tmp_path / "huge.wav")]
     for m1_audio in ("whole", "random_crop"):
         r = AriaScorer(on_audio_error="skip", m1_audio=m1_audio, **kwargs).score(
-            [GOOD, GOOD], ["Dog barking"] * 2, [["Dog barking", "Rain"]] * 2, audio=audio, return_items=True)
+            [GOOD, GOOD], ["Dog barking"] * 2, [["Dog barking", "Rain"]] * 2, audio=audio, return_items=True
+        )
         assert r["counts"]["audio_errors"] == 1 and math.isnan(r["items"][1]["M1"])
         assert math.isfinite(r["items"][0]["M1"])
         with pytest.raises(AriaInputError, match=r"item 1: .*huge.wav.*out of memory"):
             AriaScorer(m1_audio=m1_audio, **kwargs).score(
-                [GOOD, GOOD], ["Dog barking"] * 2, [["Dog barking", "Rain"]] * 2, audio=audio)
+                [GOOD, GOOD], ["Dog barking"] * 2, [["Dog barking", "Rain"]] * 2, audio=audio
+            )
 
 
 def test_a_source_without_a_stable_key_is_never_cached_nor_shared(clap, monkeypatch):

@@ -4,6 +4,7 @@ prefix's key/value cache must not change a single token id, however the prompt i
 The tiny LM here has a tokenizer that merges "\\n\\n" (as SmolLM2's and Qwen's do), so the prefix alone
 ends in one "\\n\\n" token while inside the whole prompt the same characters tokenize differently.
 """
+
 import pytest
 import torch
 
@@ -11,19 +12,23 @@ from audioreason.scorers.aria.scorer import M3_BODY, M3_PREFIX, M3_TAIL
 from audioreason.backends.lm import CausalLM
 from tiny_models import BLANK_LINE_CORPUS, build_causal_lm
 
-BODIES = [M3_BODY.format(text=t) for t in (
-    "A dog barks three times, then a car horn sounds twice.",
-    "rain",
-    "Steady rain then a low rumble. Score: 0.9",
-    "the music has a fast tempo with drums\n\n",  # ends in a blank line: the tail's "\n" joins it
-    "",
-)]
+BODIES = [
+    M3_BODY.format(text=t)
+    for t in (
+        "A dog barks three times, then a car horn sounds twice.",
+        "rain",
+        "Steady rain then a low rumble. Score: 0.9",
+        "the music has a fast tempo with drums\n\n",  # ends in a blank line: the tail's "\n" joins it
+        "",
+    )
+]
 
 
 @pytest.fixture(scope="module")
 def lm(tmp_path_factory):
-    folder = build_causal_lm(tmp_path_factory.mktemp("lm_blank_lines"), extra_corpus=tuple(BLANK_LINE_CORPUS),
-                             initializer_range=1.0)  # outputs that depend on every token
+    folder = build_causal_lm(
+        tmp_path_factory.mktemp("lm_blank_lines"), extra_corpus=tuple(BLANK_LINE_CORPUS), initializer_range=1.0
+    )  # outputs that depend on every token
     model = CausalLM.load(str(folder), "tiny blank-line LM")
     model.model.to(torch.float64)  # batched and single rows then agree to rounding
     return model
@@ -50,9 +55,14 @@ def test_generation_equals_whole_string_generation(lm, reuse_prefix):
     for body in BODIES:
         ids = whole_ids(lm, body)
         with torch.inference_mode():
-            out = lm.model.generate(input_ids=torch.tensor([ids]), attention_mask=torch.ones(1, len(ids), dtype=torch.long),
-                                    max_new_tokens=10, do_sample=False, pad_token_id=lm.pad_id)
-        expected.append(lm.tokenizer.decode(out[0, len(ids):], skip_special_tokens=True))
+            out = lm.model.generate(
+                input_ids=torch.tensor([ids]),
+                attention_mask=torch.ones(1, len(ids), dtype=torch.long),
+                max_new_tokens=10,
+                do_sample=False,
+                pad_token_id=lm.pad_id,
+            )
+        expected.append(lm.tokenizer.decode(out[0, len(ids) :], skip_special_tokens=True))
     got = lm.generate(M3_PREFIX, BODIES, M3_TAIL, max_new_tokens=10, batch_size=3, reuse_prefix=reuse_prefix)
     assert got == expected
 
@@ -77,8 +87,8 @@ def test_a_long_body_is_cut_so_the_whole_prompt_fits(lm):
     body = M3_BODY.format(text="a dog barks and the rain falls " * 100)
     ids = lm_short.prompt_ids(M3_PREFIX, body, M3_TAIL)
     assert len(ids) <= 700
-    assert ids[-len(lm.ids(M3_TAIL)):] == lm.ids(M3_TAIL)  # the tail survives the cut
+    assert ids[-len(lm.ids(M3_TAIL)) :] == lm.ids(M3_TAIL)  # the tail survives the cut
     # and the ids are still a whole-string tokenization: of the prefix, a cut body and the tail
-    text = lm.tokenizer.decode(ids[len(lm.start_ids):])
+    text = lm.tokenizer.decode(ids[len(lm.start_ids) :])
     assert text.startswith(M3_PREFIX + "Step: a dog barks") and text.endswith(M3_TAIL)
     assert lm.start_ids + lm.ids(text) == ids

@@ -2,6 +2,7 @@
 are those of tokenizing the whole pair (checked against that, computed here independently with the same tiny
 random model), and a 1 MB slot is scored in flat memory (the whole-pair truncation grew with the square of
 the slot's length: 30 KB took 250 MB, 1 MB past 6 GB)."""
+
 import subprocess
 import sys
 import textwrap
@@ -22,8 +23,14 @@ def nli(tiny_backbones):
 
 def whole_pair(model, pairs):
     """P(entailment) with the pair tokenized whole and truncated by the tokenizer (the old path)."""
-    batch = model.tokenizer([p for p, _ in pairs], [h for _, h in pairs], padding=True, truncation=True,
-                            max_length=model.max_tokens, return_tensors="pt")
+    batch = model.tokenizer(
+        [p for p, _ in pairs],
+        [h for _, h in pairs],
+        padding=True,
+        truncation=True,
+        max_length=model.max_tokens,
+        return_tensors="pt",
+    )
     with torch.inference_mode():
         probs = torch.softmax(model.model(**batch).logits.double(), dim=-1)[:, model.entailment_index]
     return probs.tolist()
@@ -37,21 +44,23 @@ def words(n, seed):
 PAIRS = [
     ("Entities: rain, thunder. Steady rain then a low rumble.", "The rumble is thunder."),
     ("A woman speaks softly over piano music.", "Answer: Piano"),
-    (words(3000, 1), "A storm is near."),                  # a long premise (over 512 tokens), a short hypothesis
-    ("The dog barks.", words(2500, 2)),                    # the other way round
-    (words(3000, 3), words(2000, 4)),                      # both long, of different lengths
-    (words(1500, 5), words(1500, 6)),                      # both long, equal in characters
-    ("x" * 9000, "a" * 5000),                              # no whitespace at all
+    (words(3000, 1), "A storm is near."),  # a long premise (over 512 tokens), a short hypothesis
+    ("The dog barks.", words(2500, 2)),  # the other way round
+    (words(3000, 3), words(2000, 4)),  # both long, of different lengths
+    (words(1500, 5), words(1500, 6)),  # both long, equal in characters
+    ("x" * 9000, "a" * 5000),  # no whitespace at all
 ]
 
 
 def test_the_probabilities_are_those_of_the_whole_pair(nli):
     for premise, hypothesis in PAIRS:  # the model sees the same tokens
-        assert nli.tokenizer(*nli._cut(premise, hypothesis), truncation=True, max_length=512)["input_ids"] == \
-            nli.tokenizer(premise, hypothesis, truncation=True, max_length=512)["input_ids"]
+        assert (
+            nli.tokenizer(*nli._cut(premise, hypothesis), truncation=True, max_length=512)["input_ids"]
+            == nli.tokenizer(premise, hypothesis, truncation=True, max_length=512)["input_ids"]
+        )
     nli.clear_caches()
     got = nli.entailment(PAIRS, batch_size=3)
-    expected = [p for i in range(0, len(PAIRS), 3) for p in whole_pair(nli, PAIRS[i:i + 3])]  # same batches
+    expected = [p for i in range(0, len(PAIRS), 3) for p in whole_pair(nli, PAIRS[i : i + 3])]  # same batches
     assert got.tolist() == expected  # identical, not merely close
 
 
@@ -82,8 +91,13 @@ def test_a_one_megabyte_slot_is_scored_in_flat_memory(tiny_backbones, tmp_path):
         grew = resource.getrusage(resource.RUSAGE_SELF).ru_maxrss - start
         print(grew, long == short)
     """)
-    done = subprocess.run([sys.executable, "-c", script], capture_output=True, text=True, timeout=300,
-                          cwd=Path(__file__).resolve().parents[1])
+    done = subprocess.run(
+        [sys.executable, "-c", script],
+        capture_output=True,
+        text=True,
+        timeout=300,
+        cwd=Path(__file__).resolve().parents[1],
+    )
     assert done.returncode == 0, done.stdout + done.stderr[-2000:]
     grew_kb, same = done.stdout.split()[-2:]
     # Only the first tokens matter: 1 MB slots score as their first 4 KB do.

@@ -4,6 +4,7 @@ The assembly (concatenate, check the sha256, unzip atomically) is tested on smal
 parts are located through their distributions' file lists and loaded when installed (install.sh),
 skipped with the reason otherwise.
 """
+
 import hashlib
 import importlib.metadata
 import importlib.util
@@ -23,7 +24,9 @@ try:
     MISSING = None
 except importlib.metadata.PackageNotFoundError as err:
     MISSING = str(err)
-needs_mpnet = pytest.mark.skipif(MISSING is not None, reason=f"all-mpnet-base-v2 parts not installed ({MISSING}; install.sh)")
+needs_mpnet = pytest.mark.skipif(
+    MISSING is not None, reason=f"all-mpnet-base-v2 parts not installed ({MISSING}; install.sh)"
+)
 
 
 def fake_parts(tmp_path, n=3):
@@ -38,7 +41,7 @@ def fake_parts(tmp_path, n=3):
     for i in range(n):
         part = tmp_path / f"parts/x.zip.{i + 1:03d}"
         part.parent.mkdir(exist_ok=True)
-        part.write_bytes(data[cut[i]:cut[i + 1]])
+        part.write_bytes(data[cut[i] : cut[i + 1]])
         parts.append(part)
     return parts, hashlib.sha256(data).hexdigest()
 

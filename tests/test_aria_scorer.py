@@ -1,5 +1,6 @@
 """AriaScorer with tiny random backbones: every metric equals an independent computation with the
 same models, the batched path equals the one-item-at-a-time loop, and models load once."""
+
 import math
 
 import numpy as np
@@ -25,8 +26,10 @@ CHOICES = [["Dog barking", "Rain"], ["Rain", "Thunder"], ["Speech", "Music"], ["
 
 
 def audio_items():
-    return [(synthesize_clip(m, 1.5, 16000, seed=str(i)), 16000)
-            for i, m in enumerate(["sound", "mix-sound-music", "music", "speech"])]
+    return [
+        (synthesize_clip(m, 1.5, 16000, seed=str(i)), 16000)
+        for i, m in enumerate(["sound", "mix-sound-music", "music", "speech"])
+    ]
 
 
 @pytest.fixture(scope="module")
@@ -38,18 +41,20 @@ def result(tiny_backbones_f64):
 def clap_audio_vector(clap, processor, clip, truncation="rand_trunc"):
     """Unit CLAP embedding of one clip, computed here independently of the scorer (float64 model)."""
     np.random.seed(0)  # the scorer seeds CLAP's crops with AriaConfig.seed
-    features = processor.feature_extractor([clip], sampling_rate=48000, truncation=truncation,
-                                           padding="repeatpad", return_tensors="pt")
+    features = processor.feature_extractor(
+        [clip], sampling_rate=48000, truncation=truncation, padding="repeatpad", return_tensors="pt"
+    )
     with torch.no_grad():
-        a = clap.model.get_audio_features(**{k: v.to(torch.float64) if v.is_floating_point() else v
-                                             for k, v in features.items()}).pooler_output[0]
+        a = clap.model.get_audio_features(
+            **{k: v.to(torch.float64) if v.is_floating_point() else v for k, v in features.items()}
+        ).pooler_output[0]
     return (a / a.norm()).numpy()
 
 
 def whole_audio_vector(clap, processor, clip, window=48000):
     """ARIA's "whole audio" for the tiny unfused CLAP (1-s windows): consecutive windows, each embedded,
     averaged with weights = seconds covered, normalised. The 1.5-s clips here: 1 s + 0.5 s."""
-    parts = [clip[i:i + window] for i in range(0, len(clip), window)]
+    parts = [clip[i : i + window] for i in range(0, len(clip), window)]
     total = sum(len(p) / window * clap_audio_vector(clap, processor, p) for p in parts)
     return total / np.linalg.norm(total)
 
@@ -83,7 +88,8 @@ def test_m1_random_crop_option_is_one_seeded_crop(tiny_backbones_f64):
     clap = load_backend("clap", tiny_backbones_f64["clap"])
     processor = ClapProcessor.from_pretrained(tiny_backbones_f64["clap"])
     r = AriaScorer(backbones=tiny_backbones_f64, m3_mode="logprob", vocabulary=["dog"], m1_audio="random_crop").score(
-        COTS, REFS, CHOICES, audio=audio_items(), return_items=True)
+        COTS, REFS, CHOICES, audio=audio_items(), return_items=True
+    )
     for item, cot, source in zip(r["items"], COTS, audio_items()):
         a = clap_audio_vector(clap, processor, load_audio(source, 48000)[0])  # rand_trunc, seed 0
         assert item["M1"] == pytest.approx(m1_by_hand(clap, processor, cot, a), abs=1e-6)
@@ -108,7 +114,7 @@ def _ppl(model, tok, context: str, target: str) -> float:
     with torch.no_grad():
         logits = model(torch.tensor([ids + cue + tgt])).logits[0]
     start = len(ids) + len(cue) - 1
-    nll = torch.nn.functional.cross_entropy(logits[start:start + len(tgt)], torch.tensor(tgt))
+    nll = torch.nn.functional.cross_entropy(logits[start : start + len(tgt)], torch.tensor(tgt))
     return math.exp(float(nll))
 
 
@@ -128,7 +134,7 @@ def test_m4_from_direct_perplexities(tiny_backbones_f64, result):
         with torch.no_grad():
             logits = lm.model(torch.tensor([ids + cue + tgt])).logits[0]
         start = len(ids) + len(cue) - 1
-        return math.exp(float(torch.nn.functional.cross_entropy(logits[start:start + len(tgt)], torch.tensor(tgt))))
+        return math.exp(float(torch.nn.functional.cross_entropy(logits[start : start + len(tgt)], torch.tensor(tgt))))
 
     info_a, info_r = ppl(p, a) - ppl(p), ppl(p, a, r) - ppl(p, a)
     expected = 0.5 * (1 / (1 + math.exp(info_a)) + 1 / (1 + math.exp(info_r)))
@@ -142,7 +148,8 @@ def test_m4_term_zero_option_scores_absent_terms_zero(tiny_backbones_f64):
     items = scorer.score(COTS[2:], REFS[2:], CHOICES[2:], return_items=True)["items"]
     assert items[1]["M4"] == 0.0  # only an answer
     paper = AriaScorer(backbones=tiny_backbones_f64, m3_mode="logprob", vocabulary=["dog"]).score(
-        COTS[2:3], REFS[2:3], CHOICES[2:3], return_items=True)["items"][0]
+        COTS[2:3], REFS[2:3], CHOICES[2:3], return_items=True
+    )["items"][0]
     assert paper["M4"] == pytest.approx(items[0]["M4"] + 0.25)  # no Analysis: the A term is 1/2 vs 0
 
 
@@ -168,8 +175,10 @@ def test_m3_logprob_from_a_full_forward_pass(tiny_backbones_f64, result):
 
     def sigma(text):
         # the whole prompt, tokenized as one string (tests/test_aria_m3_tokens.py)
-        ids = lm.start_ids + tok(M3_PREFIX + M3_BODY.format(text=text) + M3_TAIL + " 0.",
-                                 add_special_tokens=False).input_ids
+        ids = (
+            lm.start_ids
+            + tok(M3_PREFIX + M3_BODY.format(text=text) + M3_TAIL + " 0.", add_special_tokens=False).input_ids
+        )
         with torch.no_grad():
             logits = lm.model(torch.tensor([ids])).logits[0]
         first = torch.softmax(logits[-3], -1)
@@ -186,15 +195,21 @@ def test_m3_logprob_from_a_full_forward_pass(tiny_backbones_f64, result):
 def test_m6_by_hand(tiny_backbones):
     # 2-d vectors at fixed angles (tests/tiny_models.py): dog 0°, bark 0°, stock 150°, market 135°;
     # vocabulary dog (0°) and thunder (90°). "loudly" has no vector and is counted, not scored.
-    scorer = AriaScorer(backbones={"preset": "offline", "vectors": tiny_backbones["vectors"]},
-                        vocabulary=["dog", "thunder"])
-    values = scorer._m6(["Dogs bark loudly at the stock market."], counts := {
-        "m6_words": 0, "m6_words_without_vector": 0, "m6_items_without_words": 0})
-    expected = (1 + 1 + max(math.cos(math.radians(150)), math.cos(math.radians(60)))
-                + math.cos(math.radians(45))) / 4
+    scorer = AriaScorer(
+        backbones={"preset": "offline", "vectors": tiny_backbones["vectors"]}, vocabulary=["dog", "thunder"]
+    )
+    values = scorer._m6(
+        ["Dogs bark loudly at the stock market."],
+        counts := {"m6_words": 0, "m6_words_without_vector": 0, "m6_items_without_words": 0},
+    )
+    expected = (1 + 1 + max(math.cos(math.radians(150)), math.cos(math.radians(60))) + math.cos(math.radians(45))) / 4
     assert values[0] == pytest.approx(expected, abs=1e-6)
-    assert counts == {"m6_words": 4, "m6_words_without_vector": 1, "m6_items_without_words": 0,
-                      "m6_vocabulary_without_vector": 0}
+    assert counts == {
+        "m6_words": 4,
+        "m6_words_without_vector": 1,
+        "m6_items_without_words": 0,
+        "m6_vocabulary_without_vector": 0,
+    }
 
 
 def test_summary_aggregates_items(result):
@@ -204,8 +219,11 @@ def test_summary_aggregates_items(result):
         assert result[f"{metric}_std"] == pytest.approx(np.std(clipped))
     assert result["aria"] == pytest.approx(np.mean([result[m] for m in ("M1", "M2", "M3", "M4", "M5", "M6")]))
     assert result["aria_complete"]
-    profile = {**{m: result[m] for m in ("M2", "M3", "M4", "M5")}, "aria": result["aria"],
-               "accuracy": result["accuracy"]}
+    profile = {
+        **{m: result[m] for m in ("M2", "M3", "M4", "M5")},
+        "aria": result["aria"],
+        "accuracy": result["accuracy"],
+    }
     assert result["reasoning_mode_rule"] == "paper"
     assert result["reasoning_mode"] == F.reasoning_mode(profile)
     if result["reasoning_mode"] is None:
@@ -245,8 +263,12 @@ def test_m2_loop_embeds_each_items_three_slots_in_one_call(tiny_backbones_f64, m
     embedder = load_backend("embedder", tiny_backbones_f64["embedder"])
     calls = []
     real = type(embedder)._encode
-    monkeypatch.setattr(type(embedder), "_encode", lambda self, texts, bs: calls.append(len(texts)) or real(self, texts, bs))
-    AriaScorer(backbones=tiny_backbones_f64, batched=False)._m2([parse_cot(c) for c in COTS], {"m2_items_missing_slot": 0})
+    monkeypatch.setattr(
+        type(embedder), "_encode", lambda self, texts, bs: calls.append(len(texts)) or real(self, texts, bs)
+    )
+    AriaScorer(backbones=tiny_backbones_f64, batched=False)._m2(
+        [parse_cot(c) for c in COTS], {"m2_items_missing_slot": 0}
+    )
     assert calls == [3, 3]  # the two items with P, A and R; one encode call each
 
 
@@ -278,8 +300,9 @@ def test_backbones_load_once_per_process(tiny_backbones):
 
 
 def test_unavailable_roles_are_reported_not_zero(tiny_backbones):
-    r = AriaScorer(backbones={"preset": "offline", "embedder": tiny_backbones["embedder"], "lm": None,
-                              "vectors": None}).score(COTS[:2], REFS[:2], CHOICES[:2])
+    r = AriaScorer(
+        backbones={"preset": "offline", "embedder": tiny_backbones["embedder"], "lm": None, "vectors": None}
+    ).score(COTS[:2], REFS[:2], CHOICES[:2])
     assert r["M2"] is not None
     for metric in ("M1", "M3", "M4", "M5", "M6"):
         assert r[metric] is None and r["backbones"][metric].startswith("unavailable")
@@ -288,6 +311,7 @@ def test_unavailable_roles_are_reported_not_zero(tiny_backbones):
 
 
 def test_missing_hub_model_is_unavailable_offline():
-    r = AriaScorer(backbones={"embedder": "no-such-org/no-such-model", "clap": None, "lm": None, "nli": None,
-                              "vectors": None}).score(COTS[:1], REFS[:1], CHOICES[:1])
+    r = AriaScorer(
+        backbones={"embedder": "no-such-org/no-such-model", "clap": None, "lm": None, "nli": None, "vectors": None}
+    ).score(COTS[:1], REFS[:1], CHOICES[:1])
     assert "not in the local Hugging Face cache" in r["backbones"]["M2"]

@@ -52,13 +52,16 @@ def test_array_sources():
     assert (len(samples), rate) == (48000, 48000)
 
 
-@pytest.mark.parametrize("source, message", [
-    ("/nonexistent/clip.wav", "not found"),
-    ((np.array([0.1, np.nan, 0.2]), 16000), "NaN"),
-    ((np.zeros(0), 16000), "no samples"),
-    ((np.zeros(10), 0), "sampling rate"),
-    (42, "unsupported audio source"),
-])
+@pytest.mark.parametrize(
+    "source, message",
+    [
+        ("/nonexistent/clip.wav", "not found"),
+        ((np.array([0.1, np.nan, 0.2]), 16000), "NaN"),
+        ((np.zeros(0), 16000), "no samples"),
+        ((np.zeros(10), 0), "sampling rate"),
+        (42, "unsupported audio source"),
+    ],
+)
 def test_bad_audio_gives_clear_error(source, message):
     with pytest.raises(AudioError, match=message):
         load_audio(source)
@@ -83,8 +86,13 @@ def test_only_the_audio_package_imports_decoders():
         if path.relative_to(PACKAGE).parts[0] == "audio":
             continue
         for node in ast.walk(ast.parse(path.read_text(encoding="utf-8"))):
-            names = ([a.name for a in node.names] if isinstance(node, ast.Import) else
-                     [node.module or ""] if isinstance(node, ast.ImportFrom) and not node.level else [])
+            names = (
+                [a.name for a in node.names]
+                if isinstance(node, ast.Import)
+                else [node.module or ""]
+                if isinstance(node, ast.ImportFrom) and not node.level
+                else []
+            )
             offenders += [f"{path.relative_to(PACKAGE)}: {n}" for n in names if n.split(".")[0] in DECODER_LIBRARIES]
     assert offenders == []
 

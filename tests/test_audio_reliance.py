@@ -3,23 +3,32 @@ of the same length and with another checked item's clip, through the CLI against
 (tests/judge_server.py). A model that answers from the audio (the reply names the pitch of the tone it
 hears; silence gets "I hear nothing") is `ok`; a model with a constant reply is flagged `audio ignored`, in
 results.json, the printed table, a sweep's leaderboard and the HTML report."""
+
 import json
 
 import numpy as np
 import pytest
 
 from audioreason.cli import main
-from audioreason.inference.conditions import (AudioPreparer, Condition, choose_audio_check, expand_condition,
-                                              with_audio_check)
+from audioreason.inference.conditions import (
+    AudioPreparer,
+    Condition,
+    choose_audio_check,
+    expand_condition,
+    with_audio_check,
+)
 from judge_server import openai_cli_args, running_server
 
 KEY = "sk-reliance-test-0123456789"
 RATE = 16000
 TONES = {220: "bass", 440: "alto", 880: "soprano", 1760: "whistle"}  # Hz -> the choice naming its pitch
 N_ITEMS = 8
-SCRIPT = {"scenarios": {
-    "listener": [{"reply_by_tone": {str(hz): name for hz, name in TONES.items()}, "quiet": "I hear nothing"}],
-    "deaf": [{"reply": "bass"}]}}
+SCRIPT = {
+    "scenarios": {
+        "listener": [{"reply_by_tone": {str(hz): name for hz, name in TONES.items()}, "quiet": "I hear nothing"}],
+        "deaf": [{"reply": "bass"}],
+    }
+}
 
 
 def tone(hz, seconds=1.0):
@@ -38,8 +47,9 @@ def tone_raw(tmp_path_factory):
     for n, record in enumerate(demo_metadata()[:N_ITEMS]):
         hz = list(TONES)[n % len(TONES)]
         write_audio(root / record["audio_path"], tone(hz), RATE)
-        records.append({**record, "question": "Which pitch is the tone?", "choices": list(TONES.values()),
-                        "answer": TONES[hz]})
+        records.append(
+            {**record, "question": "Which pitch is the tone?", "choices": list(TONES.values()), "answer": TONES[hz]}
+        )
     return write_raw_folder(records, root)
 
 
@@ -64,6 +74,7 @@ def answer_of(raw, item_id):
 
 # ---------------------------------------------------------------------------------------------- the conditions
 
+
 def test_the_checked_items_are_seeded_and_each_gets_another_items_clip():
     ids = [f"i{n}" for n in range(10)]
     conditions = with_audio_check([Condition("full")], 4)
@@ -76,7 +87,7 @@ def test_the_checked_items_are_seeded_and_each_gets_another_items_clip():
     assert {tuple(choose_audio_check(conditions, ids, 4, seed=s).donors) for s in range(6)} != {tuple(check.donors)}
     everything = choose_audio_check(conditions, ids[:3], 24, seed=0)  # fewer items than asked: all of them
     assert list(everything.donors) == ids[:3] and everything.to_dict()["asked"] == 24
-    (alone, donor), = choose_audio_check(conditions, ids, 1, seed=0).donors.items()
+    ((alone, donor),) = choose_audio_check(conditions, ids, 1, seed=0).donors.items()
     assert donor in ids and donor != alone
     assert choose_audio_check(conditions, ["only"], 1, seed=0).donors == {"only": None}
     assert choose_audio_check([Condition("full")], ids, 0, seed=0) is None
@@ -100,12 +111,28 @@ def test_silence_is_as_long_as_the_clip_sent(tmp_path):
 
 # ---------------------------------------------------------------------------------------------- run and score
 
+
 def test_a_model_that_answers_from_the_audio_is_ok_and_a_constant_one_is_flagged(server, tone_raw, tmp_path, capsys):
     outs = {}
     for model in ("listener", "deaf"):
         outs[model] = tmp_path / model
-        assert main(args(server, tone_raw, outs[model], model, "--audio-check", "6", "--audio-check-seed", "1",
-                         "--scorers", "accuracy")) == 0
+        assert (
+            main(
+                args(
+                    server,
+                    tone_raw,
+                    outs[model],
+                    model,
+                    "--audio-check",
+                    "6",
+                    "--audio-check-seed",
+                    "1",
+                    "--scorers",
+                    "accuracy",
+                )
+            )
+            == 0
+        )
         printed = capsys.readouterr().out
         assert "audio check: silence and shuffled audio on 6 item(s), seed 1 (12 units, named in run.json)" in printed
         results = json.loads((outs[model] / "results.json").read_text())
@@ -139,8 +166,11 @@ def test_a_model_that_answers_from_the_audio_is_ok_and_a_constant_one_is_flagged
     assert entry["changed"]["silence"]["changed"] == 6 and entry["changed"]["either"]["share"] == 1.0
     assert entry["changed"]["shuffled"]["changed"] == 6 - same_band
     accuracy = entry["accuracy"]
-    assert (accuracy["full"]["correct"], accuracy["silence"]["correct"], accuracy["shuffled"]["correct"]) == \
-        (6, 0, same_band)
+    assert (accuracy["full"]["correct"], accuracy["silence"]["correct"], accuracy["shuffled"]["correct"]) == (
+        6,
+        0,
+        same_band,
+    )
     assert accuracy["full"]["uncertainty"]["method"] == "wilson"
     lo = accuracy["full"]["uncertainty"]["ci95"][0]
     assert 0.5 < lo < 1 and "silence outside full's interval" in entry["reason"]
@@ -160,8 +190,22 @@ def test_a_model_that_answers_from_the_audio_is_ok_and_a_constant_one_is_flagged
 
     # a rerun resumes: nothing is sent again
     sent = len(server.requests())
-    assert main(args(server, tone_raw, tmp_path / "deaf", "deaf", "--audio-check", "6", "--audio-check-seed", "1",
-                     command="run")) == 0
+    assert (
+        main(
+            args(
+                server,
+                tone_raw,
+                tmp_path / "deaf",
+                "deaf",
+                "--audio-check",
+                "6",
+                "--audio-check-seed",
+                "1",
+                command="run",
+            )
+        )
+        == 0
+    )
     assert len(server.requests()) == sent and f"{N_ITEMS + 12} already done" in capsys.readouterr().out
     assert json.loads((tmp_path / "deaf" / "run.json").read_text())["counts"]["resumed"] == N_ITEMS + 12
 
@@ -176,11 +220,14 @@ def test_a_run_without_the_check_says_so(server, tone_raw, tmp_path, capsys):
     assert "audio_check" not in json.loads((out / "run.json").read_text())
 
 
-@pytest.mark.parametrize("extra, message", [
-    (("--audio-check", "-1"), "audio check: the number of items must be a whole number >= 0"),
-    (("--audio-check", "3", "--conditions", "none"), "compares outputs with the full condition's: add full"),
-    (("--audio-check-seed", "-2"), "--audio-check-seed must be a whole number >= 0"),
-])
+@pytest.mark.parametrize(
+    "extra, message",
+    [
+        (("--audio-check", "-1"), "audio check: the number of items must be a whole number >= 0"),
+        (("--audio-check", "3", "--conditions", "none"), "compares outputs with the full condition's: add full"),
+        (("--audio-check-seed", "-2"), "--audio-check-seed must be a whole number >= 0"),
+    ],
+)
 def test_bad_check_options_are_one_line_errors(server, tone_raw, tmp_path, capsys, extra, message):
     with pytest.raises(SystemExit) as stop:
         main(args(server, tone_raw, tmp_path / "out", "deaf", *extra, command="run"))
@@ -191,15 +238,29 @@ def test_bad_check_options_are_one_line_errors(server, tone_raw, tmp_path, capsy
 
 # ---------------------------------------------------------------------------------------------- a sweep
 
-def test_a_sweep_checks_every_run_by_default_and_its_leaderboard_and_report_say_so(server, tone_raw, tmp_path,
-                                                                                      capsys):
+
+def test_a_sweep_checks_every_run_by_default_and_its_leaderboard_and_report_say_so(server, tone_raw, tmp_path, capsys):
     from audioreason.report.build import build_report
 
-    model = lambda name: (f"  - {{name: {name}, adapter: openai, model: {name}, options: {{base_url: '{server.base_url}'"  # noqa: E731
-                          ", api_key_env: RELIANCE_KEY, timeout_s: 10}}")
+    model = lambda name: (
+        f"  - {{name: {name}, adapter: openai, model: {name}, options: {{base_url: '{server.base_url}'"  # noqa: E731
+        ", api_key_env: RELIANCE_KEY, timeout_s: 10}}"
+    )
     sweep = tmp_path / "sweep.yaml"
-    sweep.write_text("\n".join(["out: swept", "models:", model("listener"), model("deaf"), "benchmarks:",
-                                f"  - {{benchmark: mmar, data: {tone_raw}}}", "score: {scorers: [accuracy]}"]) + "\n")
+    sweep.write_text(
+        "\n".join(
+            [
+                "out: swept",
+                "models:",
+                model("listener"),
+                model("deaf"),
+                "benchmarks:",
+                f"  - {{benchmark: mmar, data: {tone_raw}}}",
+                "score: {scorers: [accuracy]}",
+            ]
+        )
+        + "\n"
+    )
     assert main(["evaluate", "--config", str(sweep), "--no-progress"]) == 0
     printed = capsys.readouterr().out
     out = tmp_path / "swept"
@@ -220,17 +281,23 @@ def test_a_sweep_checks_every_run_by_default_and_its_leaderboard_and_report_say_
     assert "audio_reliance" in report["tables"]
     page = (tmp_path / "report.html").read_text()
     assert "Audio reliance (did the model use the audio?)" in page
-    assert "<td class=\"\">audio ignored</td>" in page and "<td class=\"\">ok</td>" in page
+    assert '<td class="">audio ignored</td>' in page and '<td class="">ok</td>' in page
     assert "1.0000 [" in page  # the listener's accuracy under full with its Wilson interval
 
 
-@pytest.mark.parametrize("extra, message", [
-    ({"audio_check": -1}, "sweep.yaml: audio_check: audio check: the number of items must be a whole number >= 0"),
-    ({"audio_check": "some"}, "sweep.yaml: audio_check: audio check: the number of items must be a whole number"),
-    ({"conditions": ["none"], "audio_check": 4}, "sweep.yaml: audio_check: the audio check (silence, shuffled) "
-                                                "compares outputs with the full condition's: add full"),
-    ({"audio_check_seed": -3}, "sweep.yaml: audio_check_seed: must be a whole number >= 0, got -3"),
-])
+@pytest.mark.parametrize(
+    "extra, message",
+    [
+        ({"audio_check": -1}, "sweep.yaml: audio_check: audio check: the number of items must be a whole number >= 0"),
+        ({"audio_check": "some"}, "sweep.yaml: audio_check: audio check: the number of items must be a whole number"),
+        (
+            {"conditions": ["none"], "audio_check": 4},
+            "sweep.yaml: audio_check: the audio check (silence, shuffled) "
+            "compares outputs with the full condition's: add full",
+        ),
+        ({"audio_check_seed": -3}, "sweep.yaml: audio_check_seed: must be a whole number >= 0, got -3"),
+    ],
+)
 def test_a_bad_check_in_a_sweep_file_names_its_key(tmp_path, extra, message):
     from audioreason.cli.sweep_config import SweepError, parse_sweep
 
@@ -256,12 +323,29 @@ def _check_sets(full_correct: int, silence_correct: int, n: int = 10):
 
     choices = ["dog", "cat", "bird", "car"]
     items = {f"q{i}": {"id": f"q{i}", "choices": choices, "answer": "dog"} for i in range(n)}
+
     def outputs(condition, right, wording):
-        return OutputSet("m", condition, "plain", "h", [
-            {"id": f"q{i}", "key": f"{condition}:q{i}", "error": None,
-             "output": wording.format("dog" if i < right else "cat")} for i in range(n)])
-    sets = [outputs("full", full_correct, "{}"), outputs("silence", silence_correct, "I think {}"),
-            outputs("shuffled", 0, "Perhaps {}")]
+        return OutputSet(
+            "m",
+            condition,
+            "plain",
+            "h",
+            [
+                {
+                    "id": f"q{i}",
+                    "key": f"{condition}:q{i}",
+                    "error": None,
+                    "output": wording.format("dog" if i < right else "cat"),
+                }
+                for i in range(n)
+            ],
+        )
+
+    sets = [
+        outputs("full", full_correct, "{}"),
+        outputs("silence", silence_correct, "I think {}"),
+        outputs("shuffled", 0, "Perhaps {}"),
+    ]
     return sets, items
 
 
@@ -274,7 +358,7 @@ def test_changed_outputs_are_judged_by_whether_silence_scores_inside_fulls_inter
 
     sets, items = _check_sets(6, silence_correct)
     section = audio_reliance_section(sets, items, {"ids": list(items)})
-    entry, = section.results
+    (entry,) = section.results
     assert entry["changed"]["either"]["changed"] == 10 and entry["rule"] == "official_slot"
     assert entry["accuracy"]["full"]["uncertainty"]["ci95"] == pytest.approx([0.3127, 0.8318], abs=5e-5)
     assert entry["accuracy"]["silence"]["accuracy"] == silence_correct / 10

@@ -1,4 +1,5 @@
 """The anchor_chain and audiospan_rubric Space widgets, served by Gradio and called through gradio_client."""
+
 import importlib.util
 import os
 from pathlib import Path

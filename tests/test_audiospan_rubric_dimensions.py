@@ -1,6 +1,7 @@
 """Which dimension an essential criterion is graded on is the judge's call (AudioSpan, arXiv:2608.26431,
 App. C.3: semantic "none" means graded on temporal, temporal "none" means graded on semantic); a criterion's
 ``localization: true`` overrides it (temporal only)."""
+
 import pytest
 
 from audioreason.scorers.audiospan_rubric.scorer import allowed_verdicts, score_verdicts, validate_reply
@@ -30,10 +31,13 @@ def test_the_judge_may_grade_the_same_criterion_on_content():
     assert out["rubric"] == 0.5 and out["temporal"] is None
 
 
-@pytest.mark.parametrize("pair,rule", [
-    (("correct", "correct"), "exactly one dimension"),
-    (("none", "none"), "exactly one dimension"),
-])
+@pytest.mark.parametrize(
+    "pair,rule",
+    [
+        (("correct", "correct"), "exactly one dimension"),
+        (("none", "none"), "exactly one dimension"),
+    ],
+)
 def test_essential_must_be_graded_on_exactly_one_dimension(pair, rule):
     with pytest.raises(ValueError, match=rule):
         validate_reply(reply(pair), [WHEN])
@@ -57,12 +61,15 @@ def test_pure_criterion_score_reads_the_dimension_from_the_verdicts():
     # an explicit choice decides regardless of the labels
     assert criterion_score("essential", "correct", "wrong", localization=True) == 0
     assert criterion_score("essential", "correct", "wrong", localization=False) == 1
-    rows = [{"importance": "essential", "semantic": "none", "temporal": "correct"},
-            {"importance": "essential", "semantic": "wrong", "temporal": "none"}]
+    rows = [
+        {"importance": "essential", "semantic": "none", "temporal": "correct"},
+        {"importance": "essential", "semantic": "wrong", "temporal": "none"},
+    ]
     assert rubric_score(rows) == 0.5
 
 
 def test_changed_rules_change_the_cache_key():
     # Replies cached under the old rules (essential dimension fixed by the flag) must not be reused.
     from audioreason.scorers.audiospan_rubric.scorer import verdict_schema
+
     assert verdict_schema({"id": "oeq-1", "rubric": [WHEN]}).version == "2"

@@ -2,6 +2,7 @@
 ValueError naming the item (id and position) and the field: non-finite or reversed time ranges, NaN
 tolerances, NaN MCQ outcomes, missing fields, repeated ids; and the evaluate module and Space widget pass
 those errors on (and a None first response through evaluate like any other)."""
+
 import copy
 import json
 import math
@@ -17,13 +18,26 @@ from audioreason.text.timestamps import temporal_match
 from fixtures.shell_helpers import NeverCalled, load_app
 
 ROOT = Path(__file__).resolve().parents[1]
-RUBRIC = [{"text": "Names the speaker", "importance": "essential", "time_range": None, "localization": False},
-          {"text": "Says when the bell rings", "importance": "essential", "time_range": [30.0, 40.0],
-           "localization": True}]
-ITEMS = [{"id": f"oeq-{n}", "question": f"Question {n}?", "rubric": copy.deepcopy(RUBRIC), "duration_tier": "S",
-          "pair_id": f"pair-{n}"} for n in range(2)]
-REPLY = {"criteria": [{"index": 0, "semantic": "correct", "temporal": "none"},
-                      {"index": 1, "semantic": "none", "temporal": "correct"}]}
+RUBRIC = [
+    {"text": "Names the speaker", "importance": "essential", "time_range": None, "localization": False},
+    {"text": "Says when the bell rings", "importance": "essential", "time_range": [30.0, 40.0], "localization": True},
+]
+ITEMS = [
+    {
+        "id": f"oeq-{n}",
+        "question": f"Question {n}?",
+        "rubric": copy.deepcopy(RUBRIC),
+        "duration_tier": "S",
+        "pair_id": f"pair-{n}",
+    }
+    for n in range(2)
+]
+REPLY = {
+    "criteria": [
+        {"index": 0, "semantic": "correct", "temporal": "none"},
+        {"index": 1, "semantic": "none", "temporal": "correct"},
+    ]
+}
 RESPONSES = ["The teacher speaks; the bell rings at 0:35.", "A student speaks; the bell at 0:50."]
 
 
@@ -34,9 +48,11 @@ def _items(change):
 
 
 BAD_ITEMS = [
-    (lambda it: it["rubric"][1].update(time_range=[30, math.inf]),
-     "item 1 ('oeq-1'): rubric criterion 1: 'time_range' must be [start, end] in seconds, finite, with "
-     "0 <= start <= end; got [30, inf]"),
+    (
+        lambda it: it["rubric"][1].update(time_range=[30, math.inf]),
+        "item 1 ('oeq-1'): rubric criterion 1: 'time_range' must be [start, end] in seconds, finite, with "
+        "0 <= start <= end; got [30, inf]",
+    ),
     (lambda it: it["rubric"][1].update(time_range=[40.0, 30.0]), "rubric criterion 1: 'time_range' must be"),
     (lambda it: it["rubric"][1].update(time_range=[float("nan"), 30.0]), "rubric criterion 1: 'time_range'"),
     (lambda it: it["rubric"][1].update(time_range=[-5, 3]), "rubric criterion 1: 'time_range'"),
@@ -45,10 +61,14 @@ BAD_ITEMS = [
     (lambda it: it.pop("rubric"), "item 1 ('oeq-1'): the field 'rubric' is missing"),
     (lambda it: it.update(rubric=[]), "item 1 ('oeq-1'): 'rubric' must be a non-empty list of criteria"),
     (lambda it: it.update(rubric="be precise"), "'rubric' must be a non-empty list of criteria"),
-    (lambda it: it["rubric"][0].pop("importance"), "rubric criterion 0: 'importance' must be 'essential' or "
-                                                   "'supporting', got None"),
-    (lambda it: it["rubric"][0].update(localization="false"), "rubric criterion 0: 'localization' must be true "
-                                                              "or false, got 'false'"),
+    (
+        lambda it: it["rubric"][0].pop("importance"),
+        "rubric criterion 0: 'importance' must be 'essential' or 'supporting', got None",
+    ),
+    (
+        lambda it: it["rubric"][0].update(localization="false"),
+        "rubric criterion 0: 'localization' must be true or false, got 'false'",
+    ),
     (lambda it: it["rubric"].__setitem__(0, "Names the speaker"), "rubric criterion 0 must be an object"),
     (lambda it: it.pop("id"), "item 1: the field 'id' is missing"),
     (lambda it: it.update(id="oeq-0"), "item 1 ('oeq-0'): the id is also item 0's; ids must be distinct"),
@@ -61,10 +81,14 @@ def test_precomputed_verdicts_refuse_bad_items_naming_item_and_field(change, mes
         score_verdicts(_items(change), [[REPLY], [REPLY]], RESPONSES)
 
 
-@pytest.mark.parametrize("change, message", BAD_ITEMS + [
-    (lambda it: it.pop("question"), "item 1 ('oeq-1'): the field 'question' is missing"),
-    (lambda it: it["rubric"][0].update(text=""), "rubric criterion 0: 'text' must be a non-empty string"),
-])
+@pytest.mark.parametrize(
+    "change, message",
+    BAD_ITEMS
+    + [
+        (lambda it: it.pop("question"), "item 1 ('oeq-1'): the field 'question' is missing"),
+        (lambda it: it["rubric"][0].update(text=""), "rubric criterion 0: 'text' must be a non-empty string"),
+    ],
+)
 def test_the_judged_path_refuses_them_before_any_call(change, message):
     with pytest.raises(ValueError, match=re.escape(message)):
         AudioSpanRubricScorer(NeverCalled()).score(_items(change), RESPONSES)
@@ -87,13 +111,16 @@ def test_tolerances_must_be_finite_seconds_at_least_zero(option, value):
         temporal_match(35, [30, 40], **{option: value})
 
 
-@pytest.mark.parametrize("flags, message", [
-    ([True, float("nan")], "mcq_correct[1] (item 1 ('oeq-1')): expected true, false or null, got nan"),
-    ([True, "yes"], "mcq_correct[1] (item 1 ('oeq-1')): expected true, false or null, got 'yes'"),
-    ([2, True], "mcq_correct[0] (item 0 ('oeq-0')): expected true, false or null, got 2"),
-    ({"pair-0": True, "pair-1": float("nan")}, "mcq_correct['pair-1'] (item 1 ('oeq-1')): expected true, false"),
-    ([True], "2 items but 1 MCQ outcomes"),
-])
+@pytest.mark.parametrize(
+    "flags, message",
+    [
+        ([True, float("nan")], "mcq_correct[1] (item 1 ('oeq-1')): expected true, false or null, got nan"),
+        ([True, "yes"], "mcq_correct[1] (item 1 ('oeq-1')): expected true, false or null, got 'yes'"),
+        ([2, True], "mcq_correct[0] (item 0 ('oeq-0')): expected true, false or null, got 2"),
+        ({"pair-0": True, "pair-1": float("nan")}, "mcq_correct['pair-1'] (item 1 ('oeq-1')): expected true, false"),
+        ([True], "2 items but 1 MCQ outcomes"),
+    ],
+)
 def test_mcq_outcomes_must_be_booleans(flags, message):
     with pytest.raises(ValueError, match=re.escape(message)):
         score_verdicts(ITEMS, [[REPLY], [REPLY]], RESPONSES, mcq_correct=flags)
@@ -108,8 +135,9 @@ def test_boolean_like_mcq_outcomes_are_read_as_written():
 
 
 def test_responses_must_be_text_or_none():
-    with pytest.raises(ValueError, match=re.escape("response 1 (item 1 ('oeq-1')): expected a string or None, "
-                                                   "got float nan")):
+    with pytest.raises(
+        ValueError, match=re.escape("response 1 (item 1 ('oeq-1')): expected a string or None, got float nan")
+    ):
         score_verdicts(ITEMS, [[REPLY], [REPLY]], [RESPONSES[0], float("nan")])
 
 
@@ -118,40 +146,71 @@ def _metric():
 
 
 def test_a_none_first_response_reaches_the_scorer_through_evaluate():
-    out = _metric().compute(predictions=[None, RESPONSES[1]], references=[it["id"] for it in ITEMS], items=ITEMS,
-                            verdicts=[json.dumps([REPLY]), json.dumps([REPLY])])
+    out = _metric().compute(
+        predictions=[None, RESPONSES[1]],
+        references=[it["id"] for it in ITEMS],
+        items=ITEMS,
+        verdicts=[json.dumps([REPLY]), json.dumps([REPLY])],
+    )
     assert out["n"] == 2 and out["rubric"] == 1.0
 
 
 def test_the_metric_passes_the_boundary_errors_on():
     metric = _metric()
     with pytest.raises(ValueError, match=re.escape("rubric criterion 1: 'time_range' must be")):
-        metric.compute(predictions=RESPONSES, references=[it["id"] for it in ITEMS], judge=NeverCalled(),
-                       items=_items(lambda it: it["rubric"][1].update(time_range=[30, math.inf])))
+        metric.compute(
+            predictions=RESPONSES,
+            references=[it["id"] for it in ITEMS],
+            judge=NeverCalled(),
+            items=_items(lambda it: it["rubric"][1].update(time_range=[30, math.inf])),
+        )
     with pytest.raises(ValueError, match="tolerance_s must be a finite number"):
-        metric.compute(predictions=RESPONSES, references=[it["id"] for it in ITEMS], items=ITEMS,
-                       judge=NeverCalled(), tolerance_s=float("nan"))
+        metric.compute(
+            predictions=RESPONSES,
+            references=[it["id"] for it in ITEMS],
+            items=ITEMS,
+            judge=NeverCalled(),
+            tolerance_s=float("nan"),
+        )
 
 
-@pytest.mark.parametrize("option, value, message", [
-    ("concurrency", 0, "concurrency must be an integer of at least 1, got 0"),
-    ("timeout_s", 0, "timeout_s must be a positive number of seconds, got 0"),
-    ("timeout_s", float("nan"), "timeout_s must be a positive number of seconds, got nan"),
-    ("base_url", "localhost:8000/v1", "base_url must be an http(s) URL"),
-])
+@pytest.mark.parametrize(
+    "option, value, message",
+    [
+        ("concurrency", 0, "concurrency must be an integer of at least 1, got 0"),
+        ("timeout_s", 0, "timeout_s must be a positive number of seconds, got 0"),
+        ("timeout_s", float("nan"), "timeout_s must be a positive number of seconds, got nan"),
+        ("base_url", "localhost:8000/v1", "base_url must be an http(s) URL"),
+    ],
+)
 def test_the_metric_surfaces_judge_client_settings_errors(option, value, message, monkeypatch):
     monkeypatch.setenv("AUDIOSPAN_TEST_KEY", "sk-test")
     with pytest.raises(ValueError, match=re.escape(message)):
-        _metric().compute(predictions=RESPONSES, references=[it["id"] for it in ITEMS], items=ITEMS,
-                          judge_model="gpt-4o", api_key_env="AUDIOSPAN_TEST_KEY", **{option: value})
+        _metric().compute(
+            predictions=RESPONSES,
+            references=[it["id"] for it in ITEMS],
+            items=ITEMS,
+            judge_model="gpt-4o",
+            api_key_env="AUDIOSPAN_TEST_KEY",
+            **{option: value},
+        )
 
 
-@pytest.mark.parametrize("row, message", [
-    ({"response": "x", "judge_reply": REPLY}, "JSON line 1: the field 'item' is missing"),
-    ({"item": ITEMS[0], "response": "x"}, "JSON line 1: the field 'judge_reply' is missing"),
-    ({"item": _items(lambda it: it["rubric"][1].update(time_range=[40, 30]))[1], "response": "x",
-      "judge_reply": REPLY}, "item 0 ('oeq-1'): rubric criterion 1: 'time_range' must be"),
-])
+@pytest.mark.parametrize(
+    "row, message",
+    [
+        ({"response": "x", "judge_reply": REPLY}, "JSON line 1: the field 'item' is missing"),
+        ({"item": ITEMS[0], "response": "x"}, "JSON line 1: the field 'judge_reply' is missing"),
+        (
+            {
+                "item": _items(lambda it: it["rubric"][1].update(time_range=[40, 30]))[1],
+                "response": "x",
+                "judge_reply": REPLY,
+            },
+            "item 0 ('oeq-1'): rubric criterion 1: 'time_range' must be",
+        ),
+    ],
+)
 def test_the_space_widget_names_the_line_and_field(row, message):
     import gradio as gr
 

@@ -1,6 +1,7 @@
 """Report-level conventions of AudioSpan (arXiv:2608.26431): Table 3's Avg (the unweighted mean of the S/M/L
 tier means) beside the pooled mean, and D.3's matched set limited to items with an essential criterion
 (Table 10's caption), with every left-out item counted."""
+
 import pytest
 
 from audioreason.scorers.audiospan_rubric.scorer import score_verdicts
@@ -21,8 +22,8 @@ def test_table3_avg_is_the_unweighted_mean_of_the_tiers():
     items = [item(0, "S"), item(1, "S"), item(2, "M"), item(3, "L")]
     verdicts = [one("correct"), one("correct"), one("wrong"), one("partial")]
     out = score_verdicts(items, verdicts)
-    assert out["rubric"] == 0.625           # pooled: (1 + 1 + 0 + 0.5) / 4
-    assert out["rubric_avg"] == 0.5         # Table 3 Avg: (1 + 0 + 0.5) / 3
+    assert out["rubric"] == 0.625  # pooled: (1 + 1 + 0 + 0.5) / 4
+    assert out["rubric_avg"] == 0.5  # Table 3 Avg: (1 + 0 + 0.5) / 3
     assert out["rubric_avg_missing_tiers"] == []
     assert {k: v["mean"] for k, v in out["by"]["duration_tier"].items()} == {"L": 0.5, "M": 0.0, "S": 1.0}
 

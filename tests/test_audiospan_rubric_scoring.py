@@ -1,16 +1,34 @@
 """AudioSpan Rubric pure scoring (Table 7, Eq. 2, Eq. 4, Eq. 5-6, four cells, histogram) and timestamps."""
+
 import pytest
 
-from audioreason.scorers.audiospan_rubric.formulas import (auc, axis_counts, breakdown, criterion_score, histogram,
-                                                           mcq_oeq, rubric_score, semantic_temporal)
+from audioreason.scorers.audiospan_rubric.formulas import (
+    auc,
+    axis_counts,
+    breakdown,
+    criterion_score,
+    histogram,
+    mcq_oeq,
+    rubric_score,
+    semantic_temporal,
+)
 from audioreason.text.timestamps import find_timestamps, parse_span, parse_timestamp, temporal_match
 
 # Table 7 (supporting), rows sigma, columns tau; "missing" falls back to sigma like "none".
-TABLE7 = {("correct", "correct"): 1.0, ("correct", "wrong"): 0.5, ("correct", "none"): 1.0,
-          ("correct", "missing"): 1.0,
-          ("partial", "correct"): 0.75, ("partial", "wrong"): 0.25, ("partial", "none"): 0.5,
-          ("partial", "missing"): 0.5,
-          ("wrong", "correct"): 0.0, ("wrong", "wrong"): 0.0, ("wrong", "none"): 0.0, ("wrong", "missing"): 0.0}
+TABLE7 = {
+    ("correct", "correct"): 1.0,
+    ("correct", "wrong"): 0.5,
+    ("correct", "none"): 1.0,
+    ("correct", "missing"): 1.0,
+    ("partial", "correct"): 0.75,
+    ("partial", "wrong"): 0.25,
+    ("partial", "none"): 0.5,
+    ("partial", "missing"): 0.5,
+    ("wrong", "correct"): 0.0,
+    ("wrong", "wrong"): 0.0,
+    ("wrong", "none"): 0.0,
+    ("wrong", "missing"): 0.0,
+}
 
 
 @pytest.mark.parametrize("cell,expected", sorted(TABLE7.items()))
@@ -45,21 +63,28 @@ def C(imp, sem, tem, loc=False):
 
 
 def test_eq2_by_hand():
-    crits = [C("essential", "correct", "none"),            # 1 * 1
-             C("essential", "none", "wrong", True),        # 1 * 0
-             C("supporting", "partial", "correct"),        # 0.5 * 0.75
-             C("supporting", "correct", "wrong")]          # 0.5 * 0.5
+    crits = [
+        C("essential", "correct", "none"),  # 1 * 1
+        C("essential", "none", "wrong", True),  # 1 * 0
+        C("supporting", "partial", "correct"),  # 0.5 * 0.75
+        C("supporting", "correct", "wrong"),
+    ]  # 0.5 * 0.5
     assert rubric_score(crits) == pytest.approx((1 + 0 + 0.375 + 0.25) / 3)
     assert rubric_score([]) is None
 
 
 def test_semantic_temporal_conditioning_by_hand():
-    crits = [C("essential", "correct", "none"), C("essential", "partial", "none"),
-             C("essential", "none", "correct", True), C("essential", "none", "wrong", True),
-             C("essential", "none", "missing", True),
-             C("supporting", "correct", "correct"), C("supporting", "correct", "missing"),
-             C("supporting", "partial", "wrong"),   # temporal not counted: sigma not correct
-             C("supporting", "wrong", "correct")]   # temporal not counted
+    crits = [
+        C("essential", "correct", "none"),
+        C("essential", "partial", "none"),
+        C("essential", "none", "correct", True),
+        C("essential", "none", "wrong", True),
+        C("essential", "none", "missing", True),
+        C("supporting", "correct", "correct"),
+        C("supporting", "correct", "missing"),
+        C("supporting", "partial", "wrong"),  # temporal not counted: sigma not correct
+        C("supporting", "wrong", "correct"),
+    ]  # temporal not counted
     counts = axis_counts(crits)
     assert counts["semantic"] == {"correct": 3, "partial": 2, "none": 3, "wrong": 1}
     assert counts["temporal"] == {"none": 2, "correct": 2, "wrong": 1, "missing": 2}
@@ -77,6 +102,7 @@ def test_auc_by_hand_with_ties():
     assert auc([0.3], [0.3, 0.2, 0.9]) == pytest.approx((0.5 + 1 + 0) / 3)
     assert auc([], [0.1]) is None
     from scipy.stats import mannwhitneyu
+
     pos, neg = [0.2, 0.5, 0.5, 0.9], [0.1, 0.5, 0.7]
     u = mannwhitneyu(pos, neg).statistic
     assert auc(pos, neg) == pytest.approx(u / 12)
@@ -107,14 +133,34 @@ def test_histogram_edges():
 
 def test_breakdown():
     b = breakdown([1.0, 0.0, None, 0.5], ["S", "S", "L", "L"])
-    assert b == {"L": {"n": 2, "n_scored": 1, "n_failed": 1, "mean": 0.25, "mean_judged_only": 0.5},
-                 "S": {"n": 2, "n_scored": 2, "n_failed": 0, "mean": 0.5, "mean_judged_only": 0.5}}
+    assert b == {
+        "L": {"n": 2, "n_scored": 1, "n_failed": 1, "mean": 0.25, "mean_judged_only": 0.5},
+        "S": {"n": 2, "n_scored": 2, "n_failed": 0, "mean": 0.5, "mean_judged_only": 0.5},
+    }
 
 
-@pytest.mark.parametrize("text,expected", [
-    ("12:30", 750.0), ("64:00", 3840.0), ("1:04:00", 3840.0), ("01:04:00", 3840.0), ("522.640 s", 522.64),
-    ("522.64", 522.64), ("522 seconds", 522.0), ("0:05", 5.0), ("00:01:02.5", 62.5), (90, 90.0),
-    ("soon", None), ("", None), (None, None), ("1:2:3:4", None), ("-3", None), ("12:3x", None), (True, None)])
+@pytest.mark.parametrize(
+    "text,expected",
+    [
+        ("12:30", 750.0),
+        ("64:00", 3840.0),
+        ("1:04:00", 3840.0),
+        ("01:04:00", 3840.0),
+        ("522.640 s", 522.64),
+        ("522.64", 522.64),
+        ("522 seconds", 522.0),
+        ("0:05", 5.0),
+        ("00:01:02.5", 62.5),
+        (90, 90.0),
+        ("soon", None),
+        ("", None),
+        (None, None),
+        ("1:2:3:4", None),
+        ("-3", None),
+        ("12:3x", None),
+        (True, None),
+    ],
+)
 def test_timestamp_golden(text, expected):
     assert parse_timestamp(text) == expected
 
@@ -135,9 +181,9 @@ def test_timestamp_strict_and_spans():
 
 def test_tolerance_and_overlap():
     ref = [750, 780]
-    assert temporal_match("12:25", ref) is True      # 745 = start - 5
-    assert temporal_match("12:24", ref) is False     # 744
-    assert temporal_match("13:05", ref) is True      # 785 = end + 5
+    assert temporal_match("12:25", ref) is True  # 745 = start - 5
+    assert temporal_match("12:24", ref) is False  # 744
+    assert temporal_match("13:05", ref) is True  # 785 = end + 5
     assert temporal_match("13:06", ref) is False
     assert temporal_match("11:00-12:26", ref) is False  # a span must overlap (C.3): no tolerance
     assert temporal_match("11:00-12:26", ref, span_tolerance_s=5) is True

@@ -1,6 +1,7 @@
 """Golden tables for the timestamp normaliser (AudioSpan, arXiv:2608.26431, App. C.3: "timestamps in any format
 are normalized to seconds before comparison"). Expected values are seconds computed by hand; a tuple is a span,
 None is no time."""
+
 import pytest
 
 from audioreason.text.timestamps import find_timestamps, parse_span, parse_timestamp
@@ -9,15 +10,15 @@ GOLDEN = [
     # clocks
     ("12:30", 750.0),
     ("0:05", 5.0),
-    ("64:00", 3840.0),                      # minutes past 59 carried: 1:04:00
+    ("64:00", 3840.0),  # minutes past 59 carried: 1:04:00
     ("1:04:00", 3840.0),
     ("01:04:00", 3840.0),
-    ("1:75", 135.0),                        # seconds past 59 carried
+    ("1:75", 135.0),  # seconds past 59 carried
     ("00:01:02.5", 62.5),
-    ("00:01:02,500", 62.5),                 # SRT milliseconds
+    ("00:01:02,500", 62.5),  # SRT milliseconds
     ("1:02.25", 62.25),
     ("0:28:53.053", 1733.053),
-    ("1：02", 62.0),                         # full-width colon
+    ("1：02", 62.0),  # full-width colon
     ("01：02：03", 3723.0),
     ("1:02 min", 62.0),
     ("at 1:05", 65.0),
@@ -32,7 +33,7 @@ GOLDEN = [
     # seconds and units
     ("522.640 s", 522.64),
     ("522 seconds", 522.0),
-    ("522.64", 522.64),                     # a bare number in a whole string is seconds
+    ("522.64", 522.64),  # a bare number in a whole string is seconds
     ("90", 90.0),
     ("30s", 30.0),
     ("30 sec", 30.0),
@@ -77,7 +78,7 @@ GOLDEN = [
     ("1個小時2分鐘", 3720.0),
     ("在1:05左右", 65.0),
     ("大约2分钟处", 120.0),
-    ("1分钟前后", 60.0),                     # "around 1 minute", not "1 minute before"
+    ("1分钟前后", 60.0),  # "around 1 minute", not "1 minute before"
     # spans
     ("12:30-13:05", (750.0, 785.0)),
     ("12:30 – 13:05", (750.0, 785.0)),
@@ -86,7 +87,7 @@ GOLDEN = [
     ("between 0:30 and 0:45", (30.0, 45.0)),
     ("[0:30, 0:45]", (30.0, 45.0)),
     ("(0:30, 0:45)", (30.0, 45.0)),
-    ("30-45 s", (30.0, 45.0)),              # the unit is shared
+    ("30-45 s", (30.0, 45.0)),  # the unit is shared
     ("30 to 45 seconds", (30.0, 45.0)),
     ("1-2 minutes", (60.0, 120.0)),
     ("between 30 and 45 seconds", (30.0, 45.0)),
@@ -97,29 +98,29 @@ GOLDEN = [
     ("30到45秒", (30.0, 45.0)),
     ("1:00:00-1:02:30", (3600.0, 3750.0)),
     ("from 1 min 2 s to 1 min 10 s", (62.0, 70.0)),
-    ("30-45", (30.0, 45.0)),                # bare seconds in a whole string
+    ("30-45", (30.0, 45.0)),  # bare seconds in a whole string
     # not times into the recording
-    ("at 12:30pm", None),                   # a time of day
+    ("at 12:30pm", None),  # a time of day
     ("12:30 PM", None),
     ("12:30 p.m.", None),
     ("下午3:30", None),
-    ("score was 2:1", None),                # a score: the seconds field of a clock has two digits
+    ("score was 2:1", None),  # a score: the seconds field of a clock has two digits
     ("the final score was 21:14", None),
     ("比分是21:14", None),
-    ("16:9", None),                         # a ratio
-    ("5 seconds later", None),              # relative
-    ("for 30 seconds", None),               # a length
+    ("16:9", None),  # a ratio
+    ("5 seconds later", None),  # relative
+    ("for 30 seconds", None),  # a length
     ("the first 30 seconds", None),
     ("5秒后", None),
     ("1分钟内", None),
-    ("2分", None),                           # 分 alone is also "points"
-    ("5 m", None),                          # metres?
+    ("2分", None),  # 分 alone is also "points"
+    ("5 m", None),  # metres?
     ("2h", None),
     ("the 1990s", None),
-    ("13:05-12:30", None),                  # runs backwards: two points, not one time
-    ("12:30 and 13:05", None),              # two points
+    ("13:05-12:30", None),  # runs backwards: two points, not one time
+    ("12:30 and 13:05", None),  # two points
     ("3 speakers", None),
-    ("two minutes", None),                  # numbers as words are not read (documented limit)
+    ("two minutes", None),  # numbers as words are not read (documented limit)
     ("soon", None),
     ("", None),
     ("1:2:3:4", None),
@@ -140,7 +141,7 @@ def test_normaliser_golden(text, expected):
         assert parse_timestamp(text) is None and parse_span(text) is None
     elif isinstance(expected, tuple):
         assert parse_span(text) == expected
-        assert parse_timestamp(text) is None   # a span is not one point
+        assert parse_timestamp(text) is None  # a span is not one point
     else:
         assert parse_timestamp(text) == expected
         assert parse_span(text) == (expected, expected)
@@ -162,7 +163,7 @@ FREE_TEXT = [
     ("3 people talk from 1 to 2 minutes", [(60.0, 120.0)]),
     ("在12:30左右，比分是21:14", [750.0]),
     ("at 12:30, then 1:04:00 and 522.640 s", [750.0, 3840.0, 522.64]),
-    ("Chapter 2 has 12 tracks", []),        # bare numbers in free text are no times
+    ("Chapter 2 has 12 tracks", []),  # bare numbers in free text are no times
 ]
 
 

@@ -5,6 +5,7 @@ temporary folder (``screenshots/``); the report is rendered once and screenshott
 scores with the test suite's tiny backbones (its offline backbones are exercised by test_aria_app.py). Every
 figure of a report is screenshotted on its own and checked from the page: no text element's box (its SVG
 bounding box, rotated as drawn) overlaps another's in the figure, and none falls outside the figure."""
+
 import importlib.util
 import json
 import os
@@ -17,11 +18,21 @@ import pytest
 
 CHROMIUM, CHROMEDRIVER = "/usr/bin/chromium", "/usr/bin/chromedriver"
 ROOT = Path(__file__).resolve().parents[1]
-FLAGS = ("--headless", "--no-sandbox", "--disable-gpu", "--no-first-run", "--disable-background-networking",
-         "--disable-component-update", "--disable-sync", "--window-size=1400,1800")
+FLAGS = (
+    "--headless",
+    "--no-sandbox",
+    "--disable-gpu",
+    "--no-first-run",
+    "--disable-background-networking",
+    "--disable-component-update",
+    "--disable-sync",
+    "--window-size=1400,1800",
+)
 
-pytestmark = pytest.mark.skipif(not (Path(CHROMIUM).is_file() and Path(CHROMEDRIVER).is_file()),
-                                reason="needs Debian's chromium and chromium-driver (install.sh)")
+pytestmark = pytest.mark.skipif(
+    not (Path(CHROMIUM).is_file() and Path(CHROMEDRIVER).is_file()),
+    reason="needs Debian's chromium and chromium-driver (install.sh)",
+)
 
 
 @pytest.fixture(scope="module")
@@ -81,11 +92,16 @@ def figure_text_problems(driver) -> list[str]:
         left, top, right, bottom = figure["box"]
         texts = figure["texts"]
         for t in texts:
-            if any(x < left - TOLERANCE_PX or x > right + TOLERANCE_PX or y < top - TOLERANCE_PX
-                   or y > bottom + TOLERANCE_PX for x, y in t["corners"]):
+            if any(
+                x < left - TOLERANCE_PX
+                or x > right + TOLERANCE_PX
+                or y < top - TOLERANCE_PX
+                or y > bottom + TOLERANCE_PX
+                for x, y in t["corners"]
+            ):
                 problems.append(f"{figure['id']}: {t['text']!r} falls outside the figure")
         for i, a in enumerate(texts):
-            for b in texts[i + 1:]:
+            for b in texts[i + 1 :]:
                 if _penetration(a["corners"], b["corners"]) > TOLERANCE_PX:
                     problems.append(f"{figure['id']}: {a['text']!r} overlaps {b['text']!r}")
     return problems
@@ -134,7 +150,8 @@ class Page:
 
         compact = [re.sub(r"\s+", "", n) for n in needles]
         WebDriverWait(self.driver, timeout).until(
-            lambda d: all(n in re.sub(r"\s+", "", self.text()) for n in compact), f"{needles} not on the page")
+            lambda d: all(n in re.sub(r"\s+", "", self.text()) for n in compact), f"{needles} not on the page"
+        )
         return self.text()
 
     def wait(self, condition, what: str, timeout: float = 60) -> None:
@@ -148,8 +165,11 @@ class Page:
         having = f"@role='{role}' and " if role else ""
 
         def shown():
-            return [b for b in self.driver.find_elements(By.XPATH, f"//button[{having}normalize-space()='{label}']")
-                    if b.is_displayed()]
+            return [
+                b
+                for b in self.driver.find_elements(By.XPATH, f"//button[{having}normalize-space()='{label}']")
+                if b.is_displayed()
+            ]
 
         self.wait(lambda: len(shown()) > n, f"a {label!r} button")
         self.driver.execute_script("arguments[0].click()", shown()[n])  # no overlay can take the click
@@ -159,8 +179,11 @@ class Page:
         from selenium.webdriver.common.by import By
 
         def inputs():
-            return [e for e in self.driver.find_elements(By.CSS_SELECTOR, "input[type=file]")
-                    if accepts in (e.get_attribute("accept") or "")]
+            return [
+                e
+                for e in self.driver.find_elements(By.CSS_SELECTOR, "input[type=file]")
+                if accepts in (e.get_attribute("accept") or "")
+            ]
 
         self.wait(lambda: inputs(), f"a file input accepting {accepts}")
         inputs()[0].send_keys(str(path))
@@ -265,8 +288,11 @@ def _choose(page, label: str, option: str) -> None:
     box.send_keys(option)
 
     def listed():
-        return [o for o in page.driver.find_elements(By.CSS_SELECTOR, "[role=option]")
-                if o.is_displayed() and o.text.strip() == option]
+        return [
+            o
+            for o in page.driver.find_elements(By.CSS_SELECTOR, "[role=option]")
+            if o.is_displayed() and o.text.strip() == option
+        ]
 
     page.wait(lambda: listed(), f"{option!r} listed under {label!r}")
     listed()[0].click()
@@ -275,7 +301,8 @@ def _choose(page, label: str, option: str) -> None:
 def _header_heights(page) -> list:
     return page.driver.execute_script(
         "return Array.from(document.querySelectorAll('table th')).filter(t => t.offsetParent)"
-        ".map(t => t.getBoundingClientRect().height)")
+        ".map(t => t.getBoundingClientRect().height)"
+    )
 
 
 def test_explorer_compares_two_runs_side_by_side(browser, shots, tmp_path):
@@ -285,8 +312,12 @@ def test_explorer_compares_two_runs_side_by_side(browser, shots, tmp_path):
     app = load_app("spaces/explorer")
     with Page(browser, app.build_demo([str(a), str(b)])) as page:
         # The leaderboard: each headline with its interval (none recorded for model-b), and the legend.
-        text = page.wait_for("Leaderboard", "0.6667 [0.2077, 0.9385] (official MMAR/MMAU scorer)",
-                             "0.6667 (official MMAR/MMAU scorer)", "[lo, hi]")
+        text = page.wait_for(
+            "Leaderboard",
+            "0.6667 [0.2077, 0.9385] (official MMAR/MMAU scorer)",
+            "0.6667 (official MMAR/MMAU scorer)",
+            "[lo, hi]",
+        )
         assert "Answer per rule" in text and "Rubric verdicts" in text and "model-a names it" in text
         assert '["model-a"' not in text  # items are named by id, model and condition, not by the record's key
         heights = _header_heights(page)
@@ -300,11 +331,12 @@ def test_explorer_compares_two_runs_side_by_side(browser, shots, tmp_path):
         page.wait_for("(B) cat meowing")  # model-b's reply on q1 beside model-a's
         from selenium.webdriver.common.by import By
 
-        radio = browser.find_element(By.XPATH, "//label[normalize-space()=\"disagree on the benchmark's rule\"]")
+        radio = browser.find_element(By.XPATH, '//label[normalize-space()="disagree on the benchmark\'s rule"]')
         browser.execute_script("arguments[0].click()", radio)
         # q2 (category Counting) agrees on the official scorer: only q1 and q3 are listed, with what differs.
-        page.wait(lambda: "Counting" not in page.text() and "official scorer, aria" in page.text(),
-                  "only q1 and q3 listed")
+        page.wait(
+            lambda: "Counting" not in page.text() and "official scorer, aria" in page.text(), "only q1 and q3 listed"
+        )
         page.shot(shots, "explorer_side_by_side")
         accordion = browser.find_element(By.XPATH, "//*[contains(@class, 'label-wrap')][contains(., 'Raw JSON')]")
         browser.execute_script("arguments[0].click()", accordion)
@@ -352,10 +384,20 @@ def test_report_figures_of_many_sets_are_readable(browser, shots, tmp_path):
 
     out = tmp_path / "report.html"
     summary = build_report([write_many_sets_run(tmp_path / "run")], out)
-    assert summary["figures"] == ["accuracy", "aria_radar", "aria_modes", "retention", "decomposition",
-                                  "anchor_chain", "audiospan_rubric", "mmar_rubrics", "correlations"]
+    assert summary["figures"] == [
+        "accuracy",
+        "aria_radar",
+        "aria_modes",
+        "retention",
+        "decomposition",
+        "anchor_chain",
+        "audiospan_rubric",
+        "mmar_rubrics",
+        "correlations",
+    ]
     page = Page(browser, url=out.as_uri())
     page.wait_for("Accuracy", "MMAR-Rubrics per modality and category")
     assert sorted(p.name for p in figure_shots(browser, shots, "many-sets")) == sorted(
-        f"many-sets-figure-{key}.png" for key in summary["figures"])
+        f"many-sets-figure-{key}.png" for key in summary["figures"]
+    )
     assert figure_text_problems(browser) == []

@@ -1,6 +1,7 @@
 """Command-line conventions: every option of every subcommand has help text, one spelling per concept (the
 benchmark names, the perturbation seed), errors name the flag rather than the Python keyword, and the exit
 status says what went wrong (2 a usage error, 1 a failure on the data)."""
+
 from __future__ import annotations
 
 import argparse
@@ -71,20 +72,36 @@ def test_a_checkpoint_no_preset_reads_names_the_flag_before_any_work(tmp_path, c
     (model / "config.json").write_text(json.dumps({"model_type": "bert"}))
     (tmp_path / "data").mkdir()
     with pytest.raises(SystemExit) as exit_info:
-        main(["run", "--model", str(model), "--benchmark", "mmar", "--data", str(tmp_path / "data"),
-              "--out", str(tmp_path / "out")])
+        main(
+            [
+                "run",
+                "--model",
+                str(model),
+                "--benchmark",
+                "mmar",
+                "--data",
+                str(tmp_path / "data"),
+                "--out",
+                str(tmp_path / "out"),
+            ]
+        )
     err = capsys.readouterr().err
     assert exit_info.value.code == 2 and len(err.strip().splitlines()) == 1, err
     assert "model_type 'bert'" in err and "give --preset NAME" in err and "preset=" not in err
     assert not (tmp_path / "out").exists()
 
 
-@pytest.mark.parametrize("argv, message", [
-    (["score", "NOWHERE", "--scorers", "aria"], "is not a folder"),
-    (["run", "--model", "m", "--benchmark", "mmar", "--data", "d", "--out", "o", "--batch-size", "0"],
-     "--batch-size must be at least 1"),
-    (["compare", "NOWHERE_A", "NOWHERE_B"], "NOWHERE_A"),
-])
+@pytest.mark.parametrize(
+    "argv, message",
+    [
+        (["score", "NOWHERE", "--scorers", "aria"], "is not a folder"),
+        (
+            ["run", "--model", "m", "--benchmark", "mmar", "--data", "d", "--out", "o", "--batch-size", "0"],
+            "--batch-size must be at least 1",
+        ),
+        (["compare", "NOWHERE_A", "NOWHERE_B"], "NOWHERE_A"),
+    ],
+)
 def test_usage_errors_exit_2_with_one_line(argv, message, capsys, tmp_path, monkeypatch):
     monkeypatch.chdir(tmp_path)
     with pytest.raises(SystemExit) as exit_info:

@@ -6,6 +6,7 @@ records of tests/fixtures/mmar_subset.jsonl as a raw folder of metadata alone, a
 mmar_results.jsonl, whose official accuracy test_import.py works out by hand (3 of 5).
 
 The times and memory are benchmarks/text_commands.py's (docs/speed.md); no test is timed."""
+
 from __future__ import annotations
 
 import json
@@ -21,8 +22,20 @@ from fixtures.data_helpers import DATA, mmar_records, write_mmar_raw
 
 ROOT = Path(__file__).resolve().parents[1]
 # What a string match must not pay for: the model, audio and dataset libraries.
-HEAVY = {"torch", "torchcodec", "datasets", "transformers", "gradio", "sentence_transformers", "accelerate",
-         "evaluate", "pyarrow", "pandas", "soundfile", "huggingface_hub"}
+HEAVY = {
+    "torch",
+    "torchcodec",
+    "datasets",
+    "transformers",
+    "gradio",
+    "sentence_transformers",
+    "accelerate",
+    "evaluate",
+    "pyarrow",
+    "pandas",
+    "soundfile",
+    "huggingface_hub",
+}
 # Run in the child: ``CODE`` (Python) or the CLI's arguments; the loaded top-level modules go to ``MODULES``.
 WRAPPER = """
 import atexit, json, os, sys
@@ -40,8 +53,9 @@ def loaded(tmp_path: Path, *argv, code: str = "") -> set[str]:
     """The top-level modules a command loaded, once it exited with status 0."""
     modules = tmp_path / "modules.json"
     env = {**os.environ, "PYTHONPATH": str(ROOT), "HF_HUB_OFFLINE": "1", "MODULES": str(modules), "CODE": code}
-    done = subprocess.run([sys.executable, "-c", WRAPPER, *map(str, argv)], cwd=ROOT, env=env, capture_output=True,
-                          text=True, timeout=300)
+    done = subprocess.run(
+        [sys.executable, "-c", WRAPPER, *map(str, argv)], cwd=ROOT, env=env, capture_output=True, text=True, timeout=300
+    )
     assert done.returncode == 0, done.stderr[-3000:]
     return set(json.loads(modules.read_text()))
 
@@ -53,15 +67,28 @@ def runs(tmp_path_factory):
     records = mmar_records()[:5]
     data = write_mmar_raw(base / "mmar", records, skip_audio=[r["id"] for r in records])
     for name in ("a", "b"):
-        for argv in (["import", "mmar", DATA / "imports" / "mmar_results.jsonl", "--benchmark", "mmar", "--data",
-                      data, "--out", base / name, "--model", f"model-{name}"],
-                     ["score", base / name, "--scorers", "accuracy", "--no-progress"]):
+        for argv in (
+            [
+                "import",
+                "mmar",
+                DATA / "imports" / "mmar_results.jsonl",
+                "--benchmark",
+                "mmar",
+                "--data",
+                data,
+                "--out",
+                base / name,
+                "--model",
+                f"model-{name}",
+            ],
+            ["score", base / name, "--scorers", "accuracy", "--no-progress"],
+        ):
             assert main([str(a) for a in argv]) == 0
     return data, base / "a", base / "b"
 
 
 def official_accuracy(run: Path) -> tuple[int, int]:
-    entry, = json.loads((run / "results.json").read_text())["scorers"]["accuracy"]["results"]
+    (entry,) = json.loads((run / "results.json").read_text())["scorers"]["accuracy"]["results"]
     return entry["official_scorer_correct"], entry["n"]
 
 
@@ -71,8 +98,20 @@ def test_help_imports_no_heavy_library(tmp_path):
 
 def test_import_reads_the_benchmark_without_datasets(tmp_path, runs):
     data, _, _ = runs
-    modules = loaded(tmp_path, "import", "mmar", DATA / "imports" / "mmar_results.jsonl", "--benchmark", "mmar",
-                     "--data", data, "--out", tmp_path / "run", "--model", "m")
+    modules = loaded(
+        tmp_path,
+        "import",
+        "mmar",
+        DATA / "imports" / "mmar_results.jsonl",
+        "--benchmark",
+        "mmar",
+        "--data",
+        data,
+        "--out",
+        tmp_path / "run",
+        "--model",
+        "m",
+    )
     assert not modules & (HEAVY | {"scipy", "numpy"}), modules & HEAVY
     written = [json.loads(line) for line in (tmp_path / "run" / "outputs.jsonl").open()]
     assert [r["id"] for r in written] == [r["id"] for r in mmar_records()[:5]]
@@ -96,9 +135,11 @@ def test_compare_and_report_need_only_their_statistics_and_figures(tmp_path, run
 
 def test_the_leaderboard_imports_no_heavy_library(tmp_path, runs):
     _, run_a, run_b = runs
-    code = (f"from pathlib import Path\nfrom audioreason.evaluation.leaderboard import write_leaderboard\n"
-            f"write_leaderboard(Path({str(run_a.parent)!r}), [{{'folder': {run_a.name!r}, 'model': 'model-a', "
-            f"'benchmark': 'mmar'}}, {{'folder': {run_b.name!r}, 'model': 'model-b', 'benchmark': 'mmar'}}])")
+    code = (
+        f"from pathlib import Path\nfrom audioreason.evaluation.leaderboard import write_leaderboard\n"
+        f"write_leaderboard(Path({str(run_a.parent)!r}), [{{'folder': {run_a.name!r}, 'model': 'model-a', "
+        f"'benchmark': 'mmar'}}, {{'folder': {run_b.name!r}, 'model': 'model-b', 'benchmark': 'mmar'}}])"
+    )
     assert not loaded(tmp_path, code=code) & (HEAVY | {"scipy", "numpy"})
     board = json.loads((run_a.parent / "leaderboard.json").read_text())
     assert {r["model"] for r in board["rows"]} == {"model-a", "model-b"}
@@ -108,22 +149,35 @@ def test_an_audio_read_still_brings_its_decoder(tmp_path):
     """The laziness is per need: a raw folder whose audio is there has its headers read (soundfile)."""
     records = mmar_records()[:2]
     data = write_mmar_raw(tmp_path / "mmar", records)
-    code = ("from audioreason.data.catalog import text_items\n"
-            f"items, report = text_items('mmar', {str(data)!r})\n"
-            "assert all(i['audio']['path'] for i in items), report.summary()")
+    code = (
+        "from audioreason.data.catalog import text_items\n"
+        f"items, report = text_items('mmar', {str(data)!r})\n"
+        "assert all(i['audio']['path'] for i in items), report.summary()"
+    )
     assert "soundfile" in loaded(tmp_path, code=code)
 
 
 def test_a_scorers_formulas_load_without_its_scorer():
     """The report draws ARIA's radar from ``scorers.aria.formulas`` alone; the Space that shows a report installs
     no lemmatizer, so the scorer package must not import its scorer (and so lemminflect) on the way there."""
-    code = ("import audioreason.scorers.aria.formulas, audioreason.scorers.anchor_chain.formulas, "
-            "audioreason.scorers.audiospan_rubric.formulas, audioreason.scorers.mmar_rubrics.formulas, "
-            "audioreason.scorers.text_prior.formulas")
-    done = subprocess.run([sys.executable, "-c", code + "\nimport sys\nprint(sorted(m for m in sys.modules if "
-                           "m.startswith('audioreason.scorers') and m.endswith('.scorer') or m == 'lemminflect'))"],
-                          cwd=ROOT, env={**os.environ, "PYTHONPATH": str(ROOT)}, capture_output=True, text=True,
-                          timeout=300)
+    code = (
+        "import audioreason.scorers.aria.formulas, audioreason.scorers.anchor_chain.formulas, "
+        "audioreason.scorers.audiospan_rubric.formulas, audioreason.scorers.mmar_rubrics.formulas, "
+        "audioreason.scorers.text_prior.formulas"
+    )
+    done = subprocess.run(
+        [
+            sys.executable,
+            "-c",
+            code + "\nimport sys\nprint(sorted(m for m in sys.modules if "
+            "m.startswith('audioreason.scorers') and m.endswith('.scorer') or m == 'lemminflect'))",
+        ],
+        cwd=ROOT,
+        env={**os.environ, "PYTHONPATH": str(ROOT)},
+        capture_output=True,
+        text=True,
+        timeout=300,
+    )
     assert done.returncode == 0, done.stderr[-3000:]
     assert done.stdout.strip() == "[]"
     from audioreason.scorers import aria

@@ -1,5 +1,6 @@
 """`audioreason compare`: two scored runs (hand-written outputs scored by `audioreason score`, and hand-written
 scored folders) with hand-computed paired differences, flipped items and McNemar p-values."""
+
 import json
 
 import pytest
@@ -27,14 +28,36 @@ def scored_run(root, name, model, right, ids):
     for index in ids:
         item = ITEMS[index]
         choice = item["answer"] if index in right else next(c for c in item["choices"] if c and c != item["answer"])
-        records.append({"key": json.dumps([model, "full", f"{tpl.name}@{tpl.hash}", item["id"]]), "id": item["id"],
-                        "index": index, "model": model, "adapter": "hand", "condition": "full",
-                        "template": tpl.to_dict(), "output": f"[ANSWER]\n{choice}", "error": None})
+        records.append(
+            {
+                "key": json.dumps([model, "full", f"{tpl.name}@{tpl.hash}", item["id"]]),
+                "id": item["id"],
+                "index": index,
+                "model": model,
+                "adapter": "hand",
+                "condition": "full",
+                "template": tpl.to_dict(),
+                "output": f"[ANSWER]\n{choice}",
+                "error": None,
+            }
+        )
     (run_dir / "outputs.jsonl").write_text("".join(json.dumps(r) + "\n" for r in records))
-    (run_dir / "run.json").write_text(json.dumps({
-        "config": {"model": model, "benchmark": "mmar", "data": str(raw), "limit": None, "conditions": ["full"],
-                   "templates": ["aria_cot"]},
-        "models": {"main": {"name": model, "adapter": "hand"}}, "status": "finished"}))
+    (run_dir / "run.json").write_text(
+        json.dumps(
+            {
+                "config": {
+                    "model": model,
+                    "benchmark": "mmar",
+                    "data": str(raw),
+                    "limit": None,
+                    "conditions": ["full"],
+                    "templates": ["aria_cot"],
+                },
+                "models": {"main": {"name": model, "adapter": "hand"}},
+                "status": "finished",
+            }
+        )
+    )
     score_run(run_dir, ScoreOptions(scorers=["accuracy"], progress=False))
     return run_dir
 
@@ -106,13 +129,24 @@ def hand_scored(folder, rows):
 
 def test_a_mean_headline_paired_difference_by_hand(tmp_path):
     def row(i, m2, rubric_score, correct):
-        return {"key": str(i), "id": f"item{i}", "model": "m", "condition": "full", "template": "aria_cot",
-                "aria": {"M2": m2}, "mmar_rubrics": {"status": "judged", "score": rubric_score, "correct": correct}}
+        return {
+            "key": str(i),
+            "id": f"item{i}",
+            "model": "m",
+            "condition": "full",
+            "template": "aria_cot",
+            "aria": {"M2": m2},
+            "mmar_rubrics": {"status": "judged", "score": rubric_score, "correct": correct},
+        }
 
-    a = hand_scored(tmp_path / "A", [row(0, 0.2, 0.4, True), row(1, 0.4, None, True), row(2, 0.6, 0.8, True),
-                                     row(3, 0.8, 0.0, False)])
-    b = hand_scored(tmp_path / "B", [row(0, 0.1, 0.6, True), row(1, 0.4, 0.2, True), row(2, 0.3, 0.8, True),
-                                     row(3, 1.2, 0.0, False)])  # 1.2: clipped to 1, as ARIA's mean clips it
+    a = hand_scored(
+        tmp_path / "A",
+        [row(0, 0.2, 0.4, True), row(1, 0.4, None, True), row(2, 0.6, 0.8, True), row(3, 0.8, 0.0, False)],
+    )
+    b = hand_scored(
+        tmp_path / "B",
+        [row(0, 0.1, 0.6, True), row(1, 0.4, 0.2, True), row(2, 0.3, 0.8, True), row(3, 1.2, 0.0, False)],
+    )  # 1.2: clipped to 1, as ARIA's mean clips it
     result = {(c["scorer"], c["headline"]): c for c in compare_runs(a, b)["comparisons"]}
     m2 = result[("aria", "M2")]
     # A - B = ((0.2-0.1) + 0 + (0.6-0.3) + (0.8-1.0)) / 4 = 0.05
@@ -130,8 +164,12 @@ def test_a_mean_headline_paired_difference_by_hand(tmp_path):
 def test_an_out_that_is_a_run_folders_own_file_is_refused_and_nothing_written(runs, tmp_path, capsys):
     a, b = runs
     before = {p: p.read_bytes() for p in (a / "results.json", b / "items.jsonl")}
-    for out in (a / "results.json", b.parent / "a" / ".." / "b" / "items.jsonl", a / "run.lock",
-                a / "shards" / "rank-0.jsonl"):
+    for out in (
+        a / "results.json",
+        b.parent / "a" / ".." / "b" / "items.jsonl",
+        a / "run.lock",
+        a / "shards" / "rank-0.jsonl",
+    ):
         with pytest.raises(SystemExit) as err:
             main(["compare", str(a), str(b), "--out", str(out), "--resamples", "100"])
         message = capsys.readouterr().err
@@ -151,8 +189,14 @@ def test_an_out_that_is_a_run_folders_own_file_is_refused_and_nothing_written(ru
 
 
 def test_an_items_row_without_its_condition_is_a_one_line_data_error(tmp_path, capsys):
-    row = {"key": "0", "id": "item0", "model": "m", "condition": "full", "template": "aria_cot",
-           "mmar_rubrics": {"status": "judged", "score": 0.4, "correct": True}}
+    row = {
+        "key": "0",
+        "id": "item0",
+        "model": "m",
+        "condition": "full",
+        "template": "aria_cot",
+        "mmar_rubrics": {"status": "judged", "score": 0.4, "correct": True},
+    }
     a = hand_scored(tmp_path / "A", [row])
     b = hand_scored(tmp_path / "B", [row, {k: v for k, v in row.items() if k != "condition"}])
     with pytest.raises(SystemExit) as err:
@@ -180,9 +224,11 @@ def test_a_run_whose_lock_is_held_is_compared_with_a_note(runs, tmp_path, capsys
         assert main(["compare", str(a), str(b), "--out", str(out), "--resamples", "100"]) == 0
     finally:
         lock.release()
-    note = (f"RUN_B ({b}) is held by a run that may still be writing it (pid {holder['pid']} on host "
-            f"{holder['host']!r}, started {holder['started']}): its results.json may not cover the outputs written "
-            "since; compare again after that run has finished and the folder is scored again")
+    note = (
+        f"RUN_B ({b}) is held by a run that may still be writing it (pid {holder['pid']} on host "
+        f"{holder['host']!r}, started {holder['started']}): its results.json may not cover the outputs written "
+        "since; compare again after that run has finished and the folder is scored again"
+    )
     printed = capsys.readouterr().out
     assert f"note: {note}" in printed and holder["command"] not in printed  # a command line may carry a secret
     assert json.loads(out.read_text())["notes"] == [note]

@@ -1,5 +1,6 @@
 """The metric cards carry evaluate's sections with this project's specifics, their How to Use example prints what
 the card says it prints, and they link to nothing outside the repository. Run outside the repository."""
+
 import contextlib
 import io
 import re
@@ -11,8 +12,15 @@ import pytest
 import audioreason
 
 METRICS = ("aria", "mmar_rubrics", "audiospan_rubric", "anchor_chain", "text_prior_decomposition")
-SECTIONS = ("## How to Use", "### Inputs at a glance", "### Output Values", "## Score scale",
-            "## Values from Popular Papers", "## Citation", "## Further References")  # in this order
+SECTIONS = (
+    "## How to Use",
+    "### Inputs at a glance",
+    "### Output Values",
+    "## Score scale",
+    "## Values from Popular Papers",
+    "## Citation",
+    "## Further References",
+)  # in this order
 # aria's example loads the packaged backbones (about a minute on 2 cores): its output was pasted from a run.
 RUN_HERE = ("mmar_rubrics", "audiospan_rubric", "anchor_chain", "text_prior_decomposition")
 

@@ -1,6 +1,7 @@
 """Command-line and build-script errors are one line with a non-zero exit (the traceback behind --debug), and
 --push-to-hub publishes a private repo unless --public is given, which prints the card's licence first.
 Run from a working directory outside the repository; nothing reaches the network (a stand-in HfApi)."""
+
 from pathlib import Path
 from types import SimpleNamespace
 
@@ -29,7 +30,9 @@ def test_a_failing_command_prints_one_line_and_exits_1(monkeypatch, capsys):
     err = capsys.readouterr().err
     assert exit_info.value.code == 1
     assert err.count("\n") == 1 and "Traceback" not in err
-    assert err.startswith("audioreason prompt: error: RuntimeError: the decoder gave up; at frame 12; while reading x.wav")
+    assert err.startswith(
+        "audioreason prompt: error: RuntimeError: the decoder gave up; at frame 12; while reading x.wav"
+    )
     assert "audioreason --debug prompt" in err
 
 
@@ -69,8 +72,9 @@ def raw(tmp_path):
 
 
 def _build(raw, tmp_path, *extra, api=None):
-    return run_build_script("mmar", CARD, [str(raw), str(tmp_path / "out"), "--cache-dir", str(tmp_path / "cache"),
-                                           *extra], api=api)
+    return run_build_script(
+        "mmar", CARD, [str(raw), str(tmp_path / "out"), "--cache-dir", str(tmp_path / "cache"), *extra], api=api
+    )
 
 
 def test_push_is_private_by_default(raw, tmp_path, capsys):

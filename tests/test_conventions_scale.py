@@ -1,5 +1,6 @@
 """One score scale (fractions in [0, 1], audioreason.base.scale) and what people read of it: the Space widgets show
 at most 4 decimals, never float noise. Run outside the repository."""
+
 import json
 from fractions import Fraction
 
@@ -37,8 +38,10 @@ def test_the_helpers():
 
 
 def test_anchor_chain_widget_shows_four_decimals():
-    rows = [{"chain_id": "c", "link_position": k, "choices": ["x", "y"], "answer": "x", "reply": reply}
-            for k, reply in ((1, "A"), (2, "B"), (3, "A"))]
+    rows = [
+        {"chain_id": "c", "link_position": k, "choices": ["x", "y"], "answer": "x", "reply": reply}
+        for k, reply in ((1, "A"), (2, "B"), (3, "A"))
+    ]
     result = load_app("anchor_chain").score("\n".join(json.dumps(r) for r in rows), "chain", "exact")
     assert result["chain"] == 0.3333 and result["random_chain"] == 0.2917  # 1/3; (1/2 + 1/4 + 1/8) / 3
     assert _at_most_4_decimals(result)

@@ -1,6 +1,7 @@
 """The evaluate modules and dataset cards ship inside the package and load from any working directory; the
 bare names evaluate.load("anchor_chain") and load_dataset("mmar", data_dir=...) resolve to this project's
 module and builder once audioreason.register() has run. Everything runs outside the repository, offline."""
+
 import json
 import os
 import shutil
@@ -19,8 +20,13 @@ from fixtures.data_helpers import mmar_records, write_mmar_raw
 
 ROOT = Path(__file__).resolve().parents[1]
 METRICS = ("aria", "mmar_rubrics", "audiospan_rubric", "anchor_chain", "text_prior_decomposition")
-MODULE_CLASSES = {"aria": "Aria", "mmar_rubrics": "MmarRubrics", "audiospan_rubric": "AudiospanRubric",
-                  "anchor_chain": "AnchorChain", "text_prior_decomposition": "TextPriorDecomposition"}
+MODULE_CLASSES = {
+    "aria": "Aria",
+    "mmar_rubrics": "MmarRubrics",
+    "audiospan_rubric": "AudiospanRubric",
+    "anchor_chain": "AnchorChain",
+    "text_prior_decomposition": "TextPriorDecomposition",
+}
 
 
 @pytest.fixture(autouse=True)
@@ -62,8 +68,23 @@ def _wheel(tmp_path: Path) -> Path:
         shutil.copytree(ROOT / part, source / part, ignore=ignore)
     for part in ("setup.py", "README.md", "MANIFEST.in"):
         shutil.copy2(ROOT / part, source / part)
-    subprocess.run([sys.executable, "-m", "pip", "wheel", "--no-deps", "--no-build-isolation", "-q",
-                    "-w", str(tmp_path / "dist"), str(source)], check=True, capture_output=True, timeout=300)
+    subprocess.run(
+        [
+            sys.executable,
+            "-m",
+            "pip",
+            "wheel",
+            "--no-deps",
+            "--no-build-isolation",
+            "-q",
+            "-w",
+            str(tmp_path / "dist"),
+            str(source),
+        ],
+        check=True,
+        capture_output=True,
+        timeout=300,
+    )
     return next((tmp_path / "dist").glob("audioreason-*.whl"))
 
 
@@ -105,14 +126,28 @@ def test_the_wheel_carries_modules_and_cards_and_the_bare_names_resolve(tmp_path
     site = tmp_path / "site"
     zipfile.ZipFile(wheel).extractall(site)
     records = mmar_records()[:2]
-    args = {"mmar": str(write_mmar_raw(tmp_path / "mmar_raw", records)),
-            "audiospan": str(write_audiospan_folder(tmp_path / "span_raw")), "cache": str(tmp_path / "cache")}
+    args = {
+        "mmar": str(write_mmar_raw(tmp_path / "mmar_raw", records)),
+        "audiospan": str(write_audiospan_folder(tmp_path / "span_raw")),
+        "cache": str(tmp_path / "cache"),
+    }
     anywhere = tmp_path / "anywhere"
     anywhere.mkdir()
-    env = {**os.environ, "PYTHONPATH": str(site), "HF_HOME": str(tmp_path / "hf"), "HF_HUB_OFFLINE": "1",
-           "HF_MODULES_CACHE": str(tmp_path / "hf" / "modules")}
-    done = subprocess.run([sys.executable, "-c", SCRIPT, json.dumps(args)], cwd=anywhere, env=env,
-                          capture_output=True, text=True, timeout=300)
+    env = {
+        **os.environ,
+        "PYTHONPATH": str(site),
+        "HF_HOME": str(tmp_path / "hf"),
+        "HF_HUB_OFFLINE": "1",
+        "HF_MODULES_CACHE": str(tmp_path / "hf" / "modules"),
+    }
+    done = subprocess.run(
+        [sys.executable, "-c", SCRIPT, json.dumps(args)],
+        cwd=anywhere,
+        env=env,
+        capture_output=True,
+        text=True,
+        timeout=300,
+    )
     assert done.returncode == 0, done.stderr[-3000:]
     out = json.loads(done.stdout.split("RESULT", 1)[1])
     bundled = site / "audioreason" / "bundled"
@@ -124,9 +159,11 @@ def test_the_wheel_carries_modules_and_cards_and_the_bare_names_resolve(tmp_path
     assert cached.is_relative_to(tmp_path / "hf" / "modules") and "evaluate-metric--anchor_chain" in str(cached)
     assert Path(out["module_file"]) == cached
     assert cached.read_text() == (bundled / "metrics" / "anchor_chain" / "anchor_chain.py").read_text()
-    assert out["registered"]["datasets"] == {"mmar": "audioreason.data.mmar",
-                                             "mmau_test_mini": "audioreason.data.mmau_test_mini",
-                                             "audiospan": "audioreason.data.audiospan"}
+    assert out["registered"]["datasets"] == {
+        "mmar": "audioreason.data.mmar",
+        "mmau_test_mini": "audioreason.data.mmau_test_mini",
+        "audiospan": "audioreason.data.audiospan",
+    }
     assert out["chain"] == 1.0
     assert out["mmar"] == [r["id"] for r in records]
     assert out["anchor"] == [["anchor"], 6]
@@ -144,8 +181,13 @@ def test_the_readme_quick_start_works_in_a_fresh_shell_anywhere(tmp_path):
     wrapper = bin_dir / "python"  # "python" is the environment's Python
     wrapper.write_text(f'#!/bin/sh\nexec "{sys.executable}" "$@"\n')
     wrapper.chmod(0o755)
-    env = {**os.environ, "PATH": f"{bin_dir}:{os.environ['PATH']}", "HF_HOME": str(tmp_path / "hf"),
-           "HF_MODULES_CACHE": str(tmp_path / "hf" / "modules"), "PYTHONPATH": str(ROOT)}
+    env = {
+        **os.environ,
+        "PATH": f"{bin_dir}:{os.environ['PATH']}",
+        "HF_HOME": str(tmp_path / "hf"),
+        "HF_MODULES_CACHE": str(tmp_path / "hf" / "modules"),
+        "PYTHONPATH": str(ROOT),
+    }
     done = subprocess.run(["bash", "-c", script], cwd=tmp_path, env=env, capture_output=True, text=True, timeout=300)
     assert done.returncode == 0, done.stderr[-2000:]
     assert done.stdout == printed

@@ -14,13 +14,19 @@ def test_prompt_has_four_tagged_steps_and_lettered_choices():
 
 
 def test_output_in_the_prompts_layout_parses_back():
-    output = ("[PERCEPTION]\nEntities: rain, distant thunder\nDescription: Steady rain, then one low rumble.\n\n"
-              "[ANALYSIS]\nA storm is nearby.\n\n[REASONING]\nNo wind noise is heard.\n\n[ANSWER]\n(A) Rain")
+    output = (
+        "[PERCEPTION]\nEntities: rain, distant thunder\nDescription: Steady rain, then one low rumble.\n\n"
+        "[ANALYSIS]\nA storm is nearby.\n\n[REASONING]\nNo wind noise is heard.\n\n[ANSWER]\n(A) Rain"
+    )
     slots = parse_cot(output)
     assert slots.complete
     assert slots.entities == ["rain", "distant thunder"]
     assert (slots.description, slots.analysis, slots.reasoning, slots.answer) == (
-        "Steady rain, then one low rumble.", "A storm is nearby.", "No wind noise is heard.", "(A) Rain")
+        "Steady rain, then one low rumble.",
+        "A storm is nearby.",
+        "No wind noise is heard.",
+        "(A) Rain",
+    )
 
 
 def test_split_think_variants():
@@ -31,8 +37,9 @@ def test_split_think_variants():
 
 
 def test_description_and_perception_parts():
-    slots = parse_cot("[PERCEPTION] Entities: dog, car horn. Description: A bark, then a horn. [ANALYSIS] a "
-                      "[REASONING] r [ANSWER] x")
+    slots = parse_cot(
+        "[PERCEPTION] Entities: dog, car horn. Description: A bark, then a horn. [ANALYSIS] a [REASONING] r [ANSWER] x"
+    )
     assert slots.entities == ["dog", "car horn"]
     assert slots.description == "A bark, then a horn."
     assert slots.perception.startswith("Entities: dog")
@@ -47,7 +54,14 @@ def test_very_long_output_parses():
 def test_parser_never_raises_on_random_text():
     rng = random.Random(1234)
     alphabet = list("[]<>*#:：-_()\n \t|/\\abcAPERCTIONSWnalysisreog答案感知1234.,;") + [
-        "[ANSWER]", "<think>", "</think>", "Perception:", "### Step 2: Analysis", "**Answer:**", "Entities:"]
+        "[ANSWER]",
+        "<think>",
+        "</think>",
+        "Perception:",
+        "### Step 2: Analysis",
+        "**Answer:**",
+        "Entities:",
+    ]
     for _ in range(2000):
         text = "".join(rng.choice(alphabet) for _ in range(rng.randint(0, 80)))
         slots = parse_cot(text)

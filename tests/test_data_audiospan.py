@@ -1,5 +1,6 @@
 """AudioSpan from a tiny synthetic raw folder (2 recordings, native MCQ + OEQ, an anchor chain each):
 schema, configs, renamed fields, bad folders, and the audio-files-plus-metadata Hub folder."""
+
 import json
 import shutil
 from pathlib import Path
@@ -42,20 +43,32 @@ def test_items_follow_the_paper_layout(built, raw):
     assert ds.features == FEATURES and len(ds) == 18
     items = {it["id"]: it for it in ds.remove_columns("audio")}
     mcq, oeq = items["en-talk-001/native/P/mcq"], items["en-talk-001/native/P/oeq"]
-    assert (mcq["subset"], mcq["format"], mcq["answer"], mcq["answer_index"]) == ("native_mcq", "MCQ",
-                                                                                 "option C (P)", 2)
+    assert (mcq["subset"], mcq["format"], mcq["answer"], mcq["answer_index"]) == (
+        "native_mcq",
+        "MCQ",
+        "option C (P)",
+        2,
+    )
     assert mcq["pair_id"] == oeq["pair_id"] and mcq["audio_path"] == "audio/original/en-talk-001.wav"
     assert (oeq["subset"], oeq["choices"], oeq["answer_index"]) == ("native_oeq", [], -1)
     assert oeq["answer"] == oeq["reference_answer"]
-    assert oeq["rubric"][1] == {"text": "Locates it", "importance": "essential", "time_range": [1.5, 2.5],
-                                "localization": True}
+    assert oeq["rubric"][1] == {
+        "text": "Locates it",
+        "importance": "essential",
+        "time_range": [1.5, 2.5],
+        "localization": True,
+    }
     assert oeq["rubric"][0]["time_range"] is None
     assert (oeq["language"], oeq["duration_tier"], oeq["genre"]) == ("en", "S", "podcast")
     assert oeq["duration_seconds"] == pytest.approx(4.0)
-    chain = sorted((it for it in items.values() if it["chain_id"] == "en-talk-001/chain"),
-                   key=lambda it: it["link_position"])
+    chain = sorted(
+        (it for it in items.values() if it["chain_id"] == "en-talk-001/chain"), key=lambda it: it["link_position"]
+    )
     assert [(c["link_position"], c["cognitive_level"]) for c in chain] == [
-        (1, "perception"), (2, "understanding"), (3, "reasoning")]
+        (1, "perception"),
+        (2, "understanding"),
+        (3, "reasoning"),
+    ]
     manifest = chain[0]["edit_manifest"]  # from edits.jsonl; its unknown key kept in extra
     assert manifest["operation"] == chain[0]["operation"] == "addition"
     assert manifest["positions"] == [{"start": 0.5, "end": 0.9}, {"start": 2.5, "end": 2.9}]
@@ -63,12 +76,15 @@ def test_items_follow_the_paper_layout(built, raw):
     assert json.loads(manifest["extra"]) == {"seed": 7}
     inline = items["zh-show-002/anchor/2"]["edit_manifest"]  # given inline on the items
     assert (inline["operation"], inline["deletion_mode"], inline["positions"]) == (
-        "deletion", "silence", [{"start": 1.0, "end": 1.6}])
+        "deletion",
+        "silence",
+        [{"start": 1.0, "end": 1.6}],
+    )
     # Anchor items carry the anchored copy, native items the original.
     paths = dict(zip(ds["id"], audio_paths(ds)))
     assert paths["zh-show-002/anchor/1"].endswith("audio/anchored/zh-show-002.wav")
     anchored, _ = soundfile_samples(raw / "audio/anchored/zh-show-002.wav")
-    assert np.abs(anchored[int(1.1 * 16000): int(1.5 * 16000)]).max() == 0  # the silenced span
+    assert np.abs(anchored[int(1.1 * 16000) : int(1.5 * 16000)]).max() == 0  # the silenced span
 
 
 def test_configs_select_their_subset(raw, cache):
@@ -105,8 +121,9 @@ def test_extra_aliases_for_one_build(raw, tmp_path, cache):
     (folder / "metadata/native.jsonl").write_text("".join(json.dumps(r) + "\n" for r in rows))
     plain = AudioSpanBuilder(data_dir=str(folder), cache_dir=cache)
     assert plain.report.counts()["unmapped_field"] == 12 and plain.report.counts()["missing_field"] == 12
-    mapped = AudioSpanBuilder(data_dir=str(folder), cache_dir=cache,
-                              field_aliases={"item": {"taxonomy_level": "cognitive_level"}})
+    mapped = AudioSpanBuilder(
+        data_dir=str(folder), cache_dir=cache, field_aliases={"item": {"taxonomy_level": "cognitive_level"}}
+    )
     assert mapped.report.ok
     assert plain.config_id != mapped.config_id  # the mapping is part of the cache key
     ds = plain.build()
@@ -125,26 +142,26 @@ def _rewrite(path: Path, edit) -> None:
 def test_bad_folder_is_reported(raw, tmp_path, cache):
     folder = tmp_path / "bad"
     shutil.copytree(raw, folder)
-    (folder / "audio/anchored/zh-show-002.wav").unlink()                         # missing anchored copy
-    (folder / "audio/original/en-talk-001.wav").write_bytes(b"RIFF garbage")      # unreadable audio
+    (folder / "audio/anchored/zh-show-002.wav").unlink()  # missing anchored copy
+    (folder / "audio/original/en-talk-001.wav").write_bytes(b"RIFF garbage")  # unreadable audio
 
     def native(rows):
-        rows[0]["duration_tier"] = "XL"                                          # invalid value
-        rows[0]["language"] = "zh"                                               # conflicts with recording
-        rows[0]["answer"] = "B"                                                  # a letter
-        rows[2]["choices"] = rows[2]["choices"][:3]                               # 3 options
-        rows[3]["rubric"] = []                                                    # OEQ without rubric
-        rows[5]["rubric"][1]["time_range"] = "soon"                               # unparsable time
+        rows[0]["duration_tier"] = "XL"  # invalid value
+        rows[0]["language"] = "zh"  # conflicts with recording
+        rows[0]["answer"] = "B"  # a letter
+        rows[2]["choices"] = rows[2]["choices"][:3]  # 3 options
+        rows[3]["rubric"] = []  # OEQ without rubric
+        rows[5]["rubric"][1]["time_range"] = "soon"  # unparsable time
         rows[5]["rubric"][2]["importance"] = "nice to have"
         rows[4]["cognitive_level"] = "Q"
-        del rows[6]["format"]                                                     # inferred from choices
-        rows.append(dict(rows[1]))                                                # repeated id
+        del rows[6]["format"]  # inferred from choices
+        rows.append(dict(rows[1]))  # repeated id
         return rows
 
     def anchor(rows):
-        del rows[1]                                                               # chain loses position 2
+        del rows[1]  # chain loses position 2
         rows[0]["edit_manifest"] = {"op": "add", "spans": [[1, 2], [3, 4], [5, 6], [7, 8]]}
-        rows[2]["mood"] = "tense"                                                 # unknown field
+        rows[2]["mood"] = "tense"  # unknown field
         return rows
 
     _rewrite(folder / "metadata/native.jsonl", native)
@@ -164,14 +181,23 @@ def test_bad_folder_is_reported(raw, tmp_path, cache):
     assert report.ids("unmapped_field") == ["zh-show-002/anchor/1"]
     conflicts = report.of_kind("conflicting_value")  # the item's language and tier differ from its recording's
     assert [(c.item_id, c.detail.split(":")[0]) for c in conflicts] == [
-        ("en-talk-001/native/P/mcq", "language"), ("en-talk-001/native/P/mcq", "duration_tier")]
+        ("en-talk-001/native/P/mcq", "language"),
+        ("en-talk-001/native/P/mcq", "duration_tier"),
+    ]
     invalid = " | ".join(i.detail for i in report.of_kind("invalid_value"))
-    for needle in ("duration_tier='XL'", "cognitive_level='Q'", "time_range", "importance='nice to have'",
-                   "4 positions"):
+    for needle in (
+        "duration_tier='XL'",
+        "cognitive_level='Q'",
+        "time_range",
+        "importance='nice to have'",
+        "4 positions",
+    ):
         assert needle in invalid
     # en-talk-001's MCQs now have levels P, U and 'Q', its OEQs P twice (the repeat): not one each of P, U, R.
     assert [(i.item_id, i.detail[:4]) for i in report.of_kind("incomplete_native_set")] == [
-        ("en-talk-001", "MCQ:"), ("en-talk-001", "OEQ:")]
+        ("en-talk-001", "MCQ:"),
+        ("en-talk-001", "OEQ:"),
+    ]
     ds = AudioSpanBuilder(data_dir=str(folder), cache_dir=cache, on_missing_audio="skip", on_repeated_id="keep").build()
     # chain link removed, repeat added, 3 anchor items without audio and en-talk-001's 7 native items
     # (its original is unreadable) skipped
@@ -194,9 +220,15 @@ def test_round_trip_through_audio_files_plus_metadata(built, raw, tmp_path):
     _, ds = built
     out = export_benchmark("audiospan", ds, tmp_path / "hub", card=CARD.read_text())
     files = sorted(p.relative_to(out).as_posix() for p in out.rglob("*") if p.is_file())
-    assert files == ["README.md", "anchor/audio/en-talk-001.wav", "anchor/audio/zh-show-002.wav",
-                     "anchor/metadata.parquet", "native/audio/en-talk-001.wav", "native/audio/zh-show-002.wav",
-                     "native/metadata.parquet"]  # each recording stored once per path
+    assert files == [
+        "README.md",
+        "anchor/audio/en-talk-001.wav",
+        "anchor/audio/zh-show-002.wav",
+        "anchor/metadata.parquet",
+        "native/audio/en-talk-001.wav",
+        "native/audio/zh-show-002.wav",
+        "native/metadata.parquet",
+    ]  # each recording stored once per path
     card = read_card_yaml(out)
     with open(CARD, encoding="utf-8") as f:
         declared = yaml.safe_load(f.read().split("---")[1])
@@ -224,8 +256,15 @@ def test_export_refuses_formats_audiofolder_cannot_read(raw, tmp_path, cache):
 
 def test_time_parsing():
     assert parse_record_time(12) == 12.0 and parse_record_time("522.640 s") == pytest.approx(522.64)
-    assert parse_record_time("12:30") == 750 and parse_record_time("64:00") == 3840 and parse_record_time("01:04:00") == 3840
-    assert parse_record_span([1, 2.5]) == [1.0, 2.5] and parse_record_span({"start": "00:41", "end": "00:45"}) == [41, 45]
+    assert (
+        parse_record_time("12:30") == 750
+        and parse_record_time("64:00") == 3840
+        and parse_record_time("01:04:00") == 3840
+    )
+    assert parse_record_span([1, 2.5]) == [1.0, 2.5] and parse_record_span({"start": "00:41", "end": "00:45"}) == [
+        41,
+        45,
+    ]
     assert parse_record_span("12:30-12:45") == [750, 765] and parse_record_span("12:30 – 12:45") == [750, 765]
     assert parse_record_span(None) is None and parse_record_span([]) is None
     for bad in ("soon", -1, True, "1:2:3:4"):
@@ -241,7 +280,7 @@ def test_a_recording_shorter_than_its_header_is_reported_unreadable(raw, tmp_pat
     shutil.copytree(raw, folder)
     original = folder / "audio/original/en-talk-001.wav"
     data = original.read_bytes()
-    original.write_bytes(data[:len(data) // 2])  # an interrupted copy: the header still promises every frame
+    original.write_bytes(data[: len(data) // 2])  # an interrupted copy: the header still promises every frame
     report = AudioSpanBuilder(data_dir=str(folder), cache_dir=cache).report
     unreadable = report.of_kind("unreadable_audio")
     assert len(unreadable) == 6 and {i.item_id.split("/native/")[0] for i in unreadable} == {"en-talk-001"}

@@ -1,4 +1,5 @@
 """The one-line loader, the torchcodec-free fallback, resampling, the build scripts and the cards."""
+
 import importlib.util
 import sys
 from pathlib import Path
@@ -8,8 +9,14 @@ import pytest
 import yaml
 from datasets import Audio, load_dataset
 
-from audioreason.data import (BenchmarkNotFoundError, decode_audio, export_benchmark, load_benchmark,
-                              resolve_audio_backend, torchcodec_status)
+from audioreason.data import (
+    BenchmarkNotFoundError,
+    decode_audio,
+    export_benchmark,
+    load_benchmark,
+    resolve_audio_backend,
+    torchcodec_status,
+)
 from audioreason.data.hub_load import read_card_yaml
 from fixtures.audiospan_synth import write_audiospan_folder
 from fixtures.data_helpers import assert_same_items, mmar_records, write_mmar_raw, write_mmau_raw
@@ -95,11 +102,17 @@ class _TorchcodecBlocker:
 
 
 def _block_torchcodec(monkeypatch, failure: str = "import") -> None:
-    for name in [m for m in sys.modules if m == "torchcodec" or m.startswith("torchcodec.")
-                 or m == "datasets.features._torchcodec"]:
+    for name in [
+        m
+        for m in sys.modules
+        if m == "torchcodec" or m.startswith("torchcodec.") or m == "datasets.features._torchcodec"
+    ]:
         monkeypatch.delitem(sys.modules, name)
-    error = (ImportError("No module named 'torchcodec'") if failure == "import" else
-             RuntimeError("Could not load libtorchcodec. Likely causes: FFmpeg is not properly installed"))
+    error = (
+        ImportError("No module named 'torchcodec'")
+        if failure == "import"
+        else RuntimeError("Could not load libtorchcodec. Likely causes: FFmpeg is not properly installed")
+    )
     monkeypatch.setattr(sys, "meta_path", [_TorchcodecBlocker(error)] + sys.meta_path)
 
 
@@ -144,8 +157,9 @@ def test_the_whole_path_works_without_torchcodec(monkeypatch, mmar_raw, tmp_path
     for config, size in (("all", 18), ("native_oeq", 6), ("anchor", 6)):
         part = load_benchmark("audiospan", span_out, config=config, cache_dir=str(tmp_path / "c4"))
         assert len(part) == size and part.features == span.features
-        expected_part = span if config == "all" else span.select(
-            [i for i, s in enumerate(span["subset"]) if s == config])
+        expected_part = (
+            span if config == "all" else span.select([i for i, s in enumerate(span["subset"]) if s == config])
+        )
         assert_same_items(expected_part, part)
 
 
@@ -163,11 +177,21 @@ def _card_yaml(name):
 
 @pytest.mark.parametrize("name", ["mmar", "mmau_test_mini", "audiospan"])
 def test_build_scripts_write_what_their_cards_declare(name, tmp_path, capsys):
-    raw = {"mmar": lambda p: write_mmar_raw(p, mmar_records()[:3]),
-           "mmau_test_mini": lambda p: write_mmau_raw(p),
-           "audiospan": write_audiospan_folder}[name](tmp_path / "raw")
-    code = _script(name).main([str(raw), str(tmp_path / "out"), "--report", str(tmp_path / "report.json"),
-                               "--cache-dir", str(tmp_path / "cache")])
+    raw = {
+        "mmar": lambda p: write_mmar_raw(p, mmar_records()[:3]),
+        "mmau_test_mini": lambda p: write_mmau_raw(p),
+        "audiospan": write_audiospan_folder,
+    }[name](tmp_path / "raw")
+    code = _script(name).main(
+        [
+            str(raw),
+            str(tmp_path / "out"),
+            "--report",
+            str(tmp_path / "report.json"),
+            "--cache-dir",
+            str(tmp_path / "cache"),
+        ]
+    )
     assert code == 0 and (tmp_path / "report.json").is_file()
     printed = capsys.readouterr().out
     assert "records read" in printed and "wrote" in printed

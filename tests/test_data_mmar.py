@@ -1,4 +1,5 @@
 """MMAR: raw folder -> builder -> Hub-ready folder -> load_dataset(folder), on real metadata."""
+
 import json
 
 import numpy as np
@@ -24,7 +25,14 @@ def test_builder_yields_the_common_schema_with_every_mmar_field(built):
     records = mmar_records()
     assert builder.report.ok and builder.report.rows == builder.report.built == len(ds) == len(records)
     assert ds.features == FEATURES and list(ds.features)[:7] == [
-        "id", "audio", "audio_path", "question", "choices", "answer", "answer_index"]
+        "id",
+        "audio",
+        "audio_path",
+        "question",
+        "choices",
+        "answer",
+        "answer_index",
+    ]
     for item, raw in zip(ds.remove_columns("audio"), records):
         for key, value in raw.items():
             assert item[key] == value, key  # every MMAR field, under its own name
@@ -85,8 +93,11 @@ def test_demo_sample_comes_from_the_builder(tmp_path):
     # The same clips the demo synthesized before (its numbers cannot move).
     paths = audio_paths(ds)
     for path, item in zip(paths, demo):
-        ref = write_audio(tmp_path / "reference" / f"{item['id']}.wav",
-                          synthesize_clip(item["modality"], 3.0, 16000, seed=item["id"]), 16000)
+        ref = write_audio(
+            tmp_path / "reference" / f"{item['id']}.wav",
+            synthesize_clip(item["modality"], 3.0, 16000, seed=item["id"]),
+            16000,
+        )
         np.testing.assert_array_equal(load_audio(path)[0], load_audio(ref)[0])
     assert len(list((tmp_path / "audio").glob("*.wav"))) == 12
     builder = MMARBuilder(data_dir=str(tmp_path), cache_dir=str(tmp_path / "datasets_cache"))

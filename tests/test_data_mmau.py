@@ -1,4 +1,5 @@
 """MMAU test-mini: raw folder -> builder -> Hub-ready folder -> load_dataset(folder), on real metadata."""
+
 import json
 
 import pytest
@@ -32,8 +33,7 @@ def test_builder_keeps_irregular_items_and_reports_them(built):
         assert item["audio_path"] == raw["audio_id"]
         assert item["choices"] == raw["choices"]  # duplicates kept as released
         assert item["answer_index"] == raw["choices"].index(raw["answer"])  # the first match
-        assert item["category"] == ("|".join(raw["category"]) if isinstance(raw["category"], list)
-                                    else raw["category"])
+        assert item["category"] == ("|".join(raw["category"]) if isinstance(raw["category"], list) else raw["category"])
         for key in ("question", "answer", "dataset", "task", "split", "sub-category", "difficulty"):
             assert item[key] == raw[key]
     assert sorted({len(c) for c in ds["choices"]}) == [2, 4, 5, 8]
@@ -50,8 +50,9 @@ def test_round_trip_through_a_hub_ready_folder(built, tmp_path):
 def test_real_metadata_report(tmp_path):
     (tmp_path / "raw").mkdir()
     (tmp_path / "raw" / "mmau-test-mini.json").write_bytes((DATA / "mmau-test-mini.json").read_bytes())
-    builder = MMAUTestMiniBuilder(data_dir=str(tmp_path / "raw"), cache_dir=str(tmp_path / "cache"),
-                                  on_missing_audio="keep")
+    builder = MMAUTestMiniBuilder(
+        data_dir=str(tmp_path / "raw"), cache_dir=str(tmp_path / "cache"), on_missing_audio="keep"
+    )
     assert builder.report.counts() == {"missing_audio": 1000, "duplicate_choices": 27, "list_typed_category": 13}
     ds = builder.build()
     assert len(ds) == 1000

@@ -2,6 +2,7 @@
 point out are refused and reported (``audio_outside_root``), never read, never exported; every builder reads
 each audio header and reports a file no reader opens (a .txt given as audio) as ``unreadable_audio``.
 Real files, real symlinks, the real /etc/hostname."""
+
 import copy
 import importlib.util
 import json
@@ -14,8 +15,16 @@ import pytest
 from datasets import Audio
 
 from audioreason.audio import synthesize_clip, write_audio
-from audioreason.data import (AudioSpanBuilder, BenchmarkValidationError, MMARBuilder, MMAUTestMiniBuilder,
-                              audio_paths, export_benchmark, load_benchmark, load_hub_folder)
+from audioreason.data import (
+    AudioSpanBuilder,
+    BenchmarkValidationError,
+    MMARBuilder,
+    MMAUTestMiniBuilder,
+    audio_paths,
+    export_benchmark,
+    load_benchmark,
+    load_hub_folder,
+)
 from audioreason.data import load as load_module
 from fixtures.audiospan_synth import write_audiospan_folder
 from fixtures.data_helpers import RATE, mmar_records, mmau_records, write_mmar_raw, write_mmau_raw
@@ -54,13 +63,13 @@ def _hostile_mmar(tmp_path, outside):
     ids = [r["id"] for r in records]
     root = tmp_path / "raw"
     good = "./audio/" + Path(records[0]["audio_path"]).name
-    records[1]["audio_path"] = "../outside/secret.wav"                      # ../
-    records[2]["audio_path"] = str(outside / "secret.wav")                  # absolute, elsewhere
-    records[3]["audio_path"] = str(HOSTNAME)                                # absolute, a system file
-    records[4]["audio_path"] = "./audio/link.wav"                           # a symlink out of the folder
-    records[5]["audio_path"] = "./audio/outdir/secret.wav"                  # through a symlinked folder
-    records[6]["audio_path"] = "./audio/notes.txt"                          # text given as audio
-    records[7]["audio_path"] = "./audio/inner_link.wav"                     # a symlink inside: fine
+    records[1]["audio_path"] = "../outside/secret.wav"  # ../
+    records[2]["audio_path"] = str(outside / "secret.wav")  # absolute, elsewhere
+    records[3]["audio_path"] = str(HOSTNAME)  # absolute, a system file
+    records[4]["audio_path"] = "./audio/link.wav"  # a symlink out of the folder
+    records[5]["audio_path"] = "./audio/outdir/secret.wav"  # through a symlinked folder
+    records[6]["audio_path"] = "./audio/notes.txt"  # text given as audio
+    records[7]["audio_path"] = "./audio/inner_link.wav"  # a symlink inside: fine
     write_mmar_raw(root, records, skip_audio=ids[1:])
     records[8]["audio_path"] = str((root / records[8]["audio_path"]).resolve())  # absolute, inside: fine
     write_audio(root / records[8]["audio_path"], synthesize_clip("sound", 0.5, RATE, seed="8"), RATE)
@@ -153,8 +162,9 @@ def _files_holding(folder: Path, needle: bytes) -> list[Path]:
 
 def test_the_build_script_exports_nothing_from_outside(tmp_path, outside):
     root, ids = _hostile_mmar(tmp_path, outside)
-    code = _script("mmar").main([str(root), str(tmp_path / "out"), "--on-missing-audio", "skip",
-                                 "--cache-dir", str(tmp_path / "cache")])
+    code = _script("mmar").main(
+        [str(root), str(tmp_path / "out"), "--on-missing-audio", "skip", "--cache-dir", str(tmp_path / "cache")]
+    )
     assert code == 0
     assert _files_holding(tmp_path / "out", SECRET) == []
     loaded = datasets.load_dataset(str(tmp_path / "out"), split="test", cache_dir=str(tmp_path / "c2"))
@@ -207,20 +217,22 @@ def test_a_hub_ready_folder_whose_audio_points_out_is_refused(tmp_path, outside)
 def test_a_parquet_row_naming_a_system_file_is_refused(tmp_path):
     folder = tmp_path / "hub"
     features = datasets.Features({"id": datasets.Value("string"), "audio": Audio(decode=False)})
-    rows = datasets.Dataset.from_dict({"id": ["x"], "audio": [{"bytes": None, "path": str(HOSTNAME)}]},
-                                      features=features)
+    rows = datasets.Dataset.from_dict(
+        {"id": ["x"], "audio": [{"bytes": None, "path": str(HOSTNAME)}]}, features=features
+    )
     (folder / "data").mkdir(parents=True)
     rows.to_parquet(str(folder / "data" / "test-00000-of-00001.parquet"))
-    (folder / "README.md").write_text("---\nconfigs:\n- config_name: default\n  data_files:\n"
-                                      "  - split: test\n    path: data/test-*\n---\n")
+    (folder / "README.md").write_text(
+        "---\nconfigs:\n- config_name: default\n  data_files:\n  - split: test\n    path: data/test-*\n---\n"
+    )
     with pytest.raises(ValueError, match=rf"(?s)outside .*x: {HOSTNAME}"):
         load_hub_folder(folder, audio_backend="soundfile", cache_dir=str(tmp_path / "cache"))
 
 
 def test_unresolvable_paths_are_missing_with_the_reason(tmp_path):
     records = copy.deepcopy(mmar_records()[:2])
-    records[0]["audio_path"] = "./audio/a\u0000b.wav"                       # a NUL byte
-    records[1]["audio_path"] = "./audio/loop.wav"                          # a symlink loop
+    records[0]["audio_path"] = "./audio/a\u0000b.wav"  # a NUL byte
+    records[1]["audio_path"] = "./audio/loop.wav"  # a symlink loop
     root = write_mmar_raw(tmp_path / "raw", records, skip_audio=[r["id"] for r in records])
     (root / "audio").mkdir(exist_ok=True)
     os.symlink(root / "audio" / "loop.wav", root / "audio" / "loop.wav")

@@ -1,5 +1,6 @@
 """The repository stands alone: the benchmark metadata the tests read ships in tests/data with its licence
 notes, and no file points at a folder outside the repository."""
+
 import hashlib
 import json
 import os
@@ -16,8 +17,11 @@ ITEM_COUNTERS = {
     "mmau-test-mini.json": lambda text: len(json.loads(text)),
     "audioset_ontology.json": lambda text: len(json.loads(text)),
 }
-LICENCES = {"MMAR-meta.jsonl": "CC BY-NC 4.0", "mmau-test-mini.json": "CC BY-NC 4.0",
-            "audioset_ontology.json": "CC BY-SA 4.0"}
+LICENCES = {
+    "MMAR-meta.jsonl": "CC BY-NC 4.0",
+    "mmau-test-mini.json": "CC BY-NC 4.0",
+    "audioset_ontology.json": "CC BY-SA 4.0",
+}
 
 
 def readme_table() -> dict[str, dict[str, str]]:
@@ -39,11 +43,18 @@ def test_every_shipped_data_file_is_listed_with_its_licence_and_checksum():
         assert hashlib.sha256(data).hexdigest() == table[name]["sha256"], name
         assert ITEM_COUNTERS[name](data.decode("utf-8")) == int(table[name]["items"]), name
         assert table[name]["licence"] == LICENCES[name], name
-    assert [int(table[n]["items"]) for n in ("MMAR-meta.jsonl", "mmau-test-mini.json", "audioset_ontology.json")] \
-        == [1000, 1000, 632]
+    assert [int(table[n]["items"]) for n in ("MMAR-meta.jsonl", "mmau-test-mini.json", "audioset_ontology.json")] == [
+        1000,
+        1000,
+        632,
+    ]
     text = (DATA / "README.md").read_text(encoding="utf-8")
-    for attribution in ("https://github.com/ddlBoJack/MMAR", "https://sakshi113.github.io/mmau_homepage/",
-                        "https://github.com/audioset/ontology", "Gemmeke"):
+    for attribution in (
+        "https://github.com/ddlBoJack/MMAR",
+        "https://sakshi113.github.io/mmau_homepage/",
+        "https://github.com/audioset/ontology",
+        "Gemmeke",
+    ):
         assert attribution in text
 
 
@@ -61,9 +72,11 @@ def test_fixture_subsets_are_records_of_the_shipped_files():
 
 # A path out of the repository into the developers' folder: "../" or "/work/" before it, a quoted path
 # component, or one of its known subfolders and files.
-OUTSIDE = re.compile(r"(?:\.\.|/work)/(?=shared\b)"
-                     r"|[\"']shared[\"']\s*/|/\s*[\"']shared[\"']"
-                     r"|\bshared/(?=(?:data|seeds|hooks|DESIGN\.md|ENVIRONMENT\.md|WEIGHTS\.md)\b)")
+OUTSIDE = re.compile(
+    r"(?:\.\.|/work)/(?=shared\b)"
+    r"|[\"']shared[\"']\s*/|/\s*[\"']shared[\"']"
+    r"|\bshared/(?=(?:data|seeds|hooks|DESIGN\.md|ENVIRONMENT\.md|WEIGHTS\.md)\b)"
+)
 # Files other engineers are rewriting in parallel (issue 10, "The project stands alone"): they remove their
 # own mentions. This set must be empty once their branches are merged.
 SKIPPED_DIRS = {"__pycache__", "build", "dist", "demo_output"}
@@ -71,20 +84,26 @@ SKIPPED_DIRS = {"__pycache__", "build", "dist", "demo_output"}
 
 def repository_files():
     for folder, dirs, files in os.walk(ROOT):
-        dirs[:] = [d for d in dirs if d not in SKIPPED_DIRS and not d.endswith(".egg-info")
-                   and (not d.startswith(".") or d == ".ci")]
+        dirs[:] = [
+            d
+            for d in dirs
+            if d not in SKIPPED_DIRS and not d.endswith(".egg-info") and (not d.startswith(".") or d == ".ci")
+        ]
         for name in files:
             yield Path(folder, name)
 
 
 def test_the_pattern_finds_every_form_of_the_outside_path():
     folder = "shared"  # spelled apart so that this file does not match its own pattern
-    for line in (f"see `../{folder}/seeds/001_x.txt`", f'Path("/work/{folder}/data/x.json")',
-                 f'Path(__file__).parents[2] / "{folder}" / "data"', f"root.parent / '{folder}/data/MMAR-meta.jsonl'",
-                 f"(see {folder}/ENVIRONMENT.md)"):
+    for line in (
+        f"see `../{folder}/seeds/001_x.txt`",
+        f'Path("/work/{folder}/data/x.json")',
+        f'Path(__file__).parents[2] / "{folder}" / "data"',
+        f"root.parent / '{folder}/data/MMAR-meta.jsonl'",
+        f"(see {folder}/ENVIRONMENT.md)",
+    ):
         assert OUTSIDE.search(line), line
-    for line in ("2 shared cores", "code shared by the builders", "a shared/ folder",
-                 "shared_cache = 1"):
+    for line in ("2 shared cores", "code shared by the builders", "a shared/ folder", "shared_cache = 1"):
         assert not OUTSIDE.search(line), line
 
 
@@ -93,6 +112,7 @@ def test_no_file_points_outside_the_repository():
     for path in repository_files():
         relative = path.relative_to(ROOT).as_posix()
         text = path.read_bytes().decode("utf-8", errors="replace")
-        found += [f"{relative}:{n}: {line.strip()}" for n, line in enumerate(text.splitlines(), 1)
-                  if OUTSIDE.search(line)]
+        found += [
+            f"{relative}:{n}: {line.strip()}" for n, line in enumerate(text.splitlines(), 1) if OUTSIDE.search(line)
+        ]
     assert found == []

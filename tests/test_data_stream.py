@@ -1,4 +1,5 @@
 """Long-file reading: blocks and prefixes equal the whole-file decode, without loading the whole file."""
+
 import tracemalloc
 
 import numpy as np
@@ -79,7 +80,7 @@ def test_prefix_longer_than_the_file_is_the_whole_file(stereo_wav):
 def test_block_range(stereo_wav):
     mono, rate = whole(stereo_wav)
     part = np.concatenate(list(iter_blocks(stereo_wav, 1.0, start=2.0, stop=4.5)))
-    np.testing.assert_array_equal(part, mono[2 * rate: int(4.5 * rate)])
+    np.testing.assert_array_equal(part, mono[2 * rate : int(4.5 * rate)])
 
 
 def test_prefix_of_a_long_file_reads_only_the_prefix(tmp_path):

@@ -2,6 +2,7 @@
 `audioreason score` and `import` without ``datasets``) gives the items the builders build, field for field,
 with the same validation report and the same policies, on real records (tests/fixtures) with audio, with
 some of it missing, and with ids repeated."""
+
 from __future__ import annotations
 
 import copy
@@ -32,8 +33,9 @@ def test_the_fields_are_the_builders_features_in_order():
     assert records.MMAU_FIELDS == tuple(mmau_test_mini.FEATURES)
 
 
-@pytest.mark.parametrize("name, write, rows", [("mmar", write_mmar_raw, mmar_records),
-                                               ("mmau_test_mini", write_mmau_raw, mmau_records)])
+@pytest.mark.parametrize(
+    "name, write, rows", [("mmar", write_mmar_raw, mmar_records), ("mmau_test_mini", write_mmau_raw, mmau_records)]
+)
 def test_every_item_is_the_built_one(tmp_path, name, write, rows):
     root = write(tmp_path / "raw", rows())
     items, report = text_items(name, root)
@@ -52,8 +54,9 @@ def test_missing_audio_and_repeated_ids_follow_the_same_policies(tmp_path, polic
     items, report = text_items("mmar", root, **options)
     expected, expected_report = built("mmar", root, tmp_path / "cache", **options)
     assert items == expected
-    assert [i["audio"] is None for i in items] == ([True, False, False, True, False, False] if policy == "keep"
-                                                   else [False] * 4)
+    assert [i["audio"] is None for i in items] == (
+        [True, False, False, True, False, False] if policy == "keep" else [False] * 4
+    )
     same_report(report, expected_report)
     assert report.ids("skipped")[0] == rows[1]["id"]  # the second record of the repeated id
 

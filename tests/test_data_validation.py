@@ -1,5 +1,6 @@
 """Validation reports on crafted bad MMAR / MMAU folders: every problem counted with its ids, nothing
 dropped silently, policies (raise / skip / keep / first) doing what they say."""
+
 import copy
 import json
 
@@ -14,24 +15,24 @@ def bad_mmar_records():
     """Six real records, each broken in one documented way, plus a repeated id."""
     records = copy.deepcopy(mmar_records()[:6])
     ids = [r["id"] for r in records]
-    records[1]["answer"] = "None of these"                        # answer not among the choices
-    records[2]["choices"] = records[2]["choices"] + [records[2]["choices"][0]]   # a duplicate choice
-    records[3]["category"] = ["Semantic Layer", "Perception Layer"]              # list-typed category
-    records[4]["cue"] = "one cue as a string"                                    # malformed fields
+    records[1]["answer"] = "None of these"  # answer not among the choices
+    records[2]["choices"] = records[2]["choices"] + [records[2]["choices"][0]]  # a duplicate choice
+    records[3]["category"] = ["Semantic Layer", "Perception Layer"]  # list-typed category
+    records[4]["cue"] = "one cue as a string"  # malformed fields
     records[4]["rubric"][0]["choices"] = "0-1"
     del records[4]["rubric"][1]["name"]
     repeat = copy.deepcopy(records[5])
     repeat["question"] = "the same id again"
-    records.append(repeat)                                                       # a repeated id
+    records.append(repeat)  # a repeated id
     return records, ids
 
 
 @pytest.fixture()
 def bad_mmar(tmp_path):
     records, ids = bad_mmar_records()
-    root = write_mmar_raw(tmp_path / "raw", records, skip_audio=[ids[0]])        # a missing audio file
+    root = write_mmar_raw(tmp_path / "raw", records, skip_audio=[ids[0]])  # a missing audio file
     with open(root / "MMAR-meta.jsonl", "a", encoding="utf-8") as f:
-        f.write("42\n")                                                          # not an object
+        f.write("42\n")  # not an object
     return root, ids, tmp_path / "cache"
 
 
@@ -84,8 +85,7 @@ def test_skip_builds_the_rest_and_reports_skipped_ids(bad_mmar):
 
 def test_keep_keeps_items_without_audio(bad_mmar):
     root, ids, cache = bad_mmar
-    ds = MMARBuilder(data_dir=str(root), cache_dir=str(cache), on_missing_audio="keep",
-                     on_repeated_id="first").build()
+    ds = MMARBuilder(data_dir=str(root), cache_dir=str(cache), on_missing_audio="keep", on_repeated_id="first").build()
     item = ds[ds["id"].index(ids[0])]
     assert item["audio"] is None and item["question"]
     with pytest.raises(AudioError, match="no audio"):
@@ -128,7 +128,9 @@ def test_unusable_folders_give_clear_errors(tmp_path):
 
 
 def test_mmau_bad_folder(tmp_path):
-    clean = [r for r in mmau_records() if isinstance(r["category"], str) and len(set(r["choices"])) == len(r["choices"])]
+    clean = [
+        r for r in mmau_records() if isinstance(r["category"], str) and len(set(r["choices"])) == len(r["choices"])
+    ]
     records = copy.deepcopy(clean[:5])
     ids = [r["id"] for r in records]
     records[0]["category"] = ["Reasoning", "Information Extraction"]

@@ -2,6 +2,7 @@
 scored by `audioreason score` (MMAR-Rubrics by the constrained offline judge), fixture rows only where a scorer needs what a 135M model cannot give (labelled),
 and a second demo reusing the outputs. The demo runs once (the command, as the README shows it); every test
 reads that run."""
+
 import json
 
 import pytest
@@ -38,9 +39,11 @@ def test_the_outputs_are_the_cascades_own(demo):
     outputs = [json.loads(line) for line in (folder / "outputs.jsonl").read_text().splitlines()]
     run = json.loads((folder / "run.json").read_text())
     assert len(outputs) == 12 and {(r["model"], r["condition"], r["template"]["name"]) for r in outputs} == {
-        (DEMO_MODEL, "full", "aria_cot")}
-    assert all(r["error"] is None and r["output"] and 0 < r["tokens"]["completion"] <= DEMO_MAX_NEW_TOKENS
-               for r in outputs)
+        (DEMO_MODEL, "full", "aria_cot")
+    }
+    assert all(
+        r["error"] is None and r["output"] and 0 < r["tokens"]["completion"] <= DEMO_MAX_NEW_TOKENS for r in outputs
+    )
     assert all(r["audio"]["seconds"] == 3.0 and r["decoding"]["temperature"] == 0.0 for r in outputs)
     # each output keeps what the cascade heard: the recognizer's transcript (a string, maybe empty) and its time
     assert all(isinstance(r["details"]["transcript"], str) and r["details"]["asr_seconds"] >= 0 for r in outputs)
@@ -61,19 +64,27 @@ def test_rows_of_real_outputs_are_computed_from_them(demo):
     correct = sum(answers.is_gold(e, p["answer"]) for e, p in zip(found, items))
     assert rows["answers: aria"]["value"] == pytest.approx(correct / 12)
     assert rows["answers: aria"]["unanswered"] == sum(not e.answered for e in found)
-    hybrid = [answers.extract_hybrid(t, meta[p["id"]]["choices"], question=meta[p["id"]]["question"])
-              for p, t in zip(items, texts)]
-    assert rows["answers: hybrid"]["value"] == pytest.approx(sum(answers.is_gold(e, p["answer"])
-                                                                 for e, p in zip(hybrid, items)) / 12)
+    hybrid = [
+        answers.extract_hybrid(t, meta[p["id"]]["choices"], question=meta[p["id"]]["question"])
+        for p, t in zip(items, texts)
+    ]
+    assert rows["answers: hybrid"]["value"] == pytest.approx(
+        sum(answers.is_gold(e, p["answer"]) for e, p in zip(hybrid, items)) / 12
+    )
     # The official MMAR/MMAU scorer reads the whole reply; the MMAR-Rubrics gate reads the Answer slot.
     official = [answers.official_string_match(p["answer"], t, meta[p["id"]]["choices"]) for p, t in zip(items, texts)]
     assert rows["accuracy: official MMAR/MMAU scorer"]["value"] == pytest.approx(sum(official) / 12)
-    gate = [answers.official_string_match(p["answer"], answer_text(t), meta[p["id"]]["choices"])
-            for p, t in zip(items, texts)]
+    gate = [
+        answers.official_string_match(p["answer"], answer_text(t), meta[p["id"]]["choices"])
+        for p, t in zip(items, texts)
+    ]
     assert rows["mmar_rubrics: Accuracy (official gate)"]["value"] == pytest.approx(sum(gate) / 12)
     aria = payload["aria"]
     assert aria["n"] == 12 and aria["reasoning_mode"] is None  # M1 and M5 have no offline weights
-    assert rows["aria: M1 Acoustic Grounding"]["value"] is None and "CLAP" in rows["aria: M1 Acoustic Grounding"]["backbone"]
+    assert (
+        rows["aria: M1 Acoustic Grounding"]["value"] is None
+        and "CLAP" in rows["aria: M1 Acoustic Grounding"]["backbone"]
+    )
     if aria["aria_metrics"]:  # the packaged weights are installed (install.sh)
         mean = sum(aria[m] for m in aria["aria_metrics"]) / len(aria["aria_metrics"])
         assert rows[f"aria: ARIA (mean of {'+'.join(aria['aria_metrics'])})"]["value"] == pytest.approx(mean)
@@ -85,11 +96,13 @@ def test_rows_of_real_outputs_are_computed_from_them(demo):
     (meta,) = entry["judge_metadata"]
     assert meta["offline"] and meta["constraint"].startswith("llguidance regex")
     assert meta["model"].startswith(("Qwen/Qwen2.5-Coder-0.5B-Instruct", "HuggingFaceTB/SmolLM2-135M-Instruct"))
-    assert rubrics["backbone"].startswith(f"(offline judge: {meta['model']}, constrained: {meta['constraint']}), "
-                                          "1 rater(s)")
+    assert rubrics["backbone"].startswith(
+        f"(offline judge: {meta['model']}, constrained: {meta['constraint']}), 1 rater(s)"
+    )
     assert f"judged {sum(gate)}, failed 0" in rubrics["backbone"]
-    assert all(row["source"] == "the offline cascade" for name, row in rows.items()
-               if not name.startswith(ROWS_FROM_FIXTURES))
+    assert all(
+        row["source"] == "the offline cascade" for name, row in rows.items() if not name.startswith(ROWS_FROM_FIXTURES)
+    )
 
 
 def _items(demo):
@@ -135,7 +148,7 @@ def _table(lines):
     rule = next(i for i, line in enumerate(lines) if set(line.replace(" ", "")) == {"-"})
     starts = [i for i, ch in enumerate(lines[rule]) if ch == "-" and (i == 0 or lines[rule][i - 1] == " ")]
     cut = lambda line: [line[a:b].strip() for a, b in zip(starts, starts[1:] + [None])]  # noqa: E731
-    return [cut(lines[rule - 1])] + [cut(line) for line in lines[rule + 1:]]
+    return [cut(lines[rule - 1])] + [cut(line) for line in lines[rule + 1 :]]
 
 
 def test_the_readme_demo_block_is_what_the_demo_prints(demo):

@@ -2,6 +2,7 @@
 pages run offline and print what the page says they print, the `audioreason ...` shell examples name real
 subcommands and flags, the test names the reliability table cites exist, and nothing points outside the
 repository (the developers' shared folder, their machine's paths)."""
+
 from __future__ import annotations
 
 import ast
@@ -41,9 +42,15 @@ def blocks(path: Path) -> list[dict]:
             j += 1
         before = [line for line in prose if line.strip()]
         marker = NO_RUN.fullmatch(before[-1].strip()) if before else None
-        found.append({"lang": start["lang"], "line": i + 1, "prose": "\n".join(before),
-                      "text": "\n".join(line[indent:] for line in lines[i + 1:j]) + "\n",
-                      "no_run": marker.group(1) if marker else None})
+        found.append(
+            {
+                "lang": start["lang"],
+                "line": i + 1,
+                "prose": "\n".join(before),
+                "text": "\n".join(line[indent:] for line in lines[i + 1 : j]) + "\n",
+                "no_run": marker.group(1) if marker else None,
+            }
+        )
         prose, i = [], j + 1
     return found
 
@@ -57,10 +64,10 @@ def python_examples() -> list[dict]:
             if block["lang"] != "python" or block["no_run"] is not None:
                 continue
             after = found[n + 1] if n + 1 < len(found) else None
-            expected = (after["text"] if after and after["lang"] == "" and after["prose"].strip() == "prints"
-                        else None)
-            examples.append({"where": f"{page.relative_to(ROOT)}:{block['line']}", "code": block["text"],
-                             "expected": expected})
+            expected = after["text"] if after and after["lang"] == "" and after["prose"].strip() == "prints" else None
+            examples.append(
+                {"where": f"{page.relative_to(ROOT)}:{block['line']}", "code": block["text"], "expected": expected}
+            )
     return examples
 
 
@@ -88,9 +95,14 @@ def test_the_site_builds_strictly(tmp_path):
     """`mkdocs build --strict`: a broken link or anchor, a page missing from the nav, an API reference that does
     not resolve, each fails the build."""
     site = tmp_path / "site"
-    done = subprocess.run([sys.executable, "-m", "mkdocs", "build", "--strict", "-f",
-                           str(ROOT / "mkdocs.yml"), "-d", str(site)], cwd=ROOT, capture_output=True, text=True,
-                          timeout=120, env={**os.environ, "NO_MKDOCS_2_WARNING": "1"})
+    done = subprocess.run(
+        [sys.executable, "-m", "mkdocs", "build", "--strict", "-f", str(ROOT / "mkdocs.yml"), "-d", str(site)],
+        cwd=ROOT,
+        capture_output=True,
+        text=True,
+        timeout=120,
+        env={**os.environ, "NO_MKDOCS_2_WARNING": "1"},
+    )
     assert done.returncode == 0, done.stderr[-3000:]
     assert "WARNING" not in done.stderr, done.stderr[-3000:]
     for page in PAGES:  # every page became HTML
@@ -98,16 +110,30 @@ def test_the_site_builds_strictly(tmp_path):
         html = site / ("index.html" if rel.name == "index" else rel / "index.html")
         assert html.is_file(), f"{page} was not built"
     api = (site / "api" / "index.html").read_text(encoding="utf-8")
-    assert "audioreason.text.cot.parse_cot" in api and "Never raises: garbage gives an empty parse" in api  # its docstring
+    assert (
+        "audioreason.text.cot.parse_cot" in api and "Never raises: garbage gives an empty parse" in api
+    )  # its docstring
 
 
 def test_the_python_examples_run_and_print_what_the_pages_say(tmp_path):
     examples = python_examples()
     assert len(examples) >= 8  # the runnable ones; the no-run ones are counted below
-    env = {**os.environ, "HF_HUB_OFFLINE": "1", "HF_HOME": str(tmp_path / "hf"),
-           "HF_MODULES_CACHE": str(tmp_path / "hf" / "modules"), "PYTHONPATH": str(ROOT)}
-    done = subprocess.run([sys.executable, "-c", RUNNER], input=json.dumps(examples), cwd=tmp_path, env=env,
-                          capture_output=True, text=True, timeout=300)
+    env = {
+        **os.environ,
+        "HF_HUB_OFFLINE": "1",
+        "HF_HOME": str(tmp_path / "hf"),
+        "HF_MODULES_CACHE": str(tmp_path / "hf" / "modules"),
+        "PYTHONPATH": str(ROOT),
+    }
+    done = subprocess.run(
+        [sys.executable, "-c", RUNNER],
+        input=json.dumps(examples),
+        cwd=tmp_path,
+        env=env,
+        capture_output=True,
+        text=True,
+        timeout=300,
+    )
     assert done.returncode == 0, done.stderr[-3000:]
     for example, result in zip(examples, json.loads(done.stdout.splitlines()[-1])):
         assert result["error"] is None, f"{example['where']}:\n{result['error']}"
@@ -179,7 +205,8 @@ def test_a_misspelt_flag_in_an_example_would_fail():
         with pytest.raises(AssertionError, match="has no"):
             _check_command(parser, words)
     assert _commands("audioreason score runs/q2a --scorers aria \\\n    --compat  # a comment\n") == [
-        ["audioreason", "score", "runs/q2a", "--scorers", "aria", "--compat"]]
+        ["audioreason", "score", "runs/q2a", "--scorers", "aria", "--compat"]
+    ]
 
 
 @functools.lru_cache(maxsize=None)
@@ -215,4 +242,5 @@ def test_the_demo_table_on_the_getting_started_page_is_the_readme_s():
     """The README's demo block is checked against a real demo run (tests/test_demo.py); the page shows the same."""
     grab = lambda text: re.search(r"What it prints:\n\n```\n(.*?)```", text, re.S).group(1)  # noqa: E731
     assert grab((DOCS / "getting-started.md").read_text(encoding="utf-8")) == grab(
-        (ROOT / "README.md").read_text(encoding="utf-8"))
+        (ROOT / "README.md").read_text(encoding="utf-8")
+    )

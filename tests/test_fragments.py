@@ -1,6 +1,7 @@
 """Equal-duration fragments: hand-computed bounds, exact reconstruction from real files, streaming
 (block size and resampling do not change a sample), short clips reported, bad input, damaged files, and
 the benchmark's memory measurement."""
+
 import importlib.util
 from pathlib import Path
 
@@ -152,9 +153,14 @@ def test_bad_input_gives_clear_errors(tmp_path):
         fragment_audio(junk, tmp_path / "out")
     good = tmp_path / "ok.wav"
     sf.write(str(good), np.zeros(100, dtype=np.float32), 16000, subtype="FLOAT")
-    for kwargs, message in [(dict(ns=(2, 2)), "repeated"), (dict(ns=()), "at least one"), (dict(ns=(0,)), "positive"),
-                            (dict(subtype="MP3"), "cannot be written"), (dict(sampling_rate=0), "sampling_rate"),
-                            (dict(block_frames=0), "block_frames")]:
+    for kwargs, message in [
+        (dict(ns=(2, 2)), "repeated"),
+        (dict(ns=()), "at least one"),
+        (dict(ns=(0,)), "positive"),
+        (dict(subtype="MP3"), "cannot be written"),
+        (dict(sampling_rate=0), "sampling_rate"),
+        (dict(block_frames=0), "block_frames"),
+    ]:
         with pytest.raises(ValueError, match=message):
             fragment_audio(good, tmp_path / "out", **kwargs)
 
@@ -181,11 +187,17 @@ def test_sample_count_mismatch_aborts_and_cleans_up(tmp_path, monkeypatch):
 CUT_READ = r": cannot read frames \d+ to \d+ of 48000 \(LibsndfileError"
 
 
-@pytest.mark.parametrize("maker, message", [
-    (damaged.short_wav, r"short\.wav: truncated WAV: its header promises 48000 frames \(3\.000 s\), the file holds 23989"),
-    (damaged.flac_cut_mid_frame, r"cut_mid_frame\.flac" + CUT_READ),
-    (damaged.flac_cut_at_frame_boundary, r"cut_at_frame\.flac" + CUT_READ),
-])
+@pytest.mark.parametrize(
+    "maker, message",
+    [
+        (
+            damaged.short_wav,
+            r"short\.wav: truncated WAV: its header promises 48000 frames \(3\.000 s\), the file holds 23989",
+        ),
+        (damaged.flac_cut_mid_frame, r"cut_mid_frame\.flac" + CUT_READ),
+        (damaged.flac_cut_at_frame_boundary, r"cut_at_frame\.flac" + CUT_READ),
+    ],
+)
 @pytest.mark.parametrize("rate", [None, 8000])
 def test_damaged_files_are_clear_errors_and_leave_no_fragment(tmp_path, maker, message, rate):
     path = maker(tmp_path)

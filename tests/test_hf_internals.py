@@ -2,6 +2,7 @@
 checked on setup.py's pins, and still hold in the installed versions: an upgrade of either package fails here
 first, naming what changed. On another version, a name that is gone fails loudly where it is used, and one
 that is still there warns once naming the versions it was checked on."""
+
 import ast
 import re
 import warnings
@@ -12,8 +13,14 @@ import evaluate
 import pytest
 
 from audioreason.base import hf_internals
-from audioreason.base.hf_internals import (CHECKED, PRIVATE, PrivateAPIChanged, UncheckedVersionWarning,
-                                           info_yaml, require)
+from audioreason.base.hf_internals import (
+    CHECKED,
+    PRIVATE,
+    PrivateAPIChanged,
+    UncheckedVersionWarning,
+    info_yaml,
+    require,
+)
 
 ROOT = Path(__file__).resolve().parents[1]
 
@@ -66,8 +73,11 @@ def test_what_the_private_names_do_is_what_the_package_relies_on():
 
 def test_the_version_guard_warns_once_on_a_faked_version(monkeypatch, fresh_warnings):
     monkeypatch.setattr(evaluate, "__version__", "9.9.9")
-    with pytest.warns(UncheckedVersionWarning, match=r"evaluate 9\.9\.9 is installed; .* checked on evaluate "
-                                                     r"0\.4\.6 \(setup\.py's pin\)"):
+    with pytest.warns(
+        UncheckedVersionWarning,
+        match=r"evaluate 9\.9\.9 is installed; .* checked on evaluate "
+        r"0\.4\.6 \(setup\.py's pin\)",
+    ):
         require("_create_importable_file")
     with warnings.catch_warnings():
         warnings.simplefilter("error")
@@ -82,8 +92,11 @@ def test_a_name_that_is_gone_fails_where_it_is_used(monkeypatch, fresh_warnings)
 
     monkeypatch.setattr(evaluate, "__version__", "9.9.9")
     monkeypatch.delattr(EvaluationModule, "_infer_feature_from_batch")
-    with pytest.raises(PrivateAPIChanged, match=r"^evaluate 9\.9\.9: evaluate\.module\.EvaluationModule\."
-                                                r"_infer_feature_from_batch is gone\. .* install evaluate==0\.4\.6"):
+    with pytest.raises(
+        PrivateAPIChanged,
+        match=r"^evaluate 9\.9\.9: evaluate\.module\.EvaluationModule\."
+        r"_infer_feature_from_batch is gone\. .* install evaluate==0\.4\.6",
+    ):
         evaluate.load(str(ROOT / "metrics" / "text_prior_decomposition"))  # on creation, not on a later add
 
 
@@ -110,9 +123,13 @@ def test_a_changed_type_fails(monkeypatch):
 def _private_uses(path: Path) -> set[str]:
     """The private evaluate/datasets names a file imports, and the names of PRIVATE it spells out."""
     tree = ast.parse(path.read_text(encoding="utf-8"))
-    found = {a.name for node in ast.walk(tree) if isinstance(node, ast.ImportFrom)
-             and (node.module or "").split(".")[0] in ("evaluate", "datasets")
-             for a in node.names if a.name.startswith("_")}
+    found = {
+        a.name
+        for node in ast.walk(tree)
+        if isinstance(node, ast.ImportFrom) and (node.module or "").split(".")[0] in ("evaluate", "datasets")
+        for a in node.names
+        if a.name.startswith("_")
+    }
     names = {n.attr for n in ast.walk(tree) if isinstance(n, ast.Attribute)}
     names |= {n.id for n in ast.walk(tree) if isinstance(n, ast.Name)}
     names |= {n.name for n in ast.walk(tree) if isinstance(n, ast.FunctionDef)}
@@ -120,8 +137,14 @@ def _private_uses(path: Path) -> set[str]:
 
 
 def test_no_other_file_uses_a_private_name():
-    files = [p for folder in ("audioreason", "metrics", "spaces", "datasets_scripts")
-             for p in sorted((ROOT / folder).rglob("*.py"))]
-    uses = {p.relative_to(ROOT).as_posix(): sorted(_private_uses(p)) for p in files
-            if p != ROOT / "audioreason" / "base" / "hf_internals.py"}
+    files = [
+        p
+        for folder in ("audioreason", "metrics", "spaces", "datasets_scripts")
+        for p in sorted((ROOT / folder).rglob("*.py"))
+    ]
+    uses = {
+        p.relative_to(ROOT).as_posix(): sorted(_private_uses(p))
+        for p in files
+        if p != ROOT / "audioreason" / "base" / "hf_internals.py"
+    }
     assert {f: u for f, u in uses.items() if u} == {}, "reach them through audioreason.base.hf_internals"

@@ -3,6 +3,7 @@
 checks its container, rate and length; the shapes below are written from the providers' pages, not read
 from audioreason.inference.endpoints), answers, rate-limits and fails on script; a rerun asks the server
 only for the failed items; usage, retries and cost land in run.json; the key lands in no file."""
+
 import json
 
 import pytest
@@ -13,10 +14,12 @@ from judge_server import openai_cli_args, running_server
 
 SECRET = "sk-hosted-test-0123456789abcdefSECRET"
 # The demo's first four MMAR items, by a word of their questions -> the reply (the choice text).
-REPLIES = {"natural environment": "Open Grassland",      # correct
-           "too much or too little": "Too much, can't finish",  # wrong (answer: Too little)
-           "what date": "Christmas",                     # correct
-           "encoded": "HELLO"}                           # correct
+REPLIES = {
+    "natural environment": "Open Grassland",  # correct
+    "too much or too little": "Too much, can't finish",  # wrong (answer: Too little)
+    "what date": "Christmas",  # correct
+    "encoded": "HELLO",
+}  # correct
 
 # Documented request shapes (see docs/hosted-models.md for the pages).
 SHAPES = {
@@ -25,8 +28,13 @@ SHAPES = {
     "vllm-voxtral": {"format": "wav", "rate": 16000, "max_s": 2400.0},
     "openai-audio": {"format": "wav", "rate": 16000, "params": {"modalities": ["text"]}},
     "gemini": {"format": "wav", "rate": 16000, "max_s": 34200.0},
-    "dashscope-qwen-omni": {"format": "wav", "rate": 16000, "data_prefix": "data:;base64,", "stream": True,
-                            "params": {"modalities": ["text"]}},
+    "dashscope-qwen-omni": {
+        "format": "wav",
+        "rate": 16000,
+        "data_prefix": "data:;base64,",
+        "stream": True,
+        "params": {"modalities": ["text"]},
+    },
     "mp3": {"format": "mp3", "rate": 16000},
     "short": {"format": "wav", "rate": 16000, "max_s": 2.0},
 }
@@ -34,9 +42,12 @@ SHAPES = {
 
 def answering(shape, usage=(40, 6), no_usage=()):
     """Each item's reply; the items named by a word in ``no_usage`` come without a usage field."""
-    return {"by_text": {word: {"check_audio": shape, "then": {"reply": reply,
-                                                              "usage": "none" if word in no_usage else list(usage)}}
-                        for word, reply in REPLIES.items()}}
+    return {
+        "by_text": {
+            word: {"check_audio": shape, "then": {"reply": reply, "usage": "none" if word in no_usage else list(usage)}}
+            for word, reply in REPLIES.items()
+        }
+    }
 
 
 def text_reply():
@@ -44,30 +55,46 @@ def text_reply():
 
 
 FLAKY = [  # conversation step 0: the "encoded" item gets a 500, the "what date" item a 429; step 1: answers
-    {"by_text": {"encoded": {"status": 500, "body": {"error": {"message": "model crashed"}}},
-                 "what date": {"status": 429, "headers": {"Retry-After": "0.05"}, "body": {"error": {"message": "slow"}}}},
-     "default": answering(SHAPES["vllm-qwen2-audio"])},
+    {
+        "by_text": {
+            "encoded": {"status": 500, "body": {"error": {"message": "model crashed"}}},
+            "what date": {"status": 429, "headers": {"Retry-After": "0.05"}, "body": {"error": {"message": "slow"}}},
+        },
+        "default": answering(SHAPES["vllm-qwen2-audio"]),
+    },
     answering(SHAPES["vllm-qwen2-audio"]),
 ]
 
+
 def text_reply_with(**by_word):
     """Each item's reply; ``by_word`` maps a word of an item to more fields of its step (a usage, a cut)."""
-    return {"by_text": {word: {"reply": reply, "usage": [20, 3], **by_word.get(word.replace(" ", "_"), {})}
-                        for word, reply in REPLIES.items()}}
+    return {
+        "by_text": {
+            word: {"reply": reply, "usage": [20, 3], **by_word.get(word.replace(" ", "_"), {})}
+            for word, reply in REPLIES.items()
+        }
+    }
 
 
-SCRIPT = {"scenarios": {**{name: [answering(shape)] for name, shape in SHAPES.items()},
-                        "flaky": FLAKY, "tb-text": [text_reply()],
-                        "no-usage": [answering(SHAPES["vllm-qwen2-audio"], no_usage=("encoded",))],
-                        "hostile-usage": [text_reply_with(encoded={"usage": [-1000, 3]},
-                                                          what_date={"usage": ["abc", 3]})],
-                        # every item's first reply stops mid-event and the connection closes
-                        "cut-stream": [text_reply_with(**{w.replace(" ", "_"): {"cut_body": True} for w in REPLIES}),
-                                       text_reply()],
-                        # two items' first replies hang (the run is killed meanwhile); then all answer
-                        "killed": [text_reply_with(encoded={"hang_s": 20.0, "then": {"reply": "HELLO"}},
-                                                   what_date={"hang_s": 20.0, "then": {"reply": "Christmas"}}),
-                                   text_reply()]}}
+SCRIPT = {
+    "scenarios": {
+        **{name: [answering(shape)] for name, shape in SHAPES.items()},
+        "flaky": FLAKY,
+        "tb-text": [text_reply()],
+        "no-usage": [answering(SHAPES["vllm-qwen2-audio"], no_usage=("encoded",))],
+        "hostile-usage": [text_reply_with(encoded={"usage": [-1000, 3]}, what_date={"usage": ["abc", 3]})],
+        # every item's first reply stops mid-event and the connection closes
+        "cut-stream": [text_reply_with(**{w.replace(" ", "_"): {"cut_body": True} for w in REPLIES}), text_reply()],
+        # two items' first replies hang (the run is killed meanwhile); then all answer
+        "killed": [
+            text_reply_with(
+                encoded={"hang_s": 20.0, "then": {"reply": "HELLO"}},
+                what_date={"hang_s": 20.0, "then": {"reply": "Christmas"}},
+            ),
+            text_reply(),
+        ],
+    }
+}
 
 
 @pytest.fixture(scope="module")
@@ -100,8 +127,9 @@ def no_secret_in(folder):
             assert SECRET not in path.read_text(encoding="utf-8", errors="replace"), path
 
 
-@pytest.mark.parametrize("preset", ["vllm-qwen2-audio", "vllm-qwen2.5-omni", "vllm-voxtral", "openai-audio",
-                                    "gemini", "dashscope-qwen-omni"])
+@pytest.mark.parametrize(
+    "preset", ["vllm-qwen2-audio", "vllm-qwen2.5-omni", "vllm-voxtral", "openai-audio", "gemini", "dashscope-qwen-omni"]
+)
 def test_each_preset_sends_its_documented_request_shape(server, mmar_raw, tmp_path, preset, capsys):
     out = tmp_path / "out"
     assert main(run_args(server, mmar_raw, out, preset, "--endpoint-preset", preset)) == 0
@@ -117,10 +145,19 @@ def test_each_preset_sends_its_documented_request_shape(server, mmar_raw, tmp_pa
     assert run["models"]["main"]["adapter"] == "openai"
     assert run["config"]["model_options"]["endpoint_preset"] == preset
     # usage from the server's usage field: 4 replies of 40 prompt + 6 completion tokens, 4 x 3 s sent
-    assert run["usage"]["total"] == {"records": 4, "ok": 4, "failed": 0, "requests_sent": 4, "retried_records": 0,
-                                     "retries": 0, "prompt_tokens": 160, "completion_tokens": 24,
-                                     "replies_without_usage": 0, "unrecorded_requests": 0,
-                                     "audio_s_sent": 12.0}
+    assert run["usage"]["total"] == {
+        "records": 4,
+        "ok": 4,
+        "failed": 0,
+        "requests_sent": 4,
+        "retried_records": 0,
+        "retries": 0,
+        "prompt_tokens": 160,
+        "completion_tokens": 24,
+        "replies_without_usage": 0,
+        "unrecorded_requests": 0,
+        "audio_s_sent": 12.0,
+    }
     assert run["usage"]["by_condition"]["full"]["prompt_tokens"] == 160
     no_secret_in(out)
 
@@ -150,28 +187,58 @@ def test_a_preset_shape_the_server_refuses_is_a_counted_failure(server, mmar_raw
 def test_a_rerun_fills_only_the_failed_items_and_usage_counts_every_request(server, mmar_raw, tmp_path, capsys):
     out = tmp_path / "out"
     prices = tmp_path / "prices.json"
-    prices.write_text(json.dumps({"currency": "USD", "models": {"flaky": {
-        "prompt_per_million": 2.5, "completion_per_million": 10.0, "audio_per_minute": 0.6}}}))
-    args = run_args(server, mmar_raw, out, "flaky", "--server-error-attempts", "1", "--prices", str(prices),
-                    "--scorers", "accuracy", command="evaluate")
+    prices.write_text(
+        json.dumps(
+            {
+                "currency": "USD",
+                "models": {
+                    "flaky": {"prompt_per_million": 2.5, "completion_per_million": 10.0, "audio_per_minute": 0.6}
+                },
+            }
+        )
+    )
+    args = run_args(
+        server,
+        mmar_raw,
+        out,
+        "flaky",
+        "--server-error-attempts",
+        "1",
+        "--prices",
+        str(prices),
+        "--scorers",
+        "accuracy",
+        command="evaluate",
+    )
     assert main(args) == 0
     first = [words_of(r) for r in sent(server, "flaky")]
     # 4 items, the "what date" one twice (429, then answered); "encoded" failed on its one 500
-    assert sorted(first) == sorted(["natural environment", "too much or too little", "what date", "what date",
-                                    "encoded"])
+    assert sorted(first) == sorted(
+        ["natural environment", "too much or too little", "what date", "what date", "encoded"]
+    )
     run = json.loads((out / "run.json").read_text())
     assert run["counts"]["ok"] == 3 and run["counts"]["failed"] == 1
     assert run["usage"]["total"]["retries"] == 1 and run["usage"]["total"]["retried_records"] == 1
     assert main(args) == 0
-    again = [words_of(r) for r in sent(server, "flaky")][len(first):]
+    again = [words_of(r) for r in sent(server, "flaky")][len(first) :]
     assert again == ["encoded"]  # only the failed item was asked again
     run = json.loads((out / "run.json").read_text())
     assert run["counts"]["ok"] == 4 and run["counts"]["resumed"] == 3
     usage = run["usage"]["total"]
     # 5 records (the failed one kept in the shards), 6 requests; tokens only from the 4 answers
-    assert usage == {"records": 5, "ok": 4, "failed": 1, "requests_sent": 6, "retried_records": 1, "retries": 1,
-                     "prompt_tokens": 160, "completion_tokens": 24, "replies_without_usage": 0,
-                     "unrecorded_requests": 0, "audio_s_sent": 18.0}
+    assert usage == {
+        "records": 5,
+        "ok": 4,
+        "failed": 1,
+        "requests_sent": 6,
+        "retried_records": 1,
+        "retries": 1,
+        "prompt_tokens": 160,
+        "completion_tokens": 24,
+        "replies_without_usage": 0,
+        "unrecorded_requests": 0,
+        "audio_s_sent": 18.0,
+    }
     # cost: 160 x 2.5e-6 + 24 x 10e-6 + 18 s x 0.6 / 60 = 0.0004 + 0.00024 + 0.18
     assert run["cost"]["total"] == pytest.approx(0.18064) and run["cost"]["currency"] == "USD"
     results = json.loads((out / "results.json").read_text())
@@ -203,8 +270,10 @@ def test_a_reply_without_usage_is_counted_and_the_cost_says_it_is_incomplete(ser
     # 120 x 1e-6 + 18 x 2e-6 = 0.000156, without the unreported reply's tokens, and named as incomplete
     assert run["cost"]["total"] == pytest.approx(0.000156) and run["cost"]["incomplete_models"] == {"no-usage": 1}
     printed = capsys.readouterr().out
-    assert "1 replies came without token counts (the server sent none, or unusable ones), so the token totals " \
-           "and the cost leave them out" in printed
+    assert (
+        "1 replies came without token counts (the server sent none, or unusable ones), so the token totals "
+        "and the cost leave them out" in printed
+    )
 
 
 def words_of_record(record):
@@ -213,9 +282,29 @@ def words_of_record(record):
 
 def test_the_tb_condition_uses_a_served_text_model(server, mmar_raw, tmp_path):
     out = tmp_path / "out"
-    assert main(run_args(server, mmar_raw, out, "vllm-qwen2-audio", "--conditions", "full,tb", "--limit", "2",
-                         "--tb-adapter", "openai", "--tb-base-url", server.base_url, "--tb-model", "tb-text",
-                         "--tb-api-key-env", "HOSTED_TEST_KEY")) == 0
+    assert (
+        main(
+            run_args(
+                server,
+                mmar_raw,
+                out,
+                "vllm-qwen2-audio",
+                "--conditions",
+                "full,tb",
+                "--limit",
+                "2",
+                "--tb-adapter",
+                "openai",
+                "--tb-base-url",
+                server.base_url,
+                "--tb-model",
+                "tb-text",
+                "--tb-api-key-env",
+                "HOSTED_TEST_KEY",
+            )
+        )
+        == 0
+    )
     tb = sent(server, "tb-text")
     assert len(tb) == 2 and all(r["audio"] == [] for r in tb)
     assert all(isinstance(m["content"], str) for r in tb for m in r["messages"])  # no audio part at all
@@ -225,35 +314,87 @@ def test_the_tb_condition_uses_a_served_text_model(server, mmar_raw, tmp_path):
     assert run["usage"]["by_condition"]["tb"]["audio_s_sent"] == 0.0
 
 
-@pytest.mark.parametrize("extra, message", [
-    (["--adapter", "openai", "--model", "m"], "--adapter openai needs --base-url URL"),
-    (["--adapter", "openai", "--model", "m", "--endpoint-preset", "azure"], "unknown endpoint preset 'azure'"),
-    (["--adapter", "openai", "--model", "m", "--base-url", "ftp://x"], "base_url must be an http(s) URL"),
-    (["--adapter", "openai", "--model", "m", "--base-url", "http://127.0.0.1:9/v1", "--concurrency", "0"],
-     "concurrency must be an integer of at least 1"),
-    (["--adapter", "openai", "--model", "m", "--endpoint-preset", "gemini", "--api-key-env", "NO_SUCH_KEY_VAR"],
-     "no API key: set the environment variable NO_SUCH_KEY_VAR"),
-    (["--adapter", "openai", "--model", "m", "--base-url", "http://127.0.0.1:9/v1", "--dtype", "bfloat16"],
-     "--dtype applies to a local model"),
-    (["--adapter", "openai", "--model", "m", "--base-url", "http://127.0.0.1:9/v1", "--extra-body", "[1]"],
-     "--extra-body must be a JSON object"),
-    (["--adapter", "openai", "--model", "m", "--base-url", "http://127.0.0.1:9/v1", "--extra-body",
-      '{"stream": true}'], "extra_body may not set stream"),
-    (["--adapter", "openai", "--model", "m", "--base-url", "http://127.0.0.1:9/v1", "--prices", "PRICES"],
-     "has no prices for 'm'"),
-    (["--adapter", "openai", "--model", "m", "--base-url", "http://127.0.0.1:9/v1", "--header", "novalue"],
-     "give NAME=VALUE"),
-    (["--model", "qwen2-audio", "--base-url", "http://127.0.0.1:9/v1"], "--base-url applies to --adapter openai"),
-    (["--model", "qwen2-audio", "--tb-base-url", "http://127.0.0.1:9/v1"], "applies to --tb-adapter openai"),
-    (["--adapter", "openai", "--model", "m", "--base-url", "http://127.0.0.1:9/v1", "--conditions", "full,tb",
-      "--tb-adapter", "openai", "--tb-model", "t"], "--tb-adapter openai needs --tb-base-url"),
-    (["--adapter", "cascade", "--lm", "/no/such/lm"], "the cascade's lm '/no/such/lm' does not exist"),
-    (["--adapter", "cascade", "--transcript-cache", "-1"], "transcript_cache must be a whole number"),
-    (["--adapter", "cascade", "--lm-base-url", "http://127.0.0.1:9/v1"], "need --lm openai:NAME"),
-    (["--adapter", "cascade", "--lm", "openai:gpt-4o-mini", "--lm-endpoint-preset", "openai-audio",
-      "--lm-api-key-env", "NO_SUCH_KEY_VAR"], "no API key: set the environment variable NO_SUCH_KEY_VAR"),
-    (["--adapter", "openai"], "--model is required"),
-])
+@pytest.mark.parametrize(
+    "extra, message",
+    [
+        (["--adapter", "openai", "--model", "m"], "--adapter openai needs --base-url URL"),
+        (["--adapter", "openai", "--model", "m", "--endpoint-preset", "azure"], "unknown endpoint preset 'azure'"),
+        (["--adapter", "openai", "--model", "m", "--base-url", "ftp://x"], "base_url must be an http(s) URL"),
+        (
+            ["--adapter", "openai", "--model", "m", "--base-url", "http://127.0.0.1:9/v1", "--concurrency", "0"],
+            "concurrency must be an integer of at least 1",
+        ),
+        (
+            ["--adapter", "openai", "--model", "m", "--endpoint-preset", "gemini", "--api-key-env", "NO_SUCH_KEY_VAR"],
+            "no API key: set the environment variable NO_SUCH_KEY_VAR",
+        ),
+        (
+            ["--adapter", "openai", "--model", "m", "--base-url", "http://127.0.0.1:9/v1", "--dtype", "bfloat16"],
+            "--dtype applies to a local model",
+        ),
+        (
+            ["--adapter", "openai", "--model", "m", "--base-url", "http://127.0.0.1:9/v1", "--extra-body", "[1]"],
+            "--extra-body must be a JSON object",
+        ),
+        (
+            [
+                "--adapter",
+                "openai",
+                "--model",
+                "m",
+                "--base-url",
+                "http://127.0.0.1:9/v1",
+                "--extra-body",
+                '{"stream": true}',
+            ],
+            "extra_body may not set stream",
+        ),
+        (
+            ["--adapter", "openai", "--model", "m", "--base-url", "http://127.0.0.1:9/v1", "--prices", "PRICES"],
+            "has no prices for 'm'",
+        ),
+        (
+            ["--adapter", "openai", "--model", "m", "--base-url", "http://127.0.0.1:9/v1", "--header", "novalue"],
+            "give NAME=VALUE",
+        ),
+        (["--model", "qwen2-audio", "--base-url", "http://127.0.0.1:9/v1"], "--base-url applies to --adapter openai"),
+        (["--model", "qwen2-audio", "--tb-base-url", "http://127.0.0.1:9/v1"], "applies to --tb-adapter openai"),
+        (
+            [
+                "--adapter",
+                "openai",
+                "--model",
+                "m",
+                "--base-url",
+                "http://127.0.0.1:9/v1",
+                "--conditions",
+                "full,tb",
+                "--tb-adapter",
+                "openai",
+                "--tb-model",
+                "t",
+            ],
+            "--tb-adapter openai needs --tb-base-url",
+        ),
+        (["--adapter", "cascade", "--lm", "/no/such/lm"], "the cascade's lm '/no/such/lm' does not exist"),
+        (["--adapter", "cascade", "--transcript-cache", "-1"], "transcript_cache must be a whole number"),
+        (["--adapter", "cascade", "--lm-base-url", "http://127.0.0.1:9/v1"], "need --lm openai:NAME"),
+        (
+            [
+                "--adapter",
+                "cascade",
+                "--lm",
+                "openai:gpt-4o-mini",
+                "--lm-endpoint-preset",
+                "openai-audio",
+                "--lm-api-key-env",
+                "NO_SUCH_KEY_VAR",
+            ],
+            "no API key: set the environment variable NO_SUCH_KEY_VAR",
+        ),
+        (["--adapter", "openai"], "--model is required"),
+    ],
+)
 def test_bad_served_options_are_one_line_errors_before_any_work(tmp_path, capsys, extra, message):
     (tmp_path / "prices.json").write_text(json.dumps({"models": {"other": {"prompt_per_million": 1.0}}}))
     extra = [str(tmp_path / "prices.json") if e == "PRICES" else e for e in extra]
@@ -267,9 +408,28 @@ def test_bad_served_options_are_one_line_errors_before_any_work(tmp_path, capsys
 
 def test_a_server_that_is_not_there_is_a_one_line_error(mmar_raw, tmp_path, capsys):
     with pytest.raises(SystemExit) as exit_info:
-        main(["run", "--adapter", "openai", "--base-url", "http://127.0.0.1:9/v1", "--model", "m",
-              "--benchmark", "mmar", "--data", str(mmar_raw), "--out", str(tmp_path / "out"), "--limit", "1",
-              "--no-progress", "--timeout-s", "5"])
+        main(
+            [
+                "run",
+                "--adapter",
+                "openai",
+                "--base-url",
+                "http://127.0.0.1:9/v1",
+                "--model",
+                "m",
+                "--benchmark",
+                "mmar",
+                "--data",
+                str(mmar_raw),
+                "--out",
+                str(tmp_path / "out"),
+                "--limit",
+                "1",
+                "--no-progress",
+                "--timeout-s",
+                "5",
+            ]
+        )
     err = capsys.readouterr().err
     assert exit_info.value.code == 2 and "cannot connect to the server" in err and "Traceback" not in err
     assert len(err.strip().splitlines()) == 1
@@ -291,9 +451,33 @@ def test_a_cascade_with_a_served_lm_sends_the_transcript_and_no_audio(server, tm
     (raw / "MMAR-meta.jsonl").write_text(json.dumps(record) + "\n")
     write_audio(raw / record["audio_path"], np.zeros(16000, np.float32), 16000)
     out = tmp_path / "out"
-    assert main(["run", "--adapter", "cascade", "--lm", "openai:tb-text", "--lm-base-url", server.base_url,
-                 "--lm-api-key-env", "HOSTED_TEST_KEY", "--benchmark", "mmar", "--data", str(raw),
-                 "--out", str(out), "--conditions", "full,none", "--no-progress", "--backoff-base-s", "0.01"]) == 0
+    assert (
+        main(
+            [
+                "run",
+                "--adapter",
+                "cascade",
+                "--lm",
+                "openai:tb-text",
+                "--lm-base-url",
+                server.base_url,
+                "--lm-api-key-env",
+                "HOSTED_TEST_KEY",
+                "--benchmark",
+                "mmar",
+                "--data",
+                str(raw),
+                "--out",
+                str(out),
+                "--conditions",
+                "full,none",
+                "--no-progress",
+                "--backoff-base-s",
+                "0.01",
+            ]
+        )
+        == 0
+    )
     full, none = [json.loads(line) for line in (out / "outputs.jsonl").read_text().splitlines()]
     assert (full["error"], none["error"]) == (None, None) and full["output"] == "Open Grassland"
     assert full["model"] == "cascade:whisper-tiny.en+tb-text" and full["details"]["transcript"] == ""
@@ -301,8 +485,16 @@ def test_a_cascade_with_a_served_lm_sends_the_transcript_and_no_audio(server, tm
     lm_requests = sent(server, "tb-text")[-2:]
     assert all(r["audio"] == [] for r in lm_requests)  # only text reaches the LM
     prompts = sorted(r["messages"][-1]["content"] for r in lm_requests)
-    assert sum(p.startswith("[Audio transcript (automatic speech recognition)]\n(no speech recognized)\n"
-                            "[End of audio transcript]\n\n") for p in prompts) == 1
+    assert (
+        sum(
+            p.startswith(
+                "[Audio transcript (automatic speech recognition)]\n(no speech recognized)\n"
+                "[End of audio transcript]\n\n"
+            )
+            for p in prompts
+        )
+        == 1
+    )
     run = json.loads((out / "run.json").read_text())
     assert run["usage"]["total"]["prompt_tokens"] == 40  # the served LM's usage: 2 replies x 20
     no_secret_in(out)
@@ -313,8 +505,25 @@ def test_a_served_audio_model_with_a_local_tb_model(server, mmar_raw, tmp_path):
 
     text_lm = build_causal_lm(tmp_path / "tb")
     out = tmp_path / "out"
-    assert main(run_args(server, mmar_raw, out, "vllm-qwen2-audio", "--conditions", "full,tb", "--limit", "1",
-                         "--tb-model", str(text_lm), "--max-new-tokens", "4")) == 0
+    assert (
+        main(
+            run_args(
+                server,
+                mmar_raw,
+                out,
+                "vllm-qwen2-audio",
+                "--conditions",
+                "full,tb",
+                "--limit",
+                "1",
+                "--tb-model",
+                str(text_lm),
+                "--max-new-tokens",
+                "4",
+            )
+        )
+        == 0
+    )
     records = {r["condition"]: r for r in map(json.loads, (out / "outputs.jsonl").read_text().splitlines())}
     assert records["full"]["error"] is None and records["tb"]["error"] is None
     assert records["tb"]["model"] == str(text_lm) and records["tb"]["tokens"]["completion"] >= 1  # the local tiny LM
@@ -351,12 +560,34 @@ def test_a_password_in_the_base_url_is_never_printed_or_stored(mmar_raw, tmp_pat
     password = "sk-urlpassword-0123456789abcdefSECRET"
     out = tmp_path / "out"
     with pytest.raises(SystemExit) as exit_info:
-        main(["run", "--adapter", "openai", "--base-url", f"http://user:{password}@127.0.0.1:9/v1", "--model", "m",
-              "--benchmark", "mmar", "--data", str(mmar_raw), "--out", str(out), "--limit", "1", "--no-progress",
-              "--timeout-s", "5"])
+        main(
+            [
+                "run",
+                "--adapter",
+                "openai",
+                "--base-url",
+                f"http://user:{password}@127.0.0.1:9/v1",
+                "--model",
+                "m",
+                "--benchmark",
+                "mmar",
+                "--data",
+                str(mmar_raw),
+                "--out",
+                str(out),
+                "--limit",
+                "1",
+                "--no-progress",
+                "--timeout-s",
+                "5",
+            ]
+        )
     printed = capsys.readouterr()
-    assert exit_info.value.code == 2 and "at http://user:[REDACTED]@127.0.0.1:9/v1 is unavailable: cannot connect" \
-        in printed.err and len(printed.err.strip().splitlines()) == 1
+    assert (
+        exit_info.value.code == 2
+        and "at http://user:[REDACTED]@127.0.0.1:9/v1 is unavailable: cannot connect" in printed.err
+        and len(printed.err.strip().splitlines()) == 1
+    )
     assert password not in printed.err + printed.out
     for path in (p for p in out.rglob("*") if p.is_file()):
         assert password not in path.read_text(encoding="utf-8", errors="replace"), path
@@ -373,9 +604,14 @@ def test_requests_in_flight_when_a_run_is_killed_are_counted_on_resume(server, m
     root = Path(__file__).resolve().parents[1]
     out = tmp_path / "out"
     args = run_args(server, mmar_raw, out, "killed", "--batch-size", "4")
-    process = subprocess.Popen([sys.executable, "-m", "audioreason", *args], cwd=root,
-                               env={**os.environ, "PYTHONPATH": str(root)}, stdout=subprocess.DEVNULL,
-                               stderr=subprocess.DEVNULL, start_new_session=True)
+    process = subprocess.Popen(
+        [sys.executable, "-m", "audioreason", *args],
+        cwd=root,
+        env={**os.environ, "PYTHONPATH": str(root)},
+        stdout=subprocess.DEVNULL,
+        stderr=subprocess.DEVNULL,
+        start_new_session=True,
+    )
     deadline = time.monotonic() + 180
     while len(sent(server, "killed")) < 4 and time.monotonic() < deadline and process.poll() is None:
         time.sleep(0.05)

@@ -13,6 +13,7 @@ words, so the official rule skips it as a wrong choice).
 MMAU items (gold): 1 "Man" (A), 2 "A woman" (B), 3 "Radio" (A), 4 "Sound effects" (A), 5 "No, it is not
 present." (C).
 """
+
 import json
 
 import pytest
@@ -56,8 +57,9 @@ def cli(capsys, *argv):
 
 
 def imported(capsys, fmt, file, benchmark, data, out, *extra):
-    status, printed, err = cli(capsys, "import", fmt, file, "--benchmark", benchmark, "--data", data,
-                               "--out", out, *extra)
+    status, printed, err = cli(
+        capsys, "import", fmt, file, "--benchmark", benchmark, "--data", data, "--out", out, *extra
+    )
     assert status == 0, err
     return read_run_file(out / "run.json"), [json.loads(line) for line in (out / "outputs.jsonl").open()], printed
 
@@ -66,13 +68,17 @@ def scored(capsys, out, *extra):
     status, printed, err = cli(capsys, "score", out, "--scorers", "accuracy", "--no-progress", *extra)
     assert status == 0, err
     results = json.loads((out / "results.json").read_text())
-    return {(e["model"], e["condition"], e["rule"]): e for e in results["scorers"]["accuracy"]["results"]}, \
-        results, printed
+    return (
+        {(e["model"], e["condition"], e["rule"]): e for e in results["scorers"]["accuracy"]["results"]},
+        results,
+        printed,
+    )
 
 
 def test_mmar_results_file_round_trips_with_the_official_accuracy(tmp_path, capsys, mmar_data):
-    run, records, printed = imported(capsys, "mmar", FILES / "mmar_results.jsonl", "mmar", mmar_data,
-                                     tmp_path / "run", "--model", "their-model")
+    run, records, printed = imported(
+        capsys, "mmar", FILES / "mmar_results.jsonl", "mmar", mmar_data, tmp_path / "run", "--model", "their-model"
+    )
     for n, record in enumerate(records):
         check_output_record(record, f"outputs.jsonl:{n + 1}")  # the runner's own record check
     assert [r["id"] for r in records] == MMAR_IDS and {r["template"]["name"] for r in records} == {"external"}
@@ -80,11 +86,25 @@ def test_mmar_results_file_round_trips_with_the_official_accuracy(tmp_path, caps
     assert records[0]["details"]["thinking_prediction"].startswith("The singer keeps")
     source = run["source"]
     assert source["format"] == "mmar" and source["file"] == "mmar_results.jsonl" and len(source["sha256"]) == 64
-    assert source["counts"] == {"rows": 7, "imported": 5, "unmatched": 1, "duplicates": 1, "empty": 0,
-                                "no_prediction": 0, "gold_differs": 0, "matched_by_doc_order": 0}
+    assert source["counts"] == {
+        "rows": 7,
+        "imported": 5,
+        "unmatched": 1,
+        "duplicates": 1,
+        "empty": 0,
+        "no_prediction": 0,
+        "gold_differs": 0,
+        "matched_by_doc_order": 0,
+    }
     assert source["unmatched"] == [{"id": "not-an-mmar-item_00-00-00_00-00-10", "where": "line 6"}]
-    assert source["duplicates"][0] == {"id": MMAR_IDS[2], "where": "line 7", "first": "line 3",
-                                            "model": "their-model", "condition": "full", "same_output": False}
+    assert source["duplicates"][0] == {
+        "id": MMAR_IDS[2],
+        "where": "line 7",
+        "first": "line 3",
+        "model": "their-model",
+        "condition": "full",
+        "same_output": False,
+    }
     assert "unmatched: 1" in printed and "duplicates: 1" in printed
     assert run["status"] == "finished" and run["models"]["main"]["name"] == "their-model"
     by_set, results, printed = scored(capsys, tmp_path / "run")
@@ -111,8 +131,9 @@ def test_thinking_prediction_is_the_reasoning_mmar_rubrics_judges():
 
 
 def test_mmau_results_file_counts_empty_and_absent_predictions(tmp_path, capsys, mmau_data):
-    run, records, printed = imported(capsys, "mmau", FILES / "mmau_results.json", "mmau_test_mini", mmau_data,
-                                     tmp_path / "run", "--model", "m")
+    run, records, printed = imported(
+        capsys, "mmau", FILES / "mmau_results.json", "mmau_test_mini", mmau_data, tmp_path / "run", "--model", "m"
+    )
     counts = run["source"]["counts"]
     assert (counts["rows"], counts["imported"], counts["empty"], counts["no_prediction"]) == (5, 4, 1, 1)
     assert run["source"]["no_prediction"] == [{"id": MMAU_IDS[4], "where": "entry 4"}]
@@ -132,8 +153,11 @@ def test_mmau_results_file_counts_empty_and_absent_predictions(tmp_path, capsys,
 def test_plain_jsonl_with_models_and_conditions(tmp_path, capsys, mmar_data):
     run, records, _ = imported(capsys, "jsonl", FILES / "predictions.jsonl", "mmar", mmar_data, tmp_path / "run")
     assert run["source"]["duplicates"][0]["same_output"] is True and run["source"]["counts"]["empty"] == 1
-    assert [(r["id"], r["condition"]) for r in records][:3] == [(MMAR_IDS[0], "full"), (MMAR_IDS[0], "none"),
-                                                               (MMAR_IDS[1], "full")]
+    assert [(r["id"], r["condition"]) for r in records][:3] == [
+        (MMAR_IDS[0], "full"),
+        (MMAR_IDS[0], "none"),
+        (MMAR_IDS[1], "full"),
+    ]
     assert run["config"]["conditions"] == ["full", "none"] and run["counts"]["missing"] == 3
     by_set, _, _ = scored(capsys, tmp_path / "run", "--extraction", "official_slot")
     full, none = by_set[("m1", "full", "official_slot")], by_set[("m1", "none", "official_slot")]
@@ -146,8 +170,18 @@ def test_plain_jsonl_with_models_and_conditions(tmp_path, capsys, mmar_data):
 
 
 def test_csv_quoted_cells_and_an_unmatched_id(tmp_path, capsys, mmau_data):
-    run, records, _ = imported(capsys, "csv", FILES / "predictions.csv", "mmau_test_mini", mmau_data,
-                               tmp_path / "run", "--model", "csv-model", "--condition", "none")
+    run, records, _ = imported(
+        capsys,
+        "csv",
+        FILES / "predictions.csv",
+        "mmau_test_mini",
+        mmau_data,
+        tmp_path / "run",
+        "--model",
+        "csv-model",
+        "--condition",
+        "none",
+    )
     assert records[4]["output"] == "No, it is not present." and {r["condition"] for r in records} == {"none"}
     assert run["source"]["unmatched"] == [{"id": "no-such-item", "where": "line 7"}]
     by_set, _, _ = scored(capsys, tmp_path / "run")
@@ -156,8 +190,16 @@ def test_csv_quoted_cells_and_an_unmatched_id(tmp_path, capsys, mmau_data):
 
 
 def test_lmms_eval_samples_matched_by_the_id_its_task_logs(tmp_path, capsys, mmau_metadata_only):
-    run, records, printed = imported(capsys, "lmms-eval", FILES / "20260101_120000_samples_mmau_test_mini.jsonl",
-                                     "mmau_test_mini", mmau_metadata_only, tmp_path / "run", "--model", "qwen2-audio")
+    run, records, printed = imported(
+        capsys,
+        "lmms-eval",
+        FILES / "20260101_120000_samples_mmau_test_mini.jsonl",
+        "mmau_test_mini",
+        mmau_metadata_only,
+        tmp_path / "run",
+        "--model",
+        "qwen2-audio",
+    )
     assert run["source"]["lmms_task"] == "mmau_test_mini" and run["source"]["counts"]["unmatched"] == 1
     # no audio in --data: kept (scoring the replies needs none), the loader's note recorded and printed
     assert run["config"]["on_missing_audio"] == "keep" and "missing_audio: 5" in printed
@@ -170,46 +212,84 @@ def test_lmms_eval_samples_matched_by_the_id_its_task_logs(tmp_path, capsys, mma
     # lmms-eval's own per-sample accuracy (accuracy.overall; its parse in submission.model_prediction) beside
     # it: 1, 1, 0, 1, 0 -> 3/5, no random guess (each bare letter " A " is found)
     lmms = run["source"]["lmms_eval"]
-    assert (lmms["metric"], lmms["rows"], lmms["lmms_eval_accuracy"], lmms["official_accuracy"]) == \
-        ("accuracy", 5, 0.6, 0.0)
+    assert (lmms["metric"], lmms["rows"], lmms["lmms_eval_accuracy"], lmms["official_accuracy"]) == (
+        "accuracy",
+        5,
+        0.6,
+        0.0,
+    )
     assert lmms["random_guesses"] == 0 and records[2]["details"]["lmms_eval"]["prediction"] == "Construction site"
 
 
 def test_lmms_eval_doc_and_doc_order(tmp_path, capsys, mmar_data):
-    run, records, _ = imported(capsys, "lmms-eval", FILES / "samples_mmar.jsonl", "mmar", mmar_data,
-                               tmp_path / "by-doc", "--model", "m")
+    run, records, _ = imported(
+        capsys, "lmms-eval", FILES / "samples_mmar.jsonl", "mmar", mmar_data, tmp_path / "by-doc", "--model", "m"
+    )
     assert [r["id"] for r in records] == MMAR_IDS and run["source"]["counts"]["gold_differs"] == 0
     # the raw reply is the output (what the official scorers read); lmms-eval's filtered reply is kept beside it
     assert records[0]["output"].startswith("<think>") and records[0]["details"]["filtered_response"] == "B"
-    assert records[0]["details"]["lmms_eval"] == {"metric": "mmar_accuracy", "score": 1.0, "prediction": "B",
-                                                  "random_guess": False}
+    assert records[0]["details"]["lmms_eval"] == {
+        "metric": "mmar_accuracy",
+        "score": 1.0,
+        "prediction": "B",
+        "random_guess": False,
+    }
     by_set, _, _ = scored(capsys, tmp_path / "by-doc")
     assert by_set[("m", "full", "hybrid")]["accuracy"] == 0.6  # B, A, C, B, A against B, A, D, B, C
     # the current logger drops the doc: without an id, doc_id is the position, checked against every target
     rows = [json.loads(line) for line in (FILES / "samples_mmar.jsonl").open()]
     bare = tmp_path / "samples_mmar.jsonl"
-    bare.write_text("".join(json.dumps({k: v for k, v in r.items() if k not in ("doc", "mmar_accuracy")}) + "\n"
-                            for r in rows))
-    run, records, printed = imported(capsys, "lmms-eval", bare, "mmar", mmar_data, tmp_path / "by-order",
-                                     "--model", "m")
+    bare.write_text(
+        "".join(json.dumps({k: v for k, v in r.items() if k not in ("doc", "mmar_accuracy")}) + "\n" for r in rows)
+    )
+    run, records, printed = imported(
+        capsys, "lmms-eval", bare, "mmar", mmar_data, tmp_path / "by-order", "--model", "m"
+    )
     assert [r["id"] for r in records] == MMAR_IDS and run["source"]["counts"]["matched_by_doc_order"] == 5
     assert "matched by doc_id" in printed
     # ids the task logged that are not --data's: --match doc-order pairs by position, the logged id kept
-    run, records, _ = imported(capsys, "lmms-eval", FILES / "samples_mmar.jsonl", "mmar", mmar_data,
-                               tmp_path / "forced", "--model", "m", "--match", "doc-order")
+    run, records, _ = imported(
+        capsys,
+        "lmms-eval",
+        FILES / "samples_mmar.jsonl",
+        "mmar",
+        mmar_data,
+        tmp_path / "forced",
+        "--model",
+        "m",
+        "--match",
+        "doc-order",
+    )
     assert run["source"]["counts"]["matched_by_doc_order"] == 5 and records[1]["details"]["lmms_id"] == MMAR_IDS[1]
     rows[0], rows[1] = {**rows[0], "doc_id": 1}, {**rows[1], "doc_id": 0}  # another order: targets B, A differ
-    bare.write_text("".join(json.dumps({k: v for k, v in r.items() if k not in ("doc", "mmar_accuracy")}) + "\n"
-                            for r in rows))
-    status, _, err = cli(capsys, "import", "lmms-eval", bare, "--benchmark", "mmar", "--data", mmar_data,
-                         "--out", tmp_path / "refused", "--model", "m")
+    bare.write_text(
+        "".join(json.dumps({k: v for k, v in r.items() if k not in ("doc", "mmar_accuracy")}) + "\n" for r in rows)
+    )
+    status, _, err = cli(
+        capsys,
+        "import",
+        "lmms-eval",
+        bare,
+        "--benchmark",
+        "mmar",
+        "--data",
+        mmar_data,
+        "--out",
+        tmp_path / "refused",
+        "--model",
+        "m",
+    )
     assert status == 1 and "doc_id is not the position in --data for 2 of them" in err
     assert len(err.strip().splitlines()) == 1 and not (tmp_path / "refused").exists()
 
 
 def lmms_row(doc_id, item_id, target, raw, filtered, score, prediction):
-    row = {"doc_id": doc_id, "target": target, "filtered_resps": [filtered],
-           "mmar_accuracy": {"id": item_id, "prediction": prediction, "ground_truth": target, "score": score}}
+    row = {
+        "doc_id": doc_id,
+        "target": target,
+        "filtered_resps": [filtered],
+        "mmar_accuracy": {"id": item_id, "prediction": prediction, "ground_truth": target, "score": score},
+    }
     return {**row, "resps": [[raw]]} if raw != filtered else row
 
 
@@ -223,23 +303,38 @@ def test_lmms_eval_reconciles_with_the_official_scorer_on_raw_replies(tmp_path, 
        official 0 on raw ("states" is a wrong choice's word), 1 on filtered.
     lmms-eval 3/4; official on raw 2/4; on filtered 4/4; 2 guesses; verdicts differ on items 1, 2, 4."""
     ids = MMAR_IDS
-    rows = [lmms_row(0, ids[0], "B", "<think>Maybe someone shouted from the audience? No.</think>Because she held her "
-                     "breath to finish the whole song", "Because she held her breath to finish the whole song", 1.0, "B"),
-            lmms_row(1, ids[1], "A", "Yes", "Yes", 0.0, "B"),
-            lmms_row(2, ids[2], "D", "The answer is D. 3", "The answer is D. 3", 1.0, "D"),
-            lmms_row(3, ids[3], "B", "<think>It could be United States.</think>United Kingdom", "United Kingdom", 1.0,
-                     "B")]
+    rows = [
+        lmms_row(
+            0,
+            ids[0],
+            "B",
+            "<think>Maybe someone shouted from the audience? No.</think>Because she held her "
+            "breath to finish the whole song",
+            "Because she held her breath to finish the whole song",
+            1.0,
+            "B",
+        ),
+        lmms_row(1, ids[1], "A", "Yes", "Yes", 0.0, "B"),
+        lmms_row(2, ids[2], "D", "The answer is D. 3", "The answer is D. 3", 1.0, "D"),
+        lmms_row(3, ids[3], "B", "<think>It could be United States.</think>United Kingdom", "United Kingdom", 1.0, "B"),
+    ]
     log = tmp_path / "20260101_samples_mmar.jsonl"
     log.write_text("".join(json.dumps(r) + "\n" for r in rows))
     run, records, printed = imported(capsys, "lmms-eval", log, "mmar", mmar_data, tmp_path / "run", "--model", "m")
     lmms = run["source"]["lmms_eval"]
-    assert (lmms["rows"], lmms["lmms_eval_accuracy"], lmms["official_accuracy"],
-            lmms["official_on_filtered_accuracy"]) == (4, 0.75, 0.5, 1.0)
+    assert (
+        lmms["rows"],
+        lmms["lmms_eval_accuracy"],
+        lmms["official_accuracy"],
+        lmms["official_on_filtered_accuracy"],
+    ) == (4, 0.75, 0.5, 1.0)
     assert lmms["random_guesses"] == 2 and lmms["random_guess_ids"] == [ids[1], ids[3]]
     assert lmms["filtered_differs"] == 2 and lmms["verdicts_differ_ids"] == [ids[0], ids[1], ids[3]]
     assert [r["details"]["lmms_eval"]["random_guess"] for r in records] == [False, True, False, True]
-    assert ("lmms-eval's mmar_accuracy: 0.7500 over 4 rows, 2 of them decided by its random guess (no letter found); "
-            "the official scorer on the raw replies: 0.5000") in printed
+    assert (
+        "lmms-eval's mmar_accuracy: 0.7500 over 4 rows, 2 of them decided by its random guess (no letter found); "
+        "the official scorer on the raw replies: 0.5000"
+    ) in printed
     # the official-scorer row is the official match on the raw reply, as MMAR's evaluation.py reads it
     by_set, results, _ = scored(capsys, tmp_path / "run")
     assert by_set[("m", "full", "hybrid")]["official_scorer_accuracy"] == 0.5
@@ -258,37 +353,79 @@ def test_lmms_eval_reconciles_with_the_official_scorer_on_raw_replies(tmp_path, 
     assert "| m | mmar_accuracy | 4 | 0.7500 | 2 of 4 | 0.5000 | 1.0000 | 3 of 4 |" in md
 
 
-@pytest.mark.parametrize("fmt,name,content,message", [
-    ("mmau", "r.jsonl", None, "no row has model_output or model_prediction: not an MMAU results file (it looks "
-                              "like the mmar format)"),
-    ("jsonl", "p.jsonl", '{"id": "x"}\n', "line 1 has no 'output' field"),
-    ("jsonl", "p.jsonl", '{"id": "x", "output": "a"}\n{"id": \n', "p.jsonl:2: not valid JSON"),
-    ("jsonl", "p.jsonl", '{"id": "x", "output": 3}\n', "p.jsonl: line 1: output is a number, not a string"),
-    ("jsonl", "p.jsonl", '{"id": "x", "output": "a", "condition": "frag:2"}\n',
-     "p.jsonl: line 1: condition 'frag:2' names 2 conditions"),
-    ("mmar", "r.json", '[{"id": "x", "answer_prediction": ["A"]}]', "r.json: entry 0: answer_prediction is an array"),
-    ("lmms-eval", "samples_mmar.jsonl", '{"doc_id": 0, "filtered_resps": ["A", "B"]}\n',
-     "samples_mmar.jsonl: line 1: filtered_resps holds 2 replies"),
-    # a lone surrogate: json reads it, outputs.jsonl (UTF-8) could not hold it; refused before anything is written
-    ("jsonl", "p.jsonl",
-     f'{{"id": "{MMAR_IDS[0]}", "output": "a"}}\n{{"id": "{MMAR_IDS[1]}", "output": "\\ud800"}}\n',
-     "p.jsonl:2: output holds a lone surrogate \\ud800 (half of a UTF-16 pair, not a character)"),
-    ("mmau", "r.json", f'[{{"id": "{MMAR_IDS[0]}", "model_output": "B \\udfff"}}]',
-     "r.json: [0].model_output holds a lone surrogate \\udfff"),
-    ("csv", "p.csv", "item,reply\nx,a\n", "lacks id and output"),
-    ("lmms-eval", "samples_mmau_test_mini.jsonl", '{"doc_id": 0, "filtered_resps": "A"}\n',
-     "lmms-eval task 'mmau_test_mini' does not score --benchmark mmar"),
-    ("lmms-eval", "samples_mmar.jsonl", '{"id": "x", "output": "a"}\n', "not an lmms-eval --log_samples file"),
-    ("jsonl", "p.jsonl", '{"id": "x", "output": "a", "condition": "loud"}\n', "unknown condition 'loud'"),
-    ("jsonl", "p.jsonl", '{"id": "x", "output": "a"}\n', "no row matched an item of mmar in"),
-])
-def test_a_file_in_the_wrong_format_is_a_one_line_data_error(tmp_path, capsys, mmar_data, fmt, name, content,
-                                                             message):
+@pytest.mark.parametrize(
+    "fmt,name,content,message",
+    [
+        (
+            "mmau",
+            "r.jsonl",
+            None,
+            "no row has model_output or model_prediction: not an MMAU results file (it looks like the mmar format)",
+        ),
+        ("jsonl", "p.jsonl", '{"id": "x"}\n', "line 1 has no 'output' field"),
+        ("jsonl", "p.jsonl", '{"id": "x", "output": "a"}\n{"id": \n', "p.jsonl:2: not valid JSON"),
+        ("jsonl", "p.jsonl", '{"id": "x", "output": 3}\n', "p.jsonl: line 1: output is a number, not a string"),
+        (
+            "jsonl",
+            "p.jsonl",
+            '{"id": "x", "output": "a", "condition": "frag:2"}\n',
+            "p.jsonl: line 1: condition 'frag:2' names 2 conditions",
+        ),
+        (
+            "mmar",
+            "r.json",
+            '[{"id": "x", "answer_prediction": ["A"]}]',
+            "r.json: entry 0: answer_prediction is an array",
+        ),
+        (
+            "lmms-eval",
+            "samples_mmar.jsonl",
+            '{"doc_id": 0, "filtered_resps": ["A", "B"]}\n',
+            "samples_mmar.jsonl: line 1: filtered_resps holds 2 replies",
+        ),
+        # a lone surrogate: json reads it, outputs.jsonl (UTF-8) could not hold it; refused before anything is written
+        (
+            "jsonl",
+            "p.jsonl",
+            f'{{"id": "{MMAR_IDS[0]}", "output": "a"}}\n{{"id": "{MMAR_IDS[1]}", "output": "\\ud800"}}\n',
+            "p.jsonl:2: output holds a lone surrogate \\ud800 (half of a UTF-16 pair, not a character)",
+        ),
+        (
+            "mmau",
+            "r.json",
+            f'[{{"id": "{MMAR_IDS[0]}", "model_output": "B \\udfff"}}]',
+            "r.json: [0].model_output holds a lone surrogate \\udfff",
+        ),
+        ("csv", "p.csv", "item,reply\nx,a\n", "lacks id and output"),
+        (
+            "lmms-eval",
+            "samples_mmau_test_mini.jsonl",
+            '{"doc_id": 0, "filtered_resps": "A"}\n',
+            "lmms-eval task 'mmau_test_mini' does not score --benchmark mmar",
+        ),
+        ("lmms-eval", "samples_mmar.jsonl", '{"id": "x", "output": "a"}\n', "not an lmms-eval --log_samples file"),
+        ("jsonl", "p.jsonl", '{"id": "x", "output": "a", "condition": "loud"}\n', "unknown condition 'loud'"),
+        ("jsonl", "p.jsonl", '{"id": "x", "output": "a"}\n', "no row matched an item of mmar in"),
+    ],
+)
+def test_a_file_in_the_wrong_format_is_a_one_line_data_error(tmp_path, capsys, mmar_data, fmt, name, content, message):
     path = FILES / "mmar_results.jsonl" if content is None else tmp_path / name
     if content is not None:
         path.write_text(content)
-    status, out, err = cli(capsys, "import", fmt, path, "--benchmark", "mmar", "--data", mmar_data,
-                           "--out", tmp_path / "run", "--model", "m")
+    status, out, err = cli(
+        capsys,
+        "import",
+        fmt,
+        path,
+        "--benchmark",
+        "mmar",
+        "--data",
+        mmar_data,
+        "--out",
+        tmp_path / "run",
+        "--model",
+        "m",
+    )
     assert status == 1 and message in err and len(err.strip().splitlines()) == 1, err
     assert not (tmp_path / "run").exists()
 
@@ -296,13 +433,26 @@ def test_a_file_in_the_wrong_format_is_a_one_line_data_error(tmp_path, capsys, m
 def test_a_long_chain_of_thought_in_a_csv_cell_is_read_whole(tmp_path, capsys, mmau_data, monkeypatch):
     cot = "Step one: the speaker's voice is low. " * 5800 + "So the answer is Man."  # 220 KB, over csv's 128 KiB
     (tmp_path / "p.csv").write_text(f'id,output\n{MMAU_IDS[0]},"{cot}"\n{MMAU_IDS[1]},A woman\n')
-    _, records, _ = imported(capsys, "csv", tmp_path / "p.csv", "mmau_test_mini", mmau_data, tmp_path / "run",
-                             "--model", "m")
+    _, records, _ = imported(
+        capsys, "csv", tmp_path / "p.csv", "mmau_test_mini", mmau_data, tmp_path / "run", "--model", "m"
+    )
     assert [r["output"] for r in records] == [cot, "A woman"] and len(cot) > 131072
     # the bound is the one on a JSON line (a small one here): a cell over it is refused by its line
     monkeypatch.setattr("audioreason.base.jsonl.MAX_LINE_BYTES", 1000)
-    status, _, err = cli(capsys, "import", "csv", tmp_path / "p.csv", "--benchmark", "mmau_test_mini", "--data",
-                         mmau_data, "--out", tmp_path / "refused", "--model", "m")
+    status, _, err = cli(
+        capsys,
+        "import",
+        "csv",
+        tmp_path / "p.csv",
+        "--benchmark",
+        "mmau_test_mini",
+        "--data",
+        mmau_data,
+        "--out",
+        tmp_path / "refused",
+        "--model",
+        "m",
+    )
     assert status == 1 and len(err.strip().splitlines()) == 1, err
     assert f"{tmp_path / 'p.csv'}: line 2: field larger than field limit (1000)" in err
     assert not (tmp_path / "refused").exists()
@@ -314,23 +464,47 @@ def test_a_json_line_over_the_bound_is_refused_by_file_and_line(tmp_path, capsys
     lines = [json.dumps(r) + "\n" for r in rows]
     assert [len(line) for line in lines] == [1014, 1134]
     (tmp_path / "p.jsonl").write_text("".join(lines))
-    status, _, err = cli(capsys, "import", "jsonl", tmp_path / "p.jsonl", "--benchmark", "mmar", "--data",
-                         mmar_data, "--out", tmp_path / "run", "--model", "m")
+    status, _, err = cli(
+        capsys,
+        "import",
+        "jsonl",
+        tmp_path / "p.jsonl",
+        "--benchmark",
+        "mmar",
+        "--data",
+        mmar_data,
+        "--out",
+        tmp_path / "run",
+        "--model",
+        "m",
+    )
     assert status == 1 and len(err.strip().splitlines()) == 1, err
     assert f"{tmp_path / 'p.jsonl'}:2: a line longer than 1100 bytes, the most a JSON line may hold" in err
     assert not (tmp_path / "run").exists()
 
 
-@pytest.mark.parametrize("extra,message", [
-    (["--condition", "frag:2"], "names 2 conditions"),
-    (["--template", "fancy"], "unknown template 'fancy'"),
-    (["--benchmark", "mmau-pro"], "unknown benchmark 'mmau-pro'"),
-    ([], "names no model: give --model NAME"),
-    (["--model", "m", "--match", "doc-order"], "--match doc-order pairs lmms-eval rows by doc_id"),
-])
+@pytest.mark.parametrize(
+    "extra,message",
+    [
+        (["--condition", "frag:2"], "names 2 conditions"),
+        (["--template", "fancy"], "unknown template 'fancy'"),
+        (["--benchmark", "mmau-pro"], "unknown benchmark 'mmau-pro'"),
+        ([], "names no model: give --model NAME"),
+        (["--model", "m", "--match", "doc-order"], "--match doc-order pairs lmms-eval rows by doc_id"),
+    ],
+)
 def test_usage_errors_exit_2(tmp_path, capsys, mmar_data, extra, message):
-    argv = ["import", "mmar", FILES / "mmar_results.jsonl", "--benchmark", "mmar", "--data", mmar_data,
-            "--out", tmp_path / "run"]
+    argv = [
+        "import",
+        "mmar",
+        FILES / "mmar_results.jsonl",
+        "--benchmark",
+        "mmar",
+        "--data",
+        mmar_data,
+        "--out",
+        tmp_path / "run",
+    ]
     if extra[:1] == ["--benchmark"]:
         argv[argv.index("--benchmark") + 1] = extra[1]
         extra = []
@@ -341,10 +515,11 @@ def test_usage_errors_exit_2(tmp_path, capsys, mmar_data, extra, message):
 def test_no_file_or_a_used_folder_is_refused(tmp_path, capsys, mmar_data):
     (tmp_path / "used").mkdir()
     (tmp_path / "used" / "run.json").write_text("{}")
-    for file, out, message in ((tmp_path / "missing.jsonl", tmp_path / "run", "is not a file"),
-                               (FILES / "predictions.jsonl", tmp_path / "used", "already holds a run (run.json)")):
-        status, _, err = cli(capsys, "import", "jsonl", file, "--benchmark", "mmar", "--data", mmar_data,
-                             "--out", out)
+    for file, out, message in (
+        (tmp_path / "missing.jsonl", tmp_path / "run", "is not a file"),
+        (FILES / "predictions.jsonl", tmp_path / "used", "already holds a run (run.json)"),
+    ):
+        status, _, err = cli(capsys, "import", "jsonl", file, "--benchmark", "mmar", "--data", mmar_data, "--out", out)
         assert status == 2 and message in err
 
 
@@ -352,10 +527,12 @@ def test_a_file_whose_answers_are_another_versions_is_scored_on_the_benchmarks(t
     rows = json.loads((FILES / "mmau_results.json").read_text())
     rows[0]["answer"] = "Woman"  # the file's gold differs from --data's ("Man")
     (tmp_path / "r.json").write_text(json.dumps(rows))
-    run, _, printed = imported(capsys, "mmau", tmp_path / "r.json", "mmau_test_mini", mmau_data, tmp_path / "run",
-                               "--model", "m")
-    assert run["source"]["gold_differs"] == [{"id": MMAU_IDS[0], "where": "entry 0", "file": "Woman",
-                                              "benchmark": "Man"}]
+    run, _, printed = imported(
+        capsys, "mmau", tmp_path / "r.json", "mmau_test_mini", mmau_data, tmp_path / "run", "--model", "m"
+    )
+    assert run["source"]["gold_differs"] == [
+        {"id": MMAU_IDS[0], "where": "entry 0", "file": "Woman", "benchmark": "Man"}
+    ]
     assert "gold_differs: 1" in printed
     by_set, _, _ = scored(capsys, tmp_path / "run")
     assert by_set[("m", "full", "hybrid")]["official_scorer_accuracy"] == 0.5  # "Man" still right against "Man"

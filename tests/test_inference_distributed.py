@@ -3,6 +3,7 @@
 SIGKILL midway resumes with no output lost or duplicated (its stale lock taken over, its session recorded
 as interrupted); stopping the launcher of two processes in any way leaves no worker running, and a second
 run on a folder a live run writes is refused."""
+
 import json
 import os
 import signal
@@ -21,15 +22,42 @@ UNITS = 6 * 4 * 2  # items x (full, none, frag:2:0, frag:2:1) x (plain, aria_cot
 
 
 def command(tiny_audio, raw, out, *extra, progress=False):
-    return [sys.executable, "-m", "audioreason", "run", "--model", str(tiny_audio["phi4-multimodal"]),
-            "--benchmark", "mmar", "--data", str(raw), "--limit", "6", "--conditions", "full,none,frag:2",
-            "--templates", "plain,aria_cot", "--max-new-tokens", "8", "--max-audio-s", "2", "--out", str(out),
-            *([] if progress else ["--no-progress"]), *extra]
+    return [
+        sys.executable,
+        "-m",
+        "audioreason",
+        "run",
+        "--model",
+        str(tiny_audio["phi4-multimodal"]),
+        "--benchmark",
+        "mmar",
+        "--data",
+        str(raw),
+        "--limit",
+        "6",
+        "--conditions",
+        "full,none,frag:2",
+        "--templates",
+        "plain,aria_cot",
+        "--max-new-tokens",
+        "8",
+        "--max-audio-s",
+        "2",
+        "--out",
+        str(out),
+        *([] if progress else ["--no-progress"]),
+        *extra,
+    ]
 
 
 def environment():
-    return {**os.environ, "HF_HUB_OFFLINE": "1", "OMP_NUM_THREADS": "1", "PYTHONPATH": str(ROOT),
-            "TRANSFORMERS_VERBOSITY": "error"}
+    return {
+        **os.environ,
+        "HF_HUB_OFFLINE": "1",
+        "OMP_NUM_THREADS": "1",
+        "PYTHONPATH": str(ROOT),
+        "TRANSFORMERS_VERBOSITY": "error",
+    }
 
 
 def run_cli(args, timeout=240):
@@ -54,10 +82,21 @@ def one_process(tiny_audio, mmar_raw, tmp_path_factory):
     out = tmp_path_factory.mktemp("one")
     threads = torch.get_num_threads()
     torch.set_num_threads(1)
-    summary = run(RunConfig(model=str(tiny_audio["phi4-multimodal"]), benchmark="mmar", data=str(mmar_raw),
-                            out=str(out), conditions=["full", "none", "frag:2"], templates=["plain", "aria_cot"],
-                            limit=6, batch_size=2, model_options={"max_audio_s": 2.0},
-                            decoding=DecodingParams(max_new_tokens=8), progress=False))
+    summary = run(
+        RunConfig(
+            model=str(tiny_audio["phi4-multimodal"]),
+            benchmark="mmar",
+            data=str(mmar_raw),
+            out=str(out),
+            conditions=["full", "none", "frag:2"],
+            templates=["plain", "aria_cot"],
+            limit=6,
+            batch_size=2,
+            model_options={"max_audio_s": 2.0},
+            decoding=DecodingParams(max_new_tokens=8),
+            progress=False,
+        )
+    )
     torch.set_num_threads(threads)
     assert summary["counts"]["ok"] == UNITS and summary["sessions"][-1]["world_size"] == 1
     return out
@@ -79,8 +118,14 @@ def test_two_processes_give_the_same_outputs_as_one(one_process, tiny_audio, mma
 
 def test_a_run_killed_midway_resumes_without_loss_or_duplicates(one_process, tiny_audio, mmar_raw, tmp_path):
     out = tmp_path / "killed"
-    process = subprocess.Popen(command(tiny_audio, mmar_raw, out, "--batch-size", "1"), cwd=ROOT, env=environment(),
-                               stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL, start_new_session=True)
+    process = subprocess.Popen(
+        command(tiny_audio, mmar_raw, out, "--batch-size", "1"),
+        cwd=ROOT,
+        env=environment(),
+        stdout=subprocess.DEVNULL,
+        stderr=subprocess.DEVNULL,
+        start_new_session=True,
+    )
     shard = out / "shards" / "rank-0.jsonl"
     deadline = time.monotonic() + 180
     while time.monotonic() < deadline and process.poll() is None:
@@ -128,15 +173,46 @@ def processes_of(out):
 
 def long_run(tiny_audio, raw, out):
     """A two-process run long enough to be stopped midway (it would take minutes)."""
-    args = [sys.executable, "-m", "audioreason", "run", "--model", str(tiny_audio["phi4-multimodal"]), "--benchmark",
-            "mmar", "--data", str(raw), "--conditions", "full,none,frag", "--templates", "plain,aria_cot",
-            "--max-new-tokens", "64", "--max-audio-s", "2", "--out", str(out), "--no-progress", "--num-processes", "2"]
-    process = subprocess.Popen(args, cwd=ROOT, env=environment(), stdout=subprocess.PIPE, stderr=subprocess.PIPE,
-                               text=True, start_new_session=True)
+    args = [
+        sys.executable,
+        "-m",
+        "audioreason",
+        "run",
+        "--model",
+        str(tiny_audio["phi4-multimodal"]),
+        "--benchmark",
+        "mmar",
+        "--data",
+        str(raw),
+        "--conditions",
+        "full,none,frag",
+        "--templates",
+        "plain,aria_cot",
+        "--max-new-tokens",
+        "64",
+        "--max-audio-s",
+        "2",
+        "--out",
+        str(out),
+        "--no-progress",
+        "--num-processes",
+        "2",
+    ]
+    process = subprocess.Popen(
+        args,
+        cwd=ROOT,
+        env=environment(),
+        stdout=subprocess.PIPE,
+        stderr=subprocess.PIPE,
+        text=True,
+        start_new_session=True,
+    )
     deadline = time.monotonic() + 240
     while time.monotonic() < deadline and process.poll() is None:
-        if all((out / "shards" / f"rank-{r}.jsonl").is_file() and (out / "shards" / f"rank-{r}.jsonl").read_bytes()
-               for r in (0, 1)):
+        if all(
+            (out / "shards" / f"rank-{r}.jsonl").is_file() and (out / "shards" / f"rank-{r}.jsonl").read_bytes()
+            for r in (0, 1)
+        ):
             return process
         time.sleep(0.05)
     process.kill()
@@ -151,8 +227,14 @@ def test_stopping_the_launcher_stops_its_workers(how, tiny_audio, mmar_raw, tmp_
     try:
         assert len(processes_of(out)) >= 4  # launcher, agent, two workers
         if how == "SIGTERM":  # while it runs, the folder is held: a second run is refused, naming the launcher
-            second = subprocess.run(command(tiny_audio, mmar_raw, out), cwd=ROOT, env=environment(),
-                                    capture_output=True, text=True, timeout=120)
+            second = subprocess.run(
+                command(tiny_audio, mmar_raw, out),
+                cwd=ROOT,
+                env=environment(),
+                capture_output=True,
+                text=True,
+                timeout=120,
+            )
             assert second.returncode == 2, second.stderr[-2000:]
             assert f"is being written by a live run (pid {launcher.pid} on host" in second.stderr
             assert "already done" not in second.stdout

@@ -2,6 +2,7 @@
 the posted base64 WAV with the standard library and answers with what it measured: the audio sent is the
 audio given, to the sample; audio=None sends no audio part; 429s are retried; failures come back as
 counted, scrubbed errors without taking the batch down."""
+
 import base64
 import hashlib
 import io
@@ -20,28 +21,53 @@ from judge_server import running_server
 SECRET = "sk-test-audio-0123456789abcdefSECRET"
 SYSTEM = {"role": "system", "content": "You are an audio assistant."}
 MEASURE = {"measure_audio": True, "expect_rate": 16000}
-SCRIPT = {"scenarios": {
-    "measure": [MEASURE],
-    "measure_22k": [{"measure_audio": True, "expect_rate": 22050}],
-    "rate_limited": [{"status": 429, "headers": {"Retry-After": "0.2"}, "body": {"error": {"message": "slow down"}}},
-                     MEASURE],
-    "always_429": [{"status": 429, "body": {"error": {"message": "slow down"}}}],
-    "mixed": [{"by_text": {"LEAK": {"echo_auth": True, "status": 401},
-                           "BROKEN": {"status": 500, "body": {"error": {"message": "model crashed"}}},
-                           "NULL": {"raw_body": json.dumps({"choices": [{"message": {"content": None},
-                                                                         "finish_reason": "content_filter"}]})}},
-               "default": MEASURE}],
-    "slow": [{"hang_s": 0.5, "then": MEASURE}],
-    "leaky": [{"reply": "The answer is (A).", "echo_auth_reply": True}],  # a proxy quoting the request's key
-    "plain": [{"reply": "The answer is (B)."}],
-    # the first reply stops halfway through its body (its event stream) and the connection closes
-    "cut_body": [{"reply": "The answer is (A).", "cut_body": True}, {"reply": "The answer is (A)."}],
-    "cut_stream": [{"reply": "The answer is (A).", "cut_body": True}, {"reply": "The answer is (A)."}],
-    "bad_usage": [{"by_text": {"ABC": {"reply": "R1", "usage": ["abc", 5]}, "NEG": {"reply": "R2", "usage": [-1000, 5]}},
-                   "default": {"reply": "R3", "usage": [7, 2]}}],
-    "null_content": [{"raw_body": json.dumps({"choices": [{"message": {"content": None}, "finish_reason": "length"}],
-                                              "usage": {"prompt_tokens": 7, "completion_tokens": 5}})}],
-}}
+SCRIPT = {
+    "scenarios": {
+        "measure": [MEASURE],
+        "measure_22k": [{"measure_audio": True, "expect_rate": 22050}],
+        "rate_limited": [
+            {"status": 429, "headers": {"Retry-After": "0.2"}, "body": {"error": {"message": "slow down"}}},
+            MEASURE,
+        ],
+        "always_429": [{"status": 429, "body": {"error": {"message": "slow down"}}}],
+        "mixed": [
+            {
+                "by_text": {
+                    "LEAK": {"echo_auth": True, "status": 401},
+                    "BROKEN": {"status": 500, "body": {"error": {"message": "model crashed"}}},
+                    "NULL": {
+                        "raw_body": json.dumps(
+                            {"choices": [{"message": {"content": None}, "finish_reason": "content_filter"}]}
+                        )
+                    },
+                },
+                "default": MEASURE,
+            }
+        ],
+        "slow": [{"hang_s": 0.5, "then": MEASURE}],
+        "leaky": [{"reply": "The answer is (A).", "echo_auth_reply": True}],  # a proxy quoting the request's key
+        "plain": [{"reply": "The answer is (B)."}],
+        # the first reply stops halfway through its body (its event stream) and the connection closes
+        "cut_body": [{"reply": "The answer is (A).", "cut_body": True}, {"reply": "The answer is (A)."}],
+        "cut_stream": [{"reply": "The answer is (A).", "cut_body": True}, {"reply": "The answer is (A)."}],
+        "bad_usage": [
+            {
+                "by_text": {"ABC": {"reply": "R1", "usage": ["abc", 5]}, "NEG": {"reply": "R2", "usage": [-1000, 5]}},
+                "default": {"reply": "R3", "usage": [7, 2]},
+            }
+        ],
+        "null_content": [
+            {
+                "raw_body": json.dumps(
+                    {
+                        "choices": [{"message": {"content": None}, "finish_reason": "length"}],
+                        "usage": {"prompt_tokens": 7, "completion_tokens": 5},
+                    }
+                )
+            }
+        ],
+    }
+}
 
 
 @pytest.fixture(scope="module")
@@ -90,8 +116,16 @@ def test_the_audio_sent_is_the_audio_given_to_the_sample(make_adapter, server):
     measured = json.loads(gen.text)
     assert measured["parts"] == ["input_audio", "text"]  # audio first, then the message's own text
     assert measured["text"] == "What do you hear?"
-    assert measured["audio"] == [{"format": "wav", "rate": 16000, "channels": 1, "sample_width": 2,
-                                  "frames": 7259, "pcm_sha256": hashlib.sha256(ints.astype("<i2").tobytes()).hexdigest()}]
+    assert measured["audio"] == [
+        {
+            "format": "wav",
+            "rate": 16000,
+            "channels": 1,
+            "sample_width": 2,
+            "frames": 7259,
+            "pcm_sha256": hashlib.sha256(ints.astype("<i2").tobytes()).hexdigest(),
+        }
+    ]
     [logged] = sent(server, "measure")
     assert logged["messages"][0] == SYSTEM  # other messages go as they were given
     assert logged["params"] == {"temperature": 0.0, "top_p": 1.0, "max_tokens": 64, "seed": 0}
@@ -152,8 +186,14 @@ def test_429_is_retried_after_retry_after(make_adapter, server):
     assert time.perf_counter() - started >= 0.2  # waited for Retry-After
     assert gen.details["attempts"] == 2 and gen.details["call_errors"] == {"rate_limited": 1}
     assert len(sent(server, "rate_limited")) == 2
-    assert adapter.stats == {"requests": 1, "ok": 1, "failed": 0, "retries": 1, "call_errors": {"rate_limited": 1},
-                             "failures": {}}
+    assert adapter.stats == {
+        "requests": 1,
+        "ok": 1,
+        "failed": 0,
+        "retries": 1,
+        "call_errors": {"rate_limited": 1},
+        "failures": {},
+    }
 
 
 def test_exhausted_retries_become_a_counted_error(make_adapter):
@@ -168,9 +208,16 @@ def test_failures_are_counted_scrubbed_and_do_not_take_the_batch_down(make_adapt
     _, clip = pcm16_clip(3200)
     adapter = make_adapter("mixed", max_audio_s=0.1, server_error_attempts=2)
     long_clip = pcm16_clip(1601)[1]  # 0.100063 s > 0.1 s
-    gens = adapter.generate([request("ok", "fine", pcm16_clip(1600)[1]), request("leak", "LEAK"),
-                             request("broken", "BROKEN"), request("null", "NULL"),
-                             request("long", "too long", long_clip)], DecodingParams())
+    gens = adapter.generate(
+        [
+            request("ok", "fine", pcm16_clip(1600)[1]),
+            request("leak", "LEAK"),
+            request("broken", "BROKEN"),
+            request("null", "NULL"),
+            request("long", "too long", long_clip),
+        ],
+        DecodingParams(),
+    )
     ok, leak, broken, null, long = gens
     assert ok.ok and json.loads(ok.text)["audio"][0]["frames"] == 1600
     assert leak.text is None and leak.error.startswith("client_error: HTTP 401")
@@ -181,8 +228,7 @@ def test_failures_are_counted_scrubbed_and_do_not_take_the_batch_down(make_adapt
     assert long.details["attempts"] == 0
     assert not [r for r in sent(server, "mixed") if "too long" in json.dumps(r["messages"])]  # never sent
     assert adapter.stats["requests"] == 5 and adapter.stats["ok"] == 1 and adapter.stats["failed"] == 4
-    assert adapter.stats["failures"] == {"client_error": 1, "server_error": 1, "empty_reply": 1,
-                                         "invalid_request": 1}
+    assert adapter.stats["failures"] == {"client_error": 1, "server_error": 1, "empty_reply": 1, "invalid_request": 1}
     assert SECRET not in json.dumps([g.to_dict() for g in gens]) + repr(adapter) + adapter.description
     assert SECRET not in server.log_text()
 
@@ -190,10 +236,12 @@ def test_failures_are_counted_scrubbed_and_do_not_take_the_batch_down(make_adapt
 def test_a_text_only_adapter_refuses_audio_and_a_request_needs_a_user_message(make_adapter):
     adapter = make_adapter("measure", takes_audio=False)
     _, clip = pcm16_clip(160)
-    with_audio, no_user = adapter.generate([request("a", "Q", clip),
-                                            GenerationRequest("b", [SYSTEM], pcm16_clip(160)[1])], DecodingParams())
-    assert with_audio.error == ("invalid_request: measure is text-only (takes_audio=False) "
-                                "but the request carries audio")
+    with_audio, no_user = adapter.generate(
+        [request("a", "Q", clip), GenerationRequest("b", [SYSTEM], pcm16_clip(160)[1])], DecodingParams()
+    )
+    assert with_audio.error == (
+        "invalid_request: measure is text-only (takes_audio=False) but the request carries audio"
+    )
     [text] = adapter.generate([request("c", "Q")], DecodingParams())
     assert text.ok
     audio_adapter = make_adapter("measure")
@@ -202,24 +250,39 @@ def test_a_text_only_adapter_refuses_audio_and_a_request_needs_a_user_message(ma
 
 
 def test_sampling_parameters_are_sent(make_adapter, server):
-    [gen] = make_adapter("measure").generate([request("s", "sampled please")],
-                                             DecodingParams(max_new_tokens=7, temperature=0.7, top_p=0.9, seed=None))
+    [gen] = make_adapter("measure").generate(
+        [request("s", "sampled please")], DecodingParams(max_new_tokens=7, temperature=0.7, top_p=0.9, seed=None)
+    )
     [logged] = [r for r in sent(server, "measure") if "sampled please" in json.dumps(r["messages"])]
     assert logged["params"] == {"temperature": 0.7, "top_p": 0.9, "max_tokens": 7}
 
 
 def test_adapter_identity_and_options(server):
-    adapter = OpenAIAudioAdapter("Qwen/Qwen2-Audio-7B-Instruct", base_url=server.base_url, max_audio_s=30,
-                                 name="qwen2-audio-vllm")
+    adapter = OpenAIAudioAdapter(
+        "Qwen/Qwen2-Audio-7B-Instruct", base_url=server.base_url, max_audio_s=30, name="qwen2-audio-vllm"
+    )
     assert isinstance(adapter, ModelAdapter)
     assert (adapter.name, adapter.max_audio_s, adapter.sampling_rate, adapter.takes_audio) == (
-        "qwen2-audio-vllm", 30.0, 16000, True)
-    assert adapter.description == ("Qwen/Qwen2-Audio-7B-Instruct via an OpenAI-compatible server (chat completions; "
-                                   "input_audio: 16-bit PCM WAV at 16000 Hz, at most 30 s)")
+        "qwen2-audio-vllm",
+        30.0,
+        16000,
+        True,
+    )
+    assert adapter.description == (
+        "Qwen/Qwen2-Audio-7B-Instruct via an OpenAI-compatible server (chat completions; "
+        "input_audio: 16-bit PCM WAV at 16000 Hz, at most 30 s)"
+    )
     assert server.base_url not in adapter.description
     assert adapter.generate([], DecodingParams()) == []
-    for bad in ({"sampling_rate": 0}, {"sampling_rate": 16000.0}, {"max_audio_s": 0}, {"max_audio_s": float("inf")},
-                {"audio_position": "middle"}, {"request_budget_s": -1}, {"concurrency": 0}):
+    for bad in (
+        {"sampling_rate": 0},
+        {"sampling_rate": 16000.0},
+        {"max_audio_s": 0},
+        {"max_audio_s": float("inf")},
+        {"audio_position": "middle"},
+        {"request_budget_s": -1},
+        {"concurrency": 0},
+    ):
         with pytest.raises(ValueError):
             OpenAIAudioAdapter("m", base_url=server.base_url, **bad)
 
@@ -252,10 +315,17 @@ def test_encode_wav_writes_the_bytes_libsndfile_writes():
     rng = np.random.default_rng(5)
     exact = np.arange(-65536, 65537) / 65536  # every k/32768 and every half step between them
     edges = np.array([1.0, -1.0, 1.5, -1.5, 0.99999999, -0.99999999, 1e-12, -1e-12, 0.0, -0.0, 3 / 65536])
-    cases = [(exact, 16000), (exact.astype(np.float32), 16000), (edges, 8000), (edges.astype(np.float32), 8000),
-             (rng.uniform(-1.3, 1.3, 48001).astype(np.float32), 16000), (rng.uniform(-1, 1, 4001), 22050),
-             (rng.normal(0, 0.4, (900, 2)).astype(np.float32), 44100), (rng.normal(0, 0.4, (300, 3)), 16000),
-             (np.zeros(1, np.float32), 16000)]
+    cases = [
+        (exact, 16000),
+        (exact.astype(np.float32), 16000),
+        (edges, 8000),
+        (edges.astype(np.float32), 8000),
+        (rng.uniform(-1.3, 1.3, 48001).astype(np.float32), 16000),
+        (rng.uniform(-1, 1, 4001), 22050),
+        (rng.normal(0, 0.4, (900, 2)).astype(np.float32), 44100),
+        (rng.normal(0, 0.4, (300, 3)), 16000),
+        (np.zeros(1, np.float32), 16000),
+    ]
     for samples, rate in cases:
         buffer = io.BytesIO()
         sf.write(buffer, np.clip(samples, -1.0, 1.0), rate, subtype="PCM_16", format="WAV")
@@ -268,9 +338,20 @@ def test_a_reply_quoting_the_key_is_scrubbed_in_outputs_and_shards(make_adapter,
 
     adapter = make_adapter("leaky")
     out = tmp_path / "run"
-    summary = run(RunConfig(model="leaky", benchmark="mmar", data=str(mmar_raw), out=str(out), conditions=["none"],
-                            templates=["plain"], limit=2, decoding=DecodingParams(max_new_tokens=8), progress=False),
-                  {"main": adapter})
+    summary = run(
+        RunConfig(
+            model="leaky",
+            benchmark="mmar",
+            data=str(mmar_raw),
+            out=str(out),
+            conditions=["none"],
+            templates=["plain"],
+            limit=2,
+            decoding=DecodingParams(max_new_tokens=8),
+            progress=False,
+        ),
+        {"main": adapter},
+    )
     assert summary["counts"]["ok"] == 2
     written = (out / "outputs.jsonl").read_text() + "".join(p.read_text() for p in (out / "shards").iterdir())
     assert SECRET not in written and SECRET[8:20] not in written
@@ -287,8 +368,9 @@ def test_a_key_in_the_base_urls_query_is_kept_out_of_logs_and_records(server, mo
     query_key = "q-0123456789-QUERYSECRET"
     monkeypatch.setenv("AUDIO_TEST_KEY", SECRET)
     caplog.set_level(logging.DEBUG)
-    adapter = OpenAIAudioAdapter("leaky", base_url=f"{server.base_url}?key={query_key}", api_key_env="AUDIO_TEST_KEY",
-                                 timeout_s=5.0)
+    adapter = OpenAIAudioAdapter(
+        "leaky", base_url=f"{server.base_url}?key={query_key}", api_key_env="AUDIO_TEST_KEY", timeout_s=5.0
+    )
     try:
         [gen] = adapter.generate([request("a", f"Q {query_key}")], DecodingParams())
     finally:
@@ -306,8 +388,9 @@ def test_a_reply_cut_off_midway_is_retried_not_an_unreachable_server(make_adapte
     [gen] = adapter.generate([request("a", "Q")], DecodingParams())
     assert gen.error is None and gen.text == "The answer is (A)."
     assert gen.details["attempts"] == 2 and gen.details["call_errors"] == {"connection_error": 1}
-    assert len(sent(server, scenario)) == 2 and all(r["params"].get("stream") is (True if stream else None)
-                                                    for r in sent(server, scenario))
+    assert len(sent(server, scenario)) == 2 and all(
+        r["params"].get("stream") is (True if stream else None) for r in sent(server, scenario)
+    )
     assert adapter.stats["retries"] == 1 and adapter.stats["call_errors"] == {"connection_error": 1}
 
 
@@ -315,7 +398,11 @@ def test_a_reply_with_unusable_token_counts_is_kept_with_its_usage_unknown(make_
     adapter = make_adapter("bad_usage")
     gens = adapter.generate([request("a", "ABC"), request("b", "NEG"), request("c", "fine")], DecodingParams())
     # paid for once each and kept: no retry, no error; the counts that are no token counts are unknown
-    assert [(g.text, g.error, g.details["attempts"]) for g in gens] == [("R1", None, 1), ("R2", None, 1), ("R3", None, 1)]
+    assert [(g.text, g.error, g.details["attempts"]) for g in gens] == [
+        ("R1", None, 1),
+        ("R2", None, 1),
+        ("R3", None, 1),
+    ]
     assert [(g.prompt_tokens, g.completion_tokens) for g in gens] == [(None, None), (None, None), (7, 2)]
     assert gens[0].details["unusable_usage"] == 'usage.prompt_tokens is "abc", not a token count >= 0'
     assert gens[1].details["unusable_usage"] == "usage.prompt_tokens is -1000, not a token count >= 0"

@@ -1,8 +1,8 @@
 """Prompt templates: golden texts for every template, content hashes pinned, format mismatches."""
+
 import pytest
 
-from audioreason.inference.prompts import (DEFAULT_TEMPLATES, TEMPLATES, TemplateMismatch, get_template,
-                                           parse_templates)
+from audioreason.inference.prompts import DEFAULT_TEMPLATES, TEMPLATES, TemplateMismatch, get_template, parse_templates
 
 MCQ = {"id": "x", "question": "What makes the sound?", "choices": ["Owl", "Parrot"], "format": None}
 OEQ = {"id": "y", "question": "When does the door close?", "choices": [], "format": "OEQ"}
@@ -15,15 +15,17 @@ def text(name, item):
 
 
 def test_plain_prompt_golden():
-    assert text("plain", MCQ) == ("What makes the sound?\nOptions:\n(A) Owl\n(B) Parrot\n"
-                                  "Answer with the text of the correct option.")
+    assert text("plain", MCQ) == (
+        "What makes the sound?\nOptions:\n(A) Owl\n(B) Parrot\nAnswer with the text of the correct option."
+    )
 
 
 def test_aria_plain_prompt_golden():
     assert text("aria_plain", MCQ) == (
-        'Answer the question about the audio. Reason in any way you like, then end your reply with the line '
+        "Answer the question about the audio. Reason in any way you like, then end your reply with the line "
         '"Answer: " followed by the letter and text of the one choice you select.\n\n'
-        "Question: What makes the sound?\nChoices:\n(A) Owl\n(B) Parrot")
+        "Question: What makes the sound?\nChoices:\n(A) Owl\n(B) Parrot"
+    )
 
 
 def test_aria_cot_is_the_cot_module_prompt():
@@ -36,10 +38,14 @@ def test_aria_cot_is_the_cot_module_prompt():
 
 
 def test_audiospan_prompt_by_format_golden():
-    assert text("audiospan", MCQ) == ("Listen carefully to the audio and answer the following question. Answer with "
-                                      "ONLY the option letter.\nWhat makes the sound?\nA. Owl\nB. Parrot")
-    assert text("audiospan", OEQ) == ("Listen carefully to the audio and answer the following question. Cite audio "
-                                      "timestamps in your analysis.\nWhen does the door close?")
+    assert text("audiospan", MCQ) == (
+        "Listen carefully to the audio and answer the following question. Answer with "
+        "ONLY the option letter.\nWhat makes the sound?\nA. Owl\nB. Parrot"
+    )
+    assert text("audiospan", OEQ) == (
+        "Listen carefully to the audio and answer the following question. Cite audio "
+        "timestamps in your analysis.\nWhen does the door close?"
+    )
 
 
 @pytest.mark.parametrize("name", ["plain", "aria_cot", "aria_plain"])
@@ -52,8 +58,11 @@ def test_hashes_are_pinned():
     # Any change to a template's words or layout must change its hash (outputs record it); these values
     # are the hashes of the wording above.
     assert {n: t.hash for n, t in TEMPLATES.items()} == {
-        "aria_cot": "fb6018c91560", "aria_plain": "b2314db33eee", "audiospan": "edddd29c6913",
-        "plain": "c29c813cc313"}
+        "aria_cot": "fb6018c91560",
+        "aria_plain": "b2314db33eee",
+        "audiospan": "edddd29c6913",
+        "plain": "c29c813cc313",
+    }
 
 
 def test_hash_follows_the_rendered_text(monkeypatch):

@@ -1,6 +1,7 @@
 """The runner in one process on a tiny checkpoint: one record per (condition, template, item) in item order,
 truncation and failures recorded, resume without re-running, failed units retried, torn shard lines, a run
 folder of another run refused, not-applicable units counted, batch 1 vs 4 identical, length-sorted batches."""
+
 import json
 import shutil
 
@@ -9,8 +10,18 @@ import pytest
 from audioreason.inference import DecodingParams, Generation
 from audioreason.inference.conditions import AudioPreparer, Condition
 from audioreason.inference.prompts import get_template
-from audioreason.inference.runner import (OUTPUTS_FILE, RUN_FILE, RunConfig, Unit, batches, length_sorted, load_items,
-                                          plan_units, read_shards, run)
+from audioreason.inference.runner import (
+    OUTPUTS_FILE,
+    RUN_FILE,
+    RunConfig,
+    Unit,
+    batches,
+    length_sorted,
+    load_items,
+    plan_units,
+    read_shards,
+    run,
+)
 from audioreason.inference.text_lm import TextLMAdapter
 from audioreason.inference.transformers_audio import TransformersAudioAdapter
 from inference_fixtures import mmar_raw, one_thread, tiny_audio  # noqa: F401 (fixtures)
@@ -24,8 +35,18 @@ def adapter(tiny_audio):
 
 
 def config(out, raw, **changes):
-    base = dict(model="tiny-phi4", benchmark="mmar", data=str(raw), out=str(out), conditions=["full", "none", "frag:2"],
-                templates=["plain", "aria_cot"], limit=3, batch_size=4, decoding=DECODING, progress=False)
+    base = dict(
+        model="tiny-phi4",
+        benchmark="mmar",
+        data=str(raw),
+        out=str(out),
+        conditions=["full", "none", "frag:2"],
+        templates=["plain", "aria_cot"],
+        limit=3,
+        batch_size=4,
+        decoding=DECODING,
+        progress=False,
+    )
     return RunConfig(**{**base, **changes})
 
 
@@ -54,16 +75,28 @@ def test_one_record_per_unit_in_item_order(first_run, adapter):
     records = outputs(out)
     conditions = ["full", "none", "frag:2:0", "frag:2:1"]
     assert [(r["index"], r["condition"], r["template"]["name"]) for r in records] == [
-        (i, c, t) for i in range(3) for c in conditions for t in ("plain", "aria_cot")]
+        (i, c, t) for i in range(3) for c in conditions for t in ("plain", "aria_cot")
+    ]
     first = records[0]
     assert first["model"] == adapter.name and first["adapter"] == "transformers"
     assert first["template"] == {"name": "plain", "hash": get_template("plain").hash}
     assert first["decoding"] == DECODING.to_dict() and first["error"] is None and first["output"] is not None
     assert first["tokens"]["prompt"] > 0 and 1 <= first["tokens"]["completion"] <= 5
     assert set(first["timings"]) == {"audio_s", "generate_s", "batch_size"}
-    assert summary["counts"] == {"units": 24, "written": 24, "missing": 0, "ok": 24, "failed": 0,
-                                 "failed_by_kind": {}, "not_applicable": {}, "truncated": 6, "resumed": 0,
-                                 "torn_lines": 0, "duplicates": 0, "skipped_at_load": 0}
+    assert summary["counts"] == {
+        "units": 24,
+        "written": 24,
+        "missing": 0,
+        "ok": 24,
+        "failed": 0,
+        "failed_by_kind": {},
+        "not_applicable": {},
+        "truncated": 6,
+        "resumed": 0,
+        "torn_lines": 0,
+        "duplicates": 0,
+        "skipped_at_load": 0,
+    }
     assert summary["status"] == "finished" and summary["models"]["main"]["max_audio_s"] == 2.0
     session = summary["sessions"][0]
     assert session["world_size"] == 1 and session["ran"] == 24
@@ -96,8 +129,13 @@ def test_speed_in_samples_per_second_and_real_time_factor(first_run):
 def test_truncation_is_recorded_per_item(first_run):
     records = outputs(first_run[0])
     by_condition = {r["condition"]: r["audio"] for r in records if r["index"] == 0 and r["template"]["name"] == "plain"}
-    assert by_condition["full"] == {"seconds": 2.0, "source_seconds": 3.0, "truncated": True, "max_audio_s": 2.0,
-                                    "sampling_rate": 16000}
+    assert by_condition["full"] == {
+        "seconds": 2.0,
+        "source_seconds": 3.0,
+        "truncated": True,
+        "max_audio_s": 2.0,
+        "sampling_rate": 16000,
+    }
     assert by_condition["none"]["seconds"] == 0.0 and by_condition["none"]["truncated"] is False
     assert by_condition["frag:2:1"]["seconds"] == 1.5 and by_condition["frag:2:1"]["truncated"] is False
     assert by_condition["frag:2:1"]["fragment"] == {"n": 2, "k": 1, "start_s": 1.5, "end_s": 3.0}
@@ -169,8 +207,9 @@ def test_a_damaged_shard_line_is_an_error(first_run, tmp_path):
         read_shards(out / "shards")
 
 
-def test_a_last_line_torn_inside_a_utf8_character_is_cut_counted_and_redone(first_run, adapter, mmar_raw, tmp_path,
-                                                                          one_thread):
+def test_a_last_line_torn_inside_a_utf8_character_is_cut_counted_and_redone(
+    first_run, adapter, mmar_raw, tmp_path, one_thread
+):
     out = tmp_path / "torn-utf8"
     shutil.copytree(first_run[0], out)
     shard = out / "shards" / "rank-0.jsonl"
@@ -197,14 +236,19 @@ def test_a_whole_last_line_without_its_newline_is_torn_too(first_run, adapter, m
     assert [r["key"] for r in outputs(out)] == [r["key"] for r in outputs(first_run[0])]
 
 
-@pytest.mark.parametrize("damage, message", [
-    (lambda r: json.dumps([r]), "expected a JSON object, got an array"),
-    (lambda r: json.dumps({k: v for k, v in r.items() if k != "key"}), "the record has no key"),
-    (lambda r: json.dumps({**r, "key": [r["key"]]}), "key is an array, not a string"),
-    (lambda r: json.dumps({**r, "template": r["template"]["name"]}),
-     "template is a string, not an object {name, hash}"),
-    (lambda r: json.dumps(r).replace('"model"', '"m\udcffodel"'), "not valid UTF-8 (byte 0xff at column {col})"),
-])
+@pytest.mark.parametrize(
+    "damage, message",
+    [
+        (lambda r: json.dumps([r]), "expected a JSON object, got an array"),
+        (lambda r: json.dumps({k: v for k, v in r.items() if k != "key"}), "the record has no key"),
+        (lambda r: json.dumps({**r, "key": [r["key"]]}), "key is an array, not a string"),
+        (
+            lambda r: json.dumps({**r, "template": r["template"]["name"]}),
+            "template is a string, not an object {name, hash}",
+        ),
+        (lambda r: json.dumps(r).replace('"model"', '"m\udcffodel"'), "not valid UTF-8 (byte 0xff at column {col})"),
+    ],
+)
 def test_a_damaged_shard_line_names_the_file_line_and_field(first_run, adapter, mmar_raw, tmp_path, damage, message):
     out = tmp_path / "damaged"
     shutil.copytree(first_run[0], out)
@@ -218,22 +262,25 @@ def test_a_damaged_shard_line_names_the_file_line_and_field(first_run, adapter, 
     assert str(err.value) == f"{shard}:2: {message} (the shard is damaged)"
 
 
-@pytest.mark.parametrize("content, message", [
-    ("half", "not valid JSON ("),
-    ("[]", "expected a JSON object (the run file), got an array"),
-    ('{"identity": []}', "identity is an array, not an object"),
-    ('{"identity": {"models": "tiny-phi4"}}', "identity.models is a string, not an object"),
-    ('{"sessions": {}}', "sessions is an object, not an array"),
-])
+@pytest.mark.parametrize(
+    "content, message",
+    [
+        ("half", "not valid JSON ("),
+        ("[]", "expected a JSON object (the run file), got an array"),
+        ('{"identity": []}', "identity is an array, not an object"),
+        ('{"identity": {"models": "tiny-phi4"}}', "identity.models is a string, not an object"),
+        ('{"sessions": {}}', "sessions is an object, not an array"),
+    ],
+)
 def test_a_damaged_run_file_names_the_file(first_run, adapter, mmar_raw, tmp_path, content, message):
     out = tmp_path / "damaged-run-file"
     shutil.copytree(first_run[0], out)
     text = (out / RUN_FILE).read_text()
-    (out / RUN_FILE).write_text(text[:len(text) // 2] if content == "half" else content)
+    (out / RUN_FILE).write_text(text[: len(text) // 2] if content == "half" else content)
     with pytest.raises(ValueError) as err:
         run(config(out, mmar_raw), {"main": adapter})
     assert str(err.value).startswith(f"{out / RUN_FILE}: {message}")
-    assert (out / RUN_FILE).read_text() == (text[:len(text) // 2] if content == "half" else content)  # left as found
+    assert (out / RUN_FILE).read_text() == (text[: len(text) // 2] if content == "half" else content)  # left as found
 
 
 def test_another_runs_folder_is_refused(first_run, adapter, mmar_raw, tmp_path):
@@ -263,14 +310,21 @@ def test_unreadable_audio_is_a_counted_failure(adapter, mmar_raw, tmp_path, one_
     # A file damaged after the items were loaded (the header promises 3 s; the file holds far less): the
     # loader would refuse it at build time, so the runner is handed the items loaded before the damage.
     wav.write_bytes(wav.read_bytes()[:2000])
-    monkeypatch.setattr("audioreason.inference.runner.load_items_reported",
-                        lambda benchmark, data, config=None, limit=None, policy="raise": (items[:limit], []))
+    monkeypatch.setattr(
+        "audioreason.inference.runner.load_items_reported",
+        lambda benchmark, data, config=None, limit=None, policy="raise": (items[:limit], []),
+    )
     summary = run(config(tmp_path / "out", raw, conditions=["full", "none"], templates=["plain"]), {"main": adapter})
     records = outputs(tmp_path / "out")
     assert summary["counts"]["failed_by_kind"] == {"audio": 1} and summary["counts"]["ok"] == 5
     assert records[0]["error"].startswith("audio: ") and records[0]["output"] is None
-    assert records[0]["audio"] == {"seconds": 0.0, "source_seconds": None, "truncated": False, "max_audio_s": 2.0,
-                                   "sampling_rate": 16000}
+    assert records[0]["audio"] == {
+        "seconds": 0.0,
+        "source_seconds": None,
+        "truncated": False,
+        "max_audio_s": 2.0,
+        "sampling_rate": 16000,
+    }
     assert records[1]["condition"] == "none" and records[1]["error"] is None  # no audio needed
 
 
@@ -286,13 +340,19 @@ def test_a_damaged_file_stops_the_run_before_any_work(adapter, mmar_raw, tmp_pat
 
 
 def test_not_applicable_units_are_counted(adapter, mmar_raw, tmp_path, one_thread):
-    summary = run(config(tmp_path / "na", mmar_raw, conditions=["anchored", "none"], templates=["plain"]),
-                  {"main": adapter})
+    summary = run(
+        config(tmp_path / "na", mmar_raw, conditions=["anchored", "none"], templates=["plain"]), {"main": adapter}
+    )
     assert summary["counts"]["not_applicable"] == {"anchored: no anchored variant": 3}
     assert summary["counts"]["units"] == 3 and summary["counts"]["ok"] == 3
     items = [{"id": "m", "question": "Q?", "choices": ["a", "b"]}, {"id": "o", "question": "Q?", "format": "OEQ"}]
-    units, skipped = plan_units(items, [Condition("none")], [get_template("aria_cot"), get_template("audiospan")],
-                                {"main": "m"}, AudioPreparer(16000, None))
+    units, skipped = plan_units(
+        items,
+        [Condition("none")],
+        [get_template("aria_cot"), get_template("audiospan")],
+        {"main": "m"},
+        AudioPreparer(16000, None),
+    )
     assert [(u.item_id, u.template.name) for u in units] == [("m", "aria_cot"), ("m", "audiospan"), ("o", "audiospan")]
     assert skipped == {"none: template aria_cot does not fit the item's format": 1}
 
@@ -308,26 +368,46 @@ def test_text_backbone_condition(adapter, mmar_raw, tmp_path, one_thread):
     first = run(config(tmp_path / "tb", mmar_raw, conditions=["full"], templates=["plain"]), {"main": adapter})
     assert first["counts"]["ok"] == 3
     # A later session adds the text-backbone condition to the same folder: the full outputs are kept.
-    summary = run(config(tmp_path / "tb", mmar_raw, conditions=["full", "tb"], templates=["plain"], tb_model=str(lm)),
-                  {"main": adapter, "tb": TextLMAdapter(str(lm))})
+    summary = run(
+        config(tmp_path / "tb", mmar_raw, conditions=["full", "tb"], templates=["plain"], tb_model=str(lm)),
+        {"main": adapter, "tb": TextLMAdapter(str(lm))},
+    )
     assert summary["counts"]["resumed"] == 3 and summary["sessions"][-1]["ran"] == 3
     assert set(summary["identity"]["models"]) == {"main", "tb"}
     records = outputs(tmp_path / "tb")
     assert [(r["condition"], r["adapter"], r["model"] == str(lm)) for r in records[:2]] == [
-        ("full", "transformers", False), ("tb", "text_lm", True)]
+        ("full", "transformers", False),
+        ("tb", "text_lm", True),
+    ]
     assert summary["counts"]["ok"] == 6 and records[1]["audio"]["seconds"] == 0.0
     assert summary["models"]["tb"]["name"] == str(lm)
 
 
 def unit(order, seconds, chars, audio=True, role="main"):
     condition = Condition("full" if audio else "none")
-    return Unit(order, order, str(order), condition, get_template("plain"), role, str(order),
-                ({"role": "user", "content": "x" * chars},), seconds)
+    return Unit(
+        order,
+        order,
+        str(order),
+        condition,
+        get_template("plain"),
+        role,
+        str(order),
+        ({"role": "user", "content": "x" * chars},),
+        seconds,
+    )
 
 
 def test_length_sorted_batches_never_mix_adapters_or_audio_presence():
-    units = [unit(0, 2.0, 10), unit(1, 9.0, 10), unit(2, 0.0, 50, audio=False), unit(3, 9.0, 30),
-             unit(4, 0.0, 5, audio=False), unit(5, 1.0, 10, role="tb"), unit(6, 5.0, 10)]
+    units = [
+        unit(0, 2.0, 10),
+        unit(1, 9.0, 10),
+        unit(2, 0.0, 50, audio=False),
+        unit(3, 9.0, 30),
+        unit(4, 0.0, 5, audio=False),
+        unit(5, 1.0, 10, role="tb"),
+        unit(6, 5.0, 10),
+    ]
     ordered = length_sorted(units)
     assert [u.order for u in ordered] == [3, 1, 6, 0, 2, 4, 5]
     assert [[u.order for u in b] for b in batches(ordered, 3)] == [[3, 1, 6], [0], [2, 4], [5]]
@@ -341,8 +421,9 @@ def test_embedded_audio_gives_the_same_outputs_as_files(first_run, adapter, mmar
     folder = export_benchmark("mmar", dataset.select(range(3)), tmp_path / "hub")
     summary = run(config(tmp_path / "out", folder, fragment_cache=str(tmp_path / "frag")), {"main": adapter})
     assert summary["counts"]["ok"] == 24 and not (tmp_path / "frag").exists()  # bytes are split in memory
-    assert [(r["key"], r["output"], r["audio"]) for r in outputs(tmp_path / "out")] == \
-           [(r["key"], r["output"], r["audio"]) for r in outputs(first_run[0])]
+    assert [(r["key"], r["output"], r["audio"]) for r in outputs(tmp_path / "out")] == [
+        (r["key"], r["output"], r["audio"]) for r in outputs(first_run[0])
+    ]
 
 
 def test_an_option_the_adapter_does_not_take_is_refused_not_dropped():
@@ -421,8 +502,11 @@ def test_a_live_runs_lock_refuses_a_second_run_naming_it(adapter, mmar_raw, tmp_
     holder = subprocess.Popen([sys.executable, "-c", "import time; time.sleep(60)"])
     try:
         write_lock(tmp_path / "held", pid=holder.pid, process_start=process_start(holder.pid))
-        with pytest.raises(RunLockError, match=f"being written by a live run \\(pid {holder.pid} on host "
-                                               f"'{socket.gethostname()}', started 2025-01-01"):
+        with pytest.raises(
+            RunLockError,
+            match=f"being written by a live run \\(pid {holder.pid} on host "
+            f"'{socket.gethostname()}', started 2025-01-01",
+        ):
             run(config(tmp_path / "held", mmar_raw), {"main": adapter})
         assert not (tmp_path / "held" / "shards").exists() and not (tmp_path / "held" / RUN_FILE).exists()
     finally:
@@ -463,16 +547,25 @@ def test_a_key_in_the_command_line_never_reaches_the_lock_or_its_messages(tmp_pa
 
     from audioreason.inference.processes import RunLock, RunLockError, process_start
 
-    argv = ["audioreason", "run", "--base-url", "http://user:sk-LEAKED1234567@127.0.0.1:9/v1",
-            "--judge-base-url=http://127.0.0.1:9/v1?key=QUERYSECRET99", "--model", "m"]
+    argv = [
+        "audioreason",
+        "run",
+        "--base-url",
+        "http://user:sk-LEAKED1234567@127.0.0.1:9/v1",
+        "--judge-base-url=http://127.0.0.1:9/v1?key=QUERYSECRET99",
+        "--model",
+        "m",
+    ]
     monkeypatch.setattr(sys, "argv", argv)
     lock = RunLock(tmp_path / "out").acquire()
     stored = (tmp_path / "out" / "run.lock").read_text()
     lock.release()
     assert "sk-LEAKED1234567" not in stored and "QUERYSECRET99" not in stored
     command = json.loads(stored)["command"]
-    assert command == ("audioreason run --base-url http://user:[REDACTED]@127.0.0.1:9/v1 "
-                       "--judge-base-url=http://127.0.0.1:9/v1?key=[REDACTED] --model m")
+    assert command == (
+        "audioreason run --base-url http://user:[REDACTED]@127.0.0.1:9/v1 "
+        "--judge-base-url=http://127.0.0.1:9/v1?key=[REDACTED] --model m"
+    )
     holder = subprocess.Popen([sys.executable, "-c", "import time; time.sleep(60)"])
     try:  # a live holder whose lock (an earlier version's) kept the key as typed
         write_lock(tmp_path / "held", pid=holder.pid, process_start=process_start(holder.pid), command=" ".join(argv))
@@ -485,17 +578,21 @@ def test_a_key_in_the_command_line_never_reaches_the_lock_or_its_messages(tmp_pa
     assert "sk-LEAKED1234567" not in shown and "QUERYSECRET99" not in shown and command in shown
 
 
-def test_a_file_gone_after_load_is_a_counted_failure_under_every_condition(adapter, mmar_raw, tmp_path, one_thread,
-                                                                             monkeypatch):
+def test_a_file_gone_after_load_is_a_counted_failure_under_every_condition(
+    adapter, mmar_raw, tmp_path, one_thread, monkeypatch
+):
     raw = tmp_path / "raw"
     shutil.copytree(mmar_raw, raw)
     first = json.loads((raw / "MMAR-meta.jsonl").read_text().splitlines()[0])
     items = load_items("mmar", str(raw))
     (raw / first["audio_path"]).unlink()  # gone after the items were loaded (a moved disk, a cleaned folder)
-    monkeypatch.setattr("audioreason.inference.runner.load_items_reported",
-                        lambda benchmark, data, config=None, limit=None, policy="raise": (items[:limit], []))
-    summary = run(config(tmp_path / "out", raw, conditions=["full", "frag:2", "none"], templates=["plain"]),
-                  {"main": adapter})
+    monkeypatch.setattr(
+        "audioreason.inference.runner.load_items_reported",
+        lambda benchmark, data, config=None, limit=None, policy="raise": (items[:limit], []),
+    )
+    summary = run(
+        config(tmp_path / "out", raw, conditions=["full", "frag:2", "none"], templates=["plain"]), {"main": adapter}
+    )
     assert summary["counts"]["failed_by_kind"] == {"audio": 3} and summary["counts"]["ok"] == 9
     failed = [(r["condition"], r["error"]) for r in outputs(tmp_path / "out") if r["error"]]
     missing = f"audio: audio file not found: {raw / first['audio_path']}"

@@ -1,8 +1,15 @@
 """JSON Lines, read one way everywhere (audioreason.base.jsonl): the files' reader and the widgets' pasted records."""
+
 import pytest
 
-from audioreason.base.jsonl import (numbered_json_lines, parse_json_lines, parse_json_records, read_json_file,
-                                    read_json_lines, read_json_objects)
+from audioreason.base.jsonl import (
+    numbered_json_lines,
+    parse_json_lines,
+    parse_json_records,
+    read_json_file,
+    read_json_lines,
+    read_json_objects,
+)
 
 
 def test_lines_blank_lines_skipped_and_a_bad_line_named(tmp_path):
@@ -15,15 +22,21 @@ def test_lines_blank_lines_skipped_and_a_bad_line_named(tmp_path):
         read_json_lines(path)
 
 
-@pytest.mark.parametrize("text, message", [
-    ("", "Paste at least one JSON line (one JSON object per line)."),
-    ("\n  \n", "Paste at least one JSON line (one JSON object per line)."),
-    ('{"id": "a"}\n{', "each line must be one JSON object: line 2 is not valid JSON (Expecting property name "
-                       "enclosed in double quotes)"),
-    ('{"id": "a", "x": 1}\n["x"]', "JSON line 2: expected an item, got a list"),
-    ('{"id": "a", "x": 1}\n{"id": "b"}', "JSON line 2 (b): the field 'x' is missing (lines hold id and x)"),
-    ('{"x": 1, "id": "a"}\n{"y": 2}', "JSON line 2: the field 'x' is missing (lines hold id and x)"),
-])
+@pytest.mark.parametrize(
+    "text, message",
+    [
+        ("", "Paste at least one JSON line (one JSON object per line)."),
+        ("\n  \n", "Paste at least one JSON line (one JSON object per line)."),
+        (
+            '{"id": "a"}\n{',
+            "each line must be one JSON object: line 2 is not valid JSON (Expecting property name "
+            "enclosed in double quotes)",
+        ),
+        ('{"id": "a", "x": 1}\n["x"]', "JSON line 2: expected an item, got a list"),
+        ('{"id": "a", "x": 1}\n{"id": "b"}', "JSON line 2 (b): the field 'x' is missing (lines hold id and x)"),
+        ('{"x": 1, "id": "a"}\n{"y": 2}', "JSON line 2: the field 'x' is missing (lines hold id and x)"),
+    ],
+)
 def test_pasted_records_name_the_line(text, message):
     with pytest.raises(ValueError) as err:
         parse_json_records(text, needed=("x",), what="an item", hint="lines hold id and x")
@@ -69,9 +82,11 @@ def test_a_torn_last_line_is_dropped_and_counted(tail):
 
 def test_a_json_file_error_names_the_file(tmp_path):
     path = tmp_path / "run.json"
-    for content, message in [(b'{"a": [1, ', "not valid JSON (Expecting value: line 1 column 11)"),
-                             (b'{"a": "\xe9"}', "not valid UTF-8 (byte 0xe9 at position 8)"),
-                             (b"[" * 100_000 + b"]" * 100_000, "JSON nested too deeply to read")]:
+    for content, message in [
+        (b'{"a": [1, ', "not valid JSON (Expecting value: line 1 column 11)"),
+        (b'{"a": "\xe9"}', "not valid UTF-8 (byte 0xe9 at position 8)"),
+        (b"[" * 100_000 + b"]" * 100_000, "JSON nested too deeply to read"),
+    ]:
         path.write_bytes(content)
         with pytest.raises(ValueError) as err:
             read_json_file(path)
@@ -95,7 +110,7 @@ def test_a_lone_surrogate_is_refused_with_its_line_and_key(tmp_path):
         read_json_objects(path)
     assert str(err.value) == f"{path}:1: key 'k\\udc01'" + half.format("udc01")
     path.write_text('{"a": "\\ud83d\\ude00 \\\\ud800"}\n')  # a pair is a character; an escaped backslash, text
-    assert read_json_lines(path) == [{"a": "\U0001F600 \\ud800"}]
+    assert read_json_lines(path) == [{"a": "\U0001f600 \\ud800"}]
     with pytest.raises(ValueError) as err:
         parse_json_lines('"\ud800"')  # pasted text holding the code point itself
     assert str(err.value) == "line 1: the value" + half.format("ud800")
@@ -112,8 +127,10 @@ def test_a_line_over_the_bound_is_refused_by_its_number(tmp_path, monkeypatch):
     path.write_bytes(b'{"a": 1}\n' + b'["0123456789ab"]\n' + b'["0123456789abc"]\n{"b": 2}\n')  # 16 bytes, then 17
     with pytest.raises(ValueError) as err:
         read_json_lines(path)
-    assert str(err.value) == f"{path}:3: a line longer than 16 bytes, the most a JSON line may hold (is it one " \
-                             "record per line?)"
+    assert (
+        str(err.value) == f"{path}:3: a line longer than 16 bytes, the most a JSON line may hold (is it one "
+        "record per line?)"
+    )
     path.write_bytes(b'{"a": 1}\n' + b'["0123456789ab"]')  # the last line, at the bound, without its newline
     assert read_json_lines(path) == [{"a": 1}, ["0123456789ab"]]
     assert read_json_objects(path, torn_last=True) == ([(1, {"a": 1})], 1)

@@ -2,6 +2,7 @@
 string each reply reports, a re-ask, tokens and their cost, a reply naming no model), and the judge-swap
 comparison `audioreason compare RUN --judges A,B`: Cohen's kappa and Krippendorff's alpha per item and per
 criterion, by hand and against sklearn and the krippendorff package; refusals as one-line usage errors."""
+
 import json
 
 import pytest
@@ -15,23 +16,40 @@ from judge_server import running_server
 from test_score_results import ITEMS, build_hand_run, verdict
 
 X0, X1 = verdict(ITEMS[0], [1, 1, 0, 0, 0]), verdict(ITEMS[1], [1, 1, 1, 1, 0])  # judge-x: 0.4 and 0.8
-Y0 = verdict(ITEMS[0], [1, 1, 1, 0, 0])                                         # judge-y: 0.6 and 0.8
-SCRIPT = {"scenarios": {
-    # judge-x: item 0's first reply is not a verdict (a re-ask follows); every reply reports its version
-    "judge-x": [{"by_text": {"natural environment": {"reply": "OK", "usage": [100, 5], "served_model": "judge-x-v1"}},
-                 "default": {"reply": X1, "usage": [100, 20], "served_model": "judge-x-v1"}},
-                {"reply": X0, "usage": [120, 20], "served_model": "judge-x-v1"}],
-    # judge-y: its replies name no model
-    "judge-y": [{"by_text": {"natural environment": {"reply": Y0, "usage": [90, 10], "served_model": None}},
-                 "default": {"reply": X1, "usage": [90, 10], "served_model": None}}]}}
+Y0 = verdict(ITEMS[0], [1, 1, 1, 0, 0])  # judge-y: 0.6 and 0.8
+SCRIPT = {
+    "scenarios": {
+        # judge-x: item 0's first reply is not a verdict (a re-ask follows); every reply reports its version
+        "judge-x": [
+            {
+                "by_text": {"natural environment": {"reply": "OK", "usage": [100, 5], "served_model": "judge-x-v1"}},
+                "default": {"reply": X1, "usage": [100, 20], "served_model": "judge-x-v1"},
+            },
+            {"reply": X0, "usage": [120, 20], "served_model": "judge-x-v1"},
+        ],
+        # judge-y: its replies name no model
+        "judge-y": [
+            {
+                "by_text": {"natural environment": {"reply": Y0, "usage": [90, 10], "served_model": None}},
+                "default": {"reply": X1, "usage": [90, 10], "served_model": None},
+            }
+        ],
+    }
+}
 ONE_RATER = {"mmar_rubrics": {"raters": 1}}
 
 
 def score(run_dir, out, name, server, prices=None, scorer_options=ONE_RATER):
-    return score_run(run_dir, ScoreOptions(scorers=["mmar_rubrics"], progress=False, out=str(out),
-                                           scorer_options=scorer_options,
-                                           judge=JudgeOptions(model=name, base_url=server.base_url,
-                                                              api_key_env="CARD_TEST_KEY", prices=prices)))
+    return score_run(
+        run_dir,
+        ScoreOptions(
+            scorers=["mmar_rubrics"],
+            progress=False,
+            out=str(out),
+            scorer_options=scorer_options,
+            judge=JudgeOptions(model=name, base_url=server.base_url, api_key_env="CARD_TEST_KEY", prices=prices),
+        ),
+    )
 
 
 @pytest.fixture(scope="module")
@@ -41,8 +59,11 @@ def judged(tmp_path_factory):
     run_file = json.loads((run_dir / "run.json").read_text())
     (run_dir / "run.json").write_text(json.dumps({**run_file, "protocol": {"benchmark": {"name": "mmar"}}}))
     prices = root / "prices.json"
-    prices.write_text(json.dumps({"currency": "USD", "models": {"judge-x": {"prompt_per_million": 1000.0,
-                                                                          "completion_per_million": 2000.0}}}))
+    prices.write_text(
+        json.dumps(
+            {"currency": "USD", "models": {"judge-x": {"prompt_per_million": 1000.0, "completion_per_million": 2000.0}}}
+        )
+    )
     with running_server(SCRIPT, root / "server") as server:
         results = {name: score(run_dir, root / name, name, server, str(prices)) for name in ("judge-x", "judge-y")}
         yield root, run_dir, server, results
@@ -58,15 +79,32 @@ def test_the_judge_card_of_each_set(judged):
     # full: item 0 alone passes the gate (one re-ask: 100 + 120 prompt, 5 + 20 completion tokens);
     # none: items 0 and 1 (item 1 answered at once: 100 + 20).
     assert cards["full"] == {
-        "model": "judge-x", "endpoint": "openai-compatible (local server)", "temperature": 0.0, "seed": 42,
-        "raters": 1, "structured": False, "prompt_sha256": results["judge-x"]["protocol"]["scoring"]["judges"][
-            "mmar_rubrics"]["prompt_sha256"],
-        "served_models": {"judge-x-v1": 1}, "served_not_reported": 0,
-        "rater_spread": {"sd": None, "raters": 1}, "requests": 1, "reasks": 1, "invalid": 0, "call_failed": 0,
-        "cache_hits": 0, "tokens": {"prompt": 220, "completion": 25, "replies_without_usage": 0},
-        "cost": {"currency": "USD", "total": pytest.approx(220 * 1e-3 + 25 * 2e-3), "by_model": {
-            "judge-x": pytest.approx(0.27)}, "unpriced_models": [], "incomplete_models": {},
-            "prices": str(root / "prices.json")}, "cost_unavailable": None}
+        "model": "judge-x",
+        "endpoint": "openai-compatible (local server)",
+        "temperature": 0.0,
+        "seed": 42,
+        "raters": 1,
+        "structured": False,
+        "prompt_sha256": results["judge-x"]["protocol"]["scoring"]["judges"]["mmar_rubrics"]["prompt_sha256"],
+        "served_models": {"judge-x-v1": 1},
+        "served_not_reported": 0,
+        "rater_spread": {"sd": None, "raters": 1},
+        "requests": 1,
+        "reasks": 1,
+        "invalid": 0,
+        "call_failed": 0,
+        "cache_hits": 0,
+        "tokens": {"prompt": 220, "completion": 25, "replies_without_usage": 0},
+        "cost": {
+            "currency": "USD",
+            "total": pytest.approx(220 * 1e-3 + 25 * 2e-3),
+            "by_model": {"judge-x": pytest.approx(0.27)},
+            "unpriced_models": [],
+            "incomplete_models": {},
+            "prices": str(root / "prices.json"),
+        },
+        "cost_unavailable": None,
+    }
     none = cards["none"]
     assert (none["requests"], none["reasks"], none["served_models"]) == (2, 1, {"judge-x-v1": 2})
     assert none["tokens"] == {"prompt": 320, "completion": 45, "replies_without_usage": 0}
@@ -83,13 +121,25 @@ def test_the_report_shows_each_sets_judge_card(judged, tmp_path):
     root, _, _, _ = judged
     build_report([root / "judge-x", root / "judge-y"], tmp_path / "report.html")
     md = (tmp_path / "report.md").read_text()
-    card = md[md.index("Judge card: mmar_rubrics"):]
+    card = md[md.index("Judge card: mmar_rubrics") :]
     lines = [line for line in card.splitlines() if line.startswith("|")]
     # the header, the rule, then one row per judged set; judge-x's full set as the card above gives it
     full_x = next(line for line in lines if "judge-x" in line and "full" in line)
     cells = [c.strip() for c in full_x.strip("|").split("|")]
-    assert cells[1:] == ["judge-x", "judge-x-v1 x1", "openai-compatible (local server)", "0.0", "42",
-                         "1; rater sd n/a (1 rater)", "1", "1", "0", "0", "220 / 25", "0.27 USD"]
+    assert cells[1:] == [
+        "judge-x",
+        "judge-x-v1 x1",
+        "openai-compatible (local server)",
+        "0.0",
+        "42",
+        "1; rater sd n/a (1 rater)",
+        "1",
+        "1",
+        "0",
+        "0",
+        "220 / 25",
+        "0.27 USD",
+    ]
     none_y = next(line for line in lines if "judge-y" in line and "none" in line)
     assert "not reported x2" in none_y and "n/a (the prices file has no entry for 'judge-y')" in none_y
 
@@ -115,8 +165,21 @@ def test_the_judge_swap_agreement_by_hand(judged, tmp_path, capsys):
 
     root, run_dir, server, results = judged
     out = tmp_path / "swap.json"
-    assert main(["compare", str(run_dir), "--judges", f"{root / 'judge-x'},{root / 'judge-y'}", "--out", str(out),
-                 "--resamples", "200"]) == 0
+    assert (
+        main(
+            [
+                "compare",
+                str(run_dir),
+                "--judges",
+                f"{root / 'judge-x'},{root / 'judge-y'}",
+                "--out",
+                str(out),
+                "--resamples",
+                "200",
+            ]
+        )
+        == 0
+    )
     printed = capsys.readouterr().out
     swap = json.loads(out.read_text())["scorers"]["mmar_rubrics"]
     # items (full/0, none/0, none/1): judge-x 0.4, 0.4, 0.8; judge-y 0.6, 0.6, 0.8
@@ -126,8 +189,9 @@ def test_the_judge_swap_agreement_by_hand(judged, tmp_path, capsys):
     assert items["cohens_kappa"]["value"] == pytest.approx(0.25)
     alpha = alpha_interval_by_hand(pairs)
     assert items["krippendorff_alpha"]["value"] == pytest.approx(alpha)
-    assert alpha == pytest.approx(krippendorff.alpha(reliability_data=[[0.4, 0.4, 0.8], [0.6, 0.6, 0.8]],
-                                                     level_of_measurement="interval"))
+    assert alpha == pytest.approx(
+        krippendorff.alpha(reliability_data=[[0.4, 0.4, 0.8], [0.6, 0.6, 0.8]], level_of_measurement="interval")
+    )
     # criteria: item 0's third criterion 0 vs 1, the other 14 pairs agree; 8 of 15 ones from x, 10 from y
     criteria = swap["criteria"]
     assert (criteria["n_outputs"], criteria["n_pairs"]) == (3, 15)
@@ -135,8 +199,7 @@ def test_the_judge_swap_agreement_by_hand(judged, tmp_path, capsys):
     y = [1, 1, 1, 0, 0] * 2 + [1, 1, 1, 1, 0]
     p_o, p_e = 13 / 15, (8 / 15) * (10 / 15) + (7 / 15) * (5 / 15)
     assert criteria["cohens_kappa"]["value"] == pytest.approx((p_o - p_e) / (1 - p_e)) == cohen_kappa_score(x, y)
-    assert criteria["krippendorff_alpha"]["value"] == pytest.approx(
-        alpha_interval_by_hand(list(zip(x, y))))
+    assert criteria["krippendorff_alpha"]["value"] == pytest.approx(alpha_interval_by_hand(list(zip(x, y))))
     # The intervals: the percentile bootstrap over the 3 outputs (their criteria drawn together)
     for entry in (items, criteria):
         for stat in ("krippendorff_alpha", "cohens_kappa"):
@@ -164,8 +227,13 @@ def test_the_judge_swap_agreement_by_hand(judged, tmp_path, capsys):
 
 def test_the_judge_swap_refuses_what_is_not_two_judges_of_one_run(judged, tmp_path, capsys):
     root, run_dir, server, results = judged
-    other = score(run_dir, tmp_path / "other", "judge-y", server, scorer_options={"mmar_rubrics": {
-        "raters": 1, "min_valid_raters": 1}})
+    other = score(
+        run_dir,
+        tmp_path / "other",
+        "judge-y",
+        server,
+        scorer_options={"mmar_rubrics": {"raters": 1, "min_valid_raters": 1}},
+    )
     assert other["protocol"]["scoring"]["scorer_options"]["mmar_rubrics"]["min_valid_raters"] == "1"
     cases = {
         (f"{root / 'judge-x'},{tmp_path / 'other'}",): "scoring.scorer_options.mmar_rubrics.min_valid_raters",
@@ -180,27 +248,52 @@ def test_the_judge_swap_refuses_what_is_not_two_judges_of_one_run(judged, tmp_pa
     with pytest.raises(SystemExit) as stop:  # a results folder of another run
         main(["compare", str(root), "--judges", f"{root / 'judge-x'},{root / 'judge-y'}"])
     assert stop.value.code == 2 and f"scored {run_dir}, not {root}" in capsys.readouterr().err
-    assert main(["compare", str(run_dir), "--judges", f"{root / 'judge-x'},{tmp_path / 'other'}",
-                 "--allow-protocol-diff", "--resamples", "100"]) == 0
+    assert (
+        main(
+            [
+                "compare",
+                str(run_dir),
+                "--judges",
+                f"{root / 'judge-x'},{tmp_path / 'other'}",
+                "--allow-protocol-diff",
+                "--resamples",
+                "100",
+            ]
+        )
+        == 0
+    )
 
 
 def test_audiospan_verdicts_are_compared_as_the_raters_most_common_label():
     from audioreason.analysis.judge_swap import item_judgements
 
     def rater(*labels, status="ok"):
-        return {"status": status, "verdict": {"criteria": [
-            {"index": i, "semantic": s, "temporal": t} for i, (s, t) in enumerate(labels)]}}
+        return {
+            "status": status,
+            "verdict": {"criteria": [{"index": i, "semantic": s, "temporal": t} for i, (s, t) in enumerate(labels)]},
+        }
 
-    row = {"rubric": 0.5, "judge": [rater(("correct", "none"), ("wrong", "missing")),
-                                    rater(("partial", "none"), ("wrong", "missing")),
-                                    rater(("partial", "none"), ("correct", "correct")),
-                                    rater(("correct", "none"), ("x", "y"), status="invalid")]}
+    row = {
+        "rubric": 0.5,
+        "judge": [
+            rater(("correct", "none"), ("wrong", "missing")),
+            rater(("partial", "none"), ("wrong", "missing")),
+            rater(("partial", "none"), ("correct", "correct")),
+            rater(("correct", "none"), ("x", "y"), status="invalid"),
+        ],
+    }
     # criterion 0: partial twice, correct once (the invalid rater is not counted); criterion 1: wrong/missing
     assert item_judgements("audiospan_rubric", row) == (0.5, {"0": "partial/none", "1": "wrong/missing"})
     assert item_judgements("audiospan_rubric", {"rubric": None, "judge": []}) is None
-    mmar = {"status": "judged", "score": 0.5, "raters": [
-        {"verdicts": [{"name": "c1", "score": 1}, {"name": "c2", "score": 0}]},
-        {"verdicts": [{"name": "c1", "score": 0}, {"name": "c2", "score": 0}]}, {"error": "invalid"}]}
+    mmar = {
+        "status": "judged",
+        "score": 0.5,
+        "raters": [
+            {"verdicts": [{"name": "c1", "score": 1}, {"name": "c2", "score": 0}]},
+            {"verdicts": [{"name": "c1", "score": 0}, {"name": "c2", "score": 0}]},
+            {"error": "invalid"},
+        ],
+    }
     assert item_judgements("mmar_rubrics", mmar) == (0.5, {"c1": 0.5, "c2": 0.0})
     assert item_judgements("mmar_rubrics", {"status": "gated", "score": 0}) is None
 
@@ -209,11 +302,23 @@ def test_a_bad_prices_file_stops_score_before_any_work(judged, tmp_path, capsys)
     root, run_dir, server, results = judged
     broken = tmp_path / "prices.json"
     broken.write_text(json.dumps({"models": {"judge-x": {"per_token": 1}}}))
-    for given, message in ((tmp_path / "none.json", f"--judge-prices '{tmp_path / 'none.json'}' is not a file"),
-                           (broken, "models.judge-x.per_token is not one of")):
+    for given, message in (
+        (tmp_path / "none.json", f"--judge-prices '{tmp_path / 'none.json'}' is not a file"),
+        (broken, "models.judge-x.per_token is not one of"),
+    ):
         with pytest.raises(SystemExit) as stop:
-            main(["score", str(run_dir), "--scorers", "mmar_rubrics", "--judge-prices", str(given),
-                  "--out", str(tmp_path / "out")])
+            main(
+                [
+                    "score",
+                    str(run_dir),
+                    "--scorers",
+                    "mmar_rubrics",
+                    "--judge-prices",
+                    str(given),
+                    "--out",
+                    str(tmp_path / "out"),
+                ]
+            )
         err = capsys.readouterr().err
         assert stop.value.code == 2 and message in err and len(err.strip().splitlines()) == 1
     assert not (tmp_path / "out").exists()
@@ -224,13 +329,19 @@ def test_the_served_model_is_read_from_a_plain_and_a_streamed_reply(tmp_path, st
     from audioreason.judges import JudgeRequest, JudgeRunner, OpenAICompatibleJudge, SamplingParams
     from test_judges_client import GOOD, SCHEMA, messages
 
-    script = {"scenarios": {"versioned": [{"reply": GOOD, "served_model": "versioned-2026-01-01"}],
-                            "unnamed": [{"reply": GOOD, "served_model": None}]}}
+    script = {
+        "scenarios": {
+            "versioned": [{"reply": GOOD, "served_model": "versioned-2026-01-01"}],
+            "unnamed": [{"reply": GOOD, "served_model": None}],
+        }
+    }
     extra = {"stream": True} if stream else {}
     with running_server(script, tmp_path) as server:
         for scenario, expected in (("versioned", "versioned-2026-01-01"), ("unnamed", None)):
-            runner = JudgeRunner(OpenAICompatibleJudge(scenario, base_url=server.base_url, api_key_env="CARD_KEY"),
-                                 sampling=SamplingParams(extra=extra))
+            runner = JudgeRunner(
+                OpenAICompatibleJudge(scenario, base_url=server.base_url, api_key_env="CARD_KEY"),
+                sampling=SamplingParams(extra=extra),
+            )
             (result,) = runner.run([JudgeRequest("x", messages("x"), SCHEMA)])
             assert result.ok and result.served_model == expected
             assert runner.stats.served_models == {expected or "": 1}

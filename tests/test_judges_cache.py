@@ -1,5 +1,6 @@
 """The persistent verdict cache: several real processes writing one file, a rerun that makes no calls,
 and a run killed midway that resumes without repeating what it had finished."""
+
 import json
 import multiprocessing
 import signal
@@ -12,20 +13,32 @@ from audioreason.judges import JudgeRequest, JudgeRunner, OpenAICompatibleJudge,
 from judge_server import running_server
 
 SCHEMA = VerdictSchema.from_criteria([("Cue Identification", (0, 1)), ("Reasoning", (0, 1))])
-GOOD = json.dumps([{"name": "Cue Identification", "score": 1, "justification": "named"},
-                   {"name": "Reasoning", "score": 0, "justification": "missing"}])
+GOOD = json.dumps(
+    [
+        {"name": "Cue Identification", "score": 1, "justification": "named"},
+        {"name": "Reasoning", "score": 0, "justification": "missing"},
+    ]
+)
 SCRIPT = {"scenarios": {"fast": [{"reply": GOOD}], "slow": [{"hang_s": 0.15, "then": {"reply": GOOD}}]}}
 
 
 def batch(prefix, n, raters=1):
-    return [JudgeRequest(f"{prefix}-{i}", [{"role": "system", "content": "Grade."},
-                                           {"role": "user", "content": f"item {prefix}-{i}"}], SCHEMA, rater)
-            for i in range(n) for rater in range(raters)]
+    return [
+        JudgeRequest(
+            f"{prefix}-{i}",
+            [{"role": "system", "content": "Grade."}, {"role": "user", "content": f"item {prefix}-{i}"}],
+            SCHEMA,
+            rater,
+        )
+        for i in range(n)
+        for rater in range(raters)
+    ]
 
 
 def make_runner(base_url, scenario, cache, concurrency=8):
-    judge = OpenAICompatibleJudge(scenario, base_url=base_url, api_key_env=None, concurrency=concurrency,
-                                  backoff_base_s=0.01, timeout_s=10)
+    judge = OpenAICompatibleJudge(
+        scenario, base_url=base_url, api_key_env=None, concurrency=concurrency, backoff_base_s=0.01, timeout_s=10
+    )
     return JudgeRunner(judge, cache=cache)
 
 
@@ -39,8 +52,7 @@ def _writer(path: str, process: int, n_keys: int, out: "multiprocessing.Queue") 
     seen = 0
     for i in range(n_keys):
         status = "ok" if (i + process) % 4 == 0 else "invalid"
-        cache.put(f"key-{i}", "judge", 0, status, {"status": status, "writer": process, "i": i,
-                                                  "pad": "x" * 200})
+        cache.put(f"key-{i}", "judge", 0, status, {"status": status, "writer": process, "i": i, "pad": "x" * 200})
         if i % 10 == 0:
             seen += len(cache.get_many([f"key-{j}" for j in range(i + 1)]))
     cache.close()
@@ -64,8 +76,9 @@ def test_concurrent_writers_in_several_processes(tmp_path):
     assert len(cache) == 150
     records = cache.get_many(f"key-{i}" for i in range(150))
     # Every key had one "ok" writer; whatever the order, the valid record is the one kept.
-    assert all(records[f"key-{i}"]["status"] == "ok" and (i + records[f"key-{i}"]["writer"]) % 4 == 0
-               for i in range(150))
+    assert all(
+        records[f"key-{i}"]["status"] == "ok" and (i + records[f"key-{i}"]["writer"]) % 4 == 0 for i in range(150)
+    )
     assert cache.counts() == {"ok": 150}
 
 
@@ -87,8 +100,9 @@ def test_second_run_is_served_from_the_cache_with_zero_calls(tmp_path):
         second = second_runner.run(requests)
         assert len(server.requests()) == 30  # no new call
         assert all(r.cached for r in second)
-        assert [(r.item_id, r.rater, r.verdict, r.raw_reply) for r in second] == \
-               [(r.item_id, r.rater, r.verdict, r.raw_reply) for r in first]
+        assert [(r.item_id, r.rater, r.verdict, r.raw_reply) for r in second] == [
+            (r.item_id, r.rater, r.verdict, r.raw_reply) for r in first
+        ]
         stats = second_runner.stats
         assert (stats.requests, stats.cache_hits, stats.calls, stats.prompt_tokens, stats.ok) == (30, 30, 0, 0, 30)
 
@@ -105,10 +119,14 @@ def test_duplicate_requests_in_one_batch_are_paid_once(tmp_path):
 def test_killed_run_resumes_without_repeating_finished_calls(tmp_path):
     cache_path = tmp_path / "resume.sqlite"
     with running_server(SCRIPT, tmp_path / "server") as server:
-        code = ("import sys; sys.path.insert(0, sys.argv[3]); import test_judges_cache as t; "
-                "t.run_killable_batch(sys.argv[1], sys.argv[2])")
-        child = subprocess.Popen([sys.executable, "-c", code, server.base_url, str(cache_path),
-                                  str(Path(__file__).parent)], stderr=subprocess.PIPE)
+        code = (
+            "import sys; sys.path.insert(0, sys.argv[3]); import test_judges_cache as t; "
+            "t.run_killable_batch(sys.argv[1], sys.argv[2])"
+        )
+        child = subprocess.Popen(
+            [sys.executable, "-c", code, server.base_url, str(cache_path), str(Path(__file__).parent)],
+            stderr=subprocess.PIPE,
+        )
         try:
             deadline = time.monotonic() + 30
             while True:  # wait until the child has finished some verdicts, then kill it mid-run
@@ -126,9 +144,12 @@ def test_killed_run_resumes_without_repeating_finished_calls(tmp_path):
             child.stderr.close()
         assert child.returncode == -signal.SIGKILL
         cache = VerdictCache(cache_path)
-        finished = {record["item_id"] for record in
-                    cache.get_many(JudgeRunner(OpenAICompatibleJudge("slow", base_url=server.base_url))
-                                   .key(r) for r in batch("resume", 20)).values()}
+        finished = {
+            record["item_id"]
+            for record in cache.get_many(
+                JudgeRunner(OpenAICompatibleJudge("slow", base_url=server.base_url)).key(r) for r in batch("resume", 20)
+            ).values()
+        }
         assert 5 <= len(finished) < 20
         before_resume = len(server.requests())
         runner = make_runner(server.base_url, "slow", cache, concurrency=4)

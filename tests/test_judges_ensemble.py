@@ -1,11 +1,11 @@
 """Ensembles through the scripted server: several models and several draws of one, aggregated by name,
 failed raters excluded and counted, values checked against hand computation."""
+
 import json
 
 import pytest
 
-from audioreason.judges import (EnsembleItem, JudgeEnsemble, OpenAICompatibleJudge, Rater, SamplingParams,
-                                VerdictSchema)
+from audioreason.judges import EnsembleItem, JudgeEnsemble, OpenAICompatibleJudge, Rater, SamplingParams, VerdictSchema
 from judge_server import running_server
 
 NAMES = ["Cue", "Source", "Context", "Elimination", "Answer"]
@@ -16,16 +16,19 @@ def reply(scores):
     return {"reply": json.dumps([{"name": n, "score": s, "justification": "."} for n, s in zip(NAMES, scores)])}
 
 
-SCRIPT = {"scenarios": {
-    "rater0": [reply([1, 1, 1, 0, 0])],  # 0.6
-    "rater1": [reply([1, 1, 1, 1, 1])],  # 1.0
-    "rater2": [reply([1, 0, 0, 0, 0])],  # 0.2
-    "rater3": [reply([1, 1, 1, 1, 0])],  # 0.8
-    "rater4_ok": [reply([1, 1, 0, 0, 0])],  # 0.4
-    "rater4_down": [{"status": 500}],
-    "drawn": [{"by_seed": {"42": reply([1, 1, 1, 0, 0]), "43": reply([1, 0, 0, 0, 0]),
-                           "44": {"reply": "no idea"}}}],
-}}
+SCRIPT = {
+    "scenarios": {
+        "rater0": [reply([1, 1, 1, 0, 0])],  # 0.6
+        "rater1": [reply([1, 1, 1, 1, 1])],  # 1.0
+        "rater2": [reply([1, 0, 0, 0, 0])],  # 0.2
+        "rater3": [reply([1, 1, 1, 1, 0])],  # 0.8
+        "rater4_ok": [reply([1, 1, 0, 0, 0])],  # 0.4
+        "rater4_down": [{"status": 500}],
+        "drawn": [
+            {"by_seed": {"42": reply([1, 1, 1, 0, 0]), "43": reply([1, 0, 0, 0, 0]), "44": {"reply": "no idea"}}}
+        ],
+    }
+}
 
 
 @pytest.fixture(scope="module")
@@ -35,12 +38,12 @@ def server(tmp_path_factory):
 
 
 def judge(server, scenario):
-    return OpenAICompatibleJudge(scenario, base_url=server.base_url, api_key_env=None, max_attempts=2,
-                                 backoff_base_s=0.01, timeout_s=5)
+    return OpenAICompatibleJudge(
+        scenario, base_url=server.base_url, api_key_env=None, max_attempts=2, backoff_base_s=0.01, timeout_s=5
+    )
 
 
-ITEM = EnsembleItem("mmar-1", [{"role": "system", "content": "Grade."}, {"role": "user", "content": "CoT ..."}],
-                    SCHEMA)
+ITEM = EnsembleItem("mmar-1", [{"role": "system", "content": "Grade."}, {"role": "user", "content": "CoT ..."}], SCHEMA)
 
 
 def test_mmar_trimmed_mean_over_five_models(server):
@@ -69,14 +72,24 @@ def test_per_criterion_majority_with_a_tie(server):
     (result,) = JudgeEnsemble.models(raters, aggregation="majority").run([ITEM])
     values = {name: (a.value, a.tie) for name, a in result.criteria.items()}
     # votes over the 4 valid raters: Cue 1111, Source 1101, Context 1101, Elimination 0101, Answer 0100
-    assert values == {"Cue": (1, False), "Source": (1, False), "Context": (1, False),
-                      "Elimination": (0, True), "Answer": (0, False)}
+    assert values == {
+        "Cue": (1, False),
+        "Source": (1, False),
+        "Context": (1, False),
+        "Elimination": (0, True),
+        "Answer": (0, False),
+    }
     assert result.criteria["Elimination"].n_failed == 1
 
 
 def test_draws_of_one_model_with_seed_per_rater_and_mean(server):
-    ensemble = JudgeEnsemble.draws(judge(server, "drawn"), 3, aggregation="mean", max_reasks=1,
-                                   sampling=SamplingParams(temperature=1.0, seed=42, seed_per_rater=True))
+    ensemble = JudgeEnsemble.draws(
+        judge(server, "drawn"),
+        3,
+        aggregation="mean",
+        max_reasks=1,
+        sampling=SamplingParams(temperature=1.0, seed=42, seed_per_rater=True),
+    )
     (result,) = ensemble.run([ITEM])
     assert [r.status for r in result.results] == ["ok", "ok", "invalid"]
     assert result.results[2].raw_reply == "no idea" and result.results[2].reasks == 1

@@ -4,6 +4,7 @@ real MMAR items and their rubrics, in process (LocalJudge) and over HTTP (`trans
 At 135M parameters the verdicts are poor and mostly not valid JSON; these tests assert that the whole
 path works with a real model (calls made, re-asks carrying the validation error, failures recorded with
 their raw replies, the cache answering a rerun), not the quality of the grading."""
+
 import json
 import os
 import shutil
@@ -16,13 +17,19 @@ from pathlib import Path
 
 import pytest
 
-from audioreason.judges import (JudgeRequest, JudgeRunner, LocalJudge, OpenAICompatibleJudge, SamplingParams,
-                                VerdictCache, VerdictSchema)
+from audioreason.judges import (
+    JudgeRequest,
+    JudgeRunner,
+    LocalJudge,
+    OpenAICompatibleJudge,
+    SamplingParams,
+    VerdictCache,
+    VerdictSchema,
+)
 
 DEMO = Path(__file__).resolve().parents[1] / "audioreason" / "resources" / "demo"
 SAMPLING = SamplingParams(temperature=0.0, seed=42, max_tokens=48)  # small: CPU time, not quality
-SYSTEM = ("You are a strict grader. You check a submitted reasoning against each criterion and reply with "
-          "JSON only.")
+SYSTEM = "You are a strict grader. You check a submitted reasoning against each criterion and reply with JSON only."
 
 
 @pytest.fixture(scope="module")
@@ -48,12 +55,15 @@ def mmar_requests(n, n_criteria=None, short=False):
         criteria = "\n".join(f"- {c['name']}: {c['scoring_point']}" for c in rubric)
         submission = outputs[item["id"]]
         if short:
-            submission = submission[submission.rfind("[ANSWER]"):]
+            submission = submission[submission.rfind("[ANSWER]") :]
         reference = "" if short else f"Reference reasoning: {item['thinking']}\n"
-        user = (f"Question: {item['question']}\nCorrect answer: {item['answer']}\n{reference}"
-                f"\nCriteria:\n{criteria}\n\nSubmission:\n{submission}\n\nReply with {schema.format_instructions()}")
-        requests.append(JudgeRequest(item["id"], [{"role": "system", "content": SYSTEM},
-                                                  {"role": "user", "content": user}], schema))
+        user = (
+            f"Question: {item['question']}\nCorrect answer: {item['answer']}\n{reference}"
+            f"\nCriteria:\n{criteria}\n\nSubmission:\n{submission}\n\nReply with {schema.format_instructions()}"
+        )
+        requests.append(
+            JudgeRequest(item["id"], [{"role": "system", "content": SYSTEM}, {"role": "user", "content": user}], schema)
+        )
     return requests
 
 
@@ -139,9 +149,22 @@ def transformers_serve(smollm2, tmp_path_factory):
     port = _free_port()
     log = open(tmp_path_factory.mktemp("serve") / "serve.log", "w+b")
     env = dict(os.environ, HF_HUB_OFFLINE="1", TRANSFORMERS_OFFLINE="1")
-    process = subprocess.Popen([str(cli if cli.exists() else shutil.which("transformers")), "serve", "--host",
-                                "127.0.0.1", "--port", str(port), "--device", "cpu", smollm2[0]],
-                               stdout=log, stderr=subprocess.STDOUT, env=env)
+    process = subprocess.Popen(
+        [
+            str(cli if cli.exists() else shutil.which("transformers")),
+            "serve",
+            "--host",
+            "127.0.0.1",
+            "--port",
+            str(port),
+            "--device",
+            "cpu",
+            smollm2[0],
+        ],
+        stdout=log,
+        stderr=subprocess.STDOUT,
+        env=env,
+    )
     try:
         deadline = time.monotonic() + 60
         while True:
@@ -168,8 +191,15 @@ def transformers_serve(smollm2, tmp_path_factory):
 
 def test_http_client_end_to_end_with_transformers_serve(transformers_serve):
     base_url, model = transformers_serve
-    judge = OpenAICompatibleJudge(model, base_url=base_url, api_key_env=None, name="SmolLM2-135M-Instruct (serve)",
-                                  concurrency=2, timeout_s=240, max_attempts=2)
+    judge = OpenAICompatibleJudge(
+        model,
+        base_url=base_url,
+        api_key_env=None,
+        name="SmolLM2-135M-Instruct (serve)",
+        concurrency=2,
+        timeout_s=240,
+        max_attempts=2,
+    )
     requests = mmar_requests(1, n_criteria=1, short=True)  # the protocol is the point here; keep it cheap
     runner = JudgeRunner(judge, sampling=SAMPLING, max_reasks=1)
     results = runner.run(requests)

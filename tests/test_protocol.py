@@ -2,6 +2,7 @@
 their combination, hashes recomputed by hand; the leaderboard marking a row whose template differs;
 `audioreason compare` refusing runs of different protocols (naming the field) unless --allow-protocol-diff,
 and saying "protocol unknown" for a run scored before protocols were recorded."""
+
 import hashlib
 import json
 
@@ -43,8 +44,16 @@ def sha12(text):
 
 
 def run_and_score(raw, out, model, template, tokens=7):
-    config = RunConfig(model=model, benchmark="mmar", data=str(raw), out=str(out), conditions=["none"],
-                       templates=[template], decoding=DecodingParams(max_new_tokens=tokens), progress=False)
+    config = RunConfig(
+        model=model,
+        benchmark="mmar",
+        data=str(raw),
+        out=str(out),
+        conditions=["none"],
+        templates=[template],
+        decoding=DecodingParams(max_new_tokens=tokens),
+        progress=False,
+    )
     run(config, {"main": FirstChoice(model)})
     return score_run(out, ScoreOptions(scorers=["accuracy"], progress=False))
 
@@ -53,8 +62,12 @@ def run_and_score(raw, out, model, template, tokens=7):
 def scored(raw, tmp_path_factory):
     root = tmp_path_factory.mktemp("runs")
     runs = {}
-    for folder, model, template, tokens in (("a", "model-a", "plain", 7), ("b", "model-b", "plain", 7),
-                                            ("c", "model-c", "aria_cot", 7), ("d", "model-d", "plain", 9)):
+    for folder, model, template, tokens in (
+        ("a", "model-a", "plain", 7),
+        ("b", "model-b", "plain", 7),
+        ("c", "model-c", "aria_cot", 7),
+        ("d", "model-d", "plain", 9),
+    ):
         runs[folder] = (root / folder, run_and_score(raw, root / folder, model, template, tokens))
     return root, runs
 
@@ -73,11 +86,20 @@ def test_a_run_records_its_protocol_in_run_json(scored, raw):
     meta = hashlib.sha256((raw / "MMAR-meta.jsonl").read_bytes()).hexdigest()
     ids = "\n".join(sorted(str(it["id"]) for it in ITEMS))
     assert block == {
-        "benchmark": {"name": "mmar", "config": None, "metadata": {"MMAR-meta.jsonl": meta}, "metadata_unavailable": None},
+        "benchmark": {
+            "name": "mmar",
+            "config": None,
+            "metadata": {"MMAR-meta.jsonl": meta},
+            "metadata_unavailable": None,
+        },
         "items": {"n": 3, "sha256": hashlib.sha256(ids.encode()).hexdigest()},
         "templates": [{"name": "plain", "hash": get_template("plain").hash}],
-        "conditions": ["none"], "decoding": DecodingParams(max_new_tokens=7).to_dict(), "text_backbone": None,
-        "source": "audioreason run", "audioreason": __version__}
+        "conditions": ["none"],
+        "decoding": DecodingParams(max_new_tokens=7).to_dict(),
+        "text_backbone": None,
+        "source": "audioreason run",
+        "audioreason": __version__,
+    }
     assert "model-a" not in json.dumps(block)  # the model under test is not part of the protocol
     canonical = json.dumps(block, sort_keys=True, separators=(",", ":"), ensure_ascii=False)
     assert run_file["protocol_hash"] == sha12(canonical)
@@ -92,8 +114,9 @@ def test_results_json_combines_the_run_and_scoring_blocks(scored):
     assert scoring["scorers"] == ["accuracy"] and scoring["judges"] == {} and scoring["backbones"] is None
     assert scoring["extraction"] == {"option": "auto", "rules": {"plain": ["official_slot"]}}
     assert scoring["items"] == ids_digest([it["id"] for it in ITEMS]) and scoring["audioreason"] == __version__
-    both = json.dumps({"run": protocol["run"], "scoring": scoring}, sort_keys=True, separators=(",", ":"),
-                      ensure_ascii=False)
+    both = json.dumps(
+        {"run": protocol["run"], "scoring": scoring}, sort_keys=True, separators=(",", ":"), ensure_ascii=False
+    )
     assert protocol["hash"] == sha12(both) and protocol["scoring_hash"] == protocol_hash(scoring)
     # Another model under the same protocol has the same hash; another template does not.
     assert runs["b"][1]["protocol"]["hash"] == protocol["hash"]
@@ -102,8 +125,9 @@ def test_results_json_combines_the_run_and_scoring_blocks(scored):
 
 def test_the_leaderboard_marks_the_row_whose_template_differs(scored):
     root, runs = scored
-    summary = write_leaderboard(root, [{"folder": f, "model": runs[f][1]["run"]["model"], "benchmark": "mmar"}
-                                       for f in ("a", "b", "c")])
+    summary = write_leaderboard(
+        root, [{"folder": f, "model": runs[f][1]["run"]["model"], "benchmark": "mmar"} for f in ("a", "b", "c")]
+    )
     board = json.loads((root / summary["json"]).read_text())
     by_model = {}
     for row in board["rows"]:
@@ -166,8 +190,16 @@ def test_a_run_json_without_a_block_scores_as_protocol_unknown(scored, tmp_path)
 def test_an_import_records_its_protocol(raw, tmp_path):
     predictions = tmp_path / "preds.jsonl"
     predictions.write_text("".join(json.dumps({"id": it["id"], "output": "(A)"}) + "\n" for it in ITEMS[:2]))
-    summary = import_predictions(ImportOptions(fmt="jsonl", file=str(predictions), benchmark="mmar", data=str(raw),
-                                               out=str(tmp_path / "imported"), model="elsewhere"))
+    summary = import_predictions(
+        ImportOptions(
+            fmt="jsonl",
+            file=str(predictions),
+            benchmark="mmar",
+            data=str(raw),
+            out=str(tmp_path / "imported"),
+            model="elsewhere",
+        )
+    )
     block = summary["protocol"]
     assert block["source"] == "import (jsonl)" and block["decoding"] is None
     assert block["templates"] == [{"name": "external", "hash": "external"}] and block["conditions"] == ["full"]
@@ -185,16 +217,33 @@ def test_a_judged_score_records_its_judge_and_only_the_judge_differs_across_judg
     steps = SCRIPT["scenarios"]["rubric-judge"]
     run_dir = build_hand_run(tmp_path)
     with running_server({"scenarios": {"judge-x": steps, "judge-y": steps}}, tmp_path / "server") as server:
-        scored = {name: score_run(run_dir, ScoreOptions(
-            scorers=["mmar_rubrics"], progress=False, out=str(tmp_path / name),
-            judge=JudgeOptions(model=name, base_url=server.base_url, api_key_env="PROTOCOL_TEST_KEY")))
-            for name in ("judge-x", "judge-y")}
+        scored = {
+            name: score_run(
+                run_dir,
+                ScoreOptions(
+                    scorers=["mmar_rubrics"],
+                    progress=False,
+                    out=str(tmp_path / name),
+                    judge=JudgeOptions(model=name, base_url=server.base_url, api_key_env="PROTOCOL_TEST_KEY"),
+                ),
+            )
+            for name in ("judge-x", "judge-y")
+        }
     wording = "\n\x00\n".join((mmar.SYSTEM_PROMPT, mmar.USER_TEMPLATE, mmar.CRITERION_TEMPLATE))
     block = scored["judge-x"]["protocol"]["scoring"]["judges"]["mmar_rubrics"]
-    assert block == {"model": "judge-x", "endpoint": "openai-compatible (local server)", "temperature": 0.0,
-                     "seed": 42, "sampling": {}, "raters": 5, "aggregation": "trimmed_mean",
-                     "prompt_sha256": hashlib.sha256(wording.encode()).hexdigest(), "structured": False,
-                     "rubric_protocol": "instance", "compat": False}
+    assert block == {
+        "model": "judge-x",
+        "endpoint": "openai-compatible (local server)",
+        "temperature": 0.0,
+        "seed": 42,
+        "sampling": {},
+        "raters": 5,
+        "aggregation": "trimmed_mean",
+        "prompt_sha256": hashlib.sha256(wording.encode()).hexdigest(),
+        "structured": False,
+        "rubric_protocol": "instance",
+        "compat": False,
+    }
     assert server.base_url.split("//")[1] not in json.dumps(block)  # the server's address is not the protocol
     x, y = (scored[name]["protocol"] for name in ("judge-x", "judge-y"))
     assert differing_fields(x["scoring"], y["scoring"]) == ["judges.mmar_rubrics.model"]

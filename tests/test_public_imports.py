@@ -1,4 +1,5 @@
 """Every import the README, the docs pages, ARCHITECTURE.md and the metric and dataset cards show works as shown."""
+
 from __future__ import annotations
 
 import importlib
@@ -9,8 +10,15 @@ from pathlib import Path
 import pytest
 
 ROOT = Path(__file__).resolve().parents[1]
-PAGES = sorted([ROOT / "README.md", ROOT / "ARCHITECTURE.md", *ROOT.glob("docs/**/*.md"),
-                *ROOT.glob("metrics/*/README.md"), *ROOT.glob("datasets_scripts/*/README.md")])
+PAGES = sorted(
+    [
+        ROOT / "README.md",
+        ROOT / "ARCHITECTURE.md",
+        *ROOT.glob("docs/**/*.md"),
+        *ROOT.glob("metrics/*/README.md"),
+        *ROOT.glob("datasets_scripts/*/README.md"),
+    ]
+)
 # "from audioreason.x import a, b as c" (on one line, or parenthesized over several) and "import audioreason.x"
 FROM = re.compile(r"^[ \t>]*from (audioreason[\w.]*) import (\([^)]*\)|[\w, ]+)", re.M)
 PLAIN = re.compile(r"^[ \t>]*import (?:[\w.]+, )*(audioreason[\w.]*)\b", re.M)
@@ -42,5 +50,6 @@ def test_the_readme_the_docs_and_the_cards_show_imports():
 def test_a_shown_import_works(page, module, name):
     imported = importlib.import_module(module)
     if name:
-        assert hasattr(imported, name) or importlib.util.find_spec(f"{module}.{name}") is not None, \
+        assert hasattr(imported, name) or importlib.util.find_spec(f"{module}.{name}") is not None, (
             f"{page}: `from {module} import {name}` fails"
+        )

@@ -1,6 +1,7 @@
 """Each scorer is declared once (``scorers/<name>/declaration.py``) and listed once (``scorers.registry``):
 every list of scorers in the package is the registry's, and a scorer's name is not spelt out again elsewhere
 (outside its own folder and the places allowed below, each with its reason)."""
+
 from __future__ import annotations
 
 import ast
@@ -23,43 +24,62 @@ ALLOWED: dict[str, tuple[str, str]] = {
     "audioreason/apps/shells.py": (
         "anchor_chain audiospan_rubric text_prior_decomposition",
         "COMBINATIONS and APPLICABLE: the pairs of evaluate modules that score one run together and the rows each "
-        "scores there, relations of two scorers"),
+        "scores there, relations of two scorers",
+    ),
     "audioreason/apps/spaces.py": (
         "mmar_rubrics audiospan_rubric anchor_chain text_prior_decomposition",
-        "each metric Space's requirements and weights (test_metric_spaces_are_the_registry_s below)"),
+        "each metric Space's requirements and weights (test_metric_spaces_are_the_registry_s below)",
+    ),
     "audioreason/apps/demo.py": ("mmar_rubrics", "the demo's fixture rows read the sections they print"),
     "audioreason/analysis/compare.py": (
         "mmar_rubrics audiospan_rubric anchor_chain",
-        "layer 7, below the registry: the paired comparison reads each section's per-item values by name"),
+        "layer 7, below the registry: the paired comparison reads each section's per-item values by name",
+    ),
     "audioreason/analysis/judge_swap.py": (
-        "mmar_rubrics audiospan_rubric", "layer 7, below the registry: the judged sections it re-judges"),
+        "mmar_rubrics audiospan_rubric",
+        "layer 7, below the registry: the judged sections it re-judges",
+    ),
     "audioreason/analysis/report.py": (
-        "mmar_rubrics", "layer 7, below the registry: the validity report's measures of MMAR-Rubrics"),
+        "mmar_rubrics",
+        "layer 7, below the registry: the validity report's measures of MMAR-Rubrics",
+    ),
     "audioreason/report/build.py": (
-        "mmar_rubrics", "VALIDITY_SCORERS: the sections whose measures analysis.validity_report (layer 7) reads"),
+        "mmar_rubrics",
+        "VALIDITY_SCORERS: the sections whose measures analysis.validity_report (layer 7) reads",
+    ),
     "audioreason/report/tables.py": (
         "mmar_rubrics audiospan_rubric anchor_chain",
-        "the report's renderers of the scorers' tables (report code, named by the declarations)"),
+        "the report's renderers of the scorers' tables (report code, named by the declarations)",
+    ),
     "audioreason/report/figures.py": (
         "mmar_rubrics audiospan_rubric anchor_chain",
-        "the report's renderers of the scorers' figures (report code, named by the declarations)"),
+        "the report's renderers of the scorers' figures (report code, named by the declarations)",
+    ),
     "audioreason/report/scale.py": (
         "mmar_rubrics audiospan_rubric text_prior_decomposition",
-        "results written on the old percentage scale, by the scorer that wrote them"),
+        "results written on the old percentage scale, by the scorer that wrote them",
+    ),
     "audioreason/report/leaderboard.py": (
         "mmar_rubrics audiospan_rubric anchor_chain text_prior_decomposition",
-        "the explorer's leaderboard: each scorer's headline read from its section's result keys"),
+        "the explorer's leaderboard: each scorer's headline read from its section's result keys",
+    ),
     "audioreason/report/item_table.py": (
         "mmar_rubrics audiospan_rubric anchor_chain",
-        "the explorer's item table: each scorer's per-item verdict read from its item row's keys"),
+        "the explorer's item table: each scorer's per-item verdict read from its item row's keys",
+    ),
     "audioreason/report/item_page.py": (
-        "mmar_rubrics audiospan_rubric", "the explorer's item page: the rubric verdicts of each judged scorer"),
+        "mmar_rubrics audiospan_rubric",
+        "the explorer's item page: the rubric verdicts of each judged scorer",
+    ),
 }
 
 
 def _string_constants(path: Path) -> set[str]:
-    return {node.value for node in ast.walk(ast.parse(path.read_text(encoding="utf-8")))
-            if isinstance(node, ast.Constant) and isinstance(node.value, str)}
+    return {
+        node.value
+        for node in ast.walk(ast.parse(path.read_text(encoding="utf-8")))
+        if isinstance(node, ast.Constant) and isinstance(node.value, str)
+    }
 
 
 def _spelt_out() -> dict[str, set[str]]:
@@ -77,10 +97,15 @@ def _spelt_out() -> dict[str, set[str]]:
 def test_a_scorer_s_name_is_spelt_out_only_in_its_folder_and_the_allowed_places():
     found = _spelt_out()
     spread = {f: sorted(n) for f, n in found.items() if not n <= set(ALLOWED.get(f, ("", ""))[0].split())}
-    assert spread == {}, ("a scorer's name spelt out again: read it from its declaration (scorers.registry), or "
-                          f"add the file to ALLOWED with the reason: {spread}")
-    stale = {f: sorted(set(names.split()) - found.get(f, set())) for f, (names, _) in ALLOWED.items()
-             if set(names.split()) - found.get(f, set())}
+    assert spread == {}, (
+        "a scorer's name spelt out again: read it from its declaration (scorers.registry), or "
+        f"add the file to ALLOWED with the reason: {spread}"
+    )
+    stale = {
+        f: sorted(set(names.split()) - found.get(f, set()))
+        for f, (names, _) in ALLOWED.items()
+        if set(names.split()) - found.get(f, set())
+    }
     assert stale == {}, f"ALLOWED names files or names that no longer spell a scorer out; remove them: {stale}"
 
 
@@ -93,8 +118,15 @@ def test_the_check_finds_a_spelt_out_name(tmp_path):
 def test_the_registry_lists_each_scorer_once_with_its_folder():
     assert NAMES == ("aria", "mmar_rubrics", "audiospan_rubric", "anchor_chain", "text_prior_decomposition")
     assert SCORERS == ("accuracy", *NAMES)
-    assert SECTIONS == ("accuracy", "aria", "perturbations", "mmar_rubrics", "audiospan_rubric", "anchor_chain",
-                        "text_prior_decomposition")
+    assert SECTIONS == (
+        "accuracy",
+        "aria",
+        "perturbations",
+        "mmar_rubrics",
+        "audiospan_rubric",
+        "anchor_chain",
+        "text_prior_decomposition",
+    )
     assert JUDGED == ("mmar_rubrics", "audiospan_rubric")
     for d in DECLARATIONS:
         folder = PACKAGE / "scorers" / d.folder
@@ -112,7 +144,7 @@ def test_the_shells_columns_and_options_are_the_declarations():
     assert list(shells.INPUTS) == list(NAMES) and list(shells.OPTIONS) == list(NAMES)
     for d in DECLARATIONS:
         assert list(shells.INPUTS[d.name]) == list(d.inputs)
-        assert shells.OPTIONS[d.name][:len(d.options)] == d.options
+        assert shells.OPTIONS[d.name][: len(d.options)] == d.options
     assert shells.INPUTS["anchor_chain"]["link_position"] == shells._INT
     assert "m3_mode" in shells.options("aria") and "judge_model" in shells.options("audiospan_rubric")
     assert "max_reasks" in shells.options("mmar_rubrics") and "max_reasks" not in shells.options("anchor_chain")
@@ -166,17 +198,20 @@ def test_score_scorers_help_lists_the_registry():
     assert action.help.endswith(", ".join(SCORERS))
 
 
-@pytest.mark.parametrize("result, scorer", [
-    ({"text_prior": {}, "decomposition": {}}, "text_prior_decomposition"),
-    ({"chain": 0.5, "random_chain": 0.1}, "anchor_chain"),
-    ({"accuracy": 0.5, "random_accuracy": 0.25}, "anchor_chain"),
-    ({"rubrics": 0.4, "accuracy": 0.6}, "mmar_rubrics"),
-    ({"rubric": 0.4, "semantic": 0.5}, "audiospan_rubric"),
-    ({"M1": 0.3, "accuracy": 0.5}, "aria"),
-    ({"perturbations": []}, "perturbations"),
-    ({"accuracy": 0.5}, "accuracy"),
-    ({"something": 1}, None),
-])
+@pytest.mark.parametrize(
+    "result, scorer",
+    [
+        ({"text_prior": {}, "decomposition": {}}, "text_prior_decomposition"),
+        ({"chain": 0.5, "random_chain": 0.1}, "anchor_chain"),
+        ({"accuracy": 0.5, "random_accuracy": 0.25}, "anchor_chain"),
+        ({"rubrics": 0.4, "accuracy": 0.6}, "mmar_rubrics"),
+        ({"rubric": 0.4, "semantic": 0.5}, "audiospan_rubric"),
+        ({"M1": 0.3, "accuracy": 0.5}, "aria"),
+        ({"perturbations": []}, "perturbations"),
+        ({"accuracy": 0.5}, "accuracy"),
+        ({"something": 1}, None),
+    ],
+)
 def test_a_bare_result_is_told_by_its_declaration(result, scorer):
     from audioreason.report.load import detect_scorer
 
@@ -190,13 +225,18 @@ def test_a_section_that_names_no_table_is_reported_with_its_printed_rows():
     from audioreason.scorers.declare import Results
 
     def rows(entry, label):
-        return [Row(label("sixth: mean"), entry["mean"], entry["n"], "judge-free", interval=entry["uncertainty"]["mean"]),
-                Row(label("sixth: spread"), None, entry["n"], "not computed")]
+        return [
+            Row(label("sixth: mean"), entry["mean"], entry["n"], "judge-free", interval=entry["uncertainty"]["mean"]),
+            Row(label("sixth: spread"), None, entry["n"], "not computed"),
+        ]
 
     make = rows_table(Results("sixth", "A sixth scorer", rows))
-    entry = Entry("sixth", {"mean": 0.625, "n": 8, "uncertainty": {"mean": {"ci95": [0.3, 0.9]}}}, "m", "mmar",
-                  "full", "plain")
+    entry = Entry(
+        "sixth", {"mean": 0.625, "n": 8, "uncertainty": {"mean": {"ci95": [0.3, 0.9]}}}, "m", "mmar", "full", "plain"
+    )
     table = make([entry])
     assert (table.key, table.title) == ("sixth", "A sixth scorer")
-    assert table.rows == [["m on mmar [full/plain]", "sixth: mean", "0.6250", "[0.3000, 0.9000]", "8", "judge-free"],
-                          ["m on mmar [full/plain]", "sixth: spread", "n/a", "-", "8", "not computed"]]
+    assert table.rows == [
+        ["m on mmar [full/plain]", "sixth: mean", "0.6250", "[0.3000, 0.9000]", "8", "judge-free"],
+        ["m on mmar [full/plain]", "sixth: spread", "n/a", "-", "8", "not computed"],
+    ]

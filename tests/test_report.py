@@ -1,6 +1,7 @@
 """`audioreason report`: one self-contained HTML file and Markdown tables of scored results, read from the demo's
 run (accuracy, aria, mmar_rubrics), the scripted AudioSpan run (anchor_chain, audiospan_rubric) and a text prior
 result; the one scale helper on both scales."""
+
 import json
 import re
 import subprocess
@@ -15,6 +16,7 @@ from audioreason.report.scale import display, fraction, scale_of
 # ---------------------------------------------------------------------------------------------
 # The one scale helper
 # ---------------------------------------------------------------------------------------------
+
 
 def test_both_scales_render_alike():
     # MMAR-Rubrics as the scorer writes it now (0-1) and as it wrote it before the one scale (x100, no scale
@@ -40,9 +42,18 @@ def test_both_scales_render_alike():
 
 
 def test_a_scale_stated_for_the_file_holds_for_its_results(tmp_path):
-    results = {"run": {"model": "m", "benchmark": "mmar"}, "scale": "0-1", "scorers": {"mmar_rubrics": {
-        "status": "ok", "results": [{"model": "m", "condition": "full", "template": "t", "rubrics": 0.25,
-                                     "accuracy": 0.5, "n": 4}]}}}
+    results = {
+        "run": {"model": "m", "benchmark": "mmar"},
+        "scale": "0-1",
+        "scorers": {
+            "mmar_rubrics": {
+                "status": "ok",
+                "results": [
+                    {"model": "m", "condition": "full", "template": "t", "rubrics": 0.25, "accuracy": 0.5, "n": 4}
+                ],
+            }
+        },
+    }
     (tmp_path / "results.json").write_text(json.dumps(results))
     entry = load_results(tmp_path).entries[0]
     assert display(entry.result["rubrics"], "mmar_rubrics", "rubrics", entry.result) == "0.2500"
@@ -56,6 +67,7 @@ def test_a_scale_stated_for_the_file_holds_for_its_results(tmp_path):
 # The report of the demo's run, the AudioSpan run and a text prior result
 # ---------------------------------------------------------------------------------------------
 
+
 @pytest.fixture(scope="module")
 def text_prior_result(tmp_path_factory):
     """The text prior scorer's own output on a hand-made table: 2 models x 4 items under Full, None, frag:2."""
@@ -65,12 +77,16 @@ def text_prior_result(tmp_path_factory):
     records = []
     # model a: items 1, 2 right under Full; item 1 also right with no audio (TS); item 2 right in a fragment (FS).
     # model b: only item 3 right under Full, none right without it (UN for 1, 2, 4).
-    table = {"a": {"full": [1, 1, 0, 0], "none": [1, 0, 0, 0], "frag:2:0": [1, 1, 0, 0], "frag:2:1": [0, 0, 0, 0]},
-             "b": {"full": [0, 0, 1, 0], "none": [0, 0, 0, 0], "frag:2:0": [0, 0, 0, 0], "frag:2:1": [0, 0, 0, 0]}}
+    table = {
+        "a": {"full": [1, 1, 0, 0], "none": [1, 0, 0, 0], "frag:2:0": [1, 1, 0, 0], "frag:2:1": [0, 0, 0, 0]},
+        "b": {"full": [0, 0, 1, 0], "none": [0, 0, 0, 0], "frag:2:0": [0, 0, 0, 0], "frag:2:1": [0, 0, 0, 0]},
+    }
     for model, conditions in table.items():
         for condition, correct in conditions.items():
-            records += [{"model": model, "condition": condition, "item_id": f"q{i}", "prediction": bool(c)}
-                        for i, c in enumerate(correct, 1)]
+            records += [
+                {"model": model, "condition": condition, "item_id": f"q{i}", "prediction": bool(c)}
+                for i, c in enumerate(correct, 1)
+            ]
     result = score_text_prior(records, chance=0.25)
     path.write_text(json.dumps({"model": "two models", "benchmark": "hand table", "result": result}, default=str))
     return path, result
@@ -85,12 +101,25 @@ def report(demo_session, audiospan_run, text_prior_result, tmp_path_factory):
 
 def test_the_report_draws_every_figure_the_results_support(report):
     summary, page, _ = report
-    assert summary["scorers"] == ["accuracy", "aria", "mmar_rubrics", "audiospan_rubric", "anchor_chain",
-                                  "text_prior_decomposition"]
+    assert summary["scorers"] == [
+        "accuracy",
+        "aria",
+        "mmar_rubrics",
+        "audiospan_rubric",
+        "anchor_chain",
+        "text_prior_decomposition",
+    ]
     # One section per scorer, in that order, each with its figures.
     assert re.findall(r'<figure id="figure-([a-z_]+)"', page) == [
-        "accuracy", "aria_radar", "aria_modes", "mmar_rubrics", "audiospan_rubric", "anchor_chain", "retention",
-        "decomposition"]
+        "accuracy",
+        "aria_radar",
+        "aria_modes",
+        "mmar_rubrics",
+        "audiospan_rubric",
+        "anchor_chain",
+        "retention",
+        "decomposition",
+    ]
     assert sorted(summary["figures"]) == sorted(re.findall(r'<figure id="figure-([a-z_]+)"', page))
     assert page.count("<svg") == len(summary["figures"])
     # The scored AudioSpan run keeps per-chain outcomes: its ladder is drawn (P 1/2, P and U 1/2, all three 0).
@@ -101,11 +130,13 @@ def test_the_report_is_self_contained(report):
     _, page, _ = report
     # Nothing to fetch: no script, stylesheet link, image or font source; the only URLs are SVG namespaces.
     assert not re.search(r"<script|<link|<img|<iframe|@import|url\((?!#)", page)  # url(#clip) is inside the SVG
-    assert set(re.findall(r"https?://[^\s\"'<>)]+", page)) <= {"http://www.w3.org/2000/svg",
-                                                               "http://www.w3.org/1999/xlink",
-                                                               "http://purl.org/dc/elements/1.1/",
-                                                               "http://creativecommons.org/ns#",
-                                                               "http://www.w3.org/1999/02/22-rdf-syntax-ns#"}
+    assert set(re.findall(r"https?://[^\s\"'<>)]+", page)) <= {
+        "http://www.w3.org/2000/svg",
+        "http://www.w3.org/1999/xlink",
+        "http://purl.org/dc/elements/1.1/",
+        "http://creativecommons.org/ns#",
+        "http://www.w3.org/1999/02/22-rdf-syntax-ns#",
+    }
 
 
 def test_tables_show_the_scorers_numbers(report, demo_session, audiospan_run):
@@ -114,15 +145,21 @@ def test_tables_show_the_scorers_numbers(report, demo_session, audiospan_run):
     _, page, md = report
     demo = json.loads((demo_session[0] / "cascade-run" / "results.json").read_text())
     aria = demo["scorers"]["aria"]["results"][0]
+
     def cell(result, name):  # four decimals and the 95% interval the result records beside it
         lo, hi = result["uncertainty"][name]["ci95"]
         return f"{result[name]:.4f} [{lo:.4f}, {hi:.4f}]"
 
     # ARIA as four decimals with its interval, an unavailable metric as n/a (M1: no offline CLAP), in the row.
-    row = next(line for line in md.splitlines() if line.startswith(f"| {aria['model']} on mmar [full/aria_cot]")
-               and f"| {cell(aria, 'M2')} |" in line)
-    assert f"| n/a | {cell(aria, 'M2')} | {cell(aria, 'M3')} | {cell(aria, 'M4')} | n/a | {cell(aria, 'M6')} | " \
-           f"{cell(aria, 'aria')} |" in row
+    row = next(
+        line
+        for line in md.splitlines()
+        if line.startswith(f"| {aria['model']} on mmar [full/aria_cot]") and f"| {cell(aria, 'M2')} |" in line
+    )
+    assert (
+        f"| n/a | {cell(aria, 'M2')} | {cell(aria, 'M3')} | {cell(aria, 'M4')} | n/a | {cell(aria, 'M6')} | "
+        f"{cell(aria, 'aria')} |" in row
+    )
     mmar = demo["scorers"]["mmar_rubrics"]["results"][0]
     assert f"| {mmar['rubrics']:.4f} |" in md
     # The AudioSpan run (tests/test_report_runs.py): Chain 1/3 over two chains (2/3 and 0: the percentile interval
@@ -135,9 +172,10 @@ def test_tables_show_the_scorers_numbers(report, demo_session, audiospan_run):
 
 def test_figures_name_backbones_judge_and_modes(report, demo_session):
     _, page, _ = report
+
     def figure(key):
         start = page.index(f'id="figure-{key}"')
-        return page[start:page.index("</figure>", start)]
+        return page[start : page.index("</figure>", start)]
 
     radar = figure("aria_radar")
     assert "backbones of" in radar and "all-mpnet-base-v2" in radar and "reasoning mode of" in radar
@@ -157,27 +195,41 @@ def test_text_prior_figures_read_the_hand_table(report, text_prior_result):
     # a: item 1 TS (right with no audio), item 2 FS (right in fragment 0), items 3, 4 UN; b: item 3 needs the whole
     # audio (XS), items 1, 2, 4 UN.
     assert {k: decomposition["a"]["counts"][k] for k in ("TS", "FS", "XS", "AH", "UN")} == {
-        "TS": 1, "FS": 1, "XS": 0, "AH": 0, "UN": 2}
+        "TS": 1,
+        "FS": 1,
+        "XS": 0,
+        "AH": 0,
+        "UN": 2,
+    }
     assert {k: decomposition["b"]["counts"][k] for k in ("TS", "FS", "XS", "AH", "UN")} == {
-        "TS": 0, "FS": 0, "XS": 1, "AH": 0, "UN": 3}
+        "TS": 0,
+        "FS": 0,
+        "XS": 1,
+        "AH": 0,
+        "UN": 3,
+    }
     # R_2 of a: mean fragment accuracy (2/4 + 0/4) / 2 = 0.25 over Full 2/4 = 0.5 of Full; b: 0 of 1/4 = 0.
     assert result["retention"]["per_model"]["a"][2]["R_N"] == pytest.approx(0.5)
-    section = page[page.index('<section id="text_prior_decomposition"'):]
+    section = page[page.index('<section id="text_prior_decomposition"') :]
     assert "two models" in section and 'id="figure-retention"' in section and 'id="figure-decomposition"' in section
     assert re.search(r"\| a \|[^\n]*\| 0\.5000 \|", md)
 
 
 def test_the_command_writes_both_files_and_refuses_an_unscored_run(tmp_path, demo_session):
     run = demo_session[0] / "cascade-run"
-    done = subprocess.run([sys.executable, "-m", "audioreason.cli", "report", str(run), "-o", str(tmp_path / "r.html")],
-                          capture_output=True, text=True)
+    done = subprocess.run(
+        [sys.executable, "-m", "audioreason.cli", "report", str(run), "-o", str(tmp_path / "r.html")],
+        capture_output=True,
+        text=True,
+    )
     assert done.returncode == 0, done.stderr
     assert (tmp_path / "r.html").is_file() and (tmp_path / "r.md").read_text().startswith("# audioreason report")
     unscored = tmp_path / "unscored"
     unscored.mkdir()
     (unscored / "run.json").write_text("{}")
-    done = subprocess.run([sys.executable, "-m", "audioreason.cli", "report", str(unscored)], capture_output=True,
-                          text=True)
+    done = subprocess.run(
+        [sys.executable, "-m", "audioreason.cli", "report", str(unscored)], capture_output=True, text=True
+    )
     assert done.returncode == 1 and done.stderr.startswith("audioreason report: error: ResultsError: ")
     assert "no results.json in this folder (it holds a run: score it first with `audioreason score`)" in done.stderr
 
@@ -188,10 +240,15 @@ def test_validity_inputs_are_on_the_scale_the_tables_show():
     from audioreason.report.build import _validity_inputs
     from audioreason.report.load import Entry
 
-    entries = [Entry("mmar_rubrics", {"rubrics": 42.0, "accuracy": 60.0}, "old", "mmar"),
-               Entry("mmar_rubrics", {"rubrics": 0.40, "accuracy": 0.55}, "new", "mmar"),
-               Entry("mmar_rubrics", {"rubrics": 0.30, "accuracy": 0.50, "scale": "0-1"}, "third", "mmau")]
+    entries = [
+        Entry("mmar_rubrics", {"rubrics": 42.0, "accuracy": 60.0}, "old", "mmar"),
+        Entry("mmar_rubrics", {"rubrics": 0.40, "accuracy": 0.55}, "new", "mmar"),
+        Entry("mmar_rubrics", {"rubrics": 0.30, "accuracy": 0.50, "scale": "0-1"}, "third", "mmau"),
+    ]
     inputs, reason = _validity_inputs(entries)
     assert reason is None
     assert [(i["model"], i["result"]["rubrics"], i["result"]["accuracy"]) for i in inputs] == [
-        ("old", pytest.approx(0.42), pytest.approx(0.60)), ("new", 0.40, 0.55), ("third", 0.30, 0.50)]
+        ("old", pytest.approx(0.42), pytest.approx(0.60)),
+        ("new", 0.40, 0.55),
+        ("third", 0.30, 0.50),
+    ]

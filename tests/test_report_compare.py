@@ -1,5 +1,6 @@
 """`audioreason report` on several scored runs: the Comparison section (a leaderboard marking neighbours that are
 not significantly different, a table per pair of runs) on hand-built runs with hand-computed McNemar p-values."""
+
 import pytest
 
 from audioreason.report.build import build_report
@@ -13,9 +14,11 @@ IDS = [0, 1, 2, 3, 6, 7]  # items whose wrong choice no string match mistakes fo
 @pytest.fixture(scope="module")
 def report(tmp_path_factory):
     root = tmp_path_factory.mktemp("report_compare")
-    runs = [scored_run(root, "a", "model-a", right=set(IDS), ids=IDS),          # 6 of 6
-            scored_run(root, "b", "model-b", right=set(), ids=IDS),             # 0 of 6
-            scored_run(root, "c", "model-c", right={0, 1}, ids=IDS)]            # 2 of 6
+    runs = [
+        scored_run(root, "a", "model-a", right=set(IDS), ids=IDS),  # 6 of 6
+        scored_run(root, "b", "model-b", right=set(), ids=IDS),  # 0 of 6
+        scored_run(root, "c", "model-c", right={0, 1}, ids=IDS),
+    ]  # 2 of 6
     summary = build_report([str(r) for r in runs], root / "report.html")
     return runs, summary, (root / "report.html").read_text(), (root / "report.md").read_text()
 
@@ -42,13 +45,24 @@ def test_a_table_per_pair_of_runs(report):
     # a right on all 6, b on none: A - B = 1; McNemar b = 6, c = 0: p = 2/2^6 = 0.03125
     assert "+1.0000" in line and "b=6, c=0, p=0.03125" in line and "6 right->wrong" in line
     assert ITEMS[0]["id"] in line
-    assert "id=\"comparison\"" in page
+    assert 'id="comparison"' in page
 
 
 def entry(model, acc, ci, source):
-    return Entry("accuracy", {"rule": "aria", "official_scorer_accuracy": acc, "n": 2,
-                              "uncertainty": {"official_scorer_accuracy": {"ci95": ci}}},
-                 model, "mmar", "full", "aria_cot", source)
+    return Entry(
+        "accuracy",
+        {
+            "rule": "aria",
+            "official_scorer_accuracy": acc,
+            "n": 2,
+            "uncertainty": {"official_scorer_accuracy": {"ci95": ci}},
+        },
+        model,
+        "mmar",
+        "full",
+        "aria_cot",
+        source,
+    )
 
 
 def test_without_shared_items_the_intervals_decide():
@@ -58,6 +72,8 @@ def test_without_shared_items_the_intervals_decide():
     above = (entry("x", 0.9, [0.6, 0.98], "x.json"), "official_scorer_accuracy", "official_scorer_accuracy")
     overlapping = (entry("y", 0.5, [0.2, 0.8], "y.json"), "official_scorer_accuracy", "official_scorer_accuracy")
     apart = (entry("z", 0.1, [0.0, 0.4], "z.json"), "official_scorer_accuracy", "official_scorer_accuracy")
-    assert _neighbour_mark(above, overlapping, no_pair) == \
-        "not significantly different (no shared items: 95% intervals overlap)"
+    assert (
+        _neighbour_mark(above, overlapping, no_pair)
+        == "not significantly different (no shared items: 95% intervals overlap)"
+    )
     assert _neighbour_mark(above, apart, no_pair) == "different (no shared items: 95% intervals do not overlap)"

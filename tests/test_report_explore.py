@@ -1,6 +1,7 @@
 """The explorer's data (``audioreason.report``: ``runs``, ``leaderboard``, ``item_table``, ``item_page``,
 ``bundles``) on the scripted AudioSpan run of tests/test_report_runs.py (known numbers) and the demo's run:
 leaderboard, filters, an item's answers and timeline, bundles, uploads."""
+
 import json
 import zipfile
 
@@ -15,8 +16,10 @@ def view(audiospan_run):
 
 
 def _rows(view, **filters):
-    return [{**dict(zip(item_table.ITEM_COLUMNS, r.cells)), "key": r.key}
-            for r in item_table.item_rows([view], filters or None)]
+    return [
+        {**dict(zip(item_table.ITEM_COLUMNS, r.cells)), "key": r.key}
+        for r in item_table.item_rows([view], filters or None)
+    ]
 
 
 def test_leaderboard_shows_each_scorers_headline(view):
@@ -29,8 +32,10 @@ def test_leaderboard_shows_each_scorers_headline(view):
     # Two chains (2/3 and 0): a resample's mean is 0, 1/3 or 2/3, so the percentile interval is [0, 2/3]
     assert row["Chain"] == "0.3333 [0.0000, 0.6667] (random 0.1094)"
     # Every item's Rubric is 0.85: no spread to resample, said so; one rater, so no rater sd
-    assert row["AudioSpan Rubric"] == ("0.8500 [no interval: all 6 items have the same value: the bootstrap "
-                                       "distribution is a single point]; rater sd n/a (1 rater)")
+    assert row["AudioSpan Rubric"] == (
+        "0.8500 [no interval: all 6 items have the same value: the bootstrap "
+        "distribution is a single point]; rater sd n/a (1 rater)"
+    )
     assert row["ARIA"] == row["MMAR Rubrics"] == ""  # not scored in this run: empty, not 0
 
 
@@ -61,7 +66,8 @@ def test_an_open_question_shows_its_timed_criteria(view):
     assert [v[2:] for v in detail["verdicts"]] == [  # from the run's items.jsonl: criterion, verdict, reason
         ["0", "semantic correct, temporal none", "states the point"],
         ["1", "semantic none, temporal correct", "02:00 is in range"],
-        ["2", "semantic partial, temporal wrong", "detail vague, time off"]]
+        ["2", "semantic partial, temporal wrong", "detail vague, time off"],
+    ]
 
 
 def test_a_bundle_opens_without_the_benchmark_folder(demo_session, tmp_path):

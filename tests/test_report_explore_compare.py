@@ -1,5 +1,6 @@
 """The explorer's leaderboard intervals, readable item rows, two runs side by side and the item page, on the
 hand-built pair of MMAR runs of tests/fixtures/explorer_pair.py (its docstring has the verdicts by hand)."""
+
 import json
 
 import pytest
@@ -36,15 +37,20 @@ def test_the_leaderboard_shows_each_recorded_interval_and_nothing_when_absent(vi
 
 def test_interval_text_of_one_headline():
     assert scale.interval({"uncertainty": {"aria": {"ci95": [0.25, 0.5]}}}, "aria") == " [0.2500, 0.5000]"
-    assert scale.interval({"uncertainty": {"aria": {"ci95": None, "unavailable": "n < 2"}}}, "aria") == \
-        " [no interval: n < 2]"
+    assert (
+        scale.interval({"uncertainty": {"aria": {"ci95": None, "unavailable": "n < 2"}}}, "aria")
+        == " [no interval: n < 2]"
+    )
     assert scale.interval({"uncertainty": {"M1": {"ci95": [0, 1]}}}, "aria") == ""
     assert scale.interval({"aria": 0.5}, "aria") == ""
     assert scale.rater_spread({"rater_spread": {"sd": 0.125, "raters": 3}}) == "; rater sd 0.1250 (3 raters)"
     assert scale.rater_spread({"rater_spread": {"sd": None, "raters": 1}}) == "; rater sd n/a (1 rater)"
     # No interval beside an n/a (a judged score whose items all failed).
-    entry = load.Entry("mmar_rubrics", {"rubrics": 0.0, "n_failed": 2, "n_judged": 0,
-                                            "uncertainty": {"rubrics": {"ci95": [0.0, 0.0]}}}, "m")
+    entry = load.Entry(
+        "mmar_rubrics",
+        {"rubrics": 0.0, "n_failed": 2, "n_judged": 0, "uncertainty": {"rubrics": {"ci95": [0.0, 0.0]}}},
+        "m",
+    )
     assert leaderboard._headline(entry) == ("MMAR Rubrics", "n/a")
 
 
@@ -53,8 +59,13 @@ def test_items_are_named_by_id_model_and_condition_with_the_official_verdict(vie
     assert "key" not in item_table.ITEM_COLUMNS and not any("[" in c for r in rows for c in r.cells[:5])
     assert [r.cells[:5] for r in rows[:3]] == [["model-a", f"q{n}", "model-a", "full", "aria_cot"] for n in (1, 2, 3)]
     assert [r.cells[item_table.ITEM_COLUMNS.index("correct")] for r in rows] == [
-        "official scorer yes, aria yes", "official scorer yes, aria yes", "official scorer no, aria no",
-        "official scorer no, aria no", "official scorer yes, aria no", "official scorer yes, aria yes"]
+        "official scorer yes, aria yes",
+        "official scorer yes, aria yes",
+        "official scorer no, aria no",
+        "official scorer no, aria no",
+        "official scorer yes, aria no",
+        "official scorer yes, aria yes",
+    ]
     assert item_table.item_verdicts(views[1], rows[4].key) == {"official scorer": True, "aria": False}
 
 
@@ -66,7 +77,8 @@ def test_two_runs_side_by_side_and_the_items_where_they_disagree(views):
     assert [(c["second run: correct"], c["differs on"]) for c in _cells(compared)] == [
         ("official scorer no, aria no", "official scorer, aria"),
         ("official scorer yes, aria no", "aria"),
-        ("official scorer yes, aria yes", "official scorer, aria")]
+        ("official scorer yes, aria yes", "official scorer, aria"),
+    ]
     # The benchmark's rule (MMAR: the official scorer): q1 and q3; any rule: q2 too (aria only).
     assert [r.cells[1] for r in item_table.item_rows(views, second=1, disagree="benchmark")] == ["q1", "q3"]
     assert [r.cells[1] for r in item_table.item_rows(views, second=1, disagree="any")] == ["q1", "q2", "q3"]
@@ -91,17 +103,27 @@ def test_the_item_view_reads_as_a_page(views):
     detail = item_page.item_detail(views[0], key)
     assert detail["answers"] == [
         ["official scorer", "(the whole reply)", "string match of the official MMAR/MMAU evaluation script", "yes"],
-        ["aria", "dog barking", "answer_tag", "yes"]]
-    assert detail["verdicts"] == [["mmar_rubrics", "0 (judge-x)", "names the source", "1", "model-a names it"],
-                                  ["mmar_rubrics", "0 (judge-x)", "describes the sound", "1",
-                                   "describes a short clip"]]
+        ["aria", "dog barking", "answer_tag", "yes"],
+    ]
+    assert detail["verdicts"] == [
+        ["mmar_rubrics", "0 (judge-x)", "names the source", "1", "model-a names it"],
+        ["mmar_rubrics", "0 (judge-x)", "describes the sound", "1", "describes a short clip"],
+    ]
     page = detail["page"]
-    for text in ("<h3 style=\"margin:.2rem 0\">q1</h3>", "<b>model</b> model-a", "<b>condition</b> full",
-                 "<b>Question.</b> What makes the sound?", "<li>dog barking <b>(gold)</b></li>",
-                 "<dt><b>Entities</b></dt>", "a short clip, heard once", "<h4>Answer per rule</h4>",
-                 "<td style=\"border:1px solid #ccc;padding:.2rem .5rem;text-align:left;vertical-align:top\">"
-                 "answer_tag</td>", "<h4>Rubric verdicts</h4>", "model-a names it",
-                 "No anchors or timed criteria for this item."):
+    for text in (
+        '<h3 style="margin:.2rem 0">q1</h3>',
+        "<b>model</b> model-a",
+        "<b>condition</b> full",
+        "<b>Question.</b> What makes the sound?",
+        "<li>dog barking <b>(gold)</b></li>",
+        "<dt><b>Entities</b></dt>",
+        "a short clip, heard once",
+        "<h4>Answer per rule</h4>",
+        '<td style="border:1px solid #ccc;padding:.2rem .5rem;text-align:left;vertical-align:top">answer_tag</td>',
+        "<h4>Rubric verdicts</h4>",
+        "model-a names it",
+        "No anchors or timed criteria for this item.",
+    ):
         assert text in page, text
     assert '"key"' not in page and "[&quot;model-a&quot;" not in page  # the record's key is not shown
     assert detail["audio"].endswith("audio/q1.wav")
@@ -156,13 +178,41 @@ class _CountedRows(dict):
 def _unknown_benchmark_run(folder, n):
     """A scored run of ``n`` items on a benchmark the explorer does not know, one rule, right on even items."""
     folder.mkdir()
-    rows = [{"key": f"k{i}", "id": f"q{i}", "model": "m", "condition": "full", "template": "plain",
-             "accuracy": {"letter": {"choice": "A", "method": "exact", "correct": i % 2 == 0}}} for i in range(n)]
+    rows = [
+        {
+            "key": f"k{i}",
+            "id": f"q{i}",
+            "model": "m",
+            "condition": "full",
+            "template": "plain",
+            "accuracy": {"letter": {"choice": "A", "method": "exact", "correct": i % 2 == 0}},
+        }
+        for i in range(n)
+    ]
     (folder / "items.jsonl").write_text("".join(json.dumps(r) + "\n" for r in rows))
     (folder / "run.json").write_text(json.dumps({"config": {"model": "m", "benchmark": "custom"}}))
-    (folder / "results.json").write_text(json.dumps({"run": {"model": "m", "benchmark": "custom"}, "scorers": {
-        "accuracy": {"status": "ok", "results": [{"model": "m", "condition": "full", "template": "plain",
-                                                  "rule": "letter", "accuracy": 0.5, "n": n}]}}}))
+    (folder / "results.json").write_text(
+        json.dumps(
+            {
+                "run": {"model": "m", "benchmark": "custom"},
+                "scorers": {
+                    "accuracy": {
+                        "status": "ok",
+                        "results": [
+                            {
+                                "model": "m",
+                                "condition": "full",
+                                "template": "plain",
+                                "rule": "letter",
+                                "accuracy": 0.5,
+                                "n": n,
+                            }
+                        ],
+                    }
+                },
+            }
+        )
+    )
     return folder
 
 

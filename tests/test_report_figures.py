@@ -2,6 +2,7 @@
 an error bar from low to high, none where a value has no interval or is n/a; every axis on the one 0-1 scale.
 The run is hand-built (tests/report_sets.py): 8 models x 2 conditions with known intervals; the extents are read
 back from the drawn artists (``Figure.intervals``)."""
+
 import math
 
 import pytest
@@ -47,8 +48,11 @@ def _expect(pairs):
 def test_accuracy_bars_carry_each_sets_interval_and_none_for_na(results):
     entries = results.of("accuracy")
     figure = figures.accuracy_bars(entries)
-    expected = [(i, e.result["uncertainty"]["accuracy"]["ci95"]) for i, e in enumerate(entries)
-                if e.result["accuracy"] is not None]
+    expected = [
+        (i, e.result["uncertainty"]["accuracy"]["ci95"])
+        for i, e in enumerate(entries)
+        if e.result["accuracy"] is not None
+    ]
     assert len(expected) == 15  # the 16th set's accuracy is n/a: its interval is unavailable, nothing drawn
     assert _spans(figure, vertical=False) == _expect(expected)
     # e.g. the first set: accuracy 0.3 with half-width 0.02
@@ -89,31 +93,59 @@ def test_grouped_bars_carry_their_rows_intervals(results):
     assert mmar.svg.count(">n/a<") == 4  # model 2, both conditions, in "music" and "Perception Layer"
     chain = figures.anchor_chain_figure(results.of("anchor_chain"))
     bar = 0.8 / 16
-    expected = [(k + (i - 7.5) * bar, _ci(e.result["chain"], link)) for i, e in enumerate(results.of("anchor_chain"))
-                for k, link in enumerate("PUR")]
+    expected = [
+        (k + (i - 7.5) * bar, _ci(e.result["chain"], link))
+        for i, e in enumerate(results.of("anchor_chain"))
+        for k, link in enumerate("PUR")
+    ]
     assert sorted(_spans(chain, "per-link accuracy")) == sorted(_expect(expected))
     rubric = figures.rubric_figure(results.of("audiospan_rubric"))
     tiers = [_ci(e.result["by"]["duration_tier"][t], "mean") for e in results.of("audiospan_rubric") for t in "SML"]
     assert sorted(s[1:] for s in _spans(rubric, "Rubric by duration tier")) == sorted(_r(*ci) for ci in tiers)
     retention = figures.retention_curves(results.of("text_prior_decomposition"))
     per_model = results.of("text_prior_decomposition")[0].result["retention"]["per_model"]
-    assert _spans(retention) == _expect((int(n), v["uncertainty"]["R_N"]["ci95"]) for m in per_model.values()
-                                        for n, v in m.items())
+    assert _spans(retention) == _expect(
+        (int(n), v["uncertainty"]["R_N"]["ci95"]) for m in per_model.values() for n, v in m.items()
+    )
 
 
 def test_no_uncertainty_draws_no_error_bar_and_a_malformed_one_is_named(tmp_path):
     from test_report_inputs import accuracy, write_run
 
-    run = write_run(tmp_path / "plain", "mmar", {"accuracy": {"status": "ok", "results": [
-        accuracy("official_slot", 0.5),  # no uncertainty at all (a results.json of an older score)
-        {**accuracy("aria", 0.25), "model": "m2", "uncertainty": {"accuracy": {
-            "se": None, "ci95": None, "method": "wilson", "n": 1, "resamples": None, "seed": None,
-            "unavailable": "n < 2"}}}]}})
+    run = write_run(
+        tmp_path / "plain",
+        "mmar",
+        {
+            "accuracy": {
+                "status": "ok",
+                "results": [
+                    accuracy("official_slot", 0.5),  # no uncertainty at all (a results.json of an older score)
+                    {
+                        **accuracy("aria", 0.25),
+                        "model": "m2",
+                        "uncertainty": {
+                            "accuracy": {
+                                "se": None,
+                                "ci95": None,
+                                "method": "wilson",
+                                "n": 1,
+                                "resamples": None,
+                                "seed": None,
+                                "unavailable": "n < 2",
+                            }
+                        },
+                    },
+                ],
+            }
+        },
+    )
     figure = figures.accuracy_bars(load_results(run).of("accuracy"))
     assert figure.intervals == [] and figures.INTERVAL_NOTE not in figure.caption
     bad = {**accuracy("aria", 0.25), "uncertainty": {"accuracy": {"ci95": [0.4, 0.1]}}}
     run = write_run(tmp_path / "bad", "mmar", {"accuracy": {"status": "ok", "results": [bad]}})
     with pytest.raises(ValueError) as caught:
         build_report([run], tmp_path / "r.html")
-    assert str(caught.value) == (f"{run / 'results.json'}: malformed (ValueError: uncertainty.accuracy.ci95 is "
-                                 "[0.4, 0.1], not [low, high] with low <= high)")
+    assert str(caught.value) == (
+        f"{run / 'results.json'}: malformed (ValueError: uncertainty.accuracy.ci95 is "
+        "[0.4, 0.1], not [low, high] with low <= high)"
+    )

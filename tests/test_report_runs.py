@@ -9,6 +9,7 @@ what those read (so those tests rest on known numbers). Both are made once per s
   verdicts: essential semantic correct, localization temporal correct, supporting partial/wrong. Scorers:
   accuracy, anchor_chain, audiospan_rubric.
 """
+
 from __future__ import annotations
 
 import asyncio
@@ -63,10 +64,15 @@ class ScriptedJudge:
 
 def _oeq_verdicts(prompt: str) -> str:
     # The synthetic OEQ rubric: essential claim, essential localization, supporting with a time range.
-    return json.dumps({"criteria": [
-        {"index": 0, "semantic": "correct", "temporal": "none", "reason": "states the point"},
-        {"index": 1, "semantic": "none", "temporal": "correct", "reason": "02:00 is in range"},
-        {"index": 2, "semantic": "partial", "temporal": "wrong", "reason": "detail vague, time off"}]})
+    return json.dumps(
+        {
+            "criteria": [
+                {"index": 0, "semantic": "correct", "temporal": "none", "reason": "states the point"},
+                {"index": 1, "semantic": "none", "temporal": "correct", "reason": "02:00 is in range"},
+                {"index": 2, "semantic": "partial", "temporal": "wrong", "reason": "detail vague, time off"},
+            ]
+        }
+    )
 
 
 def make_audiospan_run(root: Path) -> Path:
@@ -85,16 +91,32 @@ def make_audiospan_run(root: Path) -> Path:
         return "C"  # every native gold is option C
 
     folder = root / "audiospan_run"
-    run(RunConfig(model=SCRIPTED, benchmark="audiospan", data=str(data), out=str(folder), benchmark_config="all",
-                  progress=False), adapters={"main": ScriptedModel(reply)})
-    score_run(folder, ScoreOptions(scorers=["accuracy", "anchor_chain", "audiospan_rubric"], progress=False,
-                                   judge=JudgeOptions(judge=ScriptedJudge(_oeq_verdicts))))
+    run(
+        RunConfig(
+            model=SCRIPTED,
+            benchmark="audiospan",
+            data=str(data),
+            out=str(folder),
+            benchmark_config="all",
+            progress=False,
+        ),
+        adapters={"main": ScriptedModel(reply)},
+    )
+    score_run(
+        folder,
+        ScoreOptions(
+            scorers=["accuracy", "anchor_chain", "audiospan_rubric"],
+            progress=False,
+            judge=JudgeOptions(judge=ScriptedJudge(_oeq_verdicts)),
+        ),
+    )
     return folder
 
 
 # ---------------------------------------------------------------------------------------------
 # What the runs hold (so the report and explorer tests rest on known numbers)
 # ---------------------------------------------------------------------------------------------
+
 
 def _results(folder: Path) -> dict:
     return json.loads((folder / "results.json").read_text(encoding="utf-8"))
@@ -118,7 +140,9 @@ def test_audiospan_run_holds_chain_and_rubric(audiospan_run):
     assert entry["chain"]["chain"] == pytest.approx(1 / 3)
     # Per-chain outcomes are kept, so the report can draw the chain ladder from a scored run.
     assert [(c["chain_id"], c["links"]) for c in entry["chain"]["chains"]] == [
-        ("en-talk-001/chain", [False, False, False]), ("zh-show-002/chain", [True, True, False])]
+        ("en-talk-001/chain", [False, False, False]),
+        ("zh-show-002/chain", [True, True, False]),
+    ]
     from audioreason.report.figures import chain_ladder
 
     assert chain_ladder(entry["chain"]["chains"]) == [0.5, 0.5, 0.0]  # its mean is the Chain, 1/3

@@ -1,6 +1,7 @@
 """The report's tables show each headline's recorded 95% interval beside its value (the shared schema,
 ``D["uncertainty"][F]["ci95"]``), none beside an n/a, and say what the brackets are. The run is hand-built
 (tests/report_sets.py) with known intervals: value +- 0.02, 0.03 or 0.04 by model."""
+
 import pytest
 
 from report_sets import MODELS, write_many_sets_run
@@ -46,9 +47,30 @@ def test_results_without_intervals_show_bare_values(tmp_path):
 
     folder = tmp_path / "run"
     folder.mkdir()
-    (folder / "results.json").write_text(json.dumps({"run": {"model": "m"}, "scale": "0-1", "scorers": {
-        "accuracy": {"status": "ok", "results": [{"model": "m", "condition": "full", "template": "plain",
-                                                   "rule": "official_slot", "accuracy": 0.5, "correct": 2, "n": 4}]}}}))
+    (folder / "results.json").write_text(
+        json.dumps(
+            {
+                "run": {"model": "m"},
+                "scale": "0-1",
+                "scorers": {
+                    "accuracy": {
+                        "status": "ok",
+                        "results": [
+                            {
+                                "model": "m",
+                                "condition": "full",
+                                "template": "plain",
+                                "rule": "official_slot",
+                                "accuracy": 0.5,
+                                "correct": 2,
+                                "n": 4,
+                            }
+                        ],
+                    }
+                },
+            }
+        )
+    )
     (folder / "items.jsonl").write_text("")
     (table,) = [t for _, t in tables.all_tables(load_results(folder))]
     assert table.rows[0][2] == "0.5000" and tables.INTERVAL_NOTE not in table.notes

@@ -3,6 +3,7 @@ checkpoint (6 MMAR items x full, none x two templates, batches of 4) gives, reco
 byte outside the timings, what the same run gives one batch after the other with every clip decoded anew
 and the processor called inside ``generate``. The processor ran on the prefetch thread on its own copy, and
 each clip was decoded once for both templates."""
+
 import json
 import threading
 
@@ -41,8 +42,11 @@ def both(tiny_audio, mmar_raw, tmp_path_factory):
 
     adapter = TransformersAudioAdapter(str(tiny_audio["phi4-multimodal"]))
     calls = {"threads": [], "main processor": 0, "prepare": 0}
-    ahead, main_call, prepare = (adapter.prefetch_processor.apply_chat_template, adapter.processor.apply_chat_template,
-                                 AudioPreparer.prepare)
+    ahead, main_call, prepare = (
+        adapter.prefetch_processor.apply_chat_template,
+        adapter.processor.apply_chat_template,
+        AudioPreparer.prepare,
+    )
 
     def on_prefetch(*a, **k):
         calls["threads"].append(threading.current_thread().name)
@@ -69,11 +73,25 @@ def both(tiny_audio, mmar_raw, tmp_path_factory):
                     patch.setattr(runner_module, "prefetched", one_after_the_other)
                 out = tmp_path_factory.mktemp(name.replace(" ", "-"))
                 before = dict(calls, threads=list(calls["threads"]))
-                run(RunConfig(model="tiny-phi4", benchmark="mmar", data=str(mmar_raw), out=str(out),
-                              conditions=["full", "none"], templates=["plain", "aria_cot"], limit=6, batch_size=4,
-                              decoding=DecodingParams(max_new_tokens=6), progress=False), {"main": adapter})
-                found[name] = (out, {k: (v[len(before[k]):] if k == "threads" else v - before[k])
-                                     for k, v in calls.items()})
+                run(
+                    RunConfig(
+                        model="tiny-phi4",
+                        benchmark="mmar",
+                        data=str(mmar_raw),
+                        out=str(out),
+                        conditions=["full", "none"],
+                        templates=["plain", "aria_cot"],
+                        limit=6,
+                        batch_size=4,
+                        decoding=DecodingParams(max_new_tokens=6),
+                        progress=False,
+                    ),
+                    {"main": adapter},
+                )
+                found[name] = (
+                    out,
+                    {k: (v[len(before[k]) :] if k == "threads" else v - before[k]) for k, v in calls.items()},
+                )
     finally:
         torch.set_num_threads(threads)
     return found
@@ -85,8 +103,7 @@ def test_inputs_computed_ahead_change_no_output(both):
     assert len(first) == 6 * 2 * 2 and first == second
     records = [json.loads(line) for line in first]
     assert all(r["error"] is None and r["output"] is not None for r in records)
-    assert {r["timings"]["batch_size"] for r in map(json.loads, (ahead / OUTPUTS_FILE).read_text().splitlines())} \
-        == {4}
+    assert {r["timings"]["batch_size"] for r in map(json.loads, (ahead / OUTPUTS_FILE).read_text().splitlines())} == {4}
 
 
 def test_the_processor_ran_ahead_and_each_clip_was_decoded_once(both):

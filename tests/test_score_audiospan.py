@@ -2,6 +2,7 @@
 6 open-ended items, 2 anchor chains; the C.1 template): native MCQ Accuracy, the anchor Chain, exact-letter
 accuracy and the judged OEQ Rubric against a scripted judge server, checked by hand; the MMAR and ARIA scorers
 named as not fitting."""
+
 import json
 
 import pytest
@@ -14,15 +15,29 @@ from judge_server import running_server
 
 MODEL = "hand-model"
 # Gold is C for native MCQs ("option C") and for anchor links ("y").
-REPLIES = {"en-talk-001/native/P/mcq": "C", "en-talk-001/native/U/mcq": "C", "en-talk-001/native/R/mcq": "B",
-           "zh-show-002/native/P/mcq": "C", "zh-show-002/native/U/mcq": "c", "zh-show-002/native/R/mcq": "C",
-           "en-talk-001/anchor/1": "C", "en-talk-001/anchor/2": "C", "en-talk-001/anchor/3": "C",
-           "zh-show-002/anchor/1": "C", "zh-show-002/anchor/2": "A", "zh-show-002/anchor/3": "C"}
+REPLIES = {
+    "en-talk-001/native/P/mcq": "C",
+    "en-talk-001/native/U/mcq": "C",
+    "en-talk-001/native/R/mcq": "B",
+    "zh-show-002/native/P/mcq": "C",
+    "zh-show-002/native/U/mcq": "c",
+    "zh-show-002/native/R/mcq": "C",
+    "en-talk-001/anchor/1": "C",
+    "en-talk-001/anchor/2": "C",
+    "en-talk-001/anchor/3": "C",
+    "zh-show-002/anchor/1": "C",
+    "zh-show-002/anchor/2": "A",
+    "zh-show-002/anchor/3": "C",
+}
 # Every OEQ: criterion 0 (essential) semantically correct, 1 (essential, localization) temporally correct,
 # 2 (supporting, with a time range) partial and at the wrong time.
-VERDICT = {"criteria": [{"index": 0, "semantic": "correct", "temporal": "none", "reason": "stated"},
-                        {"index": 1, "semantic": "none", "temporal": "correct", "reason": "located"},
-                        {"index": 2, "semantic": "partial", "temporal": "wrong", "reason": "half"}]}
+VERDICT = {
+    "criteria": [
+        {"index": 0, "semantic": "correct", "temporal": "none", "reason": "stated"},
+        {"index": 1, "semantic": "none", "temporal": "correct", "reason": "located"},
+        {"index": 2, "semantic": "partial", "temporal": "wrong", "reason": "half"},
+    ]
+}
 SCRIPT = {"scenarios": {"span-judge": [{"reply": json.dumps(VERDICT)}]}}
 
 
@@ -36,12 +51,28 @@ def scored(tmp_path_factory):
     records = []
     for index, item in enumerate(load_items("audiospan", str(raw))):
         reply = REPLIES.get(item["id"], "At 00:02 the speaker explains it, as the host says at the start.")
-        records.append({"key": json.dumps([MODEL, "full", template.name, item["id"]]), "id": item["id"],
-                        "index": index, "model": MODEL, "condition": "full", "template": template.to_dict(),
-                        "output": reply, "error": None})
+        records.append(
+            {
+                "key": json.dumps([MODEL, "full", template.name, item["id"]]),
+                "id": item["id"],
+                "index": index,
+                "model": MODEL,
+                "condition": "full",
+                "template": template.to_dict(),
+                "output": reply,
+                "error": None,
+            }
+        )
     (run_dir / "outputs.jsonl").write_text("".join(json.dumps(r) + "\n" for r in records))
-    (run_dir / "run.json").write_text(json.dumps({"config": {"benchmark": "audiospan", "data": str(raw)},
-                                                  "models": {"main": {"name": MODEL}}, "status": "finished"}))
+    (run_dir / "run.json").write_text(
+        json.dumps(
+            {
+                "config": {"benchmark": "audiospan", "data": str(raw)},
+                "models": {"main": {"name": MODEL}},
+                "status": "finished",
+            }
+        )
+    )
     with running_server(SCRIPT, root / "server") as server:
         judge = JudgeOptions(model="span-judge", base_url=server.base_url, api_key_env="SPAN_TEST_KEY")
         results = score_run(run_dir, ScoreOptions(scorers=["auto"], judge=judge, progress=False))
@@ -77,14 +108,20 @@ def test_the_items_table_keeps_each_criterion_verdict(scored):
     for row in open_ended:  # what the explorer shows: each rater's verdict per criterion, with its justification
         (rater,) = row["audiospan_rubric"]["judge"]
         assert row["audiospan_rubric"]["rubric"] == pytest.approx(0.85) and rater["status"] == "ok"
-        assert [(c["index"], c["semantic"], c["temporal"], c["reason"]) for c in rater["verdict"]["criteria"]] \
-            == [(0, "correct", "none", "stated"), (1, "none", "correct", "located"), (2, "partial", "wrong", "half")]
+        assert [(c["index"], c["semantic"], c["temporal"], c["reason"]) for c in rater["verdict"]["criteria"]] == [
+            (0, "correct", "none", "stated"),
+            (1, "none", "correct", "located"),
+            (2, "partial", "wrong", "half"),
+        ]
 
 
 def test_scorers_for_other_benchmarks_and_templates_are_named_not_run(scored):
     results, _, _ = scored
     assert {k: v["status"] for k, v in results["not_run"].items()} == {
-        "aria": "not_applicable", "mmar_rubrics": "not_applicable", "text_prior_decomposition": "not_applicable"}
+        "aria": "not_applicable",
+        "mmar_rubrics": "not_applicable",
+        "text_prior_decomposition": "not_applicable",
+    }
     assert results["not_run"]["mmar_rubrics"]["reason"].endswith("the benchmark is audiospan")
 
 
@@ -111,7 +148,10 @@ def test_an_open_ended_item_without_criteria_is_counted_and_named(scored):
     assert section.notes == [f"full/audiospan: 1 open-ended item(s) without rubric criteria, not judged: {emptied}"]
     key = next(r["key"] for s in run.sets for r in s.records if r["id"] == emptied)
     assert section.items[key] == {"status": "no rubric (not judged)"}
-    results = {"scorers": {"audiospan_rubric": {**section.to_dict()}}, "sets": [], "uncertainty_options":
-               {"confidence": 0.95}}
+    results = {
+        "scorers": {"audiospan_rubric": {**section.to_dict()}},
+        "sets": [],
+        "uncertainty_options": {"confidence": 0.95},
+    }
     line = next(line for line in format_table(result_rows(results)).splitlines() if "Rubric (Eq. 2)" in line)
     assert f"1 item(s) without rubric criteria left out: {emptied}" in line

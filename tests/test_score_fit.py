@@ -1,6 +1,7 @@
 """`audioreason score`: a scorer that does not fit the run is named with the reason and not run; a judged scorer
 with no judge it can reach is unavailable with the reason (never a number, never a crash); bad arguments are
 one-line errors before any work."""
+
 import json
 import socket
 
@@ -30,12 +31,20 @@ def closed_port() -> int:
 
 
 def test_scorers_that_do_not_fit_are_named_with_the_reason_and_not_run(plain_run, capsys):
-    main(["score", str(plain_run), "--scorers", "aria,audiospan_rubric,anchor_chain,text_prior_decomposition,accuracy",
-          "--no-progress"])
+    main(
+        [
+            "score",
+            str(plain_run),
+            "--scorers",
+            "aria,audiospan_rubric,anchor_chain,text_prior_decomposition,accuracy",
+            "--no-progress",
+        ]
+    )
     results = json.loads((plain_run / RESULTS_FILE).read_text())
     reasons = {name: s["reason"] for name, s in results["not_run"].items()}
     assert {name: s["status"] for name, s in results["not_run"].items()} == dict.fromkeys(
-        ["aria", "audiospan_rubric", "anchor_chain", "text_prior_decomposition"], "not_applicable")
+        ["aria", "audiospan_rubric", "anchor_chain", "text_prior_decomposition"], "not_applicable"
+    )
     assert "the aria_cot template" in reasons["aria"] and "this run used plain" in reasons["aria"]
     assert reasons["audiospan_rubric"].endswith("the benchmark is mmar")
     assert reasons["anchor_chain"].endswith("the benchmark is mmar")
@@ -48,35 +57,52 @@ def test_scorers_that_do_not_fit_are_named_with_the_reason_and_not_run(plain_run
 
 
 def test_auto_names_every_scorer(hand_run):
-    results = score_run(hand_run, ScoreOptions(scorers=["auto"], aria_backbones={"preset": "offline", "lm": None,
-                                                                              "embedder": None, "vectors": None},
-                                               progress=False, judge=JudgeOptions(api_key_env="NO_SUCH_KEY_VARIABLE")))
+    results = score_run(
+        hand_run,
+        ScoreOptions(
+            scorers=["auto"],
+            aria_backbones={"preset": "offline", "lm": None, "embedder": None, "vectors": None},
+            progress=False,
+            judge=JudgeOptions(api_key_env="NO_SUCH_KEY_VARIABLE"),
+        ),
+    )
     statuses = {name: s["status"] for name, s in results["scorers"].items()}
-    assert statuses == {"accuracy": "ok", "aria": "ok", "mmar_rubrics": "unavailable",
-                        "audiospan_rubric": "not_applicable", "anchor_chain": "not_applicable",
-                        "text_prior_decomposition": "ok"}
+    assert statuses == {
+        "accuracy": "ok",
+        "aria": "ok",
+        "mmar_rubrics": "unavailable",
+        "audiospan_rubric": "not_applicable",
+        "anchor_chain": "not_applicable",
+        "text_prior_decomposition": "ok",
+    }
     # ARIA with no backbone at all: every metric unavailable with its reason, no number.
     aria = results["scorers"]["aria"]["results"][0]
     assert aria["aria"] is None and aria["aria_metrics"] == [] and aria["reasoning_mode"] is None
     assert all(aria["backbones"][m].startswith("unavailable:") for m in ("M1", "M2", "M3", "M4", "M5", "M6"))
 
 
-@pytest.mark.parametrize("judge, reason", [
-    (dict(api_key_env="NO_SUCH_KEY_VARIABLE"),
-     "judge gpt-4o-2024-11-20 at the OpenAI API is unavailable: no API key: set the environment variable "
-     "NO_SUCH_KEY_VARIABLE"),
-    # found on the first item's own request (no extra request is sent), before any item is scored
-    (dict(base_url="CLOSED"), "is unavailable: cannot connect to the server: Connection error"),
-    (dict(model="local:/no/such/model"), "local judge /no/such/model cannot be loaded"),
-    # "none" is no judge, never an OpenAI model named "none" (which said "judge none at the OpenAI API ...")
-    (dict(model="none"), "no judge: --judge-model none was given"),
-    (dict(model="None", api_key_env="NO_SUCH_KEY_VARIABLE"), "no judge: --judge-model none was given"),
-])
+@pytest.mark.parametrize(
+    "judge, reason",
+    [
+        (
+            dict(api_key_env="NO_SUCH_KEY_VARIABLE"),
+            "judge gpt-4o-2024-11-20 at the OpenAI API is unavailable: no API key: set the environment variable "
+            "NO_SUCH_KEY_VARIABLE",
+        ),
+        # found on the first item's own request (no extra request is sent), before any item is scored
+        (dict(base_url="CLOSED"), "is unavailable: cannot connect to the server: Connection error"),
+        (dict(model="local:/no/such/model"), "local judge /no/such/model cannot be loaded"),
+        # "none" is no judge, never an OpenAI model named "none" (which said "judge none at the OpenAI API ...")
+        (dict(model="none"), "no judge: --judge-model none was given"),
+        (dict(model="None", api_key_env="NO_SUCH_KEY_VARIABLE"), "no judge: --judge-model none was given"),
+    ],
+)
 def test_no_judge_reachable_is_unavailable_with_the_reason(hand_run, tmp_path, judge, reason):
     if judge.get("base_url") == "CLOSED":
         judge["base_url"] = f"http://127.0.0.1:{closed_port()}/v1"
-    results = score_run(hand_run, ScoreOptions(scorers=["mmar_rubrics"], judge=JudgeOptions(**judge), progress=False,
-                                               out=str(tmp_path)))
+    results = score_run(
+        hand_run, ScoreOptions(scorers=["mmar_rubrics"], judge=JudgeOptions(**judge), progress=False, out=str(tmp_path))
+    )
     section = results["scorers"]["mmar_rubrics"]
     assert section["status"] == "unavailable" and reason in section["reason"] and "results" not in section
     assert results["not_run"]["mmar_rubrics"]["reason"] == section["reason"]
@@ -85,8 +111,22 @@ def test_no_judge_reachable_is_unavailable_with_the_reason(hand_run, tmp_path, j
 
 
 def test_the_command_prints_an_unavailable_judge_and_succeeds(hand_run, tmp_path, capsys):
-    assert main(["score", str(hand_run), "--scorers", "mmar_rubrics", "--judge-base-url",
-                 f"http://127.0.0.1:{closed_port()}/v1", "--out", str(tmp_path), "--no-progress"]) == 0
+    assert (
+        main(
+            [
+                "score",
+                str(hand_run),
+                "--scorers",
+                "mmar_rubrics",
+                "--judge-base-url",
+                f"http://127.0.0.1:{closed_port()}/v1",
+                "--out",
+                str(tmp_path),
+                "--no-progress",
+            ]
+        )
+        == 0
+    )
     out = capsys.readouterr().out
     line = next(line for line in out.splitlines() if line.startswith("mmar_rubrics"))
     assert "n/a" in line and "unavailable: judge gpt-4o-2024-11-20 at http://127.0.0.1:" in line
@@ -96,30 +136,57 @@ def test_the_command_prints_an_unavailable_judge_and_succeeds(hand_run, tmp_path
 def test_a_password_in_the_judge_base_url_is_never_printed_or_stored(hand_run, tmp_path, capsys):
     password = "sk-judgepassword-0123456789abcdef"
     url = f"http://user:{password}@127.0.0.1:{closed_port()}/v1?key=q-0123456789-QUERYKEY"
-    assert main(["score", str(hand_run), "--scorers", "mmar_rubrics", "--judge-base-url", url, "--out", str(tmp_path),
-                 "--no-progress"]) == 0
+    assert (
+        main(
+            [
+                "score",
+                str(hand_run),
+                "--scorers",
+                "mmar_rubrics",
+                "--judge-base-url",
+                url,
+                "--out",
+                str(tmp_path),
+                "--no-progress",
+            ]
+        )
+        == 0
+    )
     printed = capsys.readouterr()
     line = next(line for line in printed.out.splitlines() if line.startswith("mmar_rubrics"))
     assert "unavailable: judge gpt-4o-2024-11-20 at http://user:[REDACTED]@127.0.0.1:" in line
     results = json.loads((tmp_path / RESULTS_FILE).read_text())
     assert results["options"]["judge"]["base_url"].startswith("http://user:<redacted>@127.0.0.1:")
     assert results["options"]["judge"]["base_url"].endswith("/v1?key=%3Credacted%3E")
-    for text in (printed.out, printed.err, (tmp_path / RESULTS_FILE).read_text(), (tmp_path / "items.jsonl").read_text()):
+    for text in (
+        printed.out,
+        printed.err,
+        (tmp_path / RESULTS_FILE).read_text(),
+        (tmp_path / "items.jsonl").read_text(),
+    ):
         assert password not in text and "QUERYKEY" not in text
 
 
-@pytest.mark.parametrize("extra, message", [
-    (["--scorers", "aria,rouge"], "unknown scorer(s) ['rouge']"),
-    (["--extraction", "regex"], "unknown extraction rule 'regex'"),
-    (["--perturbations", "swap"], "unknown perturbation(s) ['swap']"),
-    (["--aria-backbones", "offline,clip=/m"], "unknown backbone roles ['clip']"),
-    (["--aria-backbones", "lm"], "'lm' is not paper, offline or ROLE=SPEC"),
-    (["--official-scorer", "/no/such/evaluation_rubrics.py"], "--official-scorer '/no/such/evaluation_rubrics.py' is not a file"),
-    (["--judge-base-url", "localhost:8000"], "--judge-base-url 'localhost:8000': give an http(s) URL"),
-    (["--judge-structured-outputs", "--compat"], "the official scorer (--compat) sends no response_format"),
-    (["--judge-structured-outputs", "--judge-model", "local:packaged:SmolLM2-135M-Instruct"],
-     "--judge-structured-outputs is for an OpenAI-compatible judge"),
-])
+@pytest.mark.parametrize(
+    "extra, message",
+    [
+        (["--scorers", "aria,rouge"], "unknown scorer(s) ['rouge']"),
+        (["--extraction", "regex"], "unknown extraction rule 'regex'"),
+        (["--perturbations", "swap"], "unknown perturbation(s) ['swap']"),
+        (["--aria-backbones", "offline,clip=/m"], "unknown backbone roles ['clip']"),
+        (["--aria-backbones", "lm"], "'lm' is not paper, offline or ROLE=SPEC"),
+        (
+            ["--official-scorer", "/no/such/evaluation_rubrics.py"],
+            "--official-scorer '/no/such/evaluation_rubrics.py' is not a file",
+        ),
+        (["--judge-base-url", "localhost:8000"], "--judge-base-url 'localhost:8000': give an http(s) URL"),
+        (["--judge-structured-outputs", "--compat"], "the official scorer (--compat) sends no response_format"),
+        (
+            ["--judge-structured-outputs", "--judge-model", "local:packaged:SmolLM2-135M-Instruct"],
+            "--judge-structured-outputs is for an OpenAI-compatible judge",
+        ),
+    ],
+)
 def test_bad_score_arguments_are_one_line_errors(hand_run, tmp_path, capsys, extra, message):
     with pytest.raises(SystemExit) as exit_info:
         main(["score", str(hand_run), "--out", str(tmp_path / "out"), *extra])

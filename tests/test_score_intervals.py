@@ -1,22 +1,34 @@
 """The MMAR-Rubrics breakdown rows (modality, category, sub-category) carry their own 95% intervals, over the
 items of each row, as the headline does: computed by hand on four items."""
+
 import pytest
 
 from audioreason.analysis import uncertainty as U
 from audioreason.scorers.mmar_rubrics.declaration import mmar_uncertainty
 
-ITEMS = {"a": {"modality": "sound", "category": "Signal"}, "b": {"modality": "sound", "category": "Signal"},
-         "c": {"modality": "music", "category": "Signal"}, "d": {"modality": "music", "category": "Semantic"}}
+ITEMS = {
+    "a": {"modality": "sound", "category": "Signal"},
+    "b": {"modality": "sound", "category": "Signal"},
+    "c": {"modality": "music", "category": "Signal"},
+    "d": {"modality": "music", "category": "Semantic"},
+}
 # a, b judged (1, 1/2); c answered right but its judging failed (counted at 0); d answered wrong (gated: 0)
-DETAILS = [{"id": "a", "score": 1.0, "correct": True}, {"id": "b", "score": 0.5, "correct": True},
-           {"id": "c", "score": None, "correct": True}, {"id": "d", "score": 0.0, "correct": False}]
+DETAILS = [
+    {"id": "a", "score": 1.0, "correct": True},
+    {"id": "b", "score": 0.5, "correct": True},
+    {"id": "c", "score": None, "correct": True},
+    {"id": "d", "score": 0.0, "correct": False},
+]
 
 
 def result():
-    return {"rubrics": 0.375, "accuracy": 0.75,
-            "modality": {"music": {"rubrics": 0.0, "accuracy": 0.5}, "sound": {"rubrics": 0.75, "accuracy": 1.0}},
-            "category": {"Semantic": {"rubrics": 0.0, "accuracy": 0.0}, "Signal": {"rubrics": 0.5, "accuracy": 1.0}},
-            "sub-category": {}}
+    return {
+        "rubrics": 0.375,
+        "accuracy": 0.75,
+        "modality": {"music": {"rubrics": 0.0, "accuracy": 0.5}, "sound": {"rubrics": 0.75, "accuracy": 1.0}},
+        "category": {"Semantic": {"rubrics": 0.0, "accuracy": 0.0}, "Signal": {"rubrics": 0.5, "accuracy": 1.0}},
+        "sub-category": {},
+    }
 
 
 def test_each_group_row_has_the_interval_of_its_own_items():

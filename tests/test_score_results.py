@@ -2,6 +2,7 @@
 CoT template, hand-written outputs, one failed): results.json and items.jsonl checked by hand; MMAR-Rubrics
 against a scripted judge server; ARIA with tiny random backbones equal to a direct AriaScorer call; the
 perturbation checks' answer-change rates; the judge cache on a rerun."""
+
 import json
 
 import pytest
@@ -16,11 +17,26 @@ from judge_server import running_server
 ITEMS = demo_metadata()[:3]  # gold: Open Grassland, Too little, Christmas
 COT = "[PERCEPTION]\nEntities: {e}\nDescription: {d}\n[ANALYSIS]\n{a}\n[REASONING]\n{r}\n[ANSWER]\n{answer}"
 OUTPUTS = {  # (condition, item) -> (output, error)
-    ("full", 0): (COT.format(e="throat singing, fiddle", d="A low voice holds long notes.",
-                             a="Long notes carry far in open land.", r="Canyons echo; grassland fits.",
-                             answer="(C) Open Grassland"), None),
-    ("full", 1): (COT.format(e="male voice", d="A man speaks calmly.", a="He sounds satisfied.",
-                             r="He cannot finish it.", answer="(D) Too much, can't finish"), None),
+    ("full", 0): (
+        COT.format(
+            e="throat singing, fiddle",
+            d="A low voice holds long notes.",
+            a="Long notes carry far in open land.",
+            r="Canyons echo; grassland fits.",
+            answer="(C) Open Grassland",
+        ),
+        None,
+    ),
+    ("full", 1): (
+        COT.format(
+            e="male voice",
+            d="A man speaks calmly.",
+            a="He sounds satisfied.",
+            r="He cannot finish it.",
+            answer="(D) Too much, can't finish",
+        ),
+        None,
+    ),
     ("full", 2): (None, "model: timeout"),
     ("none", 0): ("[ANSWER]\nOpen Grassland", None),
     ("none", 1): ("[ANSWER]\nToo little", None),
@@ -38,26 +54,58 @@ def build_hand_run(folder, template="aria_cot", outputs=OUTPUTS, items=ITEMS):
     records = []
     for (condition, index), (output, error) in outputs.items():
         item_id = items[index]["id"]
-        records.append({"key": json.dumps([MODEL, condition, f"{tpl.name}@{tpl.hash}", item_id]), "id": item_id,
-                        "index": index, "model": MODEL, "adapter": "hand", "condition": condition,
-                        "template": tpl.to_dict(), "output": output, "error": error})
+        records.append(
+            {
+                "key": json.dumps([MODEL, condition, f"{tpl.name}@{tpl.hash}", item_id]),
+                "id": item_id,
+                "index": index,
+                "model": MODEL,
+                "adapter": "hand",
+                "condition": condition,
+                "template": tpl.to_dict(),
+                "output": output,
+                "error": error,
+            }
+        )
     (run_dir / "outputs.jsonl").write_text("".join(json.dumps(r) + "\n" for r in records))
-    run = {"config": {"model": MODEL, "benchmark": "mmar", "data": str(raw), "benchmark_config": None, "limit": None,
-                      "conditions": ["full", "none"], "templates": [template]},
-           "models": {"main": {"name": MODEL, "adapter": "hand", "description": "hand-written outputs"}},
-           "status": "finished", "counts": {"units": 6, "ok": 5, "failed": 1}}
+    run = {
+        "config": {
+            "model": MODEL,
+            "benchmark": "mmar",
+            "data": str(raw),
+            "benchmark_config": None,
+            "limit": None,
+            "conditions": ["full", "none"],
+            "templates": [template],
+        },
+        "models": {"main": {"name": MODEL, "adapter": "hand", "description": "hand-written outputs"}},
+        "status": "finished",
+        "counts": {"units": 6, "ok": 5, "failed": 1},
+    }
     (run_dir / "run.json").write_text(json.dumps(run))
     return run_dir
 
 
 def verdict(item, scores):
-    return json.dumps([{"name": c["name"], "score": s, "justification": "checked"} for c, s in zip(item["rubric"], scores)])
+    return json.dumps(
+        [{"name": c["name"], "score": s, "justification": "checked"} for c, s in zip(item["rubric"], scores)]
+    )
 
 
 # The judge's reply depends on the item (a phrase of its question); anything else gets "OK".
-SCRIPT = {"scenarios": {"rubric-judge": [{"by_text": {"natural environment": {"reply": verdict(ITEMS[0], [1, 1, 0, 0, 0])},
-                                                      "too little food": {"reply": verdict(ITEMS[1], [1, 1, 1, 1, 0])}},
-                                          "default": {"reply": "OK"}}]}}
+SCRIPT = {
+    "scenarios": {
+        "rubric-judge": [
+            {
+                "by_text": {
+                    "natural environment": {"reply": verdict(ITEMS[0], [1, 1, 0, 0, 0])},
+                    "too little food": {"reply": verdict(ITEMS[1], [1, 1, 1, 1, 0])},
+                },
+                "default": {"reply": "OK"},
+            }
+        ]
+    }
+}
 SCRIPT["scenarios"]["no-rubric-judge"] = SCRIPT["scenarios"]["rubric-judge"]  # its own request count
 PERTURBATIONS = ["no_struct", "ans_swap", "decoration"]
 
@@ -73,10 +121,13 @@ def scored(tmp_path_factory, server, tiny_backbones):
     import torch
 
     run_dir = build_hand_run(tmp_path_factory.mktemp("hand"))
-    options = ScoreOptions(scorers=["accuracy", "aria", "mmar_rubrics", "text_prior_decomposition"],
-                           aria_backbones=tiny_backbones, perturbations=PERTURBATIONS, progress=False,
-                           judge=JudgeOptions(model="rubric-judge", base_url=server.base_url,
-                                              api_key_env="SCORE_TEST_KEY"))
+    options = ScoreOptions(
+        scorers=["accuracy", "aria", "mmar_rubrics", "text_prior_decomposition"],
+        aria_backbones=tiny_backbones,
+        perturbations=PERTURBATIONS,
+        progress=False,
+        judge=JudgeOptions(model="rubric-judge", base_url=server.base_url, api_key_env="SCORE_TEST_KEY"),
+    )
     threads = torch.get_num_threads()
     torch.set_num_threads(1)  # tiny models: two threads on a shared 2-core machine only spin
     try:
@@ -98,7 +149,9 @@ def test_results_json_holds_the_hand_computed_numbers(scored):
     accuracy = by_set(results["scorers"]["accuracy"])
     # full: (C) Open Grassland right, (D) wrong, the failed output unanswered; none: two right, one without a tag.
     assert {c: (e["rule"], e["correct"], e["n"], e["unanswered"], e["failed"]) for c, e in accuracy.items()} == {
-        "full": ("aria", 1, 3, 1, 1), "none": ("aria", 2, 3, 1, 0)}
+        "full": ("aria", 1, 3, 1, 1),
+        "none": ("aria", 2, 3, 1, 0),
+    }
     assert accuracy["full"]["accuracy"] == pytest.approx(1 / 3)
     assert accuracy["full"]["methods"] == {"exact": 2, "unanswered": 1}
     # Text prior (hybrid extraction): Full 1/3, None 2/3, R_TP = 2; the failed and the unreadable output errored.
@@ -116,8 +169,13 @@ def test_results_json_holds_the_hand_computed_numbers(scored):
     options = results["options"]
     assert options["extraction"] == "auto" and options["perturbations"] == PERTURBATIONS
     assert options["judge"]["model"] == "rubric-judge" and options["judge"]["api_key_env"] == "SCORE_TEST_KEY"
-    assert results["not_run"] == {} and list(results["scorers"]) == ["accuracy", "aria", "mmar_rubrics",
-                                                                     "text_prior_decomposition", "perturbations"]
+    assert results["not_run"] == {} and list(results["scorers"]) == [
+        "accuracy",
+        "aria",
+        "mmar_rubrics",
+        "text_prior_decomposition",
+        "perturbations",
+    ]
 
 
 def test_the_judge_saw_each_gated_item_five_times(scored, server):
@@ -133,8 +191,10 @@ def test_a_rerun_pays_for_no_verdict_twice(scored, server, tmp_path):
     before = len(server.requests())
     again = score_run(run_dir, replace(options, scorers=["mmar_rubrics"], perturbations=[], out=str(tmp_path)))
     assert len(server.requests()) == before  # every verdict came from the judge cache
-    assert by_set(again["scorers"]["mmar_rubrics"])["none"]["rubrics"] == \
-           by_set(first["scorers"]["mmar_rubrics"])["none"]["rubrics"]
+    assert (
+        by_set(again["scorers"]["mmar_rubrics"])["none"]["rubrics"]
+        == by_set(first["scorers"]["mmar_rubrics"])["none"]["rubrics"]
+    )
     assert by_set(again["scorers"]["mmar_rubrics"])["none"]["judge_stats"]["cache_hits"] == 2 * 5
 
 
@@ -143,8 +203,9 @@ def direct_aria(run_dir, tiny_backbones, texts):
 
     audio = [it["audio"] for it in load_items("mmar", str(run_dir.parent / "raw"))]
     scorer = AriaScorer(backbones=tiny_backbones, on_audio_error="skip")
-    return scorer.score(texts, [it["answer"] for it in ITEMS], [it["choices"] for it in ITEMS], audio=audio,
-                        return_items=True)
+    return scorer.score(
+        texts, [it["answer"] for it in ITEMS], [it["choices"] for it in ITEMS], audio=audio, return_items=True
+    )
 
 
 def test_aria_is_the_scorer_called_directly(scored, tiny_backbones):
@@ -170,7 +231,11 @@ def test_perturbations_report_deltas_answer_changes_and_modes(scored, tiny_backb
         # By hand: AnsSwap moves every answer (an unanswered one to a wrong choice) to a wrong choice;
         # Decoration and NoStruct keep the [ANSWER] line, so no answer moves.
         assert {n: r["answer_change_rate"] for n, r in rows.items()} == {
-            "rendered": 0.0, "no_struct": 0.0, "ans_swap": 1.0, "decoration": 0.0}
+            "rendered": 0.0,
+            "no_struct": 0.0,
+            "ans_swap": 1.0,
+            "decoration": 0.0,
+        }
         assert rows["ans_swap"]["accuracy"] == 0.0
         assert rows["ans_swap"]["delta"]["accuracy"] == pytest.approx(-base_accuracy)
         assert rows["decoration"]["accuracy"] == pytest.approx(base_accuracy)
@@ -191,21 +256,29 @@ def test_items_table_has_one_row_per_output(scored):
     rows = [json.loads(line) for line in (run_dir / ITEMS_FILE).read_text().splitlines()]
     assert [(r["condition"], r["id"]) for r in rows] == [(c, it["id"]) for c in ("full", "none") for it in ITEMS]
     first, failed = rows[0], rows[2]
-    assert first["accuracy"]["aria"] == {"choice": "Open Grassland", "method": "exact", "correct": True,
-                                         "official_scorer_correct": True}  # for `audioreason compare`
+    assert first["accuracy"]["aria"] == {
+        "choice": "Open Grassland",
+        "method": "exact",
+        "correct": True,
+        "official_scorer_correct": True,
+    }  # for `audioreason compare`
     judged = {k: first["mmar_rubrics"][k] for k in ("status", "score", "correct")}
     assert judged == {"status": "judged", "score": pytest.approx(0.4), "correct": True}
     raters = first["mmar_rubrics"]["raters"]  # each rater's verdict per criterion, for the explorer
     assert [r["rater"] for r in raters] == [0, 1, 2, 3, 4] and all(r["score"] == pytest.approx(0.4) for r in raters)
     assert [(v["name"], v["score"], v["justification"]) for v in raters[0]["verdicts"]] == [
-        ("Cue Identification: Throat Singing", 1, "checked"), ("Cue Identification: Long Song", 1, "checked"),
-        ("Acoustic Environment Reasoning", 0, "checked"), ("Cultural Context Association", 0, "checked"),
-        ("Correct Environmental Selection", 0, "checked")]
+        ("Cue Identification: Throat Singing", 1, "checked"),
+        ("Cue Identification: Long Song", 1, "checked"),
+        ("Acoustic Environment Reasoning", 0, "checked"),
+        ("Cultural Context Association", 0, "checked"),
+        ("Correct Environmental Selection", 0, "checked"),
+    ]
     assert failed["failed"] is True and failed["accuracy"]["aria"]["method"] == "unanswered"
     assert failed["mmar_rubrics"]["status"] == "gated"
     assert first["perturbations"]["ans_swap"]["changed"] is True
-    assert first["perturbations"]["ans_swap"]["text"].endswith("[ANSWER]\n" + first["perturbations"]["ans_swap"]["text"]
-                                                               .rsplit("[ANSWER]\n", 1)[1])
+    assert first["perturbations"]["ans_swap"]["text"].endswith(
+        "[ANSWER]\n" + first["perturbations"]["ans_swap"]["text"].rsplit("[ANSWER]\n", 1)[1]
+    )
     assert set(first["aria"]) == {"M1", "M2", "M3", "M4", "M5", "M6", "aria", "correct"}
 
 
@@ -230,7 +303,8 @@ def test_every_headline_carries_its_interval(scored):
     assert rubrics["full"]["uncertainty"]["rubrics"]["ci95"] == pytest.approx([0.0, 0.4])
     assert rubrics["full"]["rater_spread"] == {"sd": 0.0, "raters": 5}
     assert rubrics["none"]["uncertainty"]["accuracy"]["ci95"] == pytest.approx(
-        proportion_confint(2, 3, method="wilson"), abs=1e-12)
+        proportion_confint(2, 3, method="wilson"), abs=1e-12
+    )
     # Text prior: Full correct on item 0 only, None on items 0 and 1: R_TP = 2, but a resample without item 0
     # has no correct Full answer (about (2/3)^3 of them): undefined, so no interval, and it says why.
     (tp,) = results["scorers"]["text_prior_decomposition"]["results"]
@@ -240,7 +314,8 @@ def test_every_headline_carries_its_interval(scored):
     none, full = [1, 1, 0], [1, 0, 0]
     assert r_tp == U.bootstrap_ratio([none[i] for i in order], [full[i] for i in order])
     assert tp["text_prior"]["uncertainty"]["full_mean"]["ci95"] == pytest.approx(
-        proportion_confint(1, 3, method="wilson"), abs=1e-12)
+        proportion_confint(1, 3, method="wilson"), abs=1e-12
+    )
     # ARIA: each metric's interval is the bootstrap of its clipped per-item values, as the direct scorer gives them
     aria = by_set(results["scorers"]["aria"])
     for condition in ("full", "none"):
@@ -285,11 +360,14 @@ def test_an_item_without_rubric_criteria_is_counted_and_named(server, tmp_path):
     # Two items answered right, the second with an empty rubric: Rubrics is item 0's 0.4 over n 1, and the
     # item left out is counted and named in the entry, the section's notes, items.jsonl and the printed table.
     items = [ITEMS[0], {**ITEMS[1], "rubric": []}]
-    run_dir = build_hand_run(tmp_path, outputs={("full", 0): OUTPUTS[("none", 0)], ("full", 1): OUTPUTS[("none", 1)]},
-                             items=items)
-    options = ScoreOptions(scorers=["mmar_rubrics"], progress=False,
-                           judge=JudgeOptions(model="no-rubric-judge", base_url=server.base_url,
-                                              api_key_env="SCORE_TEST_KEY"))
+    run_dir = build_hand_run(
+        tmp_path, outputs={("full", 0): OUTPUTS[("none", 0)], ("full", 1): OUTPUTS[("none", 1)]}, items=items
+    )
+    options = ScoreOptions(
+        scorers=["mmar_rubrics"],
+        progress=False,
+        judge=JudgeOptions(model="no-rubric-judge", base_url=server.base_url, api_key_env="SCORE_TEST_KEY"),
+    )
     results = score_run(run_dir, options)
     section = results["scorers"]["mmar_rubrics"]
     (entry,) = section["results"]

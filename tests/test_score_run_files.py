@@ -4,6 +4,7 @@ one line on stderr naming the file, the line and the field (exit status 2), neve
 
 The run: 4 real MMAR items, condition full, the plain template (official string match), hand-written outputs:
 items 1 and 2 right, items 3 and 4 wrong -> n 4, accuracy 2/4 = 0.5."""
+
 import json
 import subprocess
 import sys
@@ -22,9 +23,17 @@ TEMPLATE = get_template("plain")
 
 def record(index, output=None, **changes):
     item_id = ITEMS[index]["id"]
-    base = {"key": json.dumps([MODEL, "full", f"{TEMPLATE.name}@{TEMPLATE.hash}", item_id]), "id": item_id,
-            "index": index, "model": MODEL, "adapter": "hand", "condition": "full", "template": TEMPLATE.to_dict(),
-            "output": REPLIES[index] if output is None else output, "error": None}
+    base = {
+        "key": json.dumps([MODEL, "full", f"{TEMPLATE.name}@{TEMPLATE.hash}", item_id]),
+        "id": item_id,
+        "index": index,
+        "model": MODEL,
+        "adapter": "hand",
+        "condition": "full",
+        "template": TEMPLATE.to_dict(),
+        "output": REPLIES[index] if output is None else output,
+        "error": None,
+    }
     return {**base, **changes}
 
 
@@ -43,10 +52,22 @@ def run_folder(folder, raw, outputs, run=None):
     content = outputs.encode("utf-8") if isinstance(outputs, str) else outputs
     (folder / "outputs.jsonl").write_bytes(content)
     if run is None:
-        run = json.dumps({"config": {"model": MODEL, "benchmark": "mmar", "data": str(raw), "benchmark_config": None,
-                                     "limit": None, "conditions": ["full"], "templates": ["plain"]},
-                          "models": {"main": {"name": MODEL, "adapter": "hand", "description": "hand-written"}},
-                          "status": "finished", "counts": {"units": 4, "ok": 4, "failed": 0}})
+        run = json.dumps(
+            {
+                "config": {
+                    "model": MODEL,
+                    "benchmark": "mmar",
+                    "data": str(raw),
+                    "benchmark_config": None,
+                    "limit": None,
+                    "conditions": ["full"],
+                    "templates": ["plain"],
+                },
+                "models": {"main": {"name": MODEL, "adapter": "hand", "description": "hand-written"}},
+                "status": "finished",
+                "counts": {"units": 4, "ok": 4, "failed": 0},
+            }
+        )
     (folder / "run.json").write_text(run, encoding="utf-8")
     return folder
 
@@ -66,8 +87,12 @@ def test_records_repeated_verbatim_are_scored_once_and_counted(tmp_path, raw):
     # Items 1 and 2 three times each: 8 lines, 4 outputs. Scored as 8 the run read 6/8 = 0.75.
     outputs = "".join(line(record(i)) for i in (0, 0, 0, 1, 1, 1, 2, 3))
     folder = run_folder(tmp_path / "run", raw, outputs)
-    done = subprocess.run([sys.executable, "-m", "audioreason.cli", "score", str(folder), "--scorers", "accuracy",
-                           "--no-progress"], capture_output=True, text=True, timeout=300)
+    done = subprocess.run(
+        [sys.executable, "-m", "audioreason.cli", "score", str(folder), "--scorers", "accuracy", "--no-progress"],
+        capture_output=True,
+        text=True,
+        timeout=300,
+    )
     assert done.returncode == 0, done.stderr
     assert "duplicates: 4 (records repeated verbatim in outputs.jsonl, each scored once)" in done.stdout
     results = json.loads((folder / "results.json").read_text())
@@ -95,9 +120,11 @@ def test_one_output_under_two_keys_is_refused_naming_both_lines(tmp_path, raw, c
     other_key = json.dumps([MODEL, "full", "plain@0000", ITEMS[0]["id"]])
     outputs = "".join(line(r) for r in [record(0), record(1), record(2), record(3), record(0, key=other_key)])
     err = score_error(run_folder(tmp_path / "run", raw, outputs), capsys)
-    assert err.endswith(f"{tmp_path / 'run' / 'outputs.jsonl'}:5: a second, different record for the output "
-                        f"(item '{ITEMS[0]['id']}', model 'hand-model', full/plain) of line 1; an outputs file holds "
-                        "one record per output (keep one of the two lines)")
+    assert err.endswith(
+        f"{tmp_path / 'run' / 'outputs.jsonl'}:5: a second, different record for the output "
+        f"(item '{ITEMS[0]['id']}', model 'hand-model', full/plain) of line 1; an outputs file holds "
+        "one record per output (keep one of the two lines)"
+    )
 
 
 def test_one_key_with_two_different_records_is_refused_naming_both_lines(tmp_path, raw, capsys):
@@ -135,10 +162,14 @@ RUN_FILES = [
     ("half", "not valid JSON ("),
     ("[]", "expected a JSON object (the run file), got an array"),
     ('{"config": []}', "config is an array, not an object"),
-    ('{"config": {"benchmark": "mmar", "data": "x", "limit": "3"}}',
-     "config.limit is a string, not an integer or null"),
-    ('{"config": {"benchmark": "mmar", "data": "x"}, "models": {"main": "hand"}}',
-     "models.main is a string, not an object"),
+    (
+        '{"config": {"benchmark": "mmar", "data": "x", "limit": "3"}}',
+        "config.limit is a string, not an integer or null",
+    ),
+    (
+        '{"config": {"benchmark": "mmar", "data": "x"}, "models": {"main": "hand"}}',
+        "models.main is a string, not an object",
+    ),
     (b'{"status": "fin\xe9"}', "not valid UTF-8 (byte 0xe9 at position 16)"),
 ]
 
@@ -149,7 +180,7 @@ def test_a_malformed_run_file_names_the_file(tmp_path, raw, capsys, content, mes
     run_folder(folder, raw, "".join(line(record(i)) for i in range(4)))
     if content == "half":
         full = (folder / "run.json").read_text()
-        content = full[:len(full) // 2]
+        content = full[: len(full) // 2]
     (folder / "run.json").write_bytes(content if isinstance(content, bytes) else content.encode("utf-8"))
     err = score_error(folder, capsys)
     assert f"{folder / 'run.json'}: {message}" in err

@@ -6,6 +6,7 @@ A 135M model rarely writes a valid verdict list, so what is asserted is what mus
 each request is judged with scores among the criterion's options, or counted invalid with the reason and
 the reply it gave; the counts add up, and match the requests the server's log shows. max_tokens stays
 small (a reply cut at the limit is an invalid one, counted as such)."""
+
 import json
 import threading
 import time
@@ -13,14 +14,25 @@ from pathlib import Path
 
 import pytest
 
-from audioreason.judges import (INVALID, OK, JudgeRequest, JudgeRunner, OpenAICompatibleJudge, SamplingParams,
-                                VerdictCache, VerdictSchema)
+from audioreason.judges import (
+    INVALID,
+    OK,
+    JudgeRequest,
+    JudgeRunner,
+    OpenAICompatibleJudge,
+    SamplingParams,
+    VerdictCache,
+    VerdictSchema,
+)
 from audioreason.scorers.mmar_rubrics.scorer import MMARRubricsScorer, build_messages
 from inference_fixtures import mmar_raw  # noqa: F401 (fixture)
 
 ROOT = Path(__file__).resolve().parents[1]
-ITEMS = [json.loads(line) for line in (ROOT / "tests" / "fixtures" / "mmar_subset.jsonl").read_text().splitlines()
-         if line.strip()]
+ITEMS = [
+    json.loads(line)
+    for line in (ROOT / "tests" / "fixtures" / "mmar_subset.jsonl").read_text().splitlines()
+    if line.strip()
+]
 SAMPLING = SamplingParams(temperature=0, seed=42, max_tokens=24)
 
 
@@ -30,8 +42,12 @@ def judge(server, **options):
 
 
 def requests_for(items, reasoning="The clip has throat singing over wind, so the answer is open grassland."):
-    return [JudgeRequest(str(it["id"]), build_messages(it, reasoning, it["answer"]),
-                         VerdictSchema.from_criteria(it["rubric"])) for it in items]
+    return [
+        JudgeRequest(
+            str(it["id"]), build_messages(it, reasoning, it["answer"]), VerdictSchema.from_criteria(it["rubric"])
+        )
+        for it in items
+    ]
 
 
 def check_outcomes(results, items):
@@ -110,8 +126,9 @@ def test_mmar_rubrics_scorer_on_the_served_model(served_lm):
     wrong = next(c for c in gated["choices"] if c != gated["answer"])
     received = served_lm.received()
     scorer = MMARRubricsScorer(judge(served_lm), raters=1, sampling=SAMPLING, max_reasks=1)
-    out = scorer.score([item, gated], ["The sound is a bell, so the answer follows."] * 2, [item["answer"], wrong],
-                       return_items=True)
+    out = scorer.score(
+        [item, gated], ["The sound is a bell, so the answer follows."] * 2, [item["answer"], wrong], return_items=True
+    )
     stats = out["judge_stats"]
     assert (out["n"], out["n_gated"]) == (2, 1) and out["n_judged"] + out["n_failed"] == 1
     assert served_lm.received() - received == stats["calls"] == 1 + stats["reasks"]
@@ -128,17 +145,43 @@ def test_mmar_rubrics_scorer_on_the_served_model(served_lm):
 def test_audiospan_rubric_evaluate_module_on_the_served_model(served_lm):
     import evaluate
 
-    rubric = [{"text": "Names the instrument as a bell", "importance": "essential", "time_range": None,
-               "localization": False},
-              {"text": "Says when the bell rings", "importance": "supporting", "time_range": [1.0, 2.0],
-               "localization": True}]
-    item = {"id": "bell-1", "question": "What rings, and when?", "rubric": rubric, "reference_answer": "A bell, at 0:01.",
-            "duration_tier": "S", "language": "en", "cognitive_level": "P", "dimension": "localization"}
+    rubric = [
+        {
+            "text": "Names the instrument as a bell",
+            "importance": "essential",
+            "time_range": None,
+            "localization": False,
+        },
+        {
+            "text": "Says when the bell rings",
+            "importance": "supporting",
+            "time_range": [1.0, 2.0],
+            "localization": True,
+        },
+    ]
+    item = {
+        "id": "bell-1",
+        "question": "What rings, and when?",
+        "rubric": rubric,
+        "reference_answer": "A bell, at 0:01.",
+        "duration_tier": "S",
+        "language": "en",
+        "cognitive_level": "P",
+        "dimension": "localization",
+    }
     metric = evaluate.load(str(ROOT / "metrics" / "audiospan_rubric"))
     received = served_lm.received()
-    out = metric.compute(predictions=["A bell rings at 0:01."], references=[json.dumps(item)],
-                         judge_model=served_lm.model, base_url=served_lm.base_url, api_key_env=None,
-                         sampling=SAMPLING, max_reasks=0, timeout_s=300.0, return_items=True)
+    out = metric.compute(
+        predictions=["A bell rings at 0:01."],
+        references=[json.dumps(item)],
+        judge_model=served_lm.model,
+        base_url=served_lm.base_url,
+        api_key_env=None,
+        sampling=SAMPLING,
+        max_reasks=0,
+        timeout_s=300.0,
+        return_items=True,
+    )
     assert out["n"] == 1 and out["n_scored"] + out["n_failed"] == 1
     assert served_lm.received() - received == out["judge_stats"]["calls"] == 1
     assert 0.0 <= out["rubric"] <= 1.0
@@ -175,11 +218,24 @@ def test_openai_adapter_text_only_tb_condition_records_the_real_reply(served_lm,
             return super().generate(requests, decoding)
 
     out = tmp_path / "run"
-    with Recording(served_lm.model, base_url=served_lm.base_url, api_key_env=None, takes_audio=False,
-                   timeout_s=300.0) as adapter:
-        summary = run(RunConfig(model="served", benchmark="mmar", data=str(mmar_raw), out=str(out), conditions=["tb"],
-                                tb_model=served_lm.model, templates=["plain"], limit=1,
-                                decoding=DecodingParams(max_new_tokens=8), progress=False), {"tb": adapter})
+    with Recording(
+        served_lm.model, base_url=served_lm.base_url, api_key_env=None, takes_audio=False, timeout_s=300.0
+    ) as adapter:
+        summary = run(
+            RunConfig(
+                model="served",
+                benchmark="mmar",
+                data=str(mmar_raw),
+                out=str(out),
+                conditions=["tb"],
+                tb_model=served_lm.model,
+                templates=["plain"],
+                limit=1,
+                decoding=DecodingParams(max_new_tokens=8),
+                progress=False,
+            ),
+            {"tb": adapter},
+        )
     assert summary["counts"]["ok"] == 1
     [record] = [json.loads(line) for line in (out / "outputs.jsonl").read_text().splitlines()]
     assert record["condition"] == "tb" and record["output"] and record["error"] is None
@@ -187,8 +243,9 @@ def test_openai_adapter_text_only_tb_condition_records_the_real_reply(served_lm,
     assert request.audio is None and record["tokens"]["completion"] <= 8
     tokenizer = AutoTokenizer.from_pretrained(served_lm.model)
     model = AutoModelForCausalLM.from_pretrained(served_lm.model, dtype=torch.float32)
-    ids = tokenizer.apply_chat_template(list(request.messages), add_generation_prompt=True, return_tensors="pt",
-                                        return_dict=True)
+    ids = tokenizer.apply_chat_template(
+        list(request.messages), add_generation_prompt=True, return_tensors="pt", return_dict=True
+    )
     generated = model.generate(**ids, max_new_tokens=8, do_sample=False)
-    expected = tokenizer.decode(generated[0, ids["input_ids"].shape[1]:], skip_special_tokens=True)
+    expected = tokenizer.decode(generated[0, ids["input_ids"].shape[1] :], skip_special_tokens=True)
     assert record["output"] == expected

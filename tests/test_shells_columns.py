@@ -2,6 +2,7 @@
 string) are refused with one line naming the column and the row, before the Arrow cast reads NaN as True
 (an MCQ pass) or fails naming nothing; a missing choices list names its row. The scorer classes refuse the
 same values."""
+
 import json
 import math
 from pathlib import Path
@@ -13,11 +14,23 @@ from audioreason.scorers.anchor_chain.scorer import score_anchor_chain
 from audioreason.scorers.audiospan_rubric.scorer import score_verdicts
 
 ROOT = Path(__file__).resolve().parents[1]
-OEQ = [{"id": f"o{n}", "question": "What happens?", "pair_id": f"p{n}",
-        "rubric": [{"text": "Names the applause", "importance": "essential", "time_range": None}]} for n in (1, 2)]
+OEQ = [
+    {
+        "id": f"o{n}",
+        "question": "What happens?",
+        "pair_id": f"p{n}",
+        "rubric": [{"text": "Names the applause", "importance": "essential", "time_range": None}],
+    }
+    for n in (1, 2)
+]
 VERDICT = json.dumps([{"criteria": [{"index": 0, "semantic": "correct", "temporal": "none"}]}])  # Rubric 1
-CHAIN = dict(predictions=["A", "B", "A"], references=["x", "y", "z"], choices=[["x", "y"], ["x", "y"], ["z", "w"]],
-             chain_id=["c1"] * 3, link_position=[1, 2, 3])
+CHAIN = dict(
+    predictions=["A", "B", "A"],
+    references=["x", "y", "z"],
+    choices=[["x", "y"], ["x", "y"], ["z", "w"]],
+    chain_id=["c1"] * 3,
+    link_position=[1, 2, 3],
+)
 
 
 @pytest.fixture(scope="module")
@@ -31,8 +44,12 @@ def anchor_chain():
 
 
 def rubric_args(mcq_correct):
-    return dict(predictions=["applause", "applause"], references=[json.dumps(i) for i in OEQ],
-                verdicts=[VERDICT, VERDICT], mcq_correct=mcq_correct)
+    return dict(
+        predictions=["applause", "applause"],
+        references=[json.dumps(i) for i in OEQ],
+        verdicts=[VERDICT, VERDICT],
+        mcq_correct=mcq_correct,
+    )
 
 
 @pytest.mark.parametrize("value", [math.nan, 2, "yes"])
@@ -50,8 +67,11 @@ def test_mcq_correct_flags_still_count(audiospan_rubric):
 
 def test_the_scorer_refuses_nan_too():
     verdicts = [json.loads(VERDICT)] * 2
-    with pytest.raises(ValueError, match=r"mcq_correct\[0\] \(item 0 \('o1'\)\): expected true, false or null, "
-                                         r"got nan"):
+    with pytest.raises(
+        ValueError,
+        match=r"mcq_correct\[0\] \(item 0 \('o1'\)\): expected true, false or null, "
+        r"got nan",
+    ):
         score_verdicts(OEQ, verdicts, ["a", "b"], mcq_correct=[math.nan, True])
 
 

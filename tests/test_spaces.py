@@ -6,6 +6,7 @@ fresh interpreter that can import only the folder and the distributions its requ
 what those require), where it builds its UI and scores its own example. The real fresh-venv install
 (``python -m venv``, ``pip install -r requirements.txt`` from the package index, launch, one request over
 HTTP) downloads, so it is a script, not a test: benchmarks/space_install.py."""
+
 import json
 import os
 import subprocess
@@ -14,8 +15,16 @@ from pathlib import Path
 
 import pytest
 
-from audioreason.apps.spaces import (APPS, SpaceBuildError, build_space, build_wheel, check_header, requirements_text,
-                                     uploaded_text, wheel_pins)
+from audioreason.apps.spaces import (
+    APPS,
+    SpaceBuildError,
+    build_space,
+    build_wheel,
+    check_header,
+    requirements_text,
+    uploaded_text,
+    wheel_pins,
+)
 
 ROOT = Path(__file__).resolve().parents[1]
 LIGHT = [name for name in APPS if name != "aria"]  # aria ships ~570 MB of weights: benchmarks/space_install.py
@@ -30,8 +39,7 @@ def wheel(tmp_path_factory):
 def built(wheel, tmp_path_factory, demo_session):
     root = tmp_path_factory.mktemp("spaces")
     run = demo_session[0] / "cascade-run"
-    return {name: build_space(name, root / name, runs=[run] if APPS[name].runs else (), wheel=wheel)
-            for name in LIGHT}
+    return {name: build_space(name, root / name, runs=[run] if APPS[name].runs else (), wheel=wheel) for name in LIGHT}
 
 
 def test_every_app_has_the_space_header(wheel):
@@ -51,8 +59,11 @@ def test_committed_requirements_are_what_the_build_writes(wheel):
     # The CPU build of torch from PyTorch's own index (a plain pin resolves to the CUDA build on Linux).
     assert "--extra-index-url https://download.pytorch.org/whl/cpu" in aria
     assert [line for line in aria if line.startswith("torch==")] == [f"{pins['torch'][0]}+cpu"]
-    light = [line for line in (ROOT / "metrics/anchor_chain/requirements.txt").read_text().splitlines()
-             if not line.startswith("#")]
+    light = [
+        line
+        for line in (ROOT / "metrics/anchor_chain/requirements.txt").read_text().splitlines()
+        if not line.startswith("#")
+    ]
     assert light == ["numpy==2.4.6", "gradio==6.31.0", "gradio-client==2.7.2"]
 
 
@@ -64,7 +75,8 @@ def test_a_built_folder_carries_the_package_and_the_runs(built):
     assert len(list(folder.glob("audioreason-*.dist-info"))) == 1
     run = folder / built["explorer"]["runs"][0]
     assert {"run.json", "outputs.jsonl", "results.json", "items.jsonl", "benchmark_items.jsonl"} <= {
-        p.name for p in run.iterdir()}
+        p.name for p in run.iterdir()
+    }
     items = [json.loads(line) for line in (run / "benchmark_items.jsonl").read_text().splitlines()]
     assert len(items) == 12 and all((run / item["audio"]).is_file() for item in items)
     assert built["explorer"]["lfs"] == []  # nothing over 10 MB: no Git LFS needed
@@ -79,8 +91,21 @@ def test_the_build_refuses_what_cannot_work(tmp_path, wheel):
         build_space("anchor_chain", tmp_path / "full", wheel=wheel)
     with pytest.raises(SpaceBuildError, match="anchor_chain takes no runs"):
         build_space("anchor_chain", tmp_path / "y", runs=[tmp_path], wheel=wheel)
-    done = subprocess.run([sys.executable, "-m", "audioreason.cli", "space", "build", "report", str(tmp_path / "r"),
-                           "--run", str(tmp_path / "no-run")], capture_output=True, text=True)
+    done = subprocess.run(
+        [
+            sys.executable,
+            "-m",
+            "audioreason.cli",
+            "space",
+            "build",
+            "report",
+            str(tmp_path / "r"),
+            "--run",
+            str(tmp_path / "no-run"),
+        ],
+        capture_output=True,
+        text=True,
+    )
     assert done.returncode == 1 and "audioreason space: error: SpaceBuildError: not a scored run folder" in done.stderr
     assert not (tmp_path / "r").exists()
 
@@ -100,7 +125,7 @@ def test_an_uploaded_file_must_be_text(tmp_path):
 
 # Run in a fresh interpreter inside a built folder: imports of any installed distribution outside the closure of
 # requirements.txt fail as they would in a fresh venv; then the app builds its UI and scores its example.
-DRIVER = r'''
+DRIVER = r"""
 import importlib.abc, importlib.metadata, importlib.util, json, re, sys
 from packaging.requirements import Requirement
 
@@ -141,7 +166,7 @@ demo = app.build_demo()
 exec(sys.argv[-1])  # the app's use, after this driver
 print("RESULT " + json.dumps({"out": out, "blocked": sorted(set(blocked)), "package": audioreason.__file__},
                              default=str))
-'''
+"""
 
 USE = {  # each app's own example, as its button sends it
     "anchor_chain": 'out = app.score(app.EXAMPLE_CHAIN, "chain", "exact")',
@@ -149,9 +174,9 @@ USE = {  # each app's own example, as its button sends it
     "text_prior_decomposition": 'out = app.score(app.EXAMPLE, "separate", 0.25, "as_zero")[-1]',
     "mmar_rubrics": 'out = app.score(app.EXAMPLE, "", "", "", True, 5, app.JUDGES[0])[1]',
     "explorer": "from audioreason.report.item_table import item_table; "
-                "paths = app.initial_runs(); views = app._views(paths); "
-                "out = {'board': app.leaderboard(views), 'rows': len(item_table(views)), "
-                "'detail': app.show(paths, app._choices(paths, app.item_rows(views))[0][1])[1]}",
+    "paths = app.initial_runs(); views = app._views(paths); "
+    "out = {'board': app.leaderboard(views), 'rows': len(item_table(views)), "
+    "'detail': app.show(paths, app._choices(paths, app.item_rows(views))[0][1])[1]}",
     "report": "out = app.render(app.initial_results(), 'demo')[2]",
 }
 
@@ -159,9 +184,17 @@ USE = {  # each app's own example, as its button sends it
 def _run_in_folders(uses: dict) -> dict:
     """{folder: use} -> {folder: the driver's result}, the interpreters run side by side."""
     env = {k: v for k, v in os.environ.items() if k != "PYTHONPATH"}
-    running = {folder: subprocess.Popen([sys.executable, "-I", "-c", "import sys; sys.path.insert(0, ''); "
-                                         "exec(sys.argv[1])", DRIVER, use], cwd=folder, stdout=subprocess.PIPE,
-                                        stderr=subprocess.PIPE, text=True, env=env) for folder, use in uses.items()}
+    running = {
+        folder: subprocess.Popen(
+            [sys.executable, "-I", "-c", "import sys; sys.path.insert(0, ''); exec(sys.argv[1])", DRIVER, use],
+            cwd=folder,
+            stdout=subprocess.PIPE,
+            stderr=subprocess.PIPE,
+            text=True,
+            env=env,
+        )
+        for folder, use in uses.items()
+    }
     results = {}
     for folder, proc in running.items():
         stdout, stderr = proc.communicate(timeout=300)
@@ -190,8 +223,9 @@ def test_light_apps_run_from_their_folders_with_only_their_requirements(built):
     mmar = results["mmar_rubrics"]["out"]
     # The widget's example: item 1 judged by five recorded replies (5, 4, 4, 3, 2 of 5 met: middle three
     # 0.8, 0.8, 0.6, item 0.7333), item 2 answered wrong (gated, 0): Rubrics 0.3667, Accuracy 0.5.
-    assert fraction(mmar["rubrics"], "mmar_rubrics", "rubrics", mmar) == pytest.approx((0.8 + 0.8 + 0.6) / 3 / 2,
-                                                                                         abs=widget)
+    assert fraction(mmar["rubrics"], "mmar_rubrics", "rubrics", mmar) == pytest.approx(
+        (0.8 + 0.8 + 0.6) / 3 / 2, abs=widget
+    )
     assert fraction(mmar["accuracy"], "mmar_rubrics", "accuracy", mmar) == pytest.approx(0.5, abs=widget)
     assert mmar["n_judged"] == 1 and mmar["n_gated"] == 1
     assert results["text_prior_decomposition"]["out"]["decomposition"]["per_model"]

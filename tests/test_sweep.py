@@ -5,6 +5,7 @@ once; a third call loads nothing; the leaderboard carries each run's results.jso
 lower limit or a dropped condition rescores what the file now asks for; mistakes in the file (a value of the
 wrong type or range, a name the sweep's own files take, YAML aliases that expand past the bound) stop it
 before any work with the key path or line named."""
+
 import contextlib
 import io
 import json
@@ -36,10 +37,17 @@ def write_mmau_raw(root: Path, n: int) -> Path:
 def sweep_file(folder: Path, models: dict, mmar: Path, mmau: Path) -> Path:
     lines = ["out: swept", "models:"]
     lines += [f"  - {{name: {name}, model: {path}}}" for name, path in models.items()]
-    lines += ["benchmarks:", f"  - {{benchmark: mmar, data: {mmar}}}", f"  - {{benchmark: mmau-test-mini, data: {mmau}}}",
-              "conditions: [full, none]", "templates: [plain]", "batch_size: 2",
-              "decoding: {max_new_tokens: 3}", "score: {scorers: [accuracy]}",
-              "audio_check: 0"]  # the check has its own tests (test_audio_reliance.py)
+    lines += [
+        "benchmarks:",
+        f"  - {{benchmark: mmar, data: {mmar}}}",
+        f"  - {{benchmark: mmau-test-mini, data: {mmau}}}",
+        "conditions: [full, none]",
+        "templates: [plain]",
+        "batch_size: 2",
+        "decoding: {max_new_tokens: 3}",
+        "score: {scorers: [accuracy]}",
+        "audio_check: 0",
+    ]  # the check has its own tests (test_audio_reliance.py)
     path = folder / "sweep.yaml"
     path.write_text("\n".join(lines) + "\n", encoding="utf-8")
     return path
@@ -76,8 +84,9 @@ def swept(tmp_path_factory, tiny_audio):
 
     root = tmp_path_factory.mktemp("sweep")
     models = {"phi4": tiny_audio["phi4-multimodal"], "qwen2a": tiny_audio["qwen2-audio"]}
-    config = sweep_file(root, models, write_raw_folder(demo_metadata()[:2], root / "mmar"),
-                        write_mmau_raw(root / "mmau", 2))
+    config = sweep_file(
+        root, models, write_raw_folder(demo_metadata()[:2], root / "mmar"), write_mmau_raw(root / "mmau", 2)
+    )
     argv = ["evaluate", "--config", str(config), "--no-progress"]
     threads = torch.get_num_threads()
     torch.set_num_threads(1)
@@ -92,9 +101,16 @@ def swept(tmp_path_factory, tiny_audio):
                         status = main(argv)
                     except KeyboardInterrupt:
                         status = "interrupted"
-                sessions.append((status, counting, printed.getvalue(),
-                                 json.loads((root / "swept" / "sweep.json").read_text())
-                                 if (root / "swept" / "sweep.json").is_file() else None))
+                sessions.append(
+                    (
+                        status,
+                        counting,
+                        printed.getvalue(),
+                        json.loads((root / "swept" / "sweep.json").read_text())
+                        if (root / "swept" / "sweep.json").is_file()
+                        else None,
+                    )
+                )
     finally:
         torch.set_num_threads(threads)
     return root / "swept", sessions
@@ -106,8 +122,12 @@ def test_a_stopped_sweep_resumes_with_only_the_missing_units(swept):
     assert first == "interrupted" and counting1.units == 6  # run 1 whole (2 batches), run 2's first batch
     assert status == 0 and counting2.units == 16 - 6
     runs = [(r["model"], r["benchmark"], r["units"], r["done_before"], r["ran"]) for r in record["runs"]]
-    assert runs == [("phi4", "mmar", 4, 4, 0), ("phi4", "mmau-test-mini", 4, 2, 2),
-                    ("qwen2a", "mmar", 4, 0, 4), ("qwen2a", "mmau-test-mini", 4, 0, 4)]
+    assert runs == [
+        ("phi4", "mmar", 4, 4, 0),
+        ("phi4", "mmau-test-mini", 4, 2, 2),
+        ("qwen2a", "mmar", 4, 0, 4),
+        ("qwen2a", "mmau-test-mini", 4, 0, 4),
+    ]
     # The finished run is neither run nor loaded again; each model is built once for its two benchmarks.
     assert counting2.built == ["phi4-multimodal", "qwen2-audio"] and counting1.built == ["phi4-multimodal"]
     assert "sweep: 2 model(s) x 2 benchmark(s) = 4 runs, 16 units, 6 already done" in printed
@@ -123,8 +143,9 @@ def test_a_stopped_sweep_resumes_with_only_the_missing_units(swept):
     # Each run that ran records its own wall time, the part outside its generation loop (what a run pays
     # that the sweep does not pay once for all: benchmarks/sweep.py measures it) and its scoring time.
     for entry in record["runs"][1:]:
-        generation = json.loads((out / entry["model"] / entry["benchmark"] / "run.json").read_text()
-                                )["sessions"][-1]["generation_s"]
+        generation = json.loads((out / entry["model"] / entry["benchmark"] / "run.json").read_text())["sessions"][-1][
+            "generation_s"
+        ]
         assert entry["outside_generation_s"] == pytest.approx(entry["run_s"] - generation, abs=1e-3)
         assert 0 <= entry["outside_generation_s"] <= entry["run_s"] and entry["score_s"] >= 0
     assert "run_s" not in record["runs"][0] and record["runs"][0]["score_s"] >= 0  # not run, scored (kept)
@@ -150,15 +171,19 @@ def test_the_leaderboard_carries_each_runs_results(swept):
             sets = {(s["condition"], s["template"]): s for s in results["sets"]}
             for entry in results["scorers"]["accuracy"]["results"]:
                 label = f"answers: {entry['rule']} [{entry['condition']}/{entry['template']}]"
-                (row,) = [r for r in board["rows"] if (r["model"], r["benchmark"], r["headline"]) ==
-                          (model, benchmark, label)]
+                (row,) = [
+                    r for r in board["rows"] if (r["model"], r["benchmark"], r["headline"]) == (model, benchmark, label)
+                ]
                 assert row["value"] == entry["accuracy"] and row["n"] == entry["n"] == 2
                 assert row["ci95"] == entry["uncertainty"]["accuracy"]["ci95"]
                 assert row["unanswered"] == entry["unanswered"]
                 assert row["failed"] == sets[(entry["condition"], entry["template"])]["failed"] == 0
                 official = f"accuracy: official MMAR/MMAU scorer [{entry['condition']}/{entry['template']}]"
-                (row,) = [r for r in board["rows"] if (r["model"], r["benchmark"], r["headline"]) ==
-                          (model, benchmark, official)]
+                (row,) = [
+                    r
+                    for r in board["rows"]
+                    if (r["model"], r["benchmark"], r["headline"]) == (model, benchmark, official)
+                ]
                 assert row["value"] == entry["official_scorer_accuracy"]
                 compared += 1
     assert compared == 8  # 4 runs x 2 sets (one rule each: the plain template's)
@@ -199,18 +224,34 @@ def test_a_rerun_after_a_config_change_rescores_what_the_file_now_asks_for(swept
     config = tmp_path / "sweep.yaml"
 
     def rerun(conditions: str) -> tuple[int, Counting, dict, dict]:
-        config.write_text("\n".join([
-            "out: swept", f"models: [{{name: phi4, model: {tiny_audio['phi4-multimodal']}}}]",
-            f"benchmarks: [{{benchmark: mmar, data: {out.parent / 'mmar'}, limit: 1}}]",
-            f"conditions: {conditions}", "templates: [plain]", "batch_size: 2", "decoding: {max_new_tokens: 3}",
-            "score: {scorers: [accuracy]}", "audio_check: 0"]) + "\n", encoding="utf-8")
+        config.write_text(
+            "\n".join(
+                [
+                    "out: swept",
+                    f"models: [{{name: phi4, model: {tiny_audio['phi4-multimodal']}}}]",
+                    f"benchmarks: [{{benchmark: mmar, data: {out.parent / 'mmar'}, limit: 1}}]",
+                    f"conditions: {conditions}",
+                    "templates: [plain]",
+                    "batch_size: 2",
+                    "decoding: {max_new_tokens: 3}",
+                    "score: {scorers: [accuracy]}",
+                    "audio_check: 0",
+                ]
+            )
+            + "\n",
+            encoding="utf-8",
+        )
         with pytest.MonkeyPatch.context() as patch:
             counting = Counting(patch)
             with contextlib.redirect_stdout(io.StringIO()):
                 status = main(["evaluate", "--config", str(config), "--no-progress"])
         run = tmp_path / "swept" / "phi4" / "mmar"
-        return (status, counting, json.loads((run / "results.json").read_text()),
-                json.loads((tmp_path / "swept" / "leaderboard.json").read_text()))
+        return (
+            status,
+            counting,
+            json.loads((run / "results.json").read_text()),
+            json.loads((tmp_path / "swept" / "leaderboard.json").read_text()),
+        )
 
     status, counting, results, board = rerun("[full, none]")
     outputs = (tmp_path / "swept" / "phi4" / "mmar" / "outputs.jsonl").read_text().splitlines()
@@ -239,75 +280,119 @@ def test_the_example_sweep_validates():
 
     sweep = load_sweep(str(ROOT / "examples" / "text_prior_sweep.yaml"), check_paths=False)
     assert [m.label for m in sweep.models] == ["qwen2-audio", "qwen2.5-omni"]
-    assert [(m.tb_adapter, m.tb_model) for m in sweep.models] == [("text-lm", "Qwen/Qwen-7B-Chat"),
-                                                                 ("text-lm", "Qwen/Qwen2.5-7B-Instruct")]
-    assert [(b.benchmark, b.label) for b in sweep.benchmarks] == [("mmar", "mmar"),
-                                                                  ("mmau_test_mini", "mmau-test-mini")]
+    assert [(m.tb_adapter, m.tb_model) for m in sweep.models] == [
+        ("text-lm", "Qwen/Qwen-7B-Chat"),
+        ("text-lm", "Qwen/Qwen2.5-7B-Instruct"),
+    ]
+    assert [(b.benchmark, b.label) for b in sweep.benchmarks] == [
+        ("mmar", "mmar"),
+        ("mmau_test_mini", "mmau-test-mini"),
+    ]
     from audioreason.inference.conditions import parse_conditions
 
     names = [c.name for c in parse_conditions(sweep.conditions)]
     assert names == ["full", "none", "tb"] + [f"frag:{n}:{k}" for n in range(2, 6) for k in range(n)]
     assert sweep.score.scorers == ["accuracy", "text_prior_decomposition"] and sweep.batch_size == 8
-    assert sweep.folder(sweep.models[1], sweep.benchmarks[1]).parts[-3:] == ("text-prior", "qwen2.5-omni",
-                                                                             "mmau-test-mini")
+    assert sweep.folder(sweep.models[1], sweep.benchmarks[1]).parts[-3:] == (
+        "text-prior",
+        "qwen2.5-omni",
+        "mmau-test-mini",
+    )
 
 
-GOOD = {"out": "o", "models": [{"name": "a", "model": "qwen2-audio"}],
-        "benchmarks": [{"benchmark": "mmar", "data": "some/hub-id"}], "conditions": ["full"]}
+GOOD = {
+    "out": "o",
+    "models": [{"name": "a", "model": "qwen2-audio"}],
+    "benchmarks": [{"benchmark": "mmar", "data": "some/hub-id"}],
+    "conditions": ["full"],
+}
 
 
-@pytest.mark.parametrize("change, message", [
-    ({"model": "x"}, "(top level).model: unknown key (known: audio_check, audio_check_seed, batch_size, benchmarks"),
-    ({"models": [{"name": "a", "model": "m", "dtype": "bfloat16"}]}, "models[0].dtype: unknown key"),
-    ({"models": [{"model": "m", "adapter": "vllm"}]}, "models[0].adapter: 'vllm' is not one of transformers, text-lm"),
-    ({"models": [{"model": "m", "options": {"dtyp": "x"}}]}, "models[0].options.dtyp: the transformers adapter "
-                                                              "takes no option 'dtyp'"),
-    ({"models": [{"model": "m", "options": {"device": "cuda"}}]}, "models[0].options.device: the transformers"),
-    ({"models": [{"model": "./nowhere"}]}, "models[0].model: './nowhere' does not exist"),
-    ({"models": [{"model": "a/m"}, {"model": "b/m"}]}, "models[1].name: 'm' names two entries"),
-    ({"benchmarks": [{"benchmark": "mmau-pro", "data": "d"}]}, "benchmarks[0].benchmark: unknown benchmark 'mmau-pro'"),
-    ({"benchmarks": [{"benchmark": "mmar"}]}, "benchmarks[0].data: required"),
-    ({"benchmarks": [{"benchmark": "mmar", "data": "d", "limit": 0}]}, "benchmarks[0].limit: must be a positive"),
-    ({"conditions": ["full", "mute"]}, "conditions: unknown condition 'mute'"),
-    ({"conditions": ["full", "tb"]}, "models[0].tb: the tb condition needs a text backbone"),
-    ({"templates": ["cot"]}, "templates: unknown template"),
-    ({"decoding": {"max_new_tokens": 0}}, "decoding: max_new_tokens must be a positive integer"),
-    ({"decoding": {"beams": 2}}, "decoding.beams: unknown key"),
-    ({"score": {"scorers": ["rouge"]}}, "score: unknown scorer(s) ['rouge']"),
-    ({"score": {"judge": "x"}}, "score.judge: unknown key"),
-    # every value's type and range, named by its key
-    ({"decoding": {"seed": "abc"}}, "decoding: seed must be an integer (or null), got 'abc'"),
-    ({"decoding": {"temperature": True}}, "decoding: temperature must be >= 0, got True"),
-    ({"decoding": {"top_p": [1]}}, "decoding: top_p must be in (0, 1], got [1]"),
-    ({"models": [{"model": "m", "options": {"max_audio_s": [1, 2]}}]},
-     "models[0].options.max_audio_s: expected a number or null, got list"),
-    ({"models": [{"model": "m", "options": {"max_audio_s": -3}}]},
-     "models[0].options.max_audio_s: max_audio_s must be None or a positive number of seconds, got -3"),
-    ({"models": [{"model": "m", "options": {"dtype": {"x": 1}}}]}, "models[0].options.dtype: expected a string, got dict"),
-    ({"models": [{"model": "gpt", "adapter": "openai", "options": {"timeout_s": "slow"}}]},
-     "models[0].options.timeout_s: expected a number, got str"),
-    ({"models": [{"model": "gpt", "adapter": "openai", "options": {"default_headers": "Bearer sk-secret-1"}}]},
-     "models[0].options.default_headers: expected a mapping or null, got str"),
-    ({"models": [{"model": ["a", "b"]}]}, "models[0].model: expected a string, got list"),
-    ({"models": [{"model": "m", "name": True}]}, "models[0].name: expected a string, got bool"),
-    ({"models": [{"model": "m", "adapter": ["openai"]}]}, "models[0].adapter: expected a string, got list"),
-    ({"benchmarks": [{"benchmark": "mmar", "data": {"x": 1}}]}, "benchmarks[0].data: expected a string, got dict"),
-    ({"benchmarks": [{"benchmark": "mmar", "data": "d", "limit": "5"}]},
-     "benchmarks[0].limit: must be a positive integer, got '5'"),
-    ({"benchmarks": [{"benchmark": "mmar", "data": "d", "limit": [5]}]},
-     "benchmarks[0].limit: must be a positive integer, got list"),
-    ({"out": ["a"]}, "out: expected a string, got list"),
-    ({"score": {"confidence": "high"}}, "score.confidence: expected a number, got str"),
-    ({"score": {"confidence": 1.5}}, "score: confidence must be a number strictly between 0 and 1"),
-    ({"score": {"compat": "yes"}}, "score.compat: expected true or false, got str"),
-    ({"score": {"aria_backbones": {"lm": "x"}}}, "score.aria_backbones: expected a string, got dict"),
-    # names the sweep's own files take in its out folder
-    ({"models": [{"name": "sweep.json", "model": "m"}]},
-     "models[0].name: 'sweep.json' is the name of one of the files a sweep writes"),
-    ({"models": [{"model": "org/run.lock"}]}, "models[0].name: 'run.lock' is the name of one of the files"),
-    ({"benchmarks": [{"benchmark": "mmar", "data": "d", "name": "Leaderboard.md"}]},
-     "benchmarks[0].name: 'Leaderboard.md' is the name of one of the files a sweep writes"),
-])
+@pytest.mark.parametrize(
+    "change, message",
+    [
+        (
+            {"model": "x"},
+            "(top level).model: unknown key (known: audio_check, audio_check_seed, batch_size, benchmarks",
+        ),
+        ({"models": [{"name": "a", "model": "m", "dtype": "bfloat16"}]}, "models[0].dtype: unknown key"),
+        (
+            {"models": [{"model": "m", "adapter": "vllm"}]},
+            "models[0].adapter: 'vllm' is not one of transformers, text-lm",
+        ),
+        (
+            {"models": [{"model": "m", "options": {"dtyp": "x"}}]},
+            "models[0].options.dtyp: the transformers adapter takes no option 'dtyp'",
+        ),
+        ({"models": [{"model": "m", "options": {"device": "cuda"}}]}, "models[0].options.device: the transformers"),
+        ({"models": [{"model": "./nowhere"}]}, "models[0].model: './nowhere' does not exist"),
+        ({"models": [{"model": "a/m"}, {"model": "b/m"}]}, "models[1].name: 'm' names two entries"),
+        (
+            {"benchmarks": [{"benchmark": "mmau-pro", "data": "d"}]},
+            "benchmarks[0].benchmark: unknown benchmark 'mmau-pro'",
+        ),
+        ({"benchmarks": [{"benchmark": "mmar"}]}, "benchmarks[0].data: required"),
+        ({"benchmarks": [{"benchmark": "mmar", "data": "d", "limit": 0}]}, "benchmarks[0].limit: must be a positive"),
+        ({"conditions": ["full", "mute"]}, "conditions: unknown condition 'mute'"),
+        ({"conditions": ["full", "tb"]}, "models[0].tb: the tb condition needs a text backbone"),
+        ({"templates": ["cot"]}, "templates: unknown template"),
+        ({"decoding": {"max_new_tokens": 0}}, "decoding: max_new_tokens must be a positive integer"),
+        ({"decoding": {"beams": 2}}, "decoding.beams: unknown key"),
+        ({"score": {"scorers": ["rouge"]}}, "score: unknown scorer(s) ['rouge']"),
+        ({"score": {"judge": "x"}}, "score.judge: unknown key"),
+        # every value's type and range, named by its key
+        ({"decoding": {"seed": "abc"}}, "decoding: seed must be an integer (or null), got 'abc'"),
+        ({"decoding": {"temperature": True}}, "decoding: temperature must be >= 0, got True"),
+        ({"decoding": {"top_p": [1]}}, "decoding: top_p must be in (0, 1], got [1]"),
+        (
+            {"models": [{"model": "m", "options": {"max_audio_s": [1, 2]}}]},
+            "models[0].options.max_audio_s: expected a number or null, got list",
+        ),
+        (
+            {"models": [{"model": "m", "options": {"max_audio_s": -3}}]},
+            "models[0].options.max_audio_s: max_audio_s must be None or a positive number of seconds, got -3",
+        ),
+        (
+            {"models": [{"model": "m", "options": {"dtype": {"x": 1}}}]},
+            "models[0].options.dtype: expected a string, got dict",
+        ),
+        (
+            {"models": [{"model": "gpt", "adapter": "openai", "options": {"timeout_s": "slow"}}]},
+            "models[0].options.timeout_s: expected a number, got str",
+        ),
+        (
+            {"models": [{"model": "gpt", "adapter": "openai", "options": {"default_headers": "Bearer sk-secret-1"}}]},
+            "models[0].options.default_headers: expected a mapping or null, got str",
+        ),
+        ({"models": [{"model": ["a", "b"]}]}, "models[0].model: expected a string, got list"),
+        ({"models": [{"model": "m", "name": True}]}, "models[0].name: expected a string, got bool"),
+        ({"models": [{"model": "m", "adapter": ["openai"]}]}, "models[0].adapter: expected a string, got list"),
+        ({"benchmarks": [{"benchmark": "mmar", "data": {"x": 1}}]}, "benchmarks[0].data: expected a string, got dict"),
+        (
+            {"benchmarks": [{"benchmark": "mmar", "data": "d", "limit": "5"}]},
+            "benchmarks[0].limit: must be a positive integer, got '5'",
+        ),
+        (
+            {"benchmarks": [{"benchmark": "mmar", "data": "d", "limit": [5]}]},
+            "benchmarks[0].limit: must be a positive integer, got list",
+        ),
+        ({"out": ["a"]}, "out: expected a string, got list"),
+        ({"score": {"confidence": "high"}}, "score.confidence: expected a number, got str"),
+        ({"score": {"confidence": 1.5}}, "score: confidence must be a number strictly between 0 and 1"),
+        ({"score": {"compat": "yes"}}, "score.compat: expected true or false, got str"),
+        ({"score": {"aria_backbones": {"lm": "x"}}}, "score.aria_backbones: expected a string, got dict"),
+        # names the sweep's own files take in its out folder
+        (
+            {"models": [{"name": "sweep.json", "model": "m"}]},
+            "models[0].name: 'sweep.json' is the name of one of the files a sweep writes",
+        ),
+        ({"models": [{"model": "org/run.lock"}]}, "models[0].name: 'run.lock' is the name of one of the files"),
+        (
+            {"benchmarks": [{"benchmark": "mmar", "data": "d", "name": "Leaderboard.md"}]},
+            "benchmarks[0].name: 'Leaderboard.md' is the name of one of the files a sweep writes",
+        ),
+    ],
+)
 def test_a_mistake_in_the_sweep_file_stops_it_before_any_work(tmp_path, capsys, change, message):
     import yaml
 
@@ -369,21 +454,31 @@ def test_yaml_aliases_that_expand_past_the_bound_are_refused_before_they_are_bui
         base = {k: v for k, v in GOOD.items() if k != key.split("[")[0].split(".")[0]}
         paths.append(tmp_path / f"{key}.yaml")
         paths[-1].write_text(yaml.safe_dump(base) + line.format(laughs()), encoding="utf-8")
-    child = subprocess.run([sys.executable, "-c", BOUNDED_CHILD, str(good), *map(str, paths)], capture_output=True,
-                           text=True, timeout=600, cwd=ROOT)
+    child = subprocess.run(
+        [sys.executable, "-c", BOUNDED_CHILD, str(good), *map(str, paths)],
+        capture_output=True,
+        text=True,
+        timeout=600,
+        cwd=ROOT,
+    )
     replies = [json.loads(line) for line in child.stdout.splitlines()]
     assert len(replies) == len(paths), child.stderr[-2000:]
     for path, (code, err) in zip(paths, replies):
         assert code == 2 and err.count("\n") == 1, (path.name, code, err[:500])
-        assert err.startswith(f"audioreason evaluate: error: {path}: line ") and \
-            "holds more than 100000 values once its YAML aliases are expanded" in err, err
+        assert (
+            err.startswith(f"audioreason evaluate: error: {path}: line ")
+            and "holds more than 100000 values once its YAML aliases are expanded" in err
+        ), err
     assert not (tmp_path / "o").exists()
 
 
-@pytest.mark.parametrize("text, message", [
-    ("models: [{name: a, model: m, options: &o {dtype: *o}}]\n", "line {line}: an alias inside its own anchor"),
-    ("models: " + "[" * 5000 + "]" * 5000 + "\n", "nested too deeply to read"),
-])
+@pytest.mark.parametrize(
+    "text, message",
+    [
+        ("models: [{name: a, model: m, options: &o {dtype: *o}}]\n", "line {line}: an alias inside its own anchor"),
+        ("models: " + "[" * 5000 + "]" * 5000 + "\n", "nested too deeply to read"),
+    ],
+)
 def test_a_value_that_contains_itself_or_nests_past_the_reader_is_refused(tmp_path, capsys, text, message):
     import yaml
 
@@ -403,8 +498,11 @@ def test_run_options_beside_a_sweep_file_are_refused(tmp_path, capsys):
 
     config = tmp_path / "sweep.yaml"
     config.write_text(yaml.safe_dump(GOOD), encoding="utf-8")
-    for extra, option in ((["--batch-size", "4"], "--batch-size"), (["--model", "m"], "--model"),
-                          (["--scorers", "aria"], "--scorers")):
+    for extra, option in (
+        (["--batch-size", "4"], "--batch-size"),
+        (["--model", "m"], "--model"),
+        (["--scorers", "aria"], "--scorers"),
+    ):
         with pytest.raises(SystemExit) as exit_info:
             main(["evaluate", "--config", str(config), *extra])
         err = capsys.readouterr().err

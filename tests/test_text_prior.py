@@ -1,4 +1,5 @@
 """Text prior and audio reliance: the pure formulas and the full scorer on hand-computed tables."""
+
 import random
 from collections import Counter
 from fractions import Fraction
@@ -40,8 +41,12 @@ TABLE = {
         "f": (T, "missing", None, {"frag:2:0": F, "frag:2:1": T, "frag:3:0": F, "frag:3:1": F}),
     },
     "m3": {
-        "a": (T, T, T, {}), "b": (T, F, F, {}), "c": (F, T, F, {}),
-        "d": (F, F, F, {}), "e": (T, F, F, {}), "f": (T, F, F, {}),
+        "a": (T, T, T, {}),
+        "b": (T, F, F, {}),
+        "c": (F, T, F, {}),
+        "d": (F, F, F, {}),
+        "e": (T, F, F, {}),
+        "f": (T, F, F, {}),
     },
 }
 
@@ -54,8 +59,16 @@ def table_records(table=TABLE, with_choices=True):
             for condition, value in conditions.items():
                 if value is None and condition == "tb" or value == "missing":
                     continue  # not run
-                records.append({"model": model, "item_id": item, "condition": condition, "prediction": value,
-                                "category": CATEGORY[item], "choices": CHOICES if with_choices else None})
+                records.append(
+                    {
+                        "model": model,
+                        "item_id": item,
+                        "condition": condition,
+                        "prediction": value,
+                        "category": CATEGORY[item],
+                        "choices": CHOICES if with_choices else None,
+                    }
+                )
     return records
 
 
@@ -67,6 +80,7 @@ def result():
 # ---------------------------------------------------------------------------------------------
 # Pure formulas
 # ---------------------------------------------------------------------------------------------
+
 
 def test_formulas_by_hand():
     assert tp.accuracy([True, False, True, True]) == 0.75 and tp.accuracy([]) is None
@@ -91,25 +105,28 @@ def test_formulas_by_hand():
         tp.pooled_text_prior_rate([0.1], [0.2, 0.3])
 
 
-@pytest.mark.parametrize("full, none, fragments, missing, mode, label, reason", [
-    (True, True, [False], 0, "separate", "TS", None),
-    (False, True, [True], 0, "separate", "AH", None),
-    (False, False, [True], 0, "separate", "UN", None),
-    (False, False, [None], 1, "separate", "UN", None),      # incomplete fragments matter only for AN items
-    (True, False, [False, True], 0, "separate", "FS", None),
-    (True, False, [False, False], 0, "separate", "XS", None),
-    (True, False, [False, False], 0, "sufficient", "XS", None),
-    (True, False, None, 0, "separate", "AN", None),          # model without fragments: not split
-    (True, False, [False, None], 0, "separate", "XS", "errored"),
-    (True, False, [False, None], 0, "sufficient", "FS", None),  # public analysis code
-    (True, False, [True, None], 0, "separate", "FS", None),  # a correct fragment decides in every mode
-    (True, False, [False], 1, "separate", "XS", "missing"),
-    (True, False, [False], 1, "sufficient", "XS", "missing"),  # a missing row is never counted correct
-    (True, False, [], 2, "separate", "XS", "missing"),
-    (True, False, [None], 1, "separate", "XS", "errored"),    # both: counted once, under errored
-    (True, False, [None], 1, "sufficient", "FS", None),
-    (True, False, [True], 1, "separate", "FS", None),
-])
+@pytest.mark.parametrize(
+    "full, none, fragments, missing, mode, label, reason",
+    [
+        (True, True, [False], 0, "separate", "TS", None),
+        (False, True, [True], 0, "separate", "AH", None),
+        (False, False, [True], 0, "separate", "UN", None),
+        (False, False, [None], 1, "separate", "UN", None),  # incomplete fragments matter only for AN items
+        (True, False, [False, True], 0, "separate", "FS", None),
+        (True, False, [False, False], 0, "separate", "XS", None),
+        (True, False, [False, False], 0, "sufficient", "XS", None),
+        (True, False, None, 0, "separate", "AN", None),  # model without fragments: not split
+        (True, False, [False, None], 0, "separate", "XS", "errored"),
+        (True, False, [False, None], 0, "sufficient", "FS", None),  # public analysis code
+        (True, False, [True, None], 0, "separate", "FS", None),  # a correct fragment decides in every mode
+        (True, False, [False], 1, "separate", "XS", "missing"),
+        (True, False, [False], 1, "sufficient", "XS", "missing"),  # a missing row is never counted correct
+        (True, False, [], 2, "separate", "XS", "missing"),
+        (True, False, [None], 1, "separate", "XS", "errored"),  # both: counted once, under errored
+        (True, False, [None], 1, "sufficient", "FS", None),
+        (True, False, [True], 1, "separate", "FS", None),
+    ],
+)
 def test_categorize_item_table1(full, none, fragments, missing, mode, label, reason):
     got = tp.categorize_item(full, none, fragments, missing_fragments=missing, errored_fragments=mode)
     assert got == (label, reason)
@@ -129,6 +146,7 @@ def test_categorize_rejects_bad_options():
 # ---------------------------------------------------------------------------------------------
 # The hand-computed table
 # ---------------------------------------------------------------------------------------------
+
 
 def test_accuracy_per_condition(result):
     m1 = result["accuracy"]["per_model"]["m1"]
@@ -203,9 +221,16 @@ def test_decomposition(result):
     assert m3["XS_over_AN"] is None and m3["XS_over_AN_bounds"] is None and m3["fragments_evaluated"] is False
     assert m3["XS_unverified"] == 0
     assert dec["models_without_fragments"] == ["m3"]
-    assert dec["XS_over_AN"] == {"mean": pytest.approx(7 / 12), "min": 0.5, "max": pytest.approx(2 / 3), "n": 2,
-                                 "models": ["m1", "m2"], "excluded": {"m3": "no fragment predictions"},
-                                 "models_with_zero_AN": [], "zero_an_models": "as_zero"}
+    assert dec["XS_over_AN"] == {
+        "mean": pytest.approx(7 / 12),
+        "min": 0.5,
+        "max": pytest.approx(2 / 3),
+        "n": 2,
+        "models": ["m1", "m2"],
+        "excluded": {"m3": "no fragment predictions"},
+        "models_with_zero_AN": [],
+        "zero_an_models": "as_zero",
+    }
     assert dec["mean_shares"]["TS"] == pytest.approx((1 / 6 + 1 / 5 + 1 / 6) / 3)
     assert dec["mean_shares"]["XS"] == pytest.approx((2 / 6 + 2 / 5 + 0) / 3)
     assert sum(dec["mean_shares"][c] for c in tp.LABELS) == pytest.approx(1)
@@ -216,8 +241,10 @@ def test_decomposition(result):
 
 def test_errored_fragment_modes_move_only_that_item():
     records = table_records()
-    runs = {mode: score_text_prior(records, errored_fragments=mode, return_items=True)
-            for mode in ("separate", "sufficient")}
+    runs = {
+        mode: score_text_prior(records, errored_fragments=mode, return_items=True)
+        for mode in ("separate", "sufficient")
+    }
     m1 = {mode: r["decomposition"]["per_model"]["m1"] for mode, r in runs.items()}
     split = {mode: (e["counts"]["FS"], e["counts"]["XS"], e["XS_unverified"]) for mode, e in m1.items()}
     assert split == {"separate": (1, 2, 1), "sufficient": (2, 1, 0)}
@@ -226,8 +253,11 @@ def test_errored_fragment_modes_move_only_that_item():
     # m2's unverified item is missing a row, not errored: the same in both modes
     m2 = {mode: r["decomposition"]["per_model"]["m2"] for mode, r in runs.items()}
     assert m2["sufficient"] == m2["separate"]
-    changed = [(a["model"], a["item_id"], a["label"], b["label"])
-               for a, b in zip(runs["separate"]["items"], runs["sufficient"]["items"]) if a != b]
+    changed = [
+        (a["model"], a["item_id"], a["label"], b["label"])
+        for a, b in zip(runs["separate"]["items"], runs["sufficient"]["items"])
+        if a != b
+    ]
     assert changed == [("m1", "f", "XS", "FS")]
 
 
@@ -235,15 +265,20 @@ def test_unverified_reasons_and_modes():
     """Audio-needed items with fragments 2:0, 2:1 (T correct, F wrong, E errored, - missing row):
     p T F, q F F, r F E, s F -, t E - (errored and missing: counted once, under errored), u - T."""
     fragments = {"p": (T, F), "q": (F, F), "r": (F, E), "s": (F, "-"), "t": (E, "-"), "u": ("-", T)}
-    records = [{"model": "m", "item_id": i, "condition": c, "prediction": v}
-               for i, frag in fragments.items()
-               for c, v in (("full", T), ("none", F), ("frag:2:0", frag[0]), ("frag:2:1", frag[1])) if v != "-"]
+    records = [
+        {"model": "m", "item_id": i, "condition": c, "prediction": v}
+        for i, frag in fragments.items()
+        for c, v in (("full", T), ("none", F), ("frag:2:0", frag[0]), ("frag:2:1", frag[1]))
+        if v != "-"
+    ]
     want = {  # mode -> labels of p..u, XS_unverified, reasons, bounds
         "separate": ("FS XS XS XS XS FS", 3, {"errored": 2, "missing": 1}, (1 / 6, 4 / 6)),
         "sufficient": ("FS XS FS XS FS FS", 1, {"errored": 0, "missing": 1}, (1 / 6, 2 / 6)),
     }
-    reasons = {"separate": [None, None, "errored", "missing", "errored", None],
-               "sufficient": [None, None, None, "missing", None, None]}
+    reasons = {
+        "separate": [None, None, "errored", "missing", "errored", None],
+        "sufficient": [None, None, None, "missing", None, None],
+    }
     for mode, (labels, unverified, why, bounds) in want.items():
         result = score_text_prior(records, errored_fragments=mode, return_items=True)
         entry = result["decomposition"]["per_model"]["m"]
@@ -272,11 +307,19 @@ def test_five_categories_always_sum_to_the_item_count():
                     if missing and rng.random() < 0.1:
                         continue
                     # fragments mostly wrong, so that audio-needed items often lack a correct one
-                    weights = ((0.1, 0.75, 0.15 * errors) if condition.startswith("frag") else (0.5, 0.5, 0))
-                    records.append({"model": f"m{m}", "item_id": i, "condition": condition,
-                                    "prediction": rng.choices([True, False, None], weights)[0]})
-        runs = {mode: score_text_prior(records, errored_fragments=mode, return_items=True)
-                for mode in tp.ERRORED_FRAGMENT_MODES}
+                    weights = (0.1, 0.75, 0.15 * errors) if condition.startswith("frag") else (0.5, 0.5, 0)
+                    records.append(
+                        {
+                            "model": f"m{m}",
+                            "item_id": i,
+                            "condition": condition,
+                            "prediction": rng.choices([True, False, None], weights)[0],
+                        }
+                    )
+        runs = {
+            mode: score_text_prior(records, errored_fragments=mode, return_items=True)
+            for mode in tp.ERRORED_FRAGMENT_MODES
+        }
         for mode, result in runs.items():
             for name, entry in result["decomposition"]["per_model"].items():
                 counts, n_items = entry["counts"], entry["n_items"]
@@ -337,13 +380,20 @@ def test_nested_and_column_inputs_match_records(result):
     nested = {}
     for r in table_records():
         nested.setdefault(r["model"], {}).setdefault(r["item_id"], {})[r["condition"]] = r["prediction"]
-    got = score_text_prior(records_from_nested(nested, categories=CATEGORY, choices={i: CHOICES for i in CATEGORY}),
-                           return_items=True)
+    got = score_text_prior(
+        records_from_nested(nested, categories=CATEGORY, choices={i: CHOICES for i in CATEGORY}), return_items=True
+    )
     assert got == result
     records = table_records()
-    columns = records_from_columns([r["prediction"] for r in records], None, model=[r["model"] for r in records],
-                                   item_id=[r["item_id"] for r in records], condition=[r["condition"] for r in records],
-                                   choices=[r["choices"] for r in records], category=[r["category"] for r in records])
+    columns = records_from_columns(
+        [r["prediction"] for r in records],
+        None,
+        model=[r["model"] for r in records],
+        item_id=[r["item_id"] for r in records],
+        condition=[r["condition"] for r in records],
+        choices=[r["choices"] for r in records],
+        category=[r["category"] for r in records],
+    )
     assert score_text_prior(columns, return_items=True) == result
     plain = score_text_prior(nested)  # the nested mapping directly; no categories, no choices
     assert plain["by_category"] is None and plain["text_prior"]["per_model"]["m1"]["chance"] is None
@@ -367,15 +417,28 @@ def test_chance_level_sources():
 # Raw outputs through the hybrid extractor
 # ---------------------------------------------------------------------------------------------
 
+
 def _raw(condition, output, item="q"):
-    return {"model": "m", "item_id": item, "condition": condition, "prediction": output, "reference": "Dog barking",
-            "choices": CHOICES, "question": "What is it?"}
+    return {
+        "model": "m",
+        "item_id": item,
+        "condition": condition,
+        "prediction": output,
+        "reference": "Dog barking",
+        "choices": CHOICES,
+        "question": "What is it?",
+    }
 
 
 def test_raw_outputs_are_scored_with_the_hybrid_extractor():
-    records = [_raw("full", "[ANSWER] (A) Dog barking", "q1"), _raw("full", "It is rain.", "q2"),
-               _raw("full", "I cannot tell.", "q3"), _raw("full", "", "q4"), _raw("full", None, "q5"),
-               _raw("none", "The answer is A.", "q1")]
+    records = [
+        _raw("full", "[ANSWER] (A) Dog barking", "q1"),
+        _raw("full", "It is rain.", "q2"),
+        _raw("full", "I cannot tell.", "q3"),
+        _raw("full", "", "q4"),
+        _raw("full", None, "q5"),
+        _raw("none", "The answer is A.", "q1"),
+    ]
     entry = score_text_prior(records)["accuracy"]["per_model"]["m"]["full"]
     assert (entry["correct"], entry["n"], entry["errors"]) == (1, 5, 3)
     assert entry["error_reasons"] == {"unanswered": 2, "no_prediction": 1}
@@ -408,11 +471,19 @@ def test_unanswered_fragment_output_is_errored_by_default_and_wrong_under_suffic
 
 def test_numpy_correctness_values_and_models_run_at_other_ns():
     np = pytest.importorskip("numpy")
-    records = [{"model": "x", "item_id": "q", "condition": c, "prediction": v}
-               for c, v in (("full", np.True_), ("none", np.int64(0)), ("frag:2:0", np.float64(1.0)),
-                            ("frag:2:1", np.bool_(False)))]
-    records += [{"model": "y", "item_id": "q", "condition": c, "prediction": True}
-                for c in ("full", "none", "frag:3:0", "frag:3:1", "frag:3:2")]
+    records = [
+        {"model": "x", "item_id": "q", "condition": c, "prediction": v}
+        for c, v in (
+            ("full", np.True_),
+            ("none", np.int64(0)),
+            ("frag:2:0", np.float64(1.0)),
+            ("frag:2:1", np.bool_(False)),
+        )
+    ]
+    records += [
+        {"model": "y", "item_id": "q", "condition": c, "prediction": True}
+        for c in ("full", "none", "frag:3:0", "frag:3:1", "frag:3:2")
+    ]
     result = score_text_prior(records)
     assert result["retention"]["per_model"]["x"][2]["R_N"] == pytest.approx(0.5)
     assert result["retention"]["curve"][1]["excluded"] == {"x": "no fragment predictions for N=3"}
@@ -420,8 +491,10 @@ def test_numpy_correctness_values_and_models_run_at_other_ns():
 
 
 def test_errored_full_counts_as_wrong_and_is_reported():
-    records = [{"model": "m", "item_id": "q", "condition": "full", "prediction": None},
-               {"model": "m", "item_id": "q", "condition": "none", "prediction": True}]
+    records = [
+        {"model": "m", "item_id": "q", "condition": "full", "prediction": None},
+        {"model": "m", "item_id": "q", "condition": "none", "prediction": True},
+    ]
     dec = score_text_prior(records)["decomposition"]["per_model"]["m"]
     assert dec["counts"]["AH"] == 1 and dec["errored_full_or_none"] == 1
 
@@ -430,14 +503,20 @@ def test_errored_full_counts_as_wrong_and_is_reported():
 # Bad input
 # ---------------------------------------------------------------------------------------------
 
+
 def test_condition_grammar():
     assert parse_condition(" Full ", TEXT_PRIOR_KINDS) == Condition("full")
     assert str(parse_condition("FRAG:5:4", TEXT_PRIOR_KINDS)) == "frag:5:4"
     assert parse_condition("tb", TEXT_PRIOR_KINDS) == Condition("tb")
     assert parse_condition("none", TEXT_PRIOR_KINDS).kind == "none"
-    for bad, message in [("silence", "unknown condition"), ("frag:3", "unknown condition"),
-                         ("frag:3:3", "k=3 out of range 0..2"), ("frag:1:0", "N must be >= 2"),
-                         ("frag:-2:0", "unknown condition"), (3, "must be a string")]:
+    for bad, message in [
+        ("silence", "unknown condition"),
+        ("frag:3", "unknown condition"),
+        ("frag:3:3", "k=3 out of range 0..2"),
+        ("frag:1:0", "N must be >= 2"),
+        ("frag:-2:0", "unknown condition"),
+        (3, "must be a string"),
+    ]:
         with pytest.raises(ValueError, match=message):
             parse_condition(bad, TEXT_PRIOR_KINDS)
 
@@ -446,25 +525,28 @@ def _row(**overrides):
     return {"model": "m", "item_id": "q", "condition": "full", "prediction": True, **overrides}
 
 
-@pytest.mark.parametrize("records, message", [
-    ([_row(condition="silence")], r"row 0 \(model 'm', item 'q'\): unknown condition 'silence'"),
-    ([_row(), _row()], r"row 1 \(model 'm', item 'q', condition 'full'\) duplicates row 0"),
-    ([_row(condition="frag:2:0"), _row(condition="FRAG:2:0")], "duplicates row 0"),
-    ([_row(condition="frag:4:4")], "row 0 .*k=4 out of range 0..3"),
-    ([_row(prediction=2)], r"row 0 .*True/False/0/1.*got int 2"),
-    ([_row(prediction=0.5)], "got float 0.5"),
-    ([_row(prediction=[True])], "got list"),
-    ([_row(prediction="(A) Dog")], "row 0 .*needs the item's choices and its gold reference"),
-    ([_row(prediction="(A)", choices=["x", "y"], reference="z")], "gold reference 'z' is not one of the choices"),
-    ([_row(category="sound"), _row(condition="none", category="music")], "row 1 .*category 'music' differs"),
-    ([_row(choices=["x", "y"]), _row(condition="none", choices=["x"])], "row 1 .*1 choices, but row 0 gives 2"),
-    ([_row(model=None)], "row 0: 'model' is missing"),
-    ([_row(model="")], "model must be a non-empty string"),
-    ([_row(item_id=["q"])], "item_id must be a string or number"),
-    ([_row(choices="x")], "choices must be a non-empty list"),
-    ([_row(colour="red")], "unknown field"),
-    ([], "no records"),
-])
+@pytest.mark.parametrize(
+    "records, message",
+    [
+        ([_row(condition="silence")], r"row 0 \(model 'm', item 'q'\): unknown condition 'silence'"),
+        ([_row(), _row()], r"row 1 \(model 'm', item 'q', condition 'full'\) duplicates row 0"),
+        ([_row(condition="frag:2:0"), _row(condition="FRAG:2:0")], "duplicates row 0"),
+        ([_row(condition="frag:4:4")], "row 0 .*k=4 out of range 0..3"),
+        ([_row(prediction=2)], r"row 0 .*True/False/0/1.*got int 2"),
+        ([_row(prediction=0.5)], "got float 0.5"),
+        ([_row(prediction=[True])], "got list"),
+        ([_row(prediction="(A) Dog")], "row 0 .*needs the item's choices and its gold reference"),
+        ([_row(prediction="(A)", choices=["x", "y"], reference="z")], "gold reference 'z' is not one of the choices"),
+        ([_row(category="sound"), _row(condition="none", category="music")], "row 1 .*category 'music' differs"),
+        ([_row(choices=["x", "y"]), _row(condition="none", choices=["x"])], "row 1 .*1 choices, but row 0 gives 2"),
+        ([_row(model=None)], "row 0: 'model' is missing"),
+        ([_row(model="")], "model must be a non-empty string"),
+        ([_row(item_id=["q"])], "item_id must be a string or number"),
+        ([_row(choices="x")], "choices must be a non-empty list"),
+        ([_row(colour="red")], "unknown field"),
+        ([], "no records"),
+    ],
+)
 def test_bad_records_name_the_row(records, message):
     with pytest.raises(ValueError, match=message):
         score_text_prior(records)
@@ -490,8 +572,9 @@ def test_bad_options_and_shapes():
 
 
 def test_jsonl_records():
-    assert records_from_jsonl('{"model": "m", "item_id": 1, "condition": "full", "prediction": true}\n\n') == \
-        [{"model": "m", "item_id": 1, "condition": "full", "prediction": True}]
+    assert records_from_jsonl('{"model": "m", "item_id": 1, "condition": "full", "prediction": true}\n\n') == [
+        {"model": "m", "item_id": 1, "condition": "full", "prediction": True}
+    ]
     assert records_from_jsonl('[{"model": "m"}]') == [{"model": "m"}]
     with pytest.raises(ValueError, match="line 2 is not valid JSON"):
         records_from_jsonl('{"model": "m"}\n{oops')
@@ -500,6 +583,7 @@ def test_jsonl_records():
 # ---------------------------------------------------------------------------------------------
 # Demo entry and display tables
 # ---------------------------------------------------------------------------------------------
+
 
 def test_demo_table_reaches_every_category_and_is_deterministic():
     result = score_text_prior(demo_records())
@@ -516,8 +600,9 @@ def test_demo_table_reaches_every_category_and_is_deterministic():
     assert by_name["text prior: TB - chance (model mean)"].value == pytest.approx(1 / 6)
     assert by_name["retention: R_5"].note.endswith("(excluded: model-b, model-c)")
     xs = by_name["decomposition: XS / AN (model mean)"]
-    assert xs.value == pytest.approx((1 / 4 + 2 / 4) / 2) and xs.note.endswith("; 1 XS item unverified "
-                                                                                 "(errored or missing fragments)")
+    assert xs.value == pytest.approx((1 / 4 + 2 / 4) / 2) and xs.note.endswith(
+        "; 1 XS item unverified (errored or missing fragments)"
+    )
     assert by_name["decomposition: XS share (model mean)"].value == pytest.approx((1 / 8 + 2 / 7 + 0) / 3)
     assert all(r.value is not None and r.n == 8 for r in rows)
 
@@ -538,12 +623,24 @@ def test_summary_tables(result):
 def test_rates_are_exact_fractions_on_the_0_to_1_scale():
     """Pooled R_TP = (0/3 + 3/3) / (2/3 + 3/3) is exactly 3/5; summing float accuracies gives
     0.6000000000000001. Accuracies, R_TP and R_N are fractions in [0, 1] (audioreason.base.scale)."""
-    rows = [("m1", "q1", 1, 0), ("m1", "q2", 1, 0), ("m1", "q3", 0, 0),
-            ("m2", "q1", 1, 1), ("m2", "q2", 1, 1), ("m2", "q3", 1, 1)]
-    records = [{"model": m, "item_id": i, "condition": c, "prediction": bool(v)}
-               for m, i, full, none in rows for c, v in (("full", full), ("none", none))]
-    records += [{"model": "m1", "item_id": i, "condition": f"frag:2:{k}", "prediction": k == 0}
-                for i in ("q1", "q2", "q3") for k in (0, 1)]
+    rows = [
+        ("m1", "q1", 1, 0),
+        ("m1", "q2", 1, 0),
+        ("m1", "q3", 0, 0),
+        ("m2", "q1", 1, 1),
+        ("m2", "q2", 1, 1),
+        ("m2", "q3", 1, 1),
+    ]
+    records = [
+        {"model": m, "item_id": i, "condition": c, "prediction": bool(v)}
+        for m, i, full, none in rows
+        for c, v in (("full", full), ("none", none))
+    ]
+    records += [
+        {"model": "m1", "item_id": i, "condition": f"frag:2:{k}", "prediction": k == 0}
+        for i in ("q1", "q2", "q3")
+        for k in (0, 1)
+    ]
     result = score_text_prior(records)
     assert result["text_prior"]["R_TP"] == 0.6
     assert result["text_prior"]["per_model"]["m1"]["full"] == float(Fraction(2, 3))

@@ -1,4 +1,5 @@
 """The text_prior_decomposition evaluate module and its Space widget, through their real entry points."""
+
 import importlib.util
 import json
 import os
@@ -24,24 +25,38 @@ def metric():
 
 
 def _columns(records):
-    keys = {"model": "model", "item_id": "item_id", "condition": "condition", "choices": "choices",
-            "category": "category"}
-    return {"predictions": [r["prediction"] for r in records],
-            **{arg: [r.get(key) for r in records] for arg, key in keys.items()}}
+    keys = {
+        "model": "model",
+        "item_id": "item_id",
+        "condition": "condition",
+        "choices": "choices",
+        "category": "category",
+    }
+    return {
+        "predictions": [r["prediction"] for r in records],
+        **{arg: [r.get(key) for r in records] for arg, key in keys.items()},
+    }
 
 
 def test_correctness_columns_match_the_core(metric):
     records = [r for r in demo_records() if not isinstance(r["prediction"], str)]
     got = metric.compute(**_columns(records), errored_fragments="sufficient", return_items=True)
-    want = score_text_prior([{k: v for k, v in r.items() if k != "reference"} for r in records],
-                            errored_fragments="sufficient", return_items=True)
+    want = score_text_prior(
+        [{k: v for k, v in r.items() if k != "reference"} for r in records],
+        errored_fragments="sufficient",
+        return_items=True,
+    )
     assert got == want
 
 
 def test_raw_outputs_match_the_core(metric):
     records = demo_records()
-    raw = [dict(r, prediction="(A) Dog barking" if r["prediction"] else "Rain, I think")
-           if isinstance(r["prediction"], bool) else r for r in records]
+    raw = [
+        dict(r, prediction="(A) Dog barking" if r["prediction"] else "Rain, I think")
+        if isinstance(r["prediction"], bool)
+        else r
+        for r in records
+    ]
     got = metric.compute(references=[r["reference"] for r in raw], **_columns(raw))
     assert got == score_text_prior(raw)
     # model-a Full: 5 "(A) ...", the demo's "[ANSWER] (A) Dog barking" and "The answer is B.", 1 "Rain, I think"
@@ -50,8 +65,12 @@ def test_raw_outputs_match_the_core(metric):
 
 def test_leading_errored_prediction_keeps_the_column_boolean(metric):
     # evaluate would type the column from its first row (None -> string) and turn True into "True"
-    got = metric.compute(predictions=[None, True, 1, 0], model=["m"] * 4, item_id=["q1", "q2", "q1", "q2"],
-                         condition=["full", "full", "none", "none"])
+    got = metric.compute(
+        predictions=[None, True, 1, 0],
+        model=["m"] * 4,
+        item_id=["q1", "q2", "q1", "q2"],
+        condition=["full", "full", "none", "none"],
+    )
     full = got["accuracy"]["per_model"]["m"]["full"]
     assert (full["accuracy"], full["errors"], full["methods"]) == (0.5, 1, {"no_prediction": 1, "given": 1})
 
@@ -75,12 +94,19 @@ def test_add_batch_then_compute(metric):
 def test_issue_options_reach_the_core(metric):
     # q1 is audio-needed for m1 (fragment correct: FS) and TS for m2 (no audio-needed item); TB on two
     # two-choice items: per-item chance 0.5, or the flat 0.25 given
-    rows = [(m, item, condition, value) for m, item, values in (("m1", "q1", (1, 0, 1, 0)), ("m2", "q1", (1, 1, 0, 0)))
-            for condition, value in zip(("full", "none", "frag:2:0", "frag:2:1"), values)]
+    rows = [
+        (m, item, condition, value)
+        for m, item, values in (("m1", "q1", (1, 0, 1, 0)), ("m2", "q1", (1, 1, 0, 0)))
+        for condition, value in zip(("full", "none", "frag:2:0", "frag:2:1"), values)
+    ]
     rows += [(m, f"t{i}", "tb", i == 0) for m in ("m1", "m2") for i in range(2)]
-    columns = {"predictions": [bool(r[3]) for r in rows], "model": [r[0] for r in rows],
-               "item_id": [r[1] for r in rows], "condition": [r[2] for r in rows],
-               "choices": [["x", "y"] if r[2] == "tb" else None for r in rows]}
+    columns = {
+        "predictions": [bool(r[3]) for r in rows],
+        "model": [r[0] for r in rows],
+        "item_id": [r[1] for r in rows],
+        "condition": [r[2] for r in rows],
+        "choices": [["x", "y"] if r[2] == "tb" else None for r in rows],
+    }
     got = metric.compute(**columns, chance=0.25, zero_an_models="exclude")
     assert got["text_prior"]["tb_minus_chance_mean"] == pytest.approx(0.25)  # TB 0.5 - 0.25
     assert got["decomposition"]["XS_over_AN"]["models"] == ["m1"]
@@ -93,25 +119,39 @@ def test_issue_options_reach_the_core(metric):
 def test_xs_over_an_mean_leaves_out_a_model_without_an_item_in_full_and_none(metric):
     # the issue's table: m0 q1 Full right, None wrong, both fragments wrong (XS/AN 1); m1 has Full and
     # fragments but no None row, so no decomposition: the mean is 1.0 over [m0], not 0.5 over [m0, m1]
-    rows = [("m0", "full", True), ("m0", "none", False), ("m0", "frag:2:0", False), ("m0", "frag:2:1", False),
-            ("m1", "full", True), ("m1", "frag:2:0", True), ("m1", "frag:2:1", False)]
-    got = metric.compute(predictions=[r[2] for r in rows], model=[r[0] for r in rows], item_id=["q1"] * len(rows),
-                         condition=[r[1] for r in rows])["decomposition"]["XS_over_AN"]
+    rows = [
+        ("m0", "full", True),
+        ("m0", "none", False),
+        ("m0", "frag:2:0", False),
+        ("m0", "frag:2:1", False),
+        ("m1", "full", True),
+        ("m1", "frag:2:0", True),
+        ("m1", "frag:2:1", False),
+    ]
+    got = metric.compute(
+        predictions=[r[2] for r in rows],
+        model=[r[0] for r in rows],
+        item_id=["q1"] * len(rows),
+        condition=[r[1] for r in rows],
+    )["decomposition"]["XS_over_AN"]
     assert (got["mean"], got["n"], got["models"]) == (1.0, 1, ["m0"])
     assert got["excluded"] == {"m1": "no item with both a Full and a None prediction"}
 
 
-@pytest.mark.parametrize("kwargs, message", [
-    (dict(predictions=[True, "(A)"]), "prediction 1 is a raw value but prediction 0 is a correctness value"),
-    (dict(predictions=[True, 3]), "prediction 1: .*got int 3"),
-    (dict(predictions=[True], condition=["frag:2:5"]), r"row 0 \(model 'm', item 'q0'\): .*k=5 out of range"),
-    (dict(predictions=[True, True], item_id=["q", "q"], condition=["tb", "tb"]), "row 1 .* duplicates row 0"),
-    (dict(predictions=[True, True], model=["m"]), "'model' has 1 values but there are 2 rows"),
-    (dict(predictions=[True], model=None), "'model' is required"),
-    (dict(predictions=["(A) Dog"], references=["Dog"]), "needs the item's choices"),
-    (dict(predictions=[True], errored_fragments="insufficient"), "errored_fragments must be one of"),
-    (dict(predictions=[True], zero_an_models="skip"), "zero_an_models must be one of"),
-])
+@pytest.mark.parametrize(
+    "kwargs, message",
+    [
+        (dict(predictions=[True, "(A)"]), "prediction 1 is a raw value but prediction 0 is a correctness value"),
+        (dict(predictions=[True, 3]), "prediction 1: .*got int 3"),
+        (dict(predictions=[True], condition=["frag:2:5"]), r"row 0 \(model 'm', item 'q0'\): .*k=5 out of range"),
+        (dict(predictions=[True, True], item_id=["q", "q"], condition=["tb", "tb"]), "row 1 .* duplicates row 0"),
+        (dict(predictions=[True, True], model=["m"]), "'model' has 1 values but there are 2 rows"),
+        (dict(predictions=[True], model=None), "'model' is required"),
+        (dict(predictions=["(A) Dog"], references=["Dog"]), "needs the item's choices"),
+        (dict(predictions=[True], errored_fragments="insufficient"), "errored_fragments must be one of"),
+        (dict(predictions=[True], zero_an_models="skip"), "zero_an_models must be one of"),
+    ],
+)
 def test_bad_input(metric, kwargs, message):
     n = len(kwargs["predictions"])
     full = {"model": ["m"] * n, "item_id": [f"q{i}" for i in range(n)], "condition": ["full"] * n, **kwargs}
@@ -132,25 +172,35 @@ def test_space_widget_through_gradio_client(tmp_path):
     try:
         client = Client(demo.local_url, verbose=False)
         text_prior, retention, decomposition, by_category, full = client.predict(
-            app.EXAMPLE, "separate", 0, "as_zero", api_name="/score")
+            app.EXAMPLE, "separate", 0, "as_zero", api_name="/score"
+        )
         want = score_text_prior(demo_records())
         assert text_prior["data"][0][:4] == ["model-a", 0.75, 0.375, 0.5]
         assert [row[0] for row in retention["data"]] == [2, 3, 4, 5]
         assert app.MODES == ["separate", "sufficient"]
         # model, items, TS FS XS AH UN AN, XS unverified: model-b's q4 (errored fragment) is XS, unverified
-        assert [row[:9] for row in decomposition["data"][:3]] == [["model-a", 8, 2, 3, 1, 1, 1, 0, 0],
-                                                                  ["model-b", 7, 1, 2, 2, 1, 1, 0, 1],
-                                                                  ["model-c", 8, 2, 0, 0, 1, 2, 3, 0]]
+        assert [row[:9] for row in decomposition["data"][:3]] == [
+            ["model-a", 8, 2, 3, 1, 1, 1, 0, 0],
+            ["model-b", 7, 1, 2, 2, 1, 1, 0, 1],
+            ["model-c", 8, 2, 0, 0, 1, 2, 3, 0],
+        ]
         assert by_category["data"][0][0] == want["by_category"][0]["category"]
         assert full["text_prior"]["R_TP"] == round(want["text_prior"]["R_TP"], 4)  # 58/117, 4 decimals for reading
         decomposition = client.predict(app.EXAMPLE, "sufficient", 0, "as_zero", api_name="/score")[2]
         assert decomposition["data"][1][:9] == ["model-b", 7, 1, 3, 1, 1, 1, 0, 0]  # the public code: q4 is FS
         assert app.ZERO_AN == ["as_zero", "exclude"]
         # m1: q FS (XS/AN 0); m2: q TS, r XS (1); m3: q TS, no audio-needed item; TB on two-choice items
-        rows = [("m1", "q", (1, 0, 1, 0)), ("m2", "q", (1, 1, 0, 0)), ("m2", "r", (1, 0, 0, 0)),
-                ("m3", "q", (1, 1, 0, 0))]
-        lines = [{"model": m, "item_id": i, "condition": c, "prediction": bool(v)}
-                 for m, i, values in rows for c, v in zip(("full", "none", "frag:2:0", "frag:2:1"), values)]
+        rows = [
+            ("m1", "q", (1, 0, 1, 0)),
+            ("m2", "q", (1, 1, 0, 0)),
+            ("m2", "r", (1, 0, 0, 0)),
+            ("m3", "q", (1, 1, 0, 0)),
+        ]
+        lines = [
+            {"model": m, "item_id": i, "condition": c, "prediction": bool(v)}
+            for m, i, values in rows
+            for c, v in zip(("full", "none", "frag:2:0", "frag:2:1"), values)
+        ]
         lines += [{"model": "m1", "item_id": "t", "condition": "tb", "prediction": True, "choices": ["x", "y"]}]
         text = "\n".join(json.dumps(line) for line in lines)
         for chance, zero_an, tb_minus_chance, xs_over_an in ((0, "as_zero", 0.5, 0.3333), (0.25, "exclude", 0.75, 0.5)):

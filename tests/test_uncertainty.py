@@ -1,5 +1,6 @@
 """audioreason.analysis.uncertainty against reference values: statsmodels' Wilson interval and McNemar test,
 hand-computed values, and a brute-force numpy bootstrap drawing the same indices as scipy."""
+
 import math
 
 import numpy as np
@@ -27,7 +28,8 @@ def test_wilson_by_hand():
     assert U.wilson(3, 12)["ci95"] == pytest.approx([centre - half, centre + half], abs=1e-12)
     assert U.wilson(3, 12)["ci95"] == pytest.approx([0.0889, 0.5323], abs=1e-4)
     assert U.wilson(3, 12, U.UncertaintyOptions(confidence=0.9))["ci95"] == pytest.approx(
-        proportion_confint(3, 12, alpha=0.1, method="wilson"), abs=1e-12)
+        proportion_confint(3, 12, alpha=0.1, method="wilson"), abs=1e-12
+    )
 
 
 @pytest.mark.parametrize("n", [1, 7, 12, 40, 1000])
@@ -45,7 +47,8 @@ def test_wilson_unavailable():
     assert U.wilson(0, 0)["unavailable"] == "no items" and U.wilson(0, 0)["ci95"] is None
     assert "no verdict" in U.wilson_of([True, None])["unavailable"]
     assert U.wilson_of([True, False, True, True])["ci95"] == pytest.approx(
-        proportion_confint(3, 4, method="wilson"), abs=1e-12)
+        proportion_confint(3, 4, method="wilson"), abs=1e-12
+    )
 
 
 def _brute_force(columns, statistic, resamples, seed, confidence=0.95):

@@ -4,6 +4,7 @@ They exercise every code path of the real models (tokenizers, batching, masks, c
 without any download. Their outputs are meaningless, so tests compare the scorer against independent
 computations with the same models, never against "good" values.
 """
+
 from __future__ import annotations
 
 from pathlib import Path
@@ -33,19 +34,31 @@ def build_tokenizer(folder: Path, kind: str = "causal", extra_corpus: tuple[str,
     from transformers import PreTrainedTokenizerFast, RobertaTokenizerFast
 
     tok = Tokenizer(models.BPE(unk_token="<unk>"))
-    tok.pre_tokenizer = pre_tokenizers.Sequence([
-        pre_tokenizers.Digits(individual_digits=True), pre_tokenizers.ByteLevel(add_prefix_space=False)])
+    tok.pre_tokenizer = pre_tokenizers.Sequence(
+        [pre_tokenizers.Digits(individual_digits=True), pre_tokenizers.ByteLevel(add_prefix_space=False)]
+    )
     tok.decoder = decoders.ByteLevel()
-    trainer = trainers.BpeTrainer(vocab_size=400, special_tokens=["<s>", "<pad>", "</s>", "<unk>", "<mask>"],
-                                  initial_alphabet=pre_tokenizers.ByteLevel.alphabet())
+    trainer = trainers.BpeTrainer(
+        vocab_size=400,
+        special_tokens=["<s>", "<pad>", "</s>", "<unk>", "<mask>"],
+        initial_alphabet=pre_tokenizers.ByteLevel.alphabet(),
+    )
     tok.train_from_iterator(CORPUS + list(extra_corpus), trainer)
     if kind == "causal":
-        fast = PreTrainedTokenizerFast(tokenizer_object=tok, bos_token="<s>", eos_token="</s>", pad_token="<pad>",
-                                       unk_token="<unk>")
+        fast = PreTrainedTokenizerFast(
+            tokenizer_object=tok, bos_token="<s>", eos_token="</s>", pad_token="<pad>", unk_token="<unk>"
+        )
     else:
         tok.post_processor = processors.RobertaProcessing(("</s>", 2), ("<s>", 0))
-        fast = RobertaTokenizerFast(tokenizer_object=tok, bos_token="<s>", eos_token="</s>", pad_token="<pad>",
-                                    unk_token="<unk>", mask_token="<mask>", model_max_length=512)
+        fast = RobertaTokenizerFast(
+            tokenizer_object=tok,
+            bos_token="<s>",
+            eos_token="</s>",
+            pad_token="<pad>",
+            unk_token="<unk>",
+            mask_token="<mask>",
+            model_max_length=512,
+        )
     fast.save_pretrained(folder)
     return fast
 
@@ -56,9 +69,19 @@ def build_causal_lm(folder: Path, extra_corpus: tuple[str, ...] = (), initialize
 
     tok = build_tokenizer(folder, "causal", extra_corpus)
     torch.manual_seed(0)
-    config = LlamaConfig(vocab_size=len(tok), hidden_size=32, intermediate_size=64, num_hidden_layers=2,
-                         num_attention_heads=4, num_key_value_heads=2, max_position_embeddings=4096,
-                         bos_token_id=0, eos_token_id=2, pad_token_id=1, initializer_range=initializer_range)
+    config = LlamaConfig(
+        vocab_size=len(tok),
+        hidden_size=32,
+        intermediate_size=64,
+        num_hidden_layers=2,
+        num_attention_heads=4,
+        num_key_value_heads=2,
+        max_position_embeddings=4096,
+        bos_token_id=0,
+        eos_token_id=2,
+        pad_token_id=1,
+        initializer_range=initializer_range,
+    )
     LlamaForCausalLM(config).save_pretrained(folder)
     return folder
 
@@ -68,10 +91,18 @@ def build_nli(folder: Path) -> Path:
 
     tok = build_tokenizer(folder, "roberta")
     torch.manual_seed(1)
-    config = RobertaConfig(vocab_size=len(tok), hidden_size=32, num_hidden_layers=2, num_attention_heads=2,
-                           intermediate_size=64, max_position_embeddings=600, pad_token_id=1, num_labels=3,
-                           id2label={0: "CONTRADICTION", 1: "NEUTRAL", 2: "ENTAILMENT"},
-                           label2id={"CONTRADICTION": 0, "NEUTRAL": 1, "ENTAILMENT": 2})
+    config = RobertaConfig(
+        vocab_size=len(tok),
+        hidden_size=32,
+        num_hidden_layers=2,
+        num_attention_heads=2,
+        intermediate_size=64,
+        max_position_embeddings=600,
+        pad_token_id=1,
+        num_labels=3,
+        id2label={0: "CONTRADICTION", 1: "NEUTRAL", 2: "ENTAILMENT"},
+        label2id={"CONTRADICTION": 0, "NEUTRAL": 1, "ENTAILMENT": 2},
+    )
     RobertaForSequenceClassification(config).save_pretrained(folder)
     return folder
 
@@ -83,8 +114,15 @@ def build_sentence_embedder(folder: Path) -> Path:
     encoder = folder / "encoder"
     tok = build_tokenizer(encoder, "roberta")
     torch.manual_seed(2)
-    config = RobertaConfig(vocab_size=len(tok), hidden_size=32, num_hidden_layers=2, num_attention_heads=2,
-                           intermediate_size=64, max_position_embeddings=600, pad_token_id=1)
+    config = RobertaConfig(
+        vocab_size=len(tok),
+        hidden_size=32,
+        num_hidden_layers=2,
+        num_attention_heads=2,
+        intermediate_size=64,
+        max_position_embeddings=600,
+        pad_token_id=1,
+    )
     RobertaModel(config).save_pretrained(encoder)
     transformer = models.Transformer(str(encoder), max_seq_length=384)
     pooling = models.Pooling(transformer.get_embedding_dimension(), pooling_mode="mean")
@@ -100,24 +138,56 @@ def build_clap(folder: Path, fusion: bool = False) -> Path:
     tok.model_max_length = 77
     torch.manual_seed(3)
     config = ClapConfig(
-        text_config=dict(vocab_size=len(tok), hidden_size=32, num_hidden_layers=2, num_attention_heads=2,
-                         intermediate_size=37, max_position_embeddings=80, pad_token_id=1),
-        audio_config=dict(hidden_size=32, num_mel_bins=64 if fusion else 32, spec_size=256 if fusion else 128,
-                          patch_size=4, patch_stride=(4, 4), depths=[1, 1], num_attention_heads=[2, 2],
-                          window_size=4, patch_embeds_hidden_size=16, projection_hidden_size=32,
-                          enable_fusion=fusion),
-        projection_dim=16)
+        text_config=dict(
+            vocab_size=len(tok),
+            hidden_size=32,
+            num_hidden_layers=2,
+            num_attention_heads=2,
+            intermediate_size=37,
+            max_position_embeddings=80,
+            pad_token_id=1,
+        ),
+        audio_config=dict(
+            hidden_size=32,
+            num_mel_bins=64 if fusion else 32,
+            spec_size=256 if fusion else 128,
+            patch_size=4,
+            patch_stride=(4, 4),
+            depths=[1, 1],
+            num_attention_heads=[2, 2],
+            window_size=4,
+            patch_embeds_hidden_size=16,
+            projection_hidden_size=32,
+            enable_fusion=fusion,
+        ),
+        projection_dim=16,
+    )
     ClapModel(config).save_pretrained(folder)
-    extractor = ClapFeatureExtractor(feature_size=64 if fusion else 32, sampling_rate=48000, hop_length=480,
-                                     max_length_s=1, fft_window_size=1024,
-                                     truncation="fusion" if fusion else "rand_trunc", padding="repeatpad")
+    extractor = ClapFeatureExtractor(
+        feature_size=64 if fusion else 32,
+        sampling_rate=48000,
+        hop_length=480,
+        max_length_s=1,
+        fft_window_size=1024,
+        truncation="fusion" if fusion else "rand_trunc",
+        padding="repeatpad",
+    )
     ClapProcessor(feature_extractor=extractor, tokenizer=tok).save_pretrained(folder)
     return folder
 
 
 # Hand-made 2-d word vectors for M6: angles make every cosine easy to compute by hand.
-WORD_ANGLES = {"dog": 0, "bark": 0, "thunder": 90, "rain": 60, "music": 30, "finance": 180, "stock": 150,
-               "market": 135, "loud": 45}
+WORD_ANGLES = {
+    "dog": 0,
+    "bark": 0,
+    "thunder": 90,
+    "rain": 60,
+    "music": 30,
+    "finance": 180,
+    "stock": 150,
+    "market": 135,
+    "loud": 45,
+}
 
 
 def build_word_vectors(folder: Path) -> Path:

@@ -93,15 +93,26 @@ pingouin is not used: it would bring seaborn, matplotlib, scikit-learn, pandas-f
 function, while ICC(2,1) is a closed form of the ANOVA mean squares already fitted here, checked against
 Shrout & Fleiss' published example (0.29, F 11.03, interval 0.019-0.76).
 """
+
 from audioreason.base.lazy import lazy_exports
 
 # Each name's module (scipy, statsmodels, krippendorff) is imported on first use: ``uncertainty`` and ``compare``
 # serve `audioreason score` and `compare`, which need none of them for a plain accuracy.
 _NAMES = {
-    "HUMAN_GROUPS": ".report", "MEASURES": ".report", "validity_report": ".report", "LEVELS": ".agreement",
-    "annotator_alpha": ".agreement", "kendalls_w": ".agreement", "icc_2_1": ".anova", "two_way_anova": ".anova",
-    "METHODS": ".correlation", "correlation_matrix": ".correlation", "pearson": ".correlation",
-    "spearman": ".correlation", "Statistic": ".statistic", "StatisticUnavailable": ".statistic",
+    "HUMAN_GROUPS": ".report",
+    "MEASURES": ".report",
+    "validity_report": ".report",
+    "LEVELS": ".agreement",
+    "annotator_alpha": ".agreement",
+    "kendalls_w": ".agreement",
+    "icc_2_1": ".anova",
+    "two_way_anova": ".anova",
+    "METHODS": ".correlation",
+    "correlation_matrix": ".correlation",
+    "pearson": ".correlation",
+    "spearman": ".correlation",
+    "Statistic": ".statistic",
+    "StatisticUnavailable": ".statistic",
     "krippendorff_alpha": "audioreason.scorers.mmar_rubrics.formulas",
     "rater_reliability": "audioreason.scorers.mmar_rubrics.formulas",
 }

@@ -16,6 +16,7 @@ Krippendorff's alpha: the maintained ``krippendorff`` package through
 ``audioreason.scorers.mmar_rubrics.formulas.krippendorff_alpha`` (one implementation for the whole project);
 missing ratings are handled natively, as ARIA §4 describes.
 """
+
 from __future__ import annotations
 
 from typing import Any, Mapping, Optional, Sequence
@@ -30,15 +31,19 @@ from .statistic import Statistic, StatisticUnavailable, as_table, as_vector, lab
 LEVELS = ("nominal", "ordinal", "interval", "ratio")
 
 
-def kendalls_w(table: Sequence[Sequence[Any]], row_labels: Optional[Sequence[str]] = None,
-               column_labels: Optional[Sequence[str]] = None) -> Statistic:
+def kendalls_w(
+    table: Sequence[Sequence[Any]],
+    row_labels: Optional[Sequence[str]] = None,
+    column_labels: Optional[Sequence[str]] = None,
+) -> Statistic:
     """Kendall's W (tie-corrected) of a objects (rows) x raters (columns) table of scores or ranks."""
     values = as_table(table)
     n, m = values.shape
     try:
         if n < 3:
-            raise StatisticUnavailable(f"Kendall's W with Friedman's test needs at least 3 rows (ranked objects); "
-                                       f"the table has {n}")
+            raise StatisticUnavailable(
+                f"Kendall's W with Friedman's test needs at least 3 rows (ranked objects); the table has {n}"
+            )
         if m < 2:
             raise StatisticUnavailable(f"concordance needs at least 2 columns (raters); the table has {m}")
         require_complete(values, labels(row_labels, n, "r", "row"), labels(column_labels, m, "c", "column"))
@@ -48,8 +53,14 @@ def kendalls_w(table: Sequence[Sequence[Any]], row_labels: Optional[Sequence[str
         return Statistic("kendalls_w", unavailable=str(err))
     friedman = stats.friedmanchisquare(*values)  # each row is a treatment, each column a block
     chi2 = float(friedman.statistic)
-    return Statistic("kendalls_w", chi2 / (m * (n - 1)), float(friedman.pvalue), None, n,
-                     details={"chi2": chi2, "df": n - 1, "raters": m, "ties_corrected": True})
+    return Statistic(
+        "kendalls_w",
+        chi2 / (m * (n - 1)),
+        float(friedman.pvalue),
+        None,
+        n,
+        details={"chi2": chi2, "df": n - 1, "raters": m, "ties_corrected": True},
+    )
 
 
 def annotator_alpha(ratings: Mapping[str, Sequence[Any]], level: str = "interval") -> Statistic:
@@ -68,8 +79,14 @@ def annotator_alpha(ratings: Mapping[str, Sequence[Any]], level: str = "interval
         return Statistic("krippendorff_alpha", unavailable=str(err))
     data = np.array(list(columns.values()))
     pairable = int(((~np.isnan(data)).sum(axis=0) >= 2).sum())
-    return Statistic("krippendorff_alpha", value, None, None, pairable,
-                     details={"level": level, "raters": len(columns), "units": data.shape[1]})
+    return Statistic(
+        "krippendorff_alpha",
+        value,
+        None,
+        None,
+        pairable,
+        details={"level": level, "raters": len(columns), "units": data.shape[1]},
+    )
 
 
 def cohens_kappa(a: Sequence[Any], b: Sequence[Any]) -> Statistic:
@@ -87,8 +104,12 @@ def cohens_kappa(a: Sequence[Any], b: Sequence[Any]) -> Statistic:
     expected = sum((list(a).count(c) / n) * (list(b).count(c) / n) for c in categories)
     details = {"observed": observed, "expected": expected, "categories": len(categories)}
     if expected >= 1:
-        return Statistic("cohens_kappa", n=n, details=details,
-                         unavailable=f"both raters give all {n} units the label {categories[0]!r}: kappa is undefined")
+        return Statistic(
+            "cohens_kappa",
+            n=n,
+            details=details,
+            unavailable=f"both raters give all {n} units the label {categories[0]!r}: kappa is undefined",
+        )
     return Statistic("cohens_kappa", (observed - expected) / (1 - expected), None, None, n, details=details)
 
 

@@ -14,6 +14,7 @@ with BMS, JMS, EMS the row, column and residual mean squares, n rows and k colum
 F test of BMS / EMS on (n - 1, (n - 1)(k - 1)) df; its 95% interval is Shrout & Fleiss' approximation
 (an F quantile with Satterthwaite degrees of freedom).
 """
+
 from __future__ import annotations
 
 from dataclasses import dataclass
@@ -25,8 +26,10 @@ from scipy import stats
 from .statistic import Statistic, StatisticUnavailable, as_table, labels, require_complete
 
 DESIGN = "additive two-way ANOVA, one score per cell (the interaction is the residual)"
-ICC_FORM = ("ICC(2,1): two-way random effects, absolute agreement, single rater (Shrout & Fleiss 1979; "
-            "McGraw & Wong 1996 ICC(A,1))")
+ICC_FORM = (
+    "ICC(2,1): two-way random effects, absolute agreement, single rater (Shrout & Fleiss 1979; "
+    "McGraw & Wong 1996 ICC(A,1))"
+)
 NO_RESIDUAL = "the residual sum of squares is 0 (the scores are exactly additive): the F test is undefined"
 
 
@@ -62,8 +65,9 @@ class _Anova:
         return getattr(self, f"ss_{source}") / getattr(self, f"df_{source}")
 
 
-def _anova(table: Sequence[Sequence[Any]], row_labels: Optional[Sequence[str]],
-           column_labels: Optional[Sequence[str]]) -> _Anova:
+def _anova(
+    table: Sequence[Sequence[Any]], row_labels: Optional[Sequence[str]], column_labels: Optional[Sequence[str]]
+) -> _Anova:
     """The additive two-way ANOVA of a complete table; raises StatisticUnavailable when undefined."""
     values = as_table(table)
     n_rows, n_cols = values.shape
@@ -74,26 +78,43 @@ def _anova(table: Sequence[Sequence[Any]], row_labels: Optional[Sequence[str]],
         raise StatisticUnavailable(f"a two-way design needs at least 2 columns; the table has {n_cols}")
     require_complete(values, rows, cols)
     if np.ptp(values) == 0:
-        raise StatisticUnavailable(f"all {values.size} scores are {values.flat[0]:g}: there is no variance to "
-                                   f"decompose")
+        raise StatisticUnavailable(
+            f"all {values.size} scores are {values.flat[0]:g}: there is no variance to decompose"
+        )
     import pandas as pd  # statsmodels' formula interface reads a DataFrame; imported late (slow to import)
     import statsmodels.formula.api as smf
     from statsmodels.stats.anova import anova_lm
 
-    frame = pd.DataFrame({"score": values.ravel(), "row": np.repeat(np.arange(n_rows), n_cols),
-                          "col": np.tile(np.arange(n_cols), n_rows)})
+    frame = pd.DataFrame(
+        {
+            "score": values.ravel(),
+            "row": np.repeat(np.arange(n_rows), n_cols),
+            "col": np.tile(np.arange(n_cols), n_rows),
+        }
+    )
     result = anova_lm(smf.ols("score ~ C(row) + C(col)", data=frame).fit(), typ=2)
     ss_rows, ss_cols, ss_residual = (float(result.loc[t, "sum_sq"]) for t in ("C(row)", "C(col)", "Residual"))
     if ss_residual <= 1e-12 * (ss_rows + ss_cols + ss_residual):  # rounding noise of an exact fit
         return _Anova(n_rows, n_cols, ss_rows, ss_cols, 0.0, None, None, None, None)
-    return _Anova(n_rows, n_cols, ss_rows, ss_cols, ss_residual,
-                  float(result.loc["C(row)", "F"]), float(result.loc["C(col)", "F"]),
-                  float(result.loc["C(row)", "PR(>F)"]), float(result.loc["C(col)", "PR(>F)"]))
+    return _Anova(
+        n_rows,
+        n_cols,
+        ss_rows,
+        ss_cols,
+        ss_residual,
+        float(result.loc["C(row)", "F"]),
+        float(result.loc["C(col)", "F"]),
+        float(result.loc["C(row)", "PR(>F)"]),
+        float(result.loc["C(col)", "PR(>F)"]),
+    )
 
 
-def two_way_anova(table: Sequence[Sequence[Any]], factors: tuple[str, str] = ("model", "dataset"),
-                  row_labels: Optional[Sequence[str]] = None,
-                  column_labels: Optional[Sequence[str]] = None) -> dict[str, Statistic]:
+def two_way_anova(
+    table: Sequence[Sequence[Any]],
+    factors: tuple[str, str] = ("model", "dataset"),
+    row_labels: Optional[Sequence[str]] = None,
+    column_labels: Optional[Sequence[str]] = None,
+) -> dict[str, Statistic]:
     """eta^2 of the row factor and of the column factor, each with its F-test p-value.
 
     ``table``: rows x columns, one score per cell (None or NaN: a missing cell, which makes both
@@ -107,23 +128,34 @@ def two_way_anova(table: Sequence[Sequence[Any]], factors: tuple[str, str] = ("m
     except StatisticUnavailable as err:
         return {f: Statistic(f"eta_squared_{f}", unavailable=str(err)) for f in factors}
     out = {}
-    for factor, source, f_value, p_value in ((factors[0], "rows", fit.f_rows, fit.p_rows),
-                                             (factors[1], "cols", fit.f_cols, fit.p_cols)):
+    for factor, source, f_value, p_value in (
+        (factors[0], "rows", fit.f_rows, fit.p_rows),
+        (factors[1], "cols", fit.f_cols, fit.p_cols),
+    ):
         ss = getattr(fit, f"ss_{source}")
         details: dict[str, Any] = {
-            "ss": ss, "df": getattr(fit, f"df_{source}"), "ms": fit.ms(source), "F": f_value,
+            "ss": ss,
+            "df": getattr(fit, f"df_{source}"),
+            "ms": fit.ms(source),
+            "F": f_value,
             "partial_eta_squared": ss / (ss + fit.ss_residual) if ss + fit.ss_residual > 0 else None,
-            "ss_residual": fit.ss_residual, "df_residual": fit.df_residual, "ms_residual": fit.ms("residual"),
-            "ss_total": fit.ss_total, "design": DESIGN}
+            "ss_residual": fit.ss_residual,
+            "df_residual": fit.df_residual,
+            "ms_residual": fit.ms("residual"),
+            "ss_total": fit.ss_total,
+            "design": DESIGN,
+        }
         if f_value is None:
             details["test_unavailable"] = NO_RESIDUAL
-        out[factor] = Statistic(f"eta_squared_{factor}", ss / fit.ss_total, p_value, None,
-                                fit.n_rows * fit.n_cols, details=details)
+        out[factor] = Statistic(
+            f"eta_squared_{factor}", ss / fit.ss_total, p_value, None, fit.n_rows * fit.n_cols, details=details
+        )
     return out
 
 
-def _icc_2_1_interval(icc: float, bms: float, jms: float, ems: float, n: int, k: int,
-                      level: float = 0.95) -> tuple[float, float]:
+def _icc_2_1_interval(
+    icc: float, bms: float, jms: float, ems: float, n: int, k: int, level: float = 0.95
+) -> tuple[float, float]:
     """Shrout & Fleiss' (1979) approximate interval for ICC(2,1): F quantiles on Satterthwaite df v."""
     f_j = jms / ems
     a = k * icc * f_j + n * (1 + (k - 1) * icc) - k * icc
@@ -136,8 +168,11 @@ def _icc_2_1_interval(icc: float, bms: float, jms: float, ems: float, n: int, k:
     return float(lower), float(upper)
 
 
-def icc_2_1(table: Sequence[Sequence[Any]], row_labels: Optional[Sequence[str]] = None,
-            column_labels: Optional[Sequence[str]] = None) -> Statistic:
+def icc_2_1(
+    table: Sequence[Sequence[Any]],
+    row_labels: Optional[Sequence[str]] = None,
+    column_labels: Optional[Sequence[str]] = None,
+) -> Statistic:
     """ICC(2,1) of a targets (rows) x raters (columns) table, with its F-test p-value and 95% interval."""
     try:
         fit = _anova(table, row_labels, column_labels)
@@ -146,8 +181,15 @@ def icc_2_1(table: Sequence[Sequence[Any]], row_labels: Optional[Sequence[str]] 
     n, k = fit.n_rows, fit.n_cols
     bms, jms, ems = fit.ms("rows"), fit.ms("cols"), fit.ms("residual")
     value = (bms - ems) / (bms + (k - 1) * ems + k * (jms - ems) / n)
-    details: dict[str, Any] = {"bms": bms, "jms": jms, "ems": ems, "raters": k, "df": (n - 1, fit.df_residual),
-                               "F": None, "form": ICC_FORM}
+    details: dict[str, Any] = {
+        "bms": bms,
+        "jms": jms,
+        "ems": ems,
+        "raters": k,
+        "df": (n - 1, fit.df_residual),
+        "F": None,
+        "form": ICC_FORM,
+    }
     if ems == 0:
         details["test_unavailable"] = NO_RESIDUAL
         return Statistic("icc_2_1", value, None, None, n, details=details)

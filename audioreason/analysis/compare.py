@@ -19,6 +19,7 @@ table, not per output). A folder that is not a scored run, two benchmarks, or no
 ``ValueError`` with one line saying which; an items.jsonl row without its item id, condition or template is a
 ``DataFileError`` naming the file and line.
 """
+
 from __future__ import annotations
 
 import math
@@ -42,17 +43,20 @@ def read_scored_run(folder: Any) -> tuple[dict[str, Any], list[dict[str, Any]]]:
         path = path.parent
     results_file, items_file = path / RESULTS_FILE, path / ITEMS_FILE
     if not results_file.is_file() or not items_file.is_file():
-        raise ValueError(f"{folder} is not a scored run: no {RESULTS_FILE} and {ITEMS_FILE} (run `audioreason score "
-                         f"{folder}` first)")
+        raise ValueError(
+            f"{folder} is not a scored run: no {RESULTS_FILE} and {ITEMS_FILE} (run `audioreason score {folder}` first)"
+        )
     results = read_json_file(results_file)
     if not isinstance(results, dict) or not isinstance(results.get("run"), dict):
-        raise DataFileError(f"{results_file}: not the results.json of `audioreason score` (no \"run\" object)")
+        raise DataFileError(f'{results_file}: not the results.json of `audioreason score` (no "run" object)')
     rows = read_json_objects(items_file)[0]
     for line, row in rows:
         problem = _row_problem(row)
         if problem:
-            raise DataFileError(f"{items_file}: line {line}: {problem} (each row of `audioreason score` names its "
-                                "item id, condition and template)")
+            raise DataFileError(
+                f"{items_file}: line {line}: {problem} (each row of `audioreason score` names its "
+                "item id, condition and template)"
+            )
     return results, [row for _, row in rows]
 
 
@@ -108,8 +112,13 @@ def _by_set(rows: Iterable[Mapping[str, Any]]) -> dict[tuple, dict[str, dict]]:
     return out
 
 
-def compare_runs(folder_a: Any, folder_b: Any, options: UncertaintyOptions = DEFAULT,
-                 notes: Sequence[str] = (), allow_protocol_diff: bool = False) -> dict[str, Any]:
+def compare_runs(
+    folder_a: Any,
+    folder_b: Any,
+    options: UncertaintyOptions = DEFAULT,
+    notes: Sequence[str] = (),
+    allow_protocol_diff: bool = False,
+) -> dict[str, Any]:
     """Every headline both runs have, on their shared items (see the module docstring); ``notes``: what the
     caller found about the runs (a run still being written), recorded in the comparison and printed."""
     (results_a, rows_a), (results_b, rows_b) = read_scored_run(folder_a), read_scored_run(folder_b)
@@ -122,21 +131,43 @@ def compare_runs(folder_a: Any, folder_b: Any, options: UncertaintyOptions = DEF
     for key in sorted(set(sets_a) | set(sets_b)):
         condition, template, scorer, headline = key
         if key not in sets_a or key not in sets_b:
-            not_compared.append({"condition": condition, "template": template, "scorer": scorer, "headline": headline,
-                                 "reason": f"only in run {'A' if key in sets_a else 'B'}"})
+            not_compared.append(
+                {
+                    "condition": condition,
+                    "template": template,
+                    "scorer": scorer,
+                    "headline": headline,
+                    "reason": f"only in run {'A' if key in sets_a else 'B'}",
+                }
+            )
             continue
         a, b = sets_a[key], sets_b[key]
         shared = [i for i in a if i in b]  # run A's item order
         if not shared:
-            not_compared.append({"condition": condition, "template": template, "scorer": scorer, "headline": headline,
-                                 "reason": "no shared item"})
+            not_compared.append(
+                {
+                    "condition": condition,
+                    "template": template,
+                    "scorer": scorer,
+                    "headline": headline,
+                    "reason": "no shared item",
+                }
+            )
             continue
         kind = a[shared[0]][0]
         va, vb = [float(a[i][1]) for i in shared], [float(b[i][1]) for i in shared]
-        entry: dict[str, Any] = {"condition": condition, "template": template, "scorer": scorer, "headline": headline,
-                                 "kind": "accuracy" if kind == "correct" else "mean", "n_shared": len(shared),
-                                 "only_a": len(a) - len(shared), "only_b": len(b) - len(shared),
-                                 "a": sum(va) / len(va), "b": sum(vb) / len(vb)}
+        entry: dict[str, Any] = {
+            "condition": condition,
+            "template": template,
+            "scorer": scorer,
+            "headline": headline,
+            "kind": "accuracy" if kind == "correct" else "mean",
+            "n_shared": len(shared),
+            "only_a": len(a) - len(shared),
+            "only_b": len(b) - len(shared),
+            "a": sum(va) / len(va),
+            "b": sum(vb) / len(vb),
+        }
         entry["paired"] = paired_difference(va, vb, options)
         if kind == "correct":
             right_to_wrong = [i for i in shared if a[i][1] and not b[i][1]]
@@ -145,15 +176,29 @@ def compare_runs(folder_a: Any, folder_b: Any, options: UncertaintyOptions = DEF
             entry["flips"] = {"right_to_wrong": right_to_wrong, "wrong_to_right": wrong_to_right}
         comparisons.append(entry)
     if not comparisons:
-        raise ValueError(f"{folder_a} and {folder_b} share no scored item (matched by item id within each "
-                         "condition and template)")
-    return {"a": _describe(folder_a, results_a), "b": _describe(folder_b, results_b), "benchmark": bench_a,
-            "options": options.to_dict(), "protocol": protocol, "comparisons": comparisons,
-            "not_compared": not_compared, "notes": list(notes)}
+        raise ValueError(
+            f"{folder_a} and {folder_b} share no scored item (matched by item id within each condition and template)"
+        )
+    return {
+        "a": _describe(folder_a, results_a),
+        "b": _describe(folder_b, results_b),
+        "benchmark": bench_a,
+        "options": options.to_dict(),
+        "protocol": protocol,
+        "comparisons": comparisons,
+        "not_compared": not_compared,
+        "notes": list(notes),
+    }
 
 
-def checked_protocols(folder_a: Any, folder_b: Any, results_a: Mapping[str, Any], results_b: Mapping[str, Any],
-                      allow_protocol_diff: bool = False, ignore: Iterable[str] = ()) -> dict[str, Any]:
+def checked_protocols(
+    folder_a: Any,
+    folder_b: Any,
+    results_a: Mapping[str, Any],
+    results_b: Mapping[str, Any],
+    allow_protocol_diff: bool = False,
+    ignore: Iterable[str] = (),
+) -> dict[str, Any]:
     """``base.protocol.protocol_difference`` of two results (fields starting with one of ``ignore`` left out);
     a ValueError naming the differing fields when the protocols differ and ``allow_protocol_diff`` is off.
     A results.json without a protocol is "protocol unknown": compared, never refused."""
@@ -163,8 +208,10 @@ def checked_protocols(folder_a: Any, folder_b: Any, results_a: Mapping[str, Any]
     if protocol["same"] is not None:
         protocol["same"] = not protocol["differs"]
     if protocol["same"] is False and not allow_protocol_diff:
-        raise ValueError(f"{folder_a} and {folder_b} were made with different protocols ({', '.join(protocol['differs'])} "
-                         "differ); pass --allow-protocol-diff (allow_protocol_diff=True) to compare them anyway")
+        raise ValueError(
+            f"{folder_a} and {folder_b} were made with different protocols ({', '.join(protocol['differs'])} "
+            "differ); pass --allow-protocol-diff (allow_protocol_diff=True) to compare them anyway"
+        )
     return protocol
 
 
@@ -183,23 +230,43 @@ def _describe(folder: Any, results: Mapping[str, Any]) -> dict[str, Any]:
 
 def format_comparison(comparison: Mapping[str, Any]) -> str:
     """The comparison as a plain-text table (0-1, 4 decimals; p to 4 significant digits)."""
-    header = ("headline", "set", "n shared", "A", "B", "A - B", f"{comparison['options']['confidence'] * 100:g}% CI",
-              "McNemar b/c p", "flips A->B")
+    header = (
+        "headline",
+        "set",
+        "n shared",
+        "A",
+        "B",
+        "A - B",
+        f"{comparison['options']['confidence'] * 100:g}% CI",
+        "McNemar b/c p",
+        "flips A->B",
+    )
     body = []
     for c in comparison["comparisons"]:
         ci = c["paired"].get("ci95")
         m = c.get("mcnemar")
         flips = c.get("flips")
-        body.append((f"{c['scorer']}: {c['headline']}", f"{c['condition']}/{c['template']}", str(c["n_shared"]),
-                     f"{c['a']:.4f}", f"{c['b']:.4f}", f"{c['paired']['difference']:+.4f}",
-                     "-" if not ci else f"[{ci[0]:+.4f}, {ci[1]:+.4f}]",
-                     "-" if m is None else f"{m['b']}/{m['c']} p={m['p_value']:.4g}",
-                     "-" if flips is None else
-                     f"{len(flips['right_to_wrong'])} right->wrong, {len(flips['wrong_to_right'])} wrong->right"))
+        body.append(
+            (
+                f"{c['scorer']}: {c['headline']}",
+                f"{c['condition']}/{c['template']}",
+                str(c["n_shared"]),
+                f"{c['a']:.4f}",
+                f"{c['b']:.4f}",
+                f"{c['paired']['difference']:+.4f}",
+                "-" if not ci else f"[{ci[0]:+.4f}, {ci[1]:+.4f}]",
+                "-" if m is None else f"{m['b']}/{m['c']} p={m['p_value']:.4g}",
+                "-"
+                if flips is None
+                else f"{len(flips['right_to_wrong'])} right->wrong, {len(flips['wrong_to_right'])} wrong->right",
+            )
+        )
     widths = [max(len(line[i]) for line in [header, *body]) for i in range(len(header))]
     fmt = lambda line: "  ".join(cell.ljust(w) for cell, w in zip(line, widths)).rstrip()  # noqa: E731
-    title = f"A: {comparison['a']['model']} ({comparison['a']['folder']})\nB: {comparison['b']['model']} " \
-            f"({comparison['b']['folder']})\n{protocol_line(comparison['protocol'])}"
+    title = (
+        f"A: {comparison['a']['model']} ({comparison['a']['folder']})\nB: {comparison['b']['model']} "
+        f"({comparison['b']['folder']})\n{protocol_line(comparison['protocol'])}"
+    )
     notes = [f"note: {note}" for note in comparison.get("notes") or []]
     return "\n".join([title, *notes, "", fmt(header), fmt(tuple("-" * w for w in widths)), *map(fmt, body)])
 

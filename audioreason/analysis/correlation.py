@@ -7,6 +7,7 @@ of freedom (scipy's ``pearsonr`` and ``spearmanr``): the paper's Table 5 p-value
 n = 18 this way. The t approximation is rough for a handful of pairs (|rho| = 1 gives p = 0); it is kept
 because it is the paper's. Pearson's r comes with the 95% Fisher-z interval (n >= 4); rho with none.
 """
+
 from __future__ import annotations
 
 from dataclasses import replace

@@ -18,6 +18,7 @@ AudioSpan's verdict labels) and Cohen's kappa (``agreement.cohens_kappa``, every
 each with a percentile bootstrap interval over outputs (``uncertainty.bootstrap``: an output's criteria are
 resampled together), or the reason it is unavailable.
 """
+
 from __future__ import annotations
 
 import math
@@ -95,12 +96,22 @@ def _agreement(units: Sequence[Sequence[Pair]], level: str, options: Uncertainty
     for name, statistic in (("krippendorff_alpha", lambda ps: _alpha(ps, level)), ("cohens_kappa", _kappa)):
         found = statistic(pairs)
         if found.value is None:
-            out[name] = {"value": None, "unavailable": found.unavailable, "ci95": None, "se": None,
-                         "interval_unavailable": None}
+            out[name] = {
+                "value": None,
+                "unavailable": found.unavailable,
+                "ci95": None,
+                "se": None,
+                "interval_unavailable": None,
+            }
             continue
         interval = _interval(units, lambda ps: _value(statistic(ps)), options)
-        out[name] = {"value": found.value, "unavailable": None, "ci95": interval["ci95"], "se": interval["se"],
-                     "interval_unavailable": interval["unavailable"]}
+        out[name] = {
+            "value": found.value,
+            "unavailable": None,
+            "ci95": interval["ci95"],
+            "se": interval["se"],
+            "interval_unavailable": interval["unavailable"],
+        }
     return out
 
 
@@ -108,10 +119,12 @@ def _value(found: Any) -> float:
     return math.nan if found.value is None else found.value
 
 
-def _interval(units: Sequence[Sequence[Pair]], value_of: Callable[[Sequence[Pair]], float],
-              options: UncertaintyOptions) -> dict[str, Any]:
+def _interval(
+    units: Sequence[Sequence[Pair]], value_of: Callable[[Sequence[Pair]], float], options: UncertaintyOptions
+) -> dict[str, Any]:
     """The percentile bootstrap over outputs: each resample draws outputs (their pairs together) and
     recomputes the statistic (``uncertainty.bootstrap`` over the outputs' positions)."""
+
     def statistic(positions: Any, axis: int = -1) -> Any:
         rows = np.atleast_2d(np.asarray(positions, dtype=int))
         values = [value_of([p for i in row for p in units[i]]) for row in rows]
@@ -120,8 +133,9 @@ def _interval(units: Sequence[Sequence[Pair]], value_of: Callable[[Sequence[Pair
     return bootstrap([list(range(len(units)))], statistic, options)
 
 
-def judge_swap(run: Any, folder_a: Any, folder_b: Any, options: UncertaintyOptions = DEFAULT,
-               allow_protocol_diff: bool = False) -> dict[str, Any]:
+def judge_swap(
+    run: Any, folder_a: Any, folder_b: Any, options: UncertaintyOptions = DEFAULT, allow_protocol_diff: bool = False
+) -> dict[str, Any]:
     """Judge A against judge B on RUN's outputs (the module docstring); ValueError says what is wrong."""
     run_folder = Path(run).expanduser().resolve()
     scored = {}
@@ -129,12 +143,15 @@ def judge_swap(run: Any, folder_a: Any, folder_b: Any, options: UncertaintyOptio
         results, rows = read_scored_run(folder)
         named = results["run"].get("folder")
         if not named or Path(named).expanduser().resolve() != run_folder:
-            raise ValueError(f"judge {name} ({folder}) scored {named or 'no named run'}, not {run}: --judges takes "
-                             f"two scorings of RUN's outputs (audioreason score {run} --out {folder} --judge-model ...)")
+            raise ValueError(
+                f"judge {name} ({folder}) scored {named or 'no named run'}, not {run}: --judges takes "
+                f"two scorings of RUN's outputs (audioreason score {run} --out {folder} --judge-model ...)"
+            )
         scored[name] = (results, rows)
     (results_a, rows_a), (results_b, rows_b) = scored["A"], scored["B"]
-    protocol = checked_protocols(folder_a, folder_b, results_a, results_b, allow_protocol_diff,
-                                 ignore=("scoring.judges", "scoring_hash"))
+    protocol = checked_protocols(
+        folder_a, folder_b, results_a, results_b, allow_protocol_diff, ignore=("scoring.judges", "scoring_hash")
+    )
     scorers: dict[str, Any] = {}
     for scorer in JUDGED:
         a, b = _judged(rows_a, scorer), _judged(rows_b, scorer)
@@ -143,21 +160,33 @@ def judge_swap(run: Any, folder_a: Any, folder_b: Any, options: UncertaintyOptio
             continue
         criteria = [[(a[k][1][c], b[k][1][c]) for c in a[k][1] if c in b[k][1]] for k in shared]
         scorers[scorer] = {
-            "only_a": len(a) - len(shared), "only_b": len(b) - len(shared),
+            "only_a": len(a) - len(shared),
+            "only_b": len(b) - len(shared),
             "items": _agreement([[(a[k][0], b[k][0])] for k in shared], "interval", options),
-            "criteria": _agreement(criteria, "interval" if scorer == "mmar_rubrics" else "nominal", options)}
+            "criteria": _agreement(criteria, "interval" if scorer == "mmar_rubrics" else "nominal", options),
+        }
     if not scorers:
-        raise ValueError(f"{folder_a} and {folder_b} share no output both judges scored (mmar_rubrics or "
-                         "audiospan_rubric, matched by condition, template and item id)")
-    judges = {name: ((res.get("protocol") or {}).get("scoring") or {}).get("judges")
-              for name, res in (("a", results_a), ("b", results_b))}
-    return {"run": str(run), "a": {"folder": str(folder_a), "judges": judges["a"]},
-            "b": {"folder": str(folder_b), "judges": judges["b"]}, "protocol": protocol,
-            "options": options.to_dict(), "scorers": scorers}
+        raise ValueError(
+            f"{folder_a} and {folder_b} share no output both judges scored (mmar_rubrics or "
+            "audiospan_rubric, matched by condition, template and item id)"
+        )
+    judges = {
+        name: ((res.get("protocol") or {}).get("scoring") or {}).get("judges")
+        for name, res in (("a", results_a), ("b", results_b))
+    }
+    return {
+        "run": str(run),
+        "a": {"folder": str(folder_a), "judges": judges["a"]},
+        "b": {"folder": str(folder_b), "judges": judges["b"]},
+        "protocol": protocol,
+        "options": options.to_dict(),
+        "scorers": scorers,
+    }
 
 
 def format_judge_swap(swap: Mapping[str, Any]) -> str:
     """The judge-swap comparison as plain text (4 decimals)."""
+
     def cell(stat: Mapping[str, Any]) -> str:
         if stat["value"] is None:
             return f"n/a ({stat['unavailable']})"
@@ -165,13 +194,17 @@ def format_judge_swap(swap: Mapping[str, Any]) -> str:
         return f"{stat['value']:.4f}" + (f" [{ci[0]:.4f}, {ci[1]:.4f}]" if ci else " (no interval)")
 
     level = f"{swap['options']['confidence'] * 100:g}%"
-    lines = [f"judges on {swap['run']}: A {swap['a']['folder']}, B {swap['b']['folder']}",
-             f"intervals: {level} percentile bootstrap over outputs"]
+    lines = [
+        f"judges on {swap['run']}: A {swap['a']['folder']}, B {swap['b']['folder']}",
+        f"intervals: {level} percentile bootstrap over outputs",
+    ]
     for scorer, entry in swap["scorers"].items():
         for unit in ("items", "criteria"):
             e = entry[unit]
-            lines.append(f"{scorer} {unit}: {e['n_pairs']} pairs over {e['n_outputs']} outputs; Krippendorff's alpha "
-                         f"({e['level']}) {cell(e['krippendorff_alpha'])}; Cohen's kappa {cell(e['cohens_kappa'])}")
+            lines.append(
+                f"{scorer} {unit}: {e['n_pairs']} pairs over {e['n_outputs']} outputs; Krippendorff's alpha "
+                f"({e['level']}) {cell(e['krippendorff_alpha'])}; Cohen's kappa {cell(e['cohens_kappa'])}"
+            )
     return "\n".join(lines)
 
 

@@ -4,6 +4,7 @@ results, each with its inputs named.
 The unit of analysis is the (model, benchmark) result, as in the paper: its analyses run on the per-model
 means of Table 1 (the Table 5 p-values follow from rho at n = 18 = 9 models x 2 benchmarks).
 """
+
 from __future__ import annotations
 
 import math
@@ -30,8 +31,9 @@ def _scorer(scores: Mapping[str, Any]) -> str:
     return "accuracy"
 
 
-def _read(results: Sequence[Mapping[str, Any]]) -> tuple[list[tuple[str, str]], list[dict[str, float]],
-                                                            list[Mapping[str, Any]], str]:
+def _read(
+    results: Sequence[Mapping[str, Any]],
+) -> tuple[list[tuple[str, str]], list[dict[str, float]], list[Mapping[str, Any]], str]:
     """(model, benchmark) keys, their measures (NaN: missing), the raw scorer outputs and the scorer."""
     if isinstance(results, Mapping) or not isinstance(results, Sequence) or not results:
         raise ValueError("results must be a non-empty list of {'model', 'benchmark', ...scores} mappings")
@@ -55,9 +57,11 @@ def _read(results: Sequence[Mapping[str, Any]]) -> tuple[list[tuple[str, str]], 
         outputs.append(scores)
         scorers.add(_scorer(scores))
     if len(scorers) > 1:
-        raise ValueError(f"results mix scorer outputs ({', '.join(sorted(scorers))}): their measures differ (aria's "
-                         f"accuracy follows ARIA's answer extraction, mmar_rubrics' the official MMAR string match); "
-                         f"give one scorer's results per report")
+        raise ValueError(
+            f"results mix scorer outputs ({', '.join(sorted(scorers))}): their measures differ (aria's "
+            f"accuracy follows ARIA's answer extraction, mmar_rubrics' the official MMAR string match); "
+            f"give one scorer's results per report"
+        )
     return keys, rows, outputs, scorers.pop()
 
 
@@ -65,16 +69,23 @@ def _aria_coverage(outputs: list[Mapping[str, Any]]) -> Optional[str]:
     """Why the ARIA values cannot be compared, when they average different metrics."""
     covered = {tuple(out["aria_metrics"]) for out in outputs if "aria_metrics" in out}
     if len(covered) > 1:
-        return (f"ARIA averages different metrics across results ({'; '.join('+'.join(c) for c in sorted(covered))}):"
-                " its values are not comparable")
+        return (
+            f"ARIA averages different metrics across results ({'; '.join('+'.join(c) for c in sorted(covered))}):"
+            " its values are not comparable"
+        )
     return None
 
 
 def _backbone_warnings(outputs: list[Mapping[str, Any]]) -> list[str]:
     warnings = []
     for metric in MEASURES[:6]:
-        used = sorted({str(out["backbones"].get(metric)) for out in outputs
-                       if isinstance(out.get("backbones"), Mapping) and metric in out["backbones"]})
+        used = sorted(
+            {
+                str(out["backbones"].get(metric))
+                for out in outputs
+                if isinstance(out.get("backbones"), Mapping) and metric in out["backbones"]
+            }
+        )
         if len(used) > 1:
             warnings.append(f"{metric} was computed with different backbones across results: {' | '.join(used)}")
     return warnings
@@ -91,8 +102,10 @@ def _human_ratings(human: Mapping[Any, Any], keys: list[tuple[str, str]]) -> lis
 
 
 def _table_inputs(measure: str, models: list[str], benchmarks: list[str], rows_are: str, columns_are: str) -> str:
-    return (f"{measure} of {len(models)} models (rows: {rows_are}) x {len(benchmarks)} benchmarks (columns: "
-            f"{columns_are}; {', '.join(benchmarks)}), one score per cell")
+    return (
+        f"{measure} of {len(models)} models (rows: {rows_are}) x {len(benchmarks)} benchmarks (columns: "
+        f"{columns_are}; {', '.join(benchmarks)}), one score per cell"
+    )
 
 
 def _named(stat: Statistic, measure: str, inputs: str) -> dict[str, Any]:
@@ -102,20 +115,30 @@ def _named(stat: Statistic, measure: str, inputs: str) -> dict[str, Any]:
 def _correlations(column: dict[str, list[float]], method: str) -> tuple[list[dict[str, Any]], dict[str, Any]]:
     """Figure 4: every pair of measures over the (model, benchmark) results, and the matrix for plotting."""
     matrix = correlation_matrix(column, method)
-    pairs = [_named(stat, stat.measure, f"{stat.measure.replace('~', ' and ')} of {stat.n or 'the'} "
-                                        f"(model, benchmark) results with both") for stat in matrix.pop("pairs")]
+    pairs = [
+        _named(
+            stat,
+            stat.measure,
+            f"{stat.measure.replace('~', ' and ')} of {stat.n or 'the'} (model, benchmark) results with both",
+        )
+        for stat in matrix.pop("pairs")
+    ]
     return pairs, matrix
 
 
-def _across_benchmarks(m: str, cells: dict[tuple[str, str], float], models: list[str],
-                       benchmarks: list[str]) -> list[dict[str, Any]]:
+def _across_benchmarks(
+    m: str, cells: dict[tuple[str, str], float], models: list[str], benchmarks: list[str]
+) -> list[dict[str, Any]]:
     """Figures 2 and 3: eta^2 of model and dataset, Kendall's W and ICC(2,1) of one measure's
     models x benchmarks table."""
     table = [[cells.get((model, bench)) for bench in benchmarks] for model in models]
     factors = _table_inputs(m, models, benchmarks, "factor model", "factor dataset")
     out = [_named(stat, m, factors) for stat in two_way_anova(table, ("model", "dataset"), models, benchmarks).values()]
-    out.append(_named(kendalls_w(table, models, benchmarks), m,
-                      _table_inputs(m, models, benchmarks, "ranked objects", "raters")))
+    out.append(
+        _named(
+            kendalls_w(table, models, benchmarks), m, _table_inputs(m, models, benchmarks, "ranked objects", "raters")
+        )
+    )
     out.append(_named(icc_2_1(table, models, benchmarks), m, _table_inputs(m, models, benchmarks, "targets", "raters")))
     return out
 
@@ -129,24 +152,40 @@ def _human_alignment(column: dict[str, list[float]], ratings: list[float]) -> li
     out = []
     for m, values in scored.items():
         stat = spearman(values, ratings, (m, "human rating"))
-        out.append(_named(stat, f"{m}~human",
-                          f"{m} against the mean human rating of {stat.n or 'the'} (model, benchmark) results rated"))
+        out.append(
+            _named(
+                stat,
+                f"{m}~human",
+                f"{m} against the mean human rating of {stat.n or 'the'} (model, benchmark) results rated",
+            )
+        )
     return out
 
 
 def _judge_reliability(model: str, bench: str, rel: Mapping[str, Any]) -> dict[str, Any]:
     """The Krippendorff's alpha an mmar_rubrics result carries (its ``reliability``), as a statistic."""
     alpha = rel.get("alpha")
-    stat = Statistic("krippendorff_alpha", alpha, n=rel.get("items"),
-                     unavailable=None if alpha is not None else rel.get("unavailable") or "the result carries no alpha",
-                     details={"level": rel.get("level"), "kind": rel.get("kind"), "model": model, "benchmark": bench})
-    return _named(stat, "rubrics raters",
-                  f"MMAR-Rubrics rater scores of {model} on {bench} ({rel.get('kind')}, {rel.get('items')} items)")
+    stat = Statistic(
+        "krippendorff_alpha",
+        alpha,
+        n=rel.get("items"),
+        unavailable=None if alpha is not None else rel.get("unavailable") or "the result carries no alpha",
+        details={"level": rel.get("level"), "kind": rel.get("kind"), "model": model, "benchmark": bench},
+    )
+    return _named(
+        stat,
+        "rubrics raters",
+        f"MMAR-Rubrics rater scores of {model} on {bench} ({rel.get('kind')}, {rel.get('items')} items)",
+    )
 
 
-def validity_report(results: Sequence[Mapping[str, Any]], human: Optional[Mapping[Any, Any]] = None,
-                    annotations: Optional[Mapping[str, Sequence[Any]]] = None, correlation: str = "pearson",
-                    alpha_level: str = "interval") -> dict[str, Any]:
+def validity_report(
+    results: Sequence[Mapping[str, Any]],
+    human: Optional[Mapping[Any, Any]] = None,
+    annotations: Optional[Mapping[str, Sequence[Any]]] = None,
+    correlation: str = "pearson",
+    alpha_level: str = "interval",
+) -> dict[str, Any]:
     """Every ARIA §4 validity statistic that applies to ``results``, each with its inputs named.
 
     ``results``: one mapping per (model, benchmark): ``{"model": ..., "benchmark": ..., "result": <a scorer's
@@ -194,26 +233,46 @@ def validity_report(results: Sequence[Mapping[str, Any]], human: Optional[Mappin
         for m in measures:
             statistics += _across_benchmarks(m, dict(zip(keys, column[m])), models, benchmarks)
     else:
-        not_applicable.append({"statistic": "two-way ANOVA, Kendall's W, ICC(2,1)",
-                               "reason": f"need results on at least two benchmarks; got {benchmarks}"})
+        not_applicable.append(
+            {
+                "statistic": "two-way ANOVA, Kendall's W, ICC(2,1)",
+                "reason": f"need results on at least two benchmarks; got {benchmarks}",
+            }
+        )
     if human is not None:
         statistics += _human_alignment(column, _human_ratings(human, keys))
     else:
         not_applicable.append({"statistic": "spearman_rho with human ratings", "reason": "no human= ratings given"})
     if annotations is not None:
         stat = annotator_alpha(annotations, alpha_level)
-        statistics.append(_named(stat, "human ratings", f"{len(annotations)} annotators' ratings of the same "
-                                                        f"instances (missing ratings handled natively), "
-                                                        f"{alpha_level} level"))
+        statistics.append(
+            _named(
+                stat,
+                "human ratings",
+                f"{len(annotations)} annotators' ratings of the same "
+                f"instances (missing ratings handled natively), "
+                f"{alpha_level} level",
+            )
+        )
     else:
         not_applicable.append({"statistic": "krippendorff_alpha of annotators", "reason": "no annotations= given"})
     if scorer == "mmar_rubrics":
-        statistics += [_judge_reliability(model, bench, out["reliability"])
-                       for (model, bench), out in zip(keys, outputs) if isinstance(out.get("reliability"), Mapping)]
+        statistics += [
+            _judge_reliability(model, bench, out["reliability"])
+            for (model, bench), out in zip(keys, outputs)
+            if isinstance(out.get("reliability"), Mapping)
+        ]
 
-    return {"models": models, "benchmarks": benchmarks, "measures": measures, "scorer": scorer,
-            "statistics": statistics, "correlation_matrix": matrix, "not_applicable": not_applicable,
-            "warnings": _backbone_warnings(outputs)}
+    return {
+        "models": models,
+        "benchmarks": benchmarks,
+        "measures": measures,
+        "scorer": scorer,
+        "statistics": statistics,
+        "correlation_matrix": matrix,
+        "not_applicable": not_applicable,
+        "warnings": _backbone_warnings(outputs),
+    }
 
 
 __all__ = ["HUMAN_GROUPS", "MEASURES", "validity_report"]

@@ -5,6 +5,7 @@ table) is a ``Statistic`` whose ``unavailable`` says why: it never raises and is
 Input that is not data at all (a string, a boolean, an infinity, a ragged table, sequences of different
 lengths) is a ``ValueError`` naming the position, raised before anything is computed.
 """
+
 from __future__ import annotations
 
 import math
@@ -57,8 +58,11 @@ def as_number(value: Any, where: str) -> float:
 
 def as_vector(values: Sequence[Any], what: str) -> np.ndarray:
     """A 1-D float array; None and NaN become NaN (missing)."""
-    if isinstance(values, (str, bytes)) or not hasattr(values, "__len__") or any(
-            isinstance(v, (Sequence, np.ndarray)) and not isinstance(v, str) for v in values):
+    if (
+        isinstance(values, (str, bytes))
+        or not hasattr(values, "__len__")
+        or any(isinstance(v, (Sequence, np.ndarray)) and not isinstance(v, str) for v in values)
+    ):
         raise ValueError(f"{what} must be a one-dimensional sequence of numbers")
     return np.array([as_number(v, f"{what}[{i}]") for i, v in enumerate(values)], dtype=float)
 
@@ -88,9 +92,9 @@ def require_complete(values: np.ndarray, row_labels: list[str], column_labels: l
     missing = np.argwhere(np.isnan(values))
     if len(missing):
         cells = ", ".join(f"({row_labels[i]}, {column_labels[j]})" for i, j in missing)
-        raise StatisticUnavailable(f"{len(missing)} missing cell(s) in the two-way table: {cells}; "
-                                   f"it needs a score in every cell")
+        raise StatisticUnavailable(
+            f"{len(missing)} missing cell(s) in the two-way table: {cells}; it needs a score in every cell"
+        )
 
 
-__all__ = ["Statistic", "StatisticUnavailable", "as_number", "as_table", "as_vector", "labels",
-           "require_complete"]
+__all__ = ["Statistic", "StatisticUnavailable", "as_number", "as_table", "as_vector", "labels", "require_complete"]

@@ -28,6 +28,7 @@ Which interval, and why:
 - Two runs on the same items (``paired_difference``): the paired bootstrap of mean(a) - mean(b) over the
   shared items; for accuracy also McNemar's exact test on the discordant items (``mcnemar_exact``).
 """
+
 from __future__ import annotations
 
 import math
@@ -51,7 +52,9 @@ class UncertaintyOptions:
 
     def __post_init__(self):
         if isinstance(self.confidence, bool) or not 0 < float(self.confidence) < 1:
-            raise ValueError(f"confidence must be a number strictly between 0 and 1 (e.g. 0.95); got {self.confidence!r}")
+            raise ValueError(
+                f"confidence must be a number strictly between 0 and 1 (e.g. 0.95); got {self.confidence!r}"
+            )
         if isinstance(self.resamples, bool) or not isinstance(self.resamples, int) or self.resamples < 100:
             raise ValueError(f"resamples must be a whole number >= 100 (default 2000); got {self.resamples!r}")
         if isinstance(self.seed, bool) or not isinstance(self.seed, int) or self.seed < 0:
@@ -67,9 +70,15 @@ DEFAULT = UncertaintyOptions()
 def unavailable(reason: str, method: str, n: int, options: Optional[UncertaintyOptions] = None) -> dict[str, Any]:
     """The schema's entry when no interval can be computed."""
     boot = method != WILSON
-    return {"se": None, "ci95": None, "method": method, "n": int(n),
-            "resamples": options.resamples if boot and options else None,
-            "seed": options.seed if boot and options else None, "unavailable": reason}
+    return {
+        "se": None,
+        "ci95": None,
+        "method": method,
+        "n": int(n),
+        "resamples": options.resamples if boot and options else None,
+        "seed": options.seed if boot and options else None,
+        "unavailable": reason,
+    }
 
 
 def _missing(values: Sequence[Any]) -> int:
@@ -92,8 +101,15 @@ def wilson(k: int, n: int, options: UncertaintyOptions = DEFAULT) -> dict[str, A
     # an interval that would not contain its own estimate.
     lo = 0.0 if k == 0 else max(0.0, centre - half)
     hi = 1.0 if k == n else min(1.0, centre + half)
-    return {"se": math.sqrt(p * (1 - p) / n), "ci95": [lo, hi],
-            "method": WILSON, "n": n, "resamples": None, "seed": None, "unavailable": None}
+    return {
+        "se": math.sqrt(p * (1 - p) / n),
+        "ci95": [lo, hi],
+        "method": WILSON,
+        "n": n,
+        "resamples": None,
+        "seed": None,
+        "unavailable": None,
+    }
 
 
 def wilson_of(correct: Sequence[Any], options: UncertaintyOptions = DEFAULT) -> dict[str, Any]:
@@ -104,8 +120,13 @@ def wilson_of(correct: Sequence[Any], options: UncertaintyOptions = DEFAULT) -> 
     return wilson(sum(bool(c) for c in correct), len(correct), options)
 
 
-def bootstrap(columns: Sequence[Sequence[Any]], statistic: Callable[..., Any],
-              options: UncertaintyOptions = DEFAULT, *, allow_missing: bool = False) -> dict[str, Any]:
+def bootstrap(
+    columns: Sequence[Sequence[Any]],
+    statistic: Callable[..., Any],
+    options: UncertaintyOptions = DEFAULT,
+    *,
+    allow_missing: bool = False,
+) -> dict[str, Any]:
     """The percentile bootstrap of ``statistic(*columns, axis=-1)`` over items (the columns' positions,
     resampled together). ``statistic`` is vectorized: it gets arrays of shape (resamples, n). A None or NaN
     value makes the interval unavailable unless ``allow_missing`` (the statistic then handles NaN)."""
@@ -122,21 +143,40 @@ def bootstrap(columns: Sequence[Sequence[Any]], statistic: Callable[..., Any],
         return unavailable(f"{n} item(s): a bootstrap needs at least 2", PERCENTILE, n, options)
     data = [np.array([np.nan if v is None else float(v) for v in c], dtype=float) for c in columns]
     if all(np.nanmax(d) == np.nanmin(d) if np.isfinite(d).any() else True for d in data):
-        return unavailable(f"all {n} items have the same value: the bootstrap distribution is a single point",
-                           PERCENTILE, n, options)
+        return unavailable(
+            f"all {n} items have the same value: the bootstrap distribution is a single point", PERCENTILE, n, options
+        )
     with np.errstate(divide="ignore", invalid="ignore"), warnings.catch_warnings():
         warnings.simplefilter("ignore")  # an undefined resample is reported below, not as scipy's warning
-        res = scipy_bootstrap(tuple(data), statistic, n_resamples=options.resamples, paired=True, vectorized=True,
-                              confidence_level=options.confidence, method="percentile",
-                              rng=np.random.default_rng(options.seed))
+        res = scipy_bootstrap(
+            tuple(data),
+            statistic,
+            n_resamples=options.resamples,
+            paired=True,
+            vectorized=True,
+            confidence_level=options.confidence,
+            method="percentile",
+            rng=np.random.default_rng(options.seed),
+        )
         dist = np.asarray(res.bootstrap_distribution)
     bad = int((~np.isfinite(dist)).sum())
     if bad:
-        return unavailable(f"the statistic is undefined in {bad} of {options.resamples} resamples (e.g. a zero "
-                           "denominator)", PERCENTILE, n, options)
+        return unavailable(
+            f"the statistic is undefined in {bad} of {options.resamples} resamples (e.g. a zero denominator)",
+            PERCENTILE,
+            n,
+            options,
+        )
     lo, hi = float(res.confidence_interval.low), float(res.confidence_interval.high)
-    return {"se": float(res.standard_error), "ci95": [lo, hi], "method": PERCENTILE, "n": n,
-            "resamples": options.resamples, "seed": options.seed, "unavailable": None}
+    return {
+        "se": float(res.standard_error),
+        "ci95": [lo, hi],
+        "method": PERCENTILE,
+        "n": n,
+        "resamples": options.resamples,
+        "seed": options.seed,
+        "unavailable": None,
+    }
 
 
 # The statistics get numpy arrays (numpy is imported in ``bootstrap``, not for a Wilson interval).
@@ -157,8 +197,9 @@ def bootstrap_mean(values: Sequence[Any], options: UncertaintyOptions = DEFAULT)
     return bootstrap([list(values)], _mean, options)
 
 
-def bootstrap_ratio(numerator: Sequence[Any], denominator: Sequence[Any],
-                    options: UncertaintyOptions = DEFAULT) -> dict[str, Any]:
+def bootstrap_ratio(
+    numerator: Sequence[Any], denominator: Sequence[Any], options: UncertaintyOptions = DEFAULT
+) -> dict[str, Any]:
     """The bootstrap interval of sum(numerator) / sum(denominator) over items (e.g. R_TP: per item its None
     and Full correctness); unavailable when a resample's denominator sums to 0."""
     return bootstrap([list(numerator), list(denominator)], _ratio, options)
@@ -178,8 +219,12 @@ def paired_difference(a: Sequence[Any], b: Sequence[Any], options: UncertaintyOp
     if missing:
         interval = unavailable(f"{missing} values missing", PERCENTILE, len(a), options)
     elif len(a) >= 2 and len(set(diffs)) == 1:
-        interval = unavailable(f"the per-item difference is {diffs[0]:g} on all {len(a)} items: no spread to "
-                               "resample", PERCENTILE, len(a), options)
+        interval = unavailable(
+            f"the per-item difference is {diffs[0]:g} on all {len(a)} items: no spread to resample",
+            PERCENTILE,
+            len(a),
+            options,
+        )
     else:
         interval = bootstrap([list(a), list(b)], _difference, options)
     return {"difference": difference, **interval}
@@ -209,6 +254,18 @@ def rater_spread(per_item_rater_scores: Sequence[Sequence[Any]]) -> dict[str, An
     return {"sd": float(np.mean(spreads)) if spreads else None, "raters": most}
 
 
-__all__ = ["DEFAULT", "PERCENTILE", "WILSON", "UncertaintyOptions", "bootstrap", "bootstrap_mean",
-           "bootstrap_ratio", "mcnemar_exact", "paired_difference", "rater_spread", "unavailable", "wilson",
-           "wilson_of"]
+__all__ = [
+    "DEFAULT",
+    "PERCENTILE",
+    "WILSON",
+    "UncertaintyOptions",
+    "bootstrap",
+    "bootstrap_mean",
+    "bootstrap_ratio",
+    "mcnemar_exact",
+    "paired_difference",
+    "rater_spread",
+    "unavailable",
+    "wilson",
+    "wilson_of",
+]

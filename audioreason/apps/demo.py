@@ -22,6 +22,7 @@ column: the text-prior tables need several models under several audio conditions
 table), the AudioSpan anchor Chain and native MCQ Accuracy need AudioSpan items (a hand-written sample), and
 the AudioSpan Rubric needs a judge of useful quality (fixture judge replies).
 """
+
 from __future__ import annotations
 
 from pathlib import Path
@@ -35,8 +36,21 @@ from audioreason.evaluation.table import Row, format_table, result_rows
 from audioreason.base.jsonl import read_json_lines
 from audioreason.scorers.text_prior.examples import demo_rows as text_prior_demo_rows
 
-__all__ = ["DEMO_ASR_BEAM", "DEMO_JUSTIFICATION_CHARS", "DEMO_BATCH_SIZE", "DEMO_MAX_NEW_TOKENS", "DEMO_MODEL", "DEMO_TEMPLATE", "Row",
-           "demo_adapter", "demo_run_config", "fixture_rows", "format_table", "run_cascade", "run_demo"]
+__all__ = [
+    "DEMO_ASR_BEAM",
+    "DEMO_JUSTIFICATION_CHARS",
+    "DEMO_BATCH_SIZE",
+    "DEMO_MAX_NEW_TOKENS",
+    "DEMO_MODEL",
+    "DEMO_TEMPLATE",
+    "Row",
+    "demo_adapter",
+    "demo_run_config",
+    "fixture_rows",
+    "format_table",
+    "run_cascade",
+    "run_demo",
+]
 
 DEMO_TEMPLATE = "aria_cot"
 DEMO_MAX_NEW_TOKENS = 96
@@ -53,9 +67,16 @@ def demo_run_config(workdir: Path, progress: bool = False) -> Any:
     from audioreason.inference import DecodingParams
     from audioreason.inference.runner import RunConfig
 
-    return RunConfig(model="cascade", benchmark="mmar", data=str(workdir), out=str(workdir / RUN_FOLDER),
-                     templates=[DEMO_TEMPLATE], batch_size=DEMO_BATCH_SIZE,
-                     decoding=DecodingParams(max_new_tokens=DEMO_MAX_NEW_TOKENS), progress=progress)
+    return RunConfig(
+        model="cascade",
+        benchmark="mmar",
+        data=str(workdir),
+        out=str(workdir / RUN_FOLDER),
+        templates=[DEMO_TEMPLATE],
+        batch_size=DEMO_BATCH_SIZE,
+        decoding=DecodingParams(max_new_tokens=DEMO_MAX_NEW_TOKENS),
+        progress=progress,
+    )
 
 
 def _finished(config: Any) -> bool:
@@ -66,11 +87,16 @@ def _finished(config: Any) -> bool:
     from audioreason.inference.runner import read_run_file
 
     previous = read_run_file(run_file)
-    same = {k: v for k, v in previous.get("config", {}).items() if k != "progress"} == \
-           {k: v for k, v in config.to_dict().items() if k != "progress"}
+    same = {k: v for k, v in previous.get("config", {}).items() if k != "progress"} == {
+        k: v for k, v in config.to_dict().items() if k != "progress"
+    }
     model = ((previous.get("models") or {}).get("main") or {}).get("name")
-    return same and model == DEMO_MODEL and previous.get("status") == "finished" and \
-        previous.get("counts", {}).get("failed") == 0
+    return (
+        same
+        and model == DEMO_MODEL
+        and previous.get("status") == "finished"
+        and previous.get("counts", {}).get("failed") == 0
+    )
 
 
 def demo_adapter() -> Any:
@@ -101,10 +127,14 @@ def run_demo(workdir: Path, progress: bool = False) -> dict[str, Any]:
     dataset = build_demo_dataset(workdir)  # the raw folder (MMAR-meta.jsonl + audio/) the run reads
     folder, cached = run_cascade(workdir, progress)
     options = ScoreOptions(
-        scorers=["accuracy", "aria", "mmar_rubrics"], extraction="all", aria_backbones="offline",
-        judge=JudgeOptions(judge=_demo_judge()), progress=progress,
+        scorers=["accuracy", "aria", "mmar_rubrics"],
+        extraction="all",
+        aria_backbones="offline",
+        judge=JudgeOptions(judge=_demo_judge()),
+        progress=progress,
         # Demo setting (the official protocol is 5 raters of gpt-4o): 1 rater, no re-asks, short replies.
-        scorer_options={"mmar_rubrics": _demo_judge_options()})
+        scorer_options={"mmar_rubrics": _demo_judge_options()},
+    )
     results = score_run(folder, options)
     rows = [_labelled(r, CASCADE) for r in result_rows(results)] + fixture_rows()
     outputs = {r["key"]: r for r in read_json_lines(folder / "outputs.jsonl")}
@@ -114,10 +144,19 @@ def run_demo(workdir: Path, progress: bool = False) -> dict[str, Any]:
         per_item.append({**row, "output": record["output"], "answer": dataset[record["index"]]["answer"]})
     durations = [seconds for seconds in (_seconds(outputs[r["key"]]) for r in per_item) if seconds is not None]
     run = results["run"]
-    sample = (f"{len(per_item)} MMAR items (real metadata, synthesized audio of {min(durations):.1f}-"
-              f"{max(durations):.1f} s), model {run['model']} ({'outputs reused from ' + str(folder) if cached else 'run now'})")
-    return {"sample": sample, "rows": rows, "per_item": per_item, "results": results, "run_folder": str(folder),
-            "outputs_cached": cached, "aria": _aria_summary(results)}
+    sample = (
+        f"{len(per_item)} MMAR items (real metadata, synthesized audio of {min(durations):.1f}-"
+        f"{max(durations):.1f} s), model {run['model']} ({'outputs reused from ' + str(folder) if cached else 'run now'})"
+    )
+    return {
+        "sample": sample,
+        "rows": rows,
+        "per_item": per_item,
+        "results": results,
+        "run_folder": str(folder),
+        "outputs_cached": cached,
+        "aria": _aria_summary(results),
+    }
 
 
 def _seconds(record: dict) -> Optional[float]:
@@ -141,8 +180,12 @@ def _demo_judge_options() -> dict[str, Any]:
 
     # A second demo serves the cached verdicts instead of asking the judge again. The constrained judge
     # raises max_tokens to what its grammar's longest reply needs, so no reply is cut off.
-    return {"raters": 1, "max_reasks": 0, "sampling": SamplingParams(temperature=0.0, seed=42, max_tokens=64),
-            "retry_invalid_cached": False}
+    return {
+        "raters": 1,
+        "max_reasks": 0,
+        "sampling": SamplingParams(temperature=0.0, seed=42, max_tokens=64),
+        "retry_invalid_cached": False,
+    }
 
 
 def _labelled(row: Row, source: str) -> Row:

@@ -1,6 +1,7 @@
 """A judge that replays replies written beside the records it judges (``judge_replies``), so the
 ``mmar_rubrics`` Space scores its example with no server: recorded replies are validated, trimmed and
 averaged exactly as live ones (arXiv:2602.14224 §3.2)."""
+
 from __future__ import annotations
 
 import json

@@ -11,6 +11,7 @@ result under ``ignored_inputs``; with ``rows="applicable"`` each scores the rows
 rest in ``rows_left_out``. Any other pair fails at once with a message naming it. ``add``/``add_batch`` of a
 combination hand each module exactly its declared columns: give every column of both (None for one you lack).
 """
+
 from __future__ import annotations
 
 import json
@@ -28,8 +29,15 @@ from audioreason.base.jsonl import read_json_lines
 from audioreason.scorers.registry import BY_NAME, DECLARATIONS
 
 # Client options a metric's compute() forwards to OpenAICompatibleJudge.
-JUDGE_OPTIONS = ("base_url", "api_key_env", "concurrency", "timeout_s", "max_attempts", "server_error_attempts",
-                 "structured_outputs")
+JUDGE_OPTIONS = (
+    "base_url",
+    "api_key_env",
+    "concurrency",
+    "timeout_s",
+    "max_attempts",
+    "server_error_attempts",
+    "structured_outputs",
+)
 
 
 def load_items(items: Union[str, Iterable[dict]]) -> list[dict]:
@@ -52,9 +60,13 @@ def items_for_references(items: Union[str, Iterable[dict]], references: Sequence
     return [by_id[str(r)] for r in references]
 
 
-def judge_from_options(judge: Any, model: Optional[str], options: MutableMapping[str, Any],
-                       make_judge: Optional[Callable[..., Any]] = None,
-                       missing: str = "a judge model is needed: pass judge=..., ensemble=... or a model name") -> Any:
+def judge_from_options(
+    judge: Any,
+    model: Optional[str],
+    options: MutableMapping[str, Any],
+    make_judge: Optional[Callable[..., Any]] = None,
+    missing: str = "a judge model is needed: pass judge=..., ensemble=... or a model name",
+) -> Any:
     """The judge passed in, else (when no ensemble is given) ``make_judge(model, **client options)``
     (default: an OpenAICompatibleJudge); the client options are taken out of ``options``. None when an
     ensemble replaces the judge; a ValueError saying ``missing`` when there is neither, nor a model."""
@@ -68,7 +80,6 @@ def judge_from_options(judge: Any, model: Optional[str], options: MutableMapping
     return make_judge(model, **client_options)
 
 
-
 _TEXT = datasets.Value("string")
 _BOOL = datasets.Value("bool")
 _INT = datasets.Value("int64")
@@ -76,21 +87,25 @@ _TEXTS = datasets.Sequence(datasets.Value("string"))
 _KINDS = {"text": _TEXT, "texts": _TEXTS, "bool": _BOOL, "int": _INT}  # scorers.declare.INPUT_KINDS
 
 # Per-item inputs (besides predictions and references) of each scorer: its declared features.
-INPUTS: dict[str, dict[str, Any]] = {d.name: {column: _KINDS[kind] for column, kind in d.inputs.items()}
-                                     for d in DECLARATIONS}
+INPUTS: dict[str, dict[str, Any]] = {
+    d.name: {column: _KINDS[kind] for column, kind in d.inputs.items()} for d in DECLARATIONS
+}
 _JUDGED = ("judge", "ensemble", "raters", "cache", "max_reasks", "sampling", "retry_invalid_cached") + JUDGE_OPTIONS
 # Options of compute (aria's also take every AriaConfig field, see options()); a judged scorer's, its judge's too.
-OPTIONS: dict[str, tuple[str, ...]] = {d.name: d.options + (_JUDGED if d.judged is not None else ())
-                                       for d in DECLARATIONS}
+OPTIONS: dict[str, tuple[str, ...]] = {
+    d.name: d.options + (_JUDGED if d.judged is not None else ()) for d in DECLARATIONS
+}
 
 # The pairs that score one run together, and why.
 COMBINATIONS = {
-    frozenset({"anchor_chain", "audiospan_rubric"}):
-        "one AudioSpan run: anchor_chain scores its multiple-choice rows (with choices), audiospan_rubric its "
-        "open-ended rows (without), by rows='applicable'",
-    frozenset({"aria", "text_prior_decomposition"}):
-        "one MMAR run of one model: the same outputs, gold answers and choices; text_prior_decomposition reads every "
-        "condition, aria the full condition (rows='applicable')",
+    frozenset(
+        {"anchor_chain", "audiospan_rubric"}
+    ): "one AudioSpan run: anchor_chain scores its multiple-choice rows (with choices), audiospan_rubric its "
+    "open-ended rows (without), by rows='applicable'",
+    frozenset(
+        {"aria", "text_prior_decomposition"}
+    ): "one MMAR run of one model: the same outputs, gold answers and choices; text_prior_decomposition reads every "
+    "condition, aria the full condition (rows='applicable')",
 }
 ROWS = ("all", "applicable")
 # rows="applicable": the rows a module of a combination scores (those whose value in the column passes the test;
@@ -200,8 +215,10 @@ class ShellMetric(AcceptsLeadingNone, evaluate.Metric):
                 owners = _owners(key, self.SCORER)
                 partners = [o for o in owners if frozenset({o, self.SCORER}) in COMBINATIONS]
                 if partners:
-                    ignored[key] = (f"an input of {partners[0]}, which {self.SCORER} does not read (combined: "
-                                    f"{COMBINATIONS[frozenset({partners[0], self.SCORER})]})")
+                    ignored[key] = (
+                        f"an input of {partners[0]}, which {self.SCORER} does not read (combined: "
+                        f"{COMBINATIONS[frozenset({partners[0], self.SCORER})]})"
+                    )
                 else:
                     foreign[key] = owners
         if foreign:
@@ -213,10 +230,14 @@ class ShellMetric(AcceptsLeadingNone, evaluate.Metric):
         keys = ", ".join(sorted(foreign))
         pairs = "; ".join(" + ".join(sorted(p)) for p in COMBINATIONS)
         if owners:
-            raise ValueError(f"{self.SCORER} got {keys}, input(s) of {', '.join(owners)}: {self.SCORER} does not "
-                             f"combine with {', '.join(owners)} (pairs that score one run together: {pairs})")
-        raise ValueError(f"{self.SCORER} takes no argument {keys}: its per-item inputs are predictions, references, "
-                         f"{', '.join(INPUTS[self.SCORER])}; its options {', '.join(options(self.SCORER))}")
+            raise ValueError(
+                f"{self.SCORER} got {keys}, input(s) of {', '.join(owners)}: {self.SCORER} does not "
+                f"combine with {', '.join(owners)} (pairs that score one run together: {pairs})"
+            )
+        raise ValueError(
+            f"{self.SCORER} takes no argument {keys}: its per-item inputs are predictions, references, "
+            f"{', '.join(INPUTS[self.SCORER])}; its options {', '.join(options(self.SCORER))}"
+        )
 
     def _columns(self, columns: Mapping[str, Any], n: int) -> dict[str, list]:
         """Every declared column, None-filled where not given; integer ids read as text."""
@@ -243,8 +264,7 @@ class ShellMetric(AcceptsLeadingNone, evaluate.Metric):
         return out
 
     def compute(self, *, predictions=None, references=None, **kwargs):
-        """Score what was added and the rows given here (every declared column streams; see Args below).
-"""
+        """Score what was added and the rows given here (every declared column streams; see Args below)."""
         columns, opts, ignored = self._split(kwargs)
         if predictions is not None or references is not None or any(v is not None for v in columns.values()):
             n = len(next(c for c in (predictions, references, *columns.values()) if c is not None))
@@ -255,21 +275,23 @@ class ShellMetric(AcceptsLeadingNone, evaluate.Metric):
         return result
 
     def add_batch(self, *, predictions=None, references=None, **kwargs):
-        """Add rows: predictions, references and any per-item input (a column left out is None).
-"""
+        """Add rows: predictions, references and any per-item input (a column left out is None)."""
         columns, opts, _ = self._split(kwargs)
         if opts:
-            raise ValueError(f"{', '.join(sorted(opts))}: option(s) of compute(), not per-item inputs; give them to "
-                             f"{self.SCORER}.compute()")
+            raise ValueError(
+                f"{', '.join(sorted(opts))}: option(s) of compute(), not per-item inputs; give them to "
+                f"{self.SCORER}.compute()"
+            )
         n = len(next((c for c in (predictions, references, *columns.values()) if c is not None), []))
         return super().add_batch(predictions=predictions, references=references, **self._columns(columns, n))
 
     def add(self, *, prediction=None, reference=None, **kwargs):
-        """Add one row: its prediction, reference and per-item inputs.
-"""
+        """Add one row: its prediction, reference and per-item inputs."""
         columns, opts, _ = self._split(kwargs)
         if opts:
-            raise ValueError(f"{', '.join(sorted(opts))}: option(s) of compute(), not per-item inputs; give them to "
-                             f"{self.SCORER}.compute()")
+            raise ValueError(
+                f"{', '.join(sorted(opts))}: option(s) of compute(), not per-item inputs; give them to "
+                f"{self.SCORER}.compute()"
+            )
         row = {k: v[0] for k, v in self._columns({k: [v] for k, v in columns.items()}, 1).items()}
         return super().add(prediction=prediction, reference=reference, **row)

@@ -15,6 +15,7 @@ Bare names (``register()``):
 * Hub: a module pushed as the Space ``ORG/aria`` loads with ``evaluate.load("ORG/aria")``, and a Hub-ready
   folder pushed with ``--push-to-hub ORG/audiospan`` with ``load_dataset("ORG/audiospan")``.
 """
+
 from __future__ import annotations
 
 from pathlib import Path
@@ -37,8 +38,10 @@ def register_metrics() -> dict[str, str]:
     from audioreason.base.hf_internals import cache_metric_module
     from audioreason.scorers.registry import NAMES
 
-    return {name: str(cache_metric_module(Path(metric_path(name)) / f"{name}.py", f"evaluate-metric/{name}"))
-            for name in NAMES}
+    return {
+        name: str(cache_metric_module(Path(metric_path(name)) / f"{name}.py", f"evaluate-metric/{name}"))
+        for name in NAMES
+    }
 
 
 def register_datasets() -> dict[str, str]:

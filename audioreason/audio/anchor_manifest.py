@@ -36,6 +36,7 @@ snr, mode/mask, gain/volume_db, speed/factor/rate...), their value spellings (``
 "MM:SS-MM:SS"). A position without ``original_start`` / ``original_end`` is a plan: its times are read as
 original-timeline times (for a speed change the only timeline that exists before the edit).
 """
+
 from __future__ import annotations
 
 import json
@@ -54,12 +55,32 @@ DELETION_MODES = ("silence", "noise")
 ATTRIBUTES = ("loudness", "speed")
 # App. B.3's ranges, enforced when a manifest is created (``paper_ranges=True``), not when one is read.
 PAPER_RANGES = {"snr_db": (6.0, 10.0), "abs_gain_db": (8.0, 12.0), "speed": (1.5, 3.0), "positions": (1, 3)}
-TOP_KEYS = ("schema", "schema_version", "recording_id", "operation", "event_category", "snr_db", "deletion_mode",
-            "attribute", "gain_db", "speed_factor", "parameters", "seed", "positions", "source", "event_clip",
-            "output", "tool", "extra")
+TOP_KEYS = (
+    "schema",
+    "schema_version",
+    "recording_id",
+    "operation",
+    "event_category",
+    "snr_db",
+    "deletion_mode",
+    "attribute",
+    "gain_db",
+    "speed_factor",
+    "parameters",
+    "seed",
+    "positions",
+    "source",
+    "event_clip",
+    "output",
+    "tool",
+    "extra",
+)
 MAX_SECONDS = 1e6  # 11.6 days: a position beyond it is an error, not a frame index that overflows
-OPERATION_KEYS = {"addition": ("event_category", "snr_db"), "deletion": ("deletion_mode",),
-                  "modification": ("attribute",)}
+OPERATION_KEYS = {
+    "addition": ("event_category", "snr_db"),
+    "deletion": ("deletion_mode",),
+    "modification": ("attribute",),
+}
 
 
 class ManifestError(ValueError):
@@ -71,10 +92,17 @@ def default_parameters(operation: str, **overrides: Any) -> dict[str, Any]:
     from . import anchors as ops
 
     common = {"fade_s": ops.FADE_S}
-    per_op = {"addition": {"snr_measure": "rms"},
-              "deletion": {"cutoff_hz": ops.LOWPASS_HZ, "filter_order": ops.LOWPASS_ORDER,
-                           "noise_db": ops.NOISE_DB, "mod_hz": ops.MOD_HZ, "mod_depth": ops.MOD_DEPTH},
-              "modification": {"ramp_s": ops.RAMP_S}}
+    per_op = {
+        "addition": {"snr_measure": "rms"},
+        "deletion": {
+            "cutoff_hz": ops.LOWPASS_HZ,
+            "filter_order": ops.LOWPASS_ORDER,
+            "noise_db": ops.NOISE_DB,
+            "mod_hz": ops.MOD_HZ,
+            "mod_depth": ops.MOD_DEPTH,
+        },
+        "modification": {"ramp_s": ops.RAMP_S},
+    }
     params = {**common, **per_op[operation]}
     unknown = set(overrides) - set(params)
     if unknown:
@@ -96,8 +124,15 @@ def _number(name: str, value: Any, low: Optional[float] = None, high: Optional[f
 # any deliberate setting, narrow enough that no value overflows, divides by zero or makes a silent edit.
 # Bounds that need the sampling rate (cutoff_hz and mod_hz below Nyquist) are checked by check_rate.
 VALUE_RANGES = {"snr_db": (-100.0, 100.0), "gain_db": (-100.0, 100.0), "speed_factor": (0.1, 10.0)}
-PARAMETER_RANGES = {"fade_s": (0.0, 10.0), "ramp_s": (0.0, 10.0), "cutoff_hz": (1.0, 1e6), "filter_order": (1, 10),
-                    "noise_db": (-100.0, 20.0), "mod_hz": (0.0, 1e6), "mod_depth": (0.0, 1.0)}
+PARAMETER_RANGES = {
+    "fade_s": (0.0, 10.0),
+    "ramp_s": (0.0, 10.0),
+    "cutoff_hz": (1.0, 1e6),
+    "filter_order": (1, 10),
+    "noise_db": (-100.0, 20.0),
+    "mod_hz": (0.0, 1e6),
+    "mod_depth": (0.0, 1.0),
+}
 
 
 def check_parameters(params: Mapping[str, Any]) -> dict[str, Any]:
@@ -122,8 +157,9 @@ def check_rate(manifest: Mapping[str, Any], rate: int) -> None:
     for key in ("cutoff_hz", "mod_hz"):
         value = manifest["parameters"].get(key)
         if value is not None and value >= rate / 2:
-            raise ManifestError(f"parameters.{key} {value:g} Hz must be below the source's Nyquist frequency "
-                                f"({rate / 2:g} Hz)")
+            raise ManifestError(
+                f"parameters.{key} {value:g} Hz must be below the source's Nyquist frequency ({rate / 2:g} Hz)"
+            )
 
 
 def check_paper_ranges(manifest: Mapping[str, Any]) -> None:
@@ -135,35 +171,58 @@ def check_paper_ranges(manifest: Mapping[str, Any]) -> None:
     op = manifest["operation"]
     if op == "addition" and not _within(manifest["snr_db"], PAPER_RANGES["snr_db"]):
         raise ManifestError(f"snr_db {manifest['snr_db']} is outside App. B.3's 6-10 dB")
-    if op == "modification" and manifest["attribute"] == "loudness" and \
-            not _within(abs(manifest["gain_db"]), PAPER_RANGES["abs_gain_db"]):
+    if (
+        op == "modification"
+        and manifest["attribute"] == "loudness"
+        and not _within(abs(manifest["gain_db"]), PAPER_RANGES["abs_gain_db"])
+    ):
         raise ManifestError(f"gain_db {manifest['gain_db']} is outside App. B.3's ±8-12 dB")
     if op == "modification" and manifest["attribute"] == "speed":
         factor = manifest["speed_factor"]
         if not _within(max(factor, 1 / factor), PAPER_RANGES["speed"]):
-            raise ManifestError(f"speed_factor {factor} is outside App. B.3's ×1.5-3 (faster: 1.5..3, slower: "
-                                "1/3..1/1.5)")
+            raise ManifestError(
+                f"speed_factor {factor} is outside App. B.3's ×1.5-3 (faster: 1.5..3, slower: 1/3..1/1.5)"
+            )
 
 
 def _within(value: float, bounds: tuple[float, float]) -> bool:
     return bounds[0] - 1e-9 <= value <= bounds[1] + 1e-9
 
 
-def new_manifest(operation: str, positions: list[Any], *, recording_id: Optional[str] = None,
-                 event_category: Optional[str] = None, snr_db: Optional[float] = None,
-                 deletion_mode: Optional[str] = None, attribute: Optional[str] = None,
-                 gain_db: Optional[float] = None, speed_factor: Optional[float] = None, seed: Optional[int] = None,
-                 parameters: Optional[Mapping[str, Any]] = None, segments: Optional[list[Optional[str]]] = None,
-                 paper_ranges: bool = True) -> dict[str, Any]:
+def new_manifest(
+    operation: str,
+    positions: list[Any],
+    *,
+    recording_id: Optional[str] = None,
+    event_category: Optional[str] = None,
+    snr_db: Optional[float] = None,
+    deletion_mode: Optional[str] = None,
+    attribute: Optional[str] = None,
+    gain_db: Optional[float] = None,
+    speed_factor: Optional[float] = None,
+    seed: Optional[int] = None,
+    parameters: Optional[Mapping[str, Any]] = None,
+    segments: Optional[list[Optional[str]]] = None,
+    paper_ranges: bool = True,
+) -> dict[str, Any]:
     """A plan: an unapplied manifest. ``positions`` are [start, end] seconds in the source's timeline (for
     addition the end is set by the clip when applied; give [start, None] or [start, end])."""
-    raw: dict[str, Any] = {"operation": operation, "recording_id": recording_id, "event_category": event_category,
-                           "snr_db": snr_db, "deletion_mode": deletion_mode, "attribute": attribute,
-                           "gain_db": gain_db, "speed_factor": speed_factor, "seed": seed,
-                           "parameters": dict(parameters or {}),
-                           "positions": [{"original_start": p[0], "original_end": p[1],
-                                          "segment": segments[i] if segments else None}
-                                         for i, p in enumerate(positions)]}
+    raw: dict[str, Any] = {
+        "operation": operation,
+        "recording_id": recording_id,
+        "event_category": event_category,
+        "snr_db": snr_db,
+        "deletion_mode": deletion_mode,
+        "attribute": attribute,
+        "gain_db": gain_db,
+        "speed_factor": speed_factor,
+        "seed": seed,
+        "parameters": dict(parameters or {}),
+        "positions": [
+            {"original_start": p[0], "original_end": p[1], "segment": segments[i] if segments else None}
+            for i, p in enumerate(positions)
+        ],
+    }
     manifest = read_manifest(raw)
     if paper_ranges:
         check_paper_ranges(manifest)
@@ -178,8 +237,6 @@ def _seconds(name: str, value: Any) -> float:
         except ValueError as err:
             raise ManifestError(f"{name}: {err}") from None
     return _number(name, value, 0.0, MAX_SECONDS)
-
-
 
 
 def _aliases() -> tuple[dict[str, str], dict[str, dict[str, str]]]:
@@ -258,8 +315,12 @@ def read_manifest(raw: Union[Mapping[str, Any], str, os.PathLike]) -> dict[str, 
     operation = _enum("operation", fields.get("operation"), spellings["operation"], OPERATIONS)
     if operation is None:
         raise ManifestError("operation is missing (addition, deletion or modification)")
-    out: dict[str, Any] = {"schema": SCHEMA, "schema_version": SCHEMA_VERSION,
-                           "recording_id": fields.get("recording_id"), "operation": operation}
+    out: dict[str, Any] = {
+        "schema": SCHEMA,
+        "schema_version": SCHEMA_VERSION,
+        "recording_id": fields.get("recording_id"),
+        "operation": operation,
+    }
     for key in ("event_category", "snr_db", "deletion_mode", "attribute", "gain_db", "speed_factor"):
         out[key] = fields.get(key)
     out["deletion_mode"] = _enum("deletion_mode", out["deletion_mode"], spellings["deletion_mode"], DELETION_MODES)
@@ -302,13 +363,18 @@ def _check_operation_fields(m: Mapping[str, Any]) -> None:
         raise ManifestError(f"{op} needs {', '.join(missing)}")
     if op == "modification" and m["attribute"] == "speed" and not m["speed_factor"] > 0:
         raise ManifestError(f"speed_factor must be positive, got {m['speed_factor']}")
-    own = {"addition": ("event_category", "snr_db"), "deletion": ("deletion_mode",),
-           "modification": ("attribute", "gain_db" if m.get("attribute") == "loudness" else "speed_factor")}[op]
-    foreign = [k for k in ("event_category", "snr_db", "deletion_mode", "attribute", "gain_db", "speed_factor")
-               if k not in own and m.get(k) is not None]
+    own = {
+        "addition": ("event_category", "snr_db"),
+        "deletion": ("deletion_mode",),
+        "modification": ("attribute", "gain_db" if m.get("attribute") == "loudness" else "speed_factor"),
+    }[op]
+    foreign = [
+        k
+        for k in ("event_category", "snr_db", "deletion_mode", "attribute", "gain_db", "speed_factor")
+        if k not in own and m.get(k) is not None
+    ]
     if foreign:
-        raise ManifestError(f"{op} manifest gives {', '.join(foreign)}, which belong to another operation or "
-                            "attribute")
+        raise ManifestError(f"{op} manifest gives {', '.join(foreign)}, which belong to another operation or attribute")
 
 
 def manifest_json(manifest: Mapping[str, Any]) -> str:

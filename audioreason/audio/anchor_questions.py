@@ -20,6 +20,7 @@ MCQ, ``question``, ``choices``, ``answer`` (the gold text), ``answer_index``, ``
 ``edit_manifest``), which ``audioreason.scorers.anchor_chain.scorer`` scores and ``audiospan_templates.build_prompt``
 writes as a prompt.
 """
+
 from __future__ import annotations
 
 import json
@@ -39,8 +40,11 @@ def trace_phrase(manifest: Mapping[str, Any]) -> str:
     if op == "addition":
         return f"the sound of {manifest.get('event_category') or 'the added event'}"
     if op == "deletion":
-        return ("a stretch where the audio drops to silence" if manifest["deletion_mode"] == "silence"
-                else "a stretch where the speech is muffled under noise")
+        return (
+            "a stretch where the audio drops to silence"
+            if manifest["deletion_mode"] == "silence"
+            else "a stretch where the speech is muffled under noise"
+        )
     if manifest["attribute"] == "loudness":
         return f"a passage whose volume is suddenly {'raised' if manifest['gain_db'] > 0 else 'lowered'}"
     return f"a passage played {'faster' if manifest['speed_factor'] > 1 else 'slower'} than the rest"
@@ -50,8 +54,9 @@ def _times(count: int) -> str:
     return f"{count} {'time' if count == 1 else 'times'}"
 
 
-def perception_options(manifest: Mapping[str, Any], *, seed: int = 0, occurrence: Optional[int] = None,
-                       far_fraction: float = FAR_FRACTION) -> dict[str, Any]:
+def perception_options(
+    manifest: Mapping[str, Any], *, seed: int = 0, occurrence: Optional[int] = None, far_fraction: float = FAR_FRACTION
+) -> dict[str, Any]:
     """{question, choices, answer_index, occurrence, cells}: ``cells[i]`` = (count, seconds, count_true,
     time_true) behind choice i. Needs a completed manifest (edited positions and output frames)."""
     m = read_manifest(manifest)
@@ -70,25 +75,44 @@ def perception_options(manifest: Mapping[str, Any], *, seed: int = 0, occurrence
     if not candidates:
         raise ValueError(f"no whole second of the {duration:.1f} s file lies {far:.1f} s from every position")
     true_time, far_time = round(starts[k - 1]), int(rng.choice(candidates))
-    cells = [(n, true_time, True, True), (wrong_count, true_time, False, True),
-             (n, far_time, True, False), (wrong_count, far_time, False, False)]
+    cells = [
+        (n, true_time, True, True),
+        (wrong_count, true_time, False, True),
+        (n, far_time, True, False),
+        (wrong_count, far_time, False, False),
+    ]
     cells = [cells[i] for i in rng.permutation(4)]
     choices = [f"{_times(c)}; occurrence {k} begins at {clock(t)}" for c, t, _, _ in cells]
     question = f"How many times does {trace_phrase(m)} occur in the audio, and when does occurrence {k} begin?"
     answer_index = next(i for i, cell in enumerate(cells) if cell[2] and cell[3])
-    return {"question": question, "choices": choices, "answer_index": answer_index, "occurrence": k,
-            "cells": cells}
+    return {"question": question, "choices": choices, "answer_index": answer_index, "occurrence": k, "cells": cells}
 
 
-def perception_item(manifest: Mapping[str, Any], *, chain_id: Optional[str] = None, item_id: Optional[str] = None,
-                    seed: int = 0, occurrence: Optional[int] = None,
-                    far_fraction: float = FAR_FRACTION) -> dict[str, Any]:
+def perception_item(
+    manifest: Mapping[str, Any],
+    *,
+    chain_id: Optional[str] = None,
+    item_id: Optional[str] = None,
+    seed: int = 0,
+    occurrence: Optional[int] = None,
+    far_fraction: float = FAR_FRACTION,
+) -> dict[str, Any]:
     """The chain's P item in the loader's anchor.jsonl form (see the module docstring)."""
     m = read_manifest(manifest)
     built = perception_options(m, seed=seed, occurrence=occurrence, far_fraction=far_fraction)
     recording = m.get("recording_id") or ""
     chain = chain_id or recording
-    return {"id": item_id or f"{chain}/P", "recording_id": recording, "chain_id": chain, "link_position": 1,
-            "cognitive_level": "perception", "format": "MCQ", "question": built["question"],
-            "choices": built["choices"], "answer": built["choices"][built["answer_index"]],
-            "answer_index": built["answer_index"], "operation": m["operation"], "edit_manifest": json.loads(manifest_json(m))}
+    return {
+        "id": item_id or f"{chain}/P",
+        "recording_id": recording,
+        "chain_id": chain,
+        "link_position": 1,
+        "cognitive_level": "perception",
+        "format": "MCQ",
+        "question": built["question"],
+        "choices": built["choices"],
+        "answer": built["choices"][built["answer_index"]],
+        "answer_index": built["answer_index"],
+        "operation": m["operation"],
+        "edit_manifest": json.loads(manifest_json(m)),
+    }

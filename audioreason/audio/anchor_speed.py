@@ -15,6 +15,7 @@ effect another stretcher, 0.72-0.93), and both are measured within 1 % of the fa
 instead correlates 0.15-0.45 with it, and 1.0 with the resampled source. ``verify_anchored`` holds the
 measured speed to ±3 %, the correlation to >= 0.7 and the resample correlation below it.
 """
+
 from __future__ import annotations
 
 import math
@@ -23,17 +24,17 @@ from typing import Optional
 
 import numpy as np
 
-GRID_STEP = 0.01     # relative step of the speed grid
-GRID_SPAN = 0.5      # the grid covers factor x (1 +- GRID_SPAN)
-MIN_OVERLAP = 0.5    # a scale must align at least half of the edited span's frames
+GRID_STEP = 0.01  # relative step of the speed grid
+GRID_SPAN = 0.5  # the grid covers factor x (1 +- GRID_SPAN)
+MIN_OVERLAP = 0.5  # a scale must align at least half of the edited span's frames
 
 
 @dataclass(frozen=True)
 class SpeedMeasure:
-    speed: Optional[float]                  # the best-aligning time scale; None for a silent span
-    stretch_correlation: Optional[float]    # spectrogram correlation with the source time-scaled by ``speed``
-    at_factor: Optional[float]              # the same at the manifest's factor
-    resample_correlation: Optional[float]   # spectrogram correlation with the source resampled to its length
+    speed: Optional[float]  # the best-aligning time scale; None for a silent span
+    stretch_correlation: Optional[float]  # spectrogram correlation with the source time-scaled by ``speed``
+    at_factor: Optional[float]  # the same at the manifest's factor
+    resample_correlation: Optional[float]  # spectrogram correlation with the source resampled to its length
 
 
 def _spectrogram(x: np.ndarray, nperseg: int) -> np.ndarray:
@@ -90,5 +91,6 @@ def measure_speed(source_span: np.ndarray, edited_span: np.ndarray, rate: int, f
             best = (scale, r)
     resampled = _spectrogram(resample(src, len(edit)), nperseg)
     width = min(resampled.shape[1], a.shape[1])
-    return SpeedMeasure(best[0] if best[1] is not None else None, best[1], at_factor,
-                        _correlation(a[:, :width], resampled[:, :width]))
+    return SpeedMeasure(
+        best[0] if best[1] is not None else None, best[1], at_factor, _correlation(a[:, :width], resampled[:, :width])
+    )

@@ -29,6 +29,7 @@ first order (measured on white noise at 16 kHz: -3 dB at 300 Hz but only -11 dB 
 2 kHz, so speech stays intelligible) and its ``LadderFilter`` LPF24 gives -28 dB at 600 Hz and -44 dB at
 1 kHz, against -48 and -84 dB here; pyloudnorm for BS.1770 loudness; gains and fades are one multiplication each.
 """
+
 from __future__ import annotations
 
 import math
@@ -36,12 +37,12 @@ from typing import Any, Optional
 
 import numpy as np
 
-FADE_S = 0.010          # edge fades and cross-fades: 10 ms
-RAMP_S = 0.050          # loudness ramps: 50 ms
+FADE_S = 0.010  # edge fades and cross-fades: 10 ms
+RAMP_S = 0.050  # loudness ramps: 50 ms
 SNR_MEASURES = ("rms", "lufs")
 LOWPASS_HZ = 300.0
-LOWPASS_ORDER = 4       # run forward and backward (sosfiltfilt): order 8 in magnitude, zero phase
-NOISE_DB = -6.0         # noise bed RMS relative to the span's RMS
+LOWPASS_ORDER = 4  # run forward and backward (sosfiltfilt): order 8 in magnitude, zero phase
+NOISE_DB = -6.0  # noise bed RMS relative to the span's RMS
 MOD_HZ = 4.0
 MOD_DEPTH = 0.8
 
@@ -117,8 +118,9 @@ def faded_clip(clip: np.ndarray, rate: int, fade_s: float = FADE_S) -> np.ndarra
     return mono * envelope
 
 
-def add_event(local: np.ndarray, clip: np.ndarray, rate: int, snr_db: float, *, measure: str = "rms",
-              fade_s: float = FADE_S) -> tuple[np.ndarray, float]:
+def add_event(
+    local: np.ndarray, clip: np.ndarray, rate: int, snr_db: float, *, measure: str = "rms", fade_s: float = FADE_S
+) -> tuple[np.ndarray, float]:
     """Addition: (local + g·faded clip on every channel, g in dB) with level(g·clip) - level(local) = snr_db.
 
     ``local`` is the source under the clip (as many frames as the clip). A silent ``local`` has no SNR to
@@ -152,20 +154,36 @@ def lowpass(x: np.ndarray, rate: int, cutoff_hz: float = LOWPASS_HZ, order: int 
     return sosfiltfilt(sos, x, axis=0, padlen=max(pad, 0))
 
 
-def noise_bed(frames: int, channels: int, rate: int, rng: np.random.Generator, *, mod_hz: float = MOD_HZ,
-              mod_depth: float = MOD_DEPTH) -> np.ndarray:
+def noise_bed(
+    frames: int,
+    channels: int,
+    rate: int,
+    rng: np.random.Generator,
+    *,
+    mod_hz: float = MOD_HZ,
+    mod_depth: float = MOD_DEPTH,
+) -> np.ndarray:
     """Gaussian noise of unit RMS before modulation, amplitude-modulated by 1 - depth·(1 - cos(2π·f·t))/2."""
     t = np.arange(frames) / rate
     envelope = 1 - mod_depth * (1 - np.cos(2 * np.pi * mod_hz * t)) / 2
     return rng.standard_normal((frames, channels)) * envelope[:, None]
 
 
-def smear_span(span: np.ndarray, rate: int, rng: np.random.Generator, *, cutoff_hz: float = LOWPASS_HZ,
-               order: int = LOWPASS_ORDER, noise_db: float = NOISE_DB, mod_hz: float = MOD_HZ,
-               mod_depth: float = MOD_DEPTH, fade_s: float = FADE_S) -> np.ndarray:
+def smear_span(
+    span: np.ndarray,
+    rate: int,
+    rng: np.random.Generator,
+    *,
+    cutoff_hz: float = LOWPASS_HZ,
+    order: int = LOWPASS_ORDER,
+    noise_db: float = NOISE_DB,
+    mod_hz: float = MOD_HZ,
+    mod_depth: float = MOD_DEPTH,
+    fade_s: float = FADE_S,
+) -> np.ndarray:
     """Deletion by smearing: low-passed span + modulated noise at ``noise_db`` below the span's RMS."""
     span = as_frames(span)
-    span_rms = math.sqrt(float(np.mean(span ** 2)))
+    span_rms = math.sqrt(float(np.mean(span**2)))
     bed = noise_bed(len(span), span.shape[1], rate, rng, mod_hz=mod_hz, mod_depth=mod_depth)
     smeared = lowpass(span, rate, cutoff_hz, order) + span_rms * 10 ** (noise_db / 20) * bed
     return crossfade_edges(span, smeared, edge_frames(len(span), rate, fade_s))
@@ -184,8 +202,9 @@ def change_speed(span: np.ndarray, rate: int, speed_factor: float, *, fade_s: fl
     span = as_frames(span)
     if not speed_factor > 0:
         raise ValueError(f"speed_factor must be positive, got {speed_factor}")
-    stretched = pedalboard.time_stretch(np.ascontiguousarray(span.T, dtype=np.float32), float(rate),
-                                        stretch_factor=float(speed_factor)).T.astype(np.float64)
+    stretched = pedalboard.time_stretch(
+        np.ascontiguousarray(span.T, dtype=np.float32), float(rate), stretch_factor=float(speed_factor)
+    ).T.astype(np.float64)
     expected = stretched_frames(len(span), speed_factor)
     if len(stretched) != expected:  # the manifest promises this length; never hand back another
         raise RuntimeError(f"time_stretch gave {len(stretched)} frames, expected {expected}")

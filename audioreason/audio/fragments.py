@@ -19,6 +19,7 @@ containers (m4a, mp4) raise ``AudioError``: convert them to FLAC first. A damage
 before reading, ``header.py``), a FLAC cut short (found when the stream reaches the cut), a stream that
 yields fewer samples than the header promises; fragments written before the error are removed.
 """
+
 from __future__ import annotations
 
 import os
@@ -67,8 +68,8 @@ def resampled_length(frames: int, source_rate: int, target_rate: int) -> int:
 class Fragment:
     n: int
     k: int
-    start: int   # first sample, at the output rate
-    stop: int    # one past the last sample
+    start: int  # first sample, at the output rate
+    stop: int  # one past the last sample
     path: Path
     sampling_rate: int
 
@@ -105,11 +106,11 @@ class FragmentResult:
     source_rate: int
     sampling_rate: int
     channels: int
-    total_samples: int             # mono samples at the output rate
+    total_samples: int  # mono samples at the output rate
     subtype: str
     fragments: list[Fragment] = field(default_factory=list)
     skipped: list[SkippedFragment] = field(default_factory=list)
-    clipped_samples: int = 0       # PCM output only: samples outside [-1, 1] before writing
+    clipped_samples: int = 0  # PCM output only: samples outside [-1, 1] before writing
 
     @property
     def seconds(self) -> float:
@@ -117,13 +118,30 @@ class FragmentResult:
 
     def to_dict(self) -> dict[str, Any]:
         return {
-            "source": self.source, "source_rate": self.source_rate, "sampling_rate": self.sampling_rate,
-            "channels": self.channels, "total_samples": self.total_samples, "seconds": self.seconds,
-            "subtype": self.subtype, "clipped_samples": self.clipped_samples,
-            "fragments": [{"condition": f.condition, "n": f.n, "k": f.k, "start": f.start, "stop": f.stop,
-                           "seconds": f.seconds, "path": str(f.path)} for f in self.fragments],
-            "skipped": [{"condition": s.condition, "n": s.n, "k": s.k, "start": s.start, "stop": s.stop,
-                         "reason": s.reason} for s in self.skipped],
+            "source": self.source,
+            "source_rate": self.source_rate,
+            "sampling_rate": self.sampling_rate,
+            "channels": self.channels,
+            "total_samples": self.total_samples,
+            "seconds": self.seconds,
+            "subtype": self.subtype,
+            "clipped_samples": self.clipped_samples,
+            "fragments": [
+                {
+                    "condition": f.condition,
+                    "n": f.n,
+                    "k": f.k,
+                    "start": f.start,
+                    "stop": f.stop,
+                    "seconds": f.seconds,
+                    "path": str(f.path),
+                }
+                for f in self.fragments
+            ],
+            "skipped": [
+                {"condition": s.condition, "n": s.n, "k": s.k, "start": s.start, "stop": s.stop, "reason": s.reason}
+                for s in self.skipped
+            ],
         }
 
 
@@ -167,9 +185,15 @@ class _Writer:
             lo, hi = max(start, offset), min(stop, end)
             if lo < hi:
                 if self.handle is None:
-                    self.handle = self._sf.SoundFile(str(self.paths[self.k]), "w", samplerate=self.rate,
-                                                     channels=1, format="WAV", subtype=self.subtype)
-                piece = block[lo - offset:hi - offset]
+                    self.handle = self._sf.SoundFile(
+                        str(self.paths[self.k]),
+                        "w",
+                        samplerate=self.rate,
+                        channels=1,
+                        format="WAV",
+                        subtype=self.subtype,
+                    )
+                piece = block[lo - offset : hi - offset]
                 if self.subtype not in ("FLOAT", "DOUBLE"):  # PCM would wrap or saturate silently
                     over = np.abs(piece) > 1.0
                     if over.any():
@@ -187,10 +211,16 @@ class _Writer:
             self.handle = None
 
 
-def fragment_audio(source: Union[str, os.PathLike], out_dir: Union[str, os.PathLike], *,
-                   ns: Sequence[int] = PAPER_NS, sampling_rate: Optional[int] = PAPER_RATE,
-                   subtype: str = "FLOAT", block_frames: int = DEFAULT_BLOCK_FRAMES,
-                   stem: Optional[str] = None) -> FragmentResult:
+def fragment_audio(
+    source: Union[str, os.PathLike],
+    out_dir: Union[str, os.PathLike],
+    *,
+    ns: Sequence[int] = PAPER_NS,
+    sampling_rate: Optional[int] = PAPER_RATE,
+    subtype: str = "FLOAT",
+    block_frames: int = DEFAULT_BLOCK_FRAMES,
+    stem: Optional[str] = None,
+) -> FragmentResult:
     """Cut an audio file into N equal-duration mono fragments for every N in ``ns``, in one pass.
 
     ``sampling_rate``: output rate (16 kHz as in the paper; None keeps the file's rate). Fragments are
@@ -206,8 +236,9 @@ def fragment_audio(source: Union[str, os.PathLike], out_dir: Union[str, os.PathL
     path = Path(source)
     if not path.is_file():
         raise AudioError(f"audio file not found: {path}")
-    if sampling_rate is not None and (isinstance(sampling_rate, bool) or int(sampling_rate) != sampling_rate
-                                      or sampling_rate <= 0):
+    if sampling_rate is not None and (
+        isinstance(sampling_rate, bool) or int(sampling_rate) != sampling_rate or sampling_rate <= 0
+    ):
         raise ValueError(f"sampling_rate must be a positive integer or None, got {sampling_rate!r}")
     if block_frames < 1:
         raise ValueError(f"block_frames must be >= 1, got {block_frames}")
@@ -218,8 +249,10 @@ def fragment_audio(source: Union[str, os.PathLike], out_dir: Union[str, os.PathL
     try:
         info = sf.info(str(path))
     except (RuntimeError, OSError) as err:  # soundfile.LibsndfileError is a RuntimeError
-        raise AudioError(f"cannot stream {path} with soundfile ({err}); formats such as m4a/mp4 need "
-                         "converting first, e.g. `ffmpeg -i in.m4a out.flac`") from None
+        raise AudioError(
+            f"cannot stream {path} with soundfile ({err}); formats such as m4a/mp4 need "
+            "converting first, e.g. `ffmpeg -i in.m4a out.flac`"
+        ) from None
     out_dir = Path(out_dir)
     out_dir.mkdir(parents=True, exist_ok=True)
     source_rate, channels, frames = int(info.samplerate), int(info.channels), int(info.frames)
@@ -230,15 +263,20 @@ def fragment_audio(source: Union[str, os.PathLike], out_dir: Union[str, os.PathL
     for w in writers:
         for k, (a, b) in enumerate(w.bounds):
             if b <= a:
-                reason = (f"no sample: the clip has {total} samples at {rate} Hz, fewer than N={w.n}, so each "
-                          "fragment but the last is floor(L/N) = 0 samples long" if total else
-                          "no sample: the clip is empty")
+                reason = (
+                    f"no sample: the clip has {total} samples at {rate} Hz, fewer than N={w.n}, so each "
+                    "fragment but the last is floor(L/N) = 0 samples long"
+                    if total
+                    else "no sample: the clip is empty"
+                )
                 result.skipped.append(SkippedFragment(w.n, k, a, b, reason))
     try:
         written = _stream(soundfile_blocks(str(path), block_frames), source_rate, rate, writers, path)
         if written != total:
-            raise AudioError(f"{path}: expected {total} output samples from {frames} frames, got {written} "
-                             "(the file's frame count is wrong or the file is truncated)")
+            raise AudioError(
+                f"{path}: expected {total} output samples from {frames} frames, got {written} "
+                "(the file's frame count is wrong or the file is truncated)"
+            )
     except BaseException:
         for w in writers:
             w.close()
@@ -248,8 +286,7 @@ def fragment_audio(source: Union[str, os.PathLike], out_dir: Union[str, os.PathL
     for w in writers:
         w.close()
         result.clipped_samples += w.clipped
-        result.fragments.extend(Fragment(w.n, k, a, b, w.paths[k], rate)
-                                for k, (a, b) in enumerate(w.bounds) if b > a)
+        result.fragments.extend(Fragment(w.n, k, a, b, w.paths[k], rate) for k, (a, b) in enumerate(w.bounds) if b > a)
     return result
 
 

@@ -13,6 +13,7 @@ at a frame boundary to the frames before the cut, without a word. The header is 
   ``fLaC`` is skipped. A cut shows only when decoding: fewer frames than promised.
 - Any other format (OGG, MP3, MP4...) returns None: its header gives no exact length to check against.
 """
+
 from __future__ import annotations
 
 import io
@@ -110,9 +111,11 @@ def read_promise(source: Union[str, os.PathLike, bytes, bytearray]) -> Optional[
 def check_held(promise: Optional[Promise], what: str) -> None:
     """AudioError when a WAV holds fewer frames than its header promises (no decoding needed)."""
     if promise is not None and promise.held_frames is not None and promise.held_frames < promise.frames:
-        raise AudioError(f"{what}: truncated WAV: its header promises {promise.frames} frames "
-                         f"({promise.seconds:.3f} s), the file holds {promise.held_frames} "
-                         f"({promise.held_frames / promise.sampling_rate:.3f} s)")
+        raise AudioError(
+            f"{what}: truncated WAV: its header promises {promise.frames} frames "
+            f"({promise.seconds:.3f} s), the file holds {promise.held_frames} "
+            f"({promise.held_frames / promise.sampling_rate:.3f} s)"
+        )
 
 
 def check_decoded(promise: Optional[Promise], frames: int, rate: int, what: str = "") -> None:
@@ -128,8 +131,13 @@ def check_decoded(promise: Optional[Promise], frames: int, rate: int, what: str 
         return
     expected = promise.frames * rate // promise.sampling_rate
     if frames < expected:
-        scaled = "" if rate == promise.sampling_rate else \
-            f" at {rate} Hz ({promise.frames} at the header's {promise.sampling_rate} Hz)"
+        scaled = (
+            ""
+            if rate == promise.sampling_rate
+            else f" at {rate} Hz ({promise.frames} at the header's {promise.sampling_rate} Hz)"
+        )
         prefix = f"{what}: " if what else ""
-        raise AudioError(f"{prefix}decoded {frames} of the {expected} frames its {promise.format} header "
-                         f"promises{scaled}: the file is truncated")
+        raise AudioError(
+            f"{prefix}decoded {frames} of the {expected} frames its {promise.format} header "
+            f"promises{scaled}: the file is truncated"
+        )

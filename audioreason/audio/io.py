@@ -10,6 +10,7 @@ Every decode of a file is held to what its header promises (``header.py``): a WA
 and a WAV or FLAC that decodes to fewer frames than its header declares, raise ``AudioError`` instead of
 returning the part that is there. Resampling uses soxr.
 """
+
 from __future__ import annotations
 
 import io
@@ -51,8 +52,10 @@ def resolve_audio_backend(requested: str = "auto") -> tuple[str, str]:
     usable, why = torchcodec_status()
     if requested == "torchcodec":
         if not usable:
-            raise RuntimeError(f"audio_backend='torchcodec' but torchcodec is unusable: {why}. Install the "
-                               "FFmpeg shared libraries (see install.sh) or use audio_backend='soundfile'.")
+            raise RuntimeError(
+                f"audio_backend='torchcodec' but torchcodec is unusable: {why}. Install the "
+                "FFmpeg shared libraries (see install.sh) or use audio_backend='soundfile'."
+            )
         return "torchcodec", why
     return ("torchcodec", why) if usable else ("soundfile", f"torchcodec unusable ({why}); soundfile fallback")
 
@@ -83,8 +86,7 @@ def _decode_torchcodec(source: Union[str, bytes]) -> tuple[np.ndarray, int]:
 def _decode_soundfile(source: Union[str, bytes]) -> tuple[np.ndarray, int]:
     import soundfile as sf
 
-    data, rate = sf.read(io.BytesIO(source) if isinstance(source, bytes) else source, dtype="float32",
-                         always_2d=True)
+    data, rate = sf.read(io.BytesIO(source) if isinstance(source, bytes) else source, dtype="float32", always_2d=True)
     return data, int(rate)
 
 
@@ -97,8 +99,9 @@ def _decoders(backend: str) -> tuple[str, ...]:
     return ("torchcodec", "soundfile") if backend == "auto" else (backend,)
 
 
-def decode_file(source: Union[str, os.PathLike, bytes, bytearray], *, backend: str = "auto",
-                name: Optional[str] = None) -> tuple[np.ndarray, int, str]:
+def decode_file(
+    source: Union[str, os.PathLike, bytes, bytearray], *, backend: str = "auto", name: Optional[str] = None
+) -> tuple[np.ndarray, int, str]:
     """(frames x channels float32, rate, decoder name) of an audio file given by its path or its bytes
     (``name``: what to call bytes in messages). Raises ``AudioError`` for a missing, undecodable or
     truncated file, naming what each decoder said."""
@@ -162,8 +165,10 @@ def _as_array(source: AudioSource, backend: str) -> tuple[np.ndarray, int]:
     elif isinstance(source, tuple) and len(source) == 2:
         array, rate = source
     else:
-        raise AudioError(f"unsupported audio source of type {type(source).__name__}: give a path, a file's "
-                         "bytes, (array, rate), {'array': ..., 'sampling_rate': ...} or a dataset's audio value")
+        raise AudioError(
+            f"unsupported audio source of type {type(source).__name__}: give a path, a file's "
+            "bytes, (array, rate), {'array': ..., 'sampling_rate': ...} or a dataset's audio value"
+        )
     array, rate = in_memory_audio(array, rate)
     return np.asarray(array, dtype=np.float32), rate
 
@@ -173,8 +178,13 @@ def in_memory_audio(array: Any, rate: Any) -> tuple[np.ndarray, int]:
     numbers ((channels, frames) with at most 8 channels, as torchcodec gives it, is transposed) and its rate
     as an int. An ``AudioError`` names what is wrong: a sampling rate that is not a positive whole number of
     Hz (None, NaN, a string, 0, 22050.5), or an array that is not 1-D or 2-D real numbers."""
-    if isinstance(rate, (bool, np.bool_)) or not isinstance(rate, (int, float, np.integer, np.floating)) \
-            or not math.isfinite(rate) or rate <= 0 or rate != int(rate):
+    if (
+        isinstance(rate, (bool, np.bool_))
+        or not isinstance(rate, (int, float, np.integer, np.floating))
+        or not math.isfinite(rate)
+        or rate <= 0
+        or rate != int(rate)
+    ):
         raise AudioError(f"invalid sampling rate {rate!r}: it must be a positive whole number of Hz")
     try:
         samples = np.asarray(array)
@@ -189,8 +199,9 @@ def in_memory_audio(array: Any, rate: Any) -> tuple[np.ndarray, int]:
     return samples, int(rate)
 
 
-def load_audio(source: AudioSource, sampling_rate: Optional[int] = None, *, mono: bool = True,
-               backend: str = "auto") -> tuple[np.ndarray, int]:
+def load_audio(
+    source: AudioSource, sampling_rate: Optional[int] = None, *, mono: bool = True, backend: str = "auto"
+) -> tuple[np.ndarray, int]:
     """Return (samples, rate): float32, channels averaged when ``mono`` (else (frames, channels)), resampled
     with soxr to ``sampling_rate`` when given.
 

@@ -24,6 +24,7 @@ Speech: ``silero_speech(path)`` runs Silero VAD (the ``silero-vad`` package, its
 wheel) on each candidate window only, read from the file at 16 kHz through ``stream.iter_blocks``, so a
 2-hour recording is never decoded whole.
 """
+
 from __future__ import annotations
 
 import os
@@ -51,13 +52,13 @@ class Segment:
 class PlacementRules:
     """App. B.3's constraints, as numbers (defaults chosen for 10-minute to 2-hour recordings)."""
 
-    min_seconds: float = 3.0        # "floored at a few seconds"
+    min_seconds: float = 3.0  # "floored at a few seconds"
     max_seconds: float = 10.0
-    max_fraction: float = 0.02      # "capped to a small fraction of the total"
-    edge_seconds: float = 30.0      # "kept clear of the audio's opening and close"
+    max_fraction: float = 0.02  # "capped to a small fraction of the total"
+    edge_seconds: float = 30.0  # "kept clear of the audio's opening and close"
     edge_fraction: float = 0.05
-    min_speech: float = 0.5         # "placed over active speech": at least half the window is speech
-    attempts: int = 20              # candidate starts tried per segment
+    min_speech: float = 0.5  # "placed over active speech": at least half the window is speech
+    attempts: int = 20  # candidate starts tried per segment
 
 
 @dataclass(frozen=True)
@@ -65,7 +66,7 @@ class Window:
     start: float
     end: float
     segment: str
-    speech: float                   # the speech fraction measured over the window
+    speech: float  # the speech fraction measured over the window
 
 
 def fixed_segments(duration: float, segment_seconds: float = 300.0) -> list[Segment]:
@@ -76,20 +77,31 @@ def fixed_segments(duration: float, segment_seconds: float = 300.0) -> list[Segm
     return [Segment(f"seg-{i + 1}", float(s), float(min(s + segment_seconds, duration))) for i, s in enumerate(starts)]
 
 
-def place_windows(duration: float, count: int, speech: SpeechFraction, *, seed: int,
-                  segments: Optional[Sequence[Segment]] = None, length: Optional[float] = None,
-                  rules: PlacementRules = PlacementRules()) -> list[Window]:
+def place_windows(
+    duration: float,
+    count: int,
+    speech: SpeechFraction,
+    *,
+    seed: int,
+    segments: Optional[Sequence[Segment]] = None,
+    length: Optional[float] = None,
+    rules: PlacementRules = PlacementRules(),
+) -> list[Window]:
     """``count`` windows in time order; see the module docstring for the rules. Raises PlacementError."""
     if count < 1:
         raise ValueError(f"count must be at least 1, got {count}")
     segments = list(segments) if segments is not None else fixed_segments(duration)
     cap = min(rules.max_seconds, rules.max_fraction * duration)
     if length is not None and not rules.min_seconds <= length <= cap:
-        raise PlacementError(f"a {length:.3f} s window breaks the length rules: at least {rules.min_seconds} s and "
-                             f"at most min({rules.max_seconds} s, {rules.max_fraction:g} x {duration:.1f} s) = {cap:.3f} s")
+        raise PlacementError(
+            f"a {length:.3f} s window breaks the length rules: at least {rules.min_seconds} s and "
+            f"at most min({rules.max_seconds} s, {rules.max_fraction:g} x {duration:.1f} s) = {cap:.3f} s"
+        )
     if cap < rules.min_seconds:
-        raise PlacementError(f"no room: windows of at least {rules.min_seconds} s may be at most {cap:.3f} s in a "
-                             f"{duration:.1f} s recording (max_fraction {rules.max_fraction:g})")
+        raise PlacementError(
+            f"no room: windows of at least {rules.min_seconds} s may be at most {cap:.3f} s in a "
+            f"{duration:.1f} s recording (max_fraction {rules.max_fraction:g})"
+        )
     edge = max(rules.edge_seconds, rules.edge_fraction * duration)
     shortest = length if length is not None else rules.min_seconds
     usable = []
@@ -98,8 +110,10 @@ def place_windows(duration: float, count: int, speech: SpeechFraction, *, seed: 
         if hi - lo >= shortest:
             usable.append((seg, lo, hi))
     if len(usable) < count:
-        raise PlacementError(f"no room: {len(usable)} of {len(segments)} segments hold a {shortest:.3f} s window "
-                             f"clear of the first and last {edge:.1f} s; {count} distinct segments are needed")
+        raise PlacementError(
+            f"no room: {len(usable)} of {len(segments)} segments hold a {shortest:.3f} s window "
+            f"clear of the first and last {edge:.1f} s; {count} distinct segments are needed"
+        )
     rng = np.random.default_rng(seed)
     found: list[Window] = []
     low_speech = 0
@@ -116,8 +130,10 @@ def place_windows(duration: float, count: int, speech: SpeechFraction, *, seed: 
             low_speech += 1
         if len(found) == count:
             return sorted(found, key=lambda w: w.start)
-    raise PlacementError(f"no room: only {len(found)} of {count} windows over speech (>= {rules.min_speech:g} of the "
-                         f"window) in {len(usable)} usable segments; {low_speech} candidates had too little speech")
+    raise PlacementError(
+        f"no room: only {len(found)} of {count} windows over speech (>= {rules.min_speech:g} of the "
+        f"window) in {len(usable)} usable segments; {low_speech} candidates had too little speech"
+    )
 
 
 _MODEL = None
@@ -143,8 +159,9 @@ def speech_spans(samples: np.ndarray, rate: int = VAD_RATE) -> list[tuple[float,
 
     if rate != VAD_RATE:
         raise ValueError(f"Silero VAD is run at {VAD_RATE} Hz here, got {rate}")
-    found = get_speech_timestamps(torch.from_numpy(np.ascontiguousarray(samples, dtype=np.float32)), _silero(),
-                                  sampling_rate=VAD_RATE)
+    found = get_speech_timestamps(
+        torch.from_numpy(np.ascontiguousarray(samples, dtype=np.float32)), _silero(), sampling_rate=VAD_RATE
+    )
     return [(s["start"] / VAD_RATE, s["end"] / VAD_RATE) for s in found]
 
 

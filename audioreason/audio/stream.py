@@ -29,6 +29,7 @@ Damaged files are ``AudioError``s, never a raw libsndfile error or a silently sh
 holds fewer frames than its header promises is refused before reading (``header.py``); a FLAC cut short
 fails when the stream reaches the cut (a prefix that ends before it is read as usual).
 """
+
 from __future__ import annotations
 
 import io
@@ -81,8 +82,9 @@ def _soundfile_info(path: Union[str, bytes]) -> AudioInfo:
     if info.frames <= 0 or info.samplerate <= 0:
         # MP3 through older libsndfile can report 0 frames; treat as unreadable here.
         raise RuntimeError(f"soundfile reports {info.frames} frames at {info.samplerate} Hz")
-    return AudioInfo(int(info.frames), int(info.samplerate), int(info.channels),
-                     info.frames / info.samplerate, "soundfile")
+    return AudioInfo(
+        int(info.frames), int(info.samplerate), int(info.channels), info.frames / info.samplerate, "soundfile"
+    )
 
 
 def _torchcodec_info(path: Union[str, bytes]) -> AudioInfo:
@@ -102,12 +104,19 @@ def audio_info(path: Source, *, name: Optional[str] = None) -> AudioInfo:
     readers would report the shorter length without a word); a cut FLAC shows only when its frames are read."""
     path, name = _check_source(path, name)
     check_held(read_promise(path), name)
-    return first_that_reads([("soundfile", partial(_soundfile_info, path)),
-                             ("torchcodec", partial(_torchcodec_info, path))], f"cannot read the header of {name}")
+    return first_that_reads(
+        [("soundfile", partial(_soundfile_info, path)), ("torchcodec", partial(_torchcodec_info, path))],
+        f"cannot read the header of {name}",
+    )
 
 
-def soundfile_blocks(path: Union[str, bytes], block_frames: int, start_frame: int = 0,
-                     stop_frame: Optional[int] = None, name: Optional[str] = None) -> Iterator[np.ndarray]:
+def soundfile_blocks(
+    path: Union[str, bytes],
+    block_frames: int,
+    start_frame: int = 0,
+    stop_frame: Optional[int] = None,
+    name: Optional[str] = None,
+) -> Iterator[np.ndarray]:
     """(frames, channels) float32 blocks of ``block_frames`` (the last shorter) from ``start_frame`` to
     ``stop_frame`` (default: the end the header gives), read with soundfile from a path or a file's bytes.
 
@@ -127,17 +136,28 @@ def soundfile_blocks(path: Union[str, bytes], block_frames: int, start_frame: in
                     f.seek(start_frame)
                 block = f.read(wanted, dtype="float32", always_2d=True)
             except RuntimeError as err:  # soundfile.LibsndfileError
-                raise AudioError(f"{name}: cannot read frames {position} to {position + wanted} of {f.frames} "
-                                 f"({type(err).__name__}: {err}); the file is truncated or damaged") from None
+                raise AudioError(
+                    f"{name}: cannot read frames {position} to {position + wanted} of {f.frames} "
+                    f"({type(err).__name__}: {err}); the file is truncated or damaged"
+                ) from None
             if len(block) == 0:
-                raise AudioError(f"{name}: the stream ended at frame {position} of {f.frames} its header promises; "
-                                 "the file is truncated or damaged")
+                raise AudioError(
+                    f"{name}: the stream ended at frame {position} of {f.frames} its header promises; "
+                    "the file is truncated or damaged"
+                )
             position += len(block)
             yield block
 
 
-def _source_blocks_torchcodec(path: Union[str, bytes], rate: int, block_frames: int, start_frame: int,
-                              stop_frame: Optional[int], duration: float, name: str) -> Iterator[np.ndarray]:
+def _source_blocks_torchcodec(
+    path: Union[str, bytes],
+    rate: int,
+    block_frames: int,
+    start_frame: int,
+    stop_frame: Optional[int],
+    duration: float,
+    name: str,
+) -> Iterator[np.ndarray]:
     from torchcodec.decoders import AudioDecoder
 
     decoder = AudioDecoder(path)
@@ -149,8 +169,9 @@ def _source_blocks_torchcodec(path: Union[str, bytes], rate: int, block_frames: 
         try:
             samples = decoder.get_samples_played_in_range(start, end)
         except RuntimeError as err:  # FFmpeg on damaged data
-            raise AudioError(f"{name}: cannot decode {start:.3f} s to {end:.3f} s ({err}); the file is "
-                             "truncated or damaged") from None
+            raise AudioError(
+                f"{name}: cannot decode {start:.3f} s to {end:.3f} s ({err}); the file is truncated or damaged"
+            ) from None
         block = samples.data.numpy().T.astype(np.float32, copy=False)  # (frames, channels)
         if len(block) == 0:
             break
@@ -158,12 +179,14 @@ def _source_blocks_torchcodec(path: Union[str, bytes], rate: int, block_frames: 
         start = end
 
 
-def _source_blocks(path: Union[str, bytes], info: AudioInfo, block_frames: int, start_frame: int,
-                   stop_frame: Optional[int], name: str) -> Iterator[np.ndarray]:
+def _source_blocks(
+    path: Union[str, bytes], info: AudioInfo, block_frames: int, start_frame: int, stop_frame: Optional[int], name: str
+) -> Iterator[np.ndarray]:
     if info.reader == "soundfile":
         return soundfile_blocks(path, block_frames, start_frame, stop_frame, name)
-    return _source_blocks_torchcodec(path, info.sampling_rate, block_frames, start_frame, stop_frame,
-                                     info.duration, name)
+    return _source_blocks_torchcodec(
+        path, info.sampling_rate, block_frames, start_frame, stop_frame, info.duration, name
+    )
 
 
 def _check_finite(block: np.ndarray, path: str) -> None:
@@ -192,9 +215,16 @@ def resample_blocks(blocks: Iterable[np.ndarray], source_rate: int, target_rate:
         pending = following
 
 
-def iter_blocks(path: Source, block_seconds: float, sampling_rate: Optional[int] = None, *,
-                mono: bool = True, start: float = 0.0, stop: Optional[float] = None,
-                name: Optional[str] = None) -> Iterator[np.ndarray]:
+def iter_blocks(
+    path: Source,
+    block_seconds: float,
+    sampling_rate: Optional[int] = None,
+    *,
+    mono: bool = True,
+    start: float = 0.0,
+    stop: Optional[float] = None,
+    name: Optional[str] = None,
+) -> Iterator[np.ndarray]:
     """Yield consecutive float32 blocks of about ``block_seconds`` each, covering [start, stop) s of a file
     (a path or its bytes; ``name``: what to call it in messages).
 
@@ -225,8 +255,9 @@ def iter_blocks(path: Source, block_seconds: float, sampling_rate: Optional[int]
         yield from resample_blocks(checked(), rate, sampling_rate)
 
 
-def read_prefix(path: Source, seconds: float, sampling_rate: Optional[int] = None, *,
-                mono: bool = True, block_seconds: float = 60.0) -> tuple[np.ndarray, int]:
+def read_prefix(
+    path: Source, seconds: float, sampling_rate: Optional[int] = None, *, mono: bool = True, block_seconds: float = 60.0
+) -> tuple[np.ndarray, int]:
     """The leading ``seconds`` of a file as (samples, rate), read without loading the rest.
 
     A file shorter than ``seconds`` is returned whole. Resampled, the prefix is
@@ -253,8 +284,9 @@ def read_prefix(path: Source, seconds: float, sampling_rate: Optional[int] = Non
     # as it would in the whole-file resample; stopping at the prefix would flush with last=True early.
     context = 0.5
     parts, produced = [], 0
-    for block in iter_blocks(path, min(block_seconds, seconds + context), sampling_rate, mono=mono,
-                             stop=seconds + context, name=name):
+    for block in iter_blocks(
+        path, min(block_seconds, seconds + context), sampling_rate, mono=mono, stop=seconds + context, name=name
+    ):
         parts.append(block)
         produced += len(block)
     samples = np.concatenate(parts) if parts else np.zeros((0,), np.float32)

@@ -5,6 +5,7 @@ character): "speech" is a voiced harmonic source with a gliding pitch and syllab
 "music" a sequence of harmonic notes, "sound" band-limited noise bursts; MMAR's "mix-*" modalities sum
 their parts.
 """
+
 from __future__ import annotations
 
 import hashlib
@@ -34,7 +35,7 @@ def _music(t: np.ndarray, rng: np.random.Generator) -> np.ndarray:
     phase = 2 * np.pi * np.cumsum(notes[idx]) * _step(t)
     note_pos = (t / (t[-1] + 1e-9) * len(notes)) % 1
     envelope = np.exp(-3 * note_pos)
-    return 0.25 * envelope * sum(np.sin(k * phase) / k ** 1.5 for k in range(1, 6))
+    return 0.25 * envelope * sum(np.sin(k * phase) / k**1.5 for k in range(1, 6))
 
 
 def _sound(t: np.ndarray, rng: np.random.Generator) -> np.ndarray:
@@ -47,8 +48,7 @@ def _sound(t: np.ndarray, rng: np.random.Generator) -> np.ndarray:
 _PARTS = {"speech": _speech, "music": _music, "sound": _sound}
 
 
-def synthesize_clip(modality: str, seconds: float = 3.0, sampling_rate: int = 16000,
-                    seed: str = "") -> np.ndarray:
+def synthesize_clip(modality: str, seconds: float = 3.0, sampling_rate: int = 16000, seed: str = "") -> np.ndarray:
     """A float32 mono clip for an MMAR modality ("speech", "music", "sound", "mix-sound-speech", ...).
 
     The same (modality, seconds, rate, seed) always gives the same samples.

@@ -8,6 +8,7 @@ log-probability looks wrong; that would make the same clip read differently from
 activity filter; each 30 s window is conditioned on the previous one's text (Whisper's default). The model
 runs on the CPU in float32 (the packaged weights are float16, which CPUs do not compute natively).
 """
+
 from __future__ import annotations
 
 import time
@@ -47,8 +48,9 @@ class WhisperASR:
         try:
             from faster_whisper import WhisperModel
         except ImportError as err:
-            raise BackendUnavailable(f"speech recognition needs the faster-whisper package "
-                                     f"(pip install -e '.[weights]'): {err}") from err
+            raise BackendUnavailable(
+                f"speech recognition needs the faster-whisper package (pip install -e '.[weights]'): {err}"
+            ) from err
         import torch
 
         try:  # as many threads as torch uses (faster-whisper's own default is 4, too many on a 2-core machine)
@@ -64,8 +66,13 @@ class WhisperASR:
         if samples.ndim != 1 or not samples.size:
             raise ValueError(f"speech recognition needs a non-empty mono clip, got shape {samples.shape}")
         started = time.perf_counter()
-        segments, info = self.model.transcribe(samples, beam_size=self.beam_size, temperature=0.0,
-                                               language=self.language, vad_filter=False)
+        segments, info = self.model.transcribe(
+            samples, beam_size=self.beam_size, temperature=0.0, language=self.language, vad_filter=False
+        )
         texts = [segment.text.strip() for segment in segments]  # the generator runs the model
-        return Transcript(text=" ".join(t for t in texts if t), language=info.language, segments=len(texts),
-                          seconds=time.perf_counter() - started)
+        return Transcript(
+            text=" ".join(t for t in texts if t),
+            language=info.language,
+            segments=len(texts),
+            seconds=time.perf_counter() - started,
+        )

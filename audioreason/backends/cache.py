@@ -1,5 +1,6 @@
 """A per-backend memo of computed vectors: repeated inputs ("speech", the same audio for nine models)
 are computed once, and new ones are computed together in one batch."""
+
 from __future__ import annotations
 
 from typing import Callable, Hashable, Sequence
@@ -17,8 +18,9 @@ class TextCache:
     def clear(self) -> None:
         self._store.clear()
 
-    def lookup(self, keys: Sequence[Hashable], compute: Callable[[list], np.ndarray],
-               inputs: Sequence | None = None) -> np.ndarray:
+    def lookup(
+        self, keys: Sequence[Hashable], compute: Callable[[list], np.ndarray], inputs: Sequence | None = None
+    ) -> np.ndarray:
         """Rows for ``keys``; ``compute`` gets the distinct missing inputs (``inputs`` or the keys)."""
         inputs = keys if inputs is None else inputs
         todo: dict[Hashable, int] = {}

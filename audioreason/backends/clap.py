@@ -18,6 +18,7 @@ inputs at a time (``benchmarks/aria_memory.py`` measures 1 minute to 10 hours). 
 read (missing, damaged, empty, NaN samples, an invalid array or sampling rate, or out of memory) comes
 back as its ``AudioError``, never as an exception that stops the other sources.
 """
+
 from __future__ import annotations
 
 import hashlib
@@ -29,8 +30,18 @@ import torch
 
 from ..audio import AudioError
 from .cache import TextCache
-from .clap_audio import (AUDIO_MODES, CLAP_RATE, crop, describe, fusion_input, joined, numpy_seed, open_signal,
-                         source_key, windows)
+from .clap_audio import (
+    AUDIO_MODES,
+    CLAP_RATE,
+    crop,
+    describe,
+    fusion_input,
+    joined,
+    numpy_seed,
+    open_signal,
+    source_key,
+    windows,
+)
 
 
 def _unit(x: torch.Tensor) -> np.ndarray:
@@ -98,8 +109,11 @@ class ClapBackend:
     def _features(self, clip: np.ndarray, truncation: str, seed: int) -> dict[str, torch.Tensor]:
         """The feature extractor's input for one clip; its random draws (crops) follow ``seed``."""
         with numpy_seed(seed):
-            return dict(self.processor.feature_extractor(
-                [clip], sampling_rate=CLAP_RATE, truncation=truncation, padding="repeatpad", return_tensors="pt"))
+            return dict(
+                self.processor.feature_extractor(
+                    [clip], sampling_rate=CLAP_RATE, truncation=truncation, padding="repeatpad", return_tensors="pt"
+                )
+            )
 
     @torch.inference_mode()
     def _run(self, features: Sequence[dict[str, torch.Tensor]]) -> np.ndarray:
@@ -109,17 +123,29 @@ class ClapBackend:
         batch = {k: v.to(dtype) if v.is_floating_point() else v for k, v in batch.items()}
         return _unit(self._pooled(self.model.get_audio_features(**batch)))
 
-    def _embed_audio(self, clips: list[np.ndarray], batch_size: int = 16, truncation: str = "rand_trunc",
-                     seed: Union[int, None] = None) -> np.ndarray:
+    def _embed_audio(
+        self,
+        clips: list[np.ndarray],
+        batch_size: int = 16,
+        truncation: str = "rand_trunc",
+        seed: Union[int, None] = None,
+    ) -> np.ndarray:
         """Unit embeddings of 48 kHz clips, ``batch_size`` at a time (features one clip at a time, each
         with numpy seeded: the crops are drawn from numpy's global generator)."""
         seed = self.seed if seed is None else seed
-        return np.concatenate([self._run([self._features(c, truncation, seed) for c in clips[i:i + batch_size]])
-                               for i in range(0, len(clips), batch_size)])
+        return np.concatenate(
+            [
+                self._run([self._features(c, truncation, seed) for c in clips[i : i + batch_size]])
+                for i in range(0, len(clips), batch_size)
+            ]
+        )
 
     def embed_texts(self, texts: Sequence[str], batch_size: int = 64, use_cache: bool = True) -> np.ndarray:
-        compute = lambda todo: np.concatenate(  # noqa: E731
-            [self._embed_texts(todo[i:i + batch_size]) for i in range(0, len(todo), batch_size)])
+        compute = (
+            lambda todo: np.concatenate(  # noqa: E731
+                [self._embed_texts(todo[i : i + batch_size]) for i in range(0, len(todo), batch_size)]
+            )
+        )
         if not use_cache:
             return compute(list(texts))
         return self.text_cache.lookup(list(texts), compute)
@@ -164,8 +190,9 @@ class ClapBackend:
             flush()
         return [failed[i] if i in failed else _unit_np(sums[i] / weights[i]) for i in range(len(sources))]
 
-    def _embed_each(self, sources: Sequence[Any], batch_size: int,
-                    features: Callable[[Any], dict[str, torch.Tensor]]) -> list[Union[np.ndarray, AudioError]]:
+    def _embed_each(
+        self, sources: Sequence[Any], batch_size: int, features: Callable[[Any], dict[str, torch.Tensor]]
+    ) -> list[Union[np.ndarray, AudioError]]:
         """One model input per source (``features``: a crop's or a fused clip's), run ``batch_size`` at a
         time; a source whose reading fails gets its AudioError."""
         results: list[Union[np.ndarray, AudioError, None]] = [None] * len(sources)
@@ -204,8 +231,14 @@ class ClapBackend:
             raise AudioError("audio has no samples")
         return self._features(clip, "fusion", seed)
 
-    def embed_sources(self, sources: Sequence[Any], mode: str = "whole", batch_size: int = 16,
-                      use_cache: bool = True, seed: Union[int, None] = None) -> list[Union[np.ndarray, AudioError]]:
+    def embed_sources(
+        self,
+        sources: Sequence[Any],
+        mode: str = "whole",
+        batch_size: int = 16,
+        use_cache: bool = True,
+        seed: Union[int, None] = None,
+    ) -> list[Union[np.ndarray, AudioError]]:
         """Unit audio embedding of each source (a path, a file's bytes, ``{"path", "bytes"}``, a dataset's
         audio value, ``(array, rate)`` or ``{"array", "sampling_rate"}``; any rate, averaged to mono and
         resampled to 48 kHz), or the AudioError that reading it raised.
@@ -222,7 +255,8 @@ class ClapBackend:
         # never cached nor shared: another clip could later get its embedding.
         keys = [None if k is not None and k[2][0] == "unhashable" else k for k in keys]
         results: dict[int, Union[np.ndarray, AudioError]] = {
-            i: self.whole_cache[k] for i, k in enumerate(keys) if k is not None and k in self.whole_cache}
+            i: self.whole_cache[k] for i, k in enumerate(keys) if k is not None and k in self.whole_cache
+        }
         todo = [i for i in range(len(sources)) if i not in results]
         first = {}  # repeated sources inside this call: computed once
         for i in todo:

@@ -17,6 +17,7 @@ A dataset's audio value (a torchcodec decoder made by ``datasets``) is read from
 made from, resampled once to 48 kHz (a rate cast on the column is not applied first). A decoder that keeps
 no file, the only source still decoded whole, goes through ``audio.load_audio``.
 """
+
 from __future__ import annotations
 
 import hashlib
@@ -114,7 +115,7 @@ def source_key(source: Any) -> tuple:
     digest = hashlib.sha1()
     step = max(1, int(BLOCK_S * rate))
     for i in range(0, len(samples), step):
-        digest.update(np.ascontiguousarray(samples[i:i + step], dtype=np.float32))
+        digest.update(np.ascontiguousarray(samples[i : i + step], dtype=np.float32))
     return ("array", digest.hexdigest(), samples.shape, rate)
 
 
@@ -156,8 +157,14 @@ class FileSignal(Signal):
         return self._frames
 
     def blocks(self, start: int = 0, stop: Optional[int] = None) -> Iterator[np.ndarray]:
-        return iter_blocks(self.source, BLOCK_S, CLAP_RATE, start=start / self.rate,
-                           stop=None if stop is None else stop / self.rate, name=self.name)
+        return iter_blocks(
+            self.source,
+            BLOCK_S,
+            CLAP_RATE,
+            start=start / self.rate,
+            stop=None if stop is None else stop / self.rate,
+            name=self.name,
+        )
 
 
 class ArraySignal(Signal):
@@ -180,7 +187,7 @@ class ArraySignal(Signal):
 
     def _mono(self, start: int, stop: int) -> Iterator[np.ndarray]:
         for i in range(start, stop, self.step):
-            block = np.asarray(self.samples[i:min(i + self.step, stop)], dtype=np.float32)
+            block = np.asarray(self.samples[i : min(i + self.step, stop)], dtype=np.float32)
             yield block.mean(axis=1) if block.ndim == 2 else block
 
     def blocks(self, start: int = 0, stop: Optional[int] = None) -> Iterator[np.ndarray]:
@@ -213,7 +220,7 @@ def windows(blocks: Iterable[np.ndarray], size: int) -> Iterator[tuple[np.ndarra
         used = 0
         while used < len(block):
             take = min(size - filled, len(block) - used)
-            window[filled:filled + take] = block[used:used + take]
+            window[filled : filled + take] = block[used : used + take]
             filled, used = filled + take, used + take
             if filled == size:
                 yield window, 1.0
@@ -238,7 +245,7 @@ def read_range(signal: Signal, start: int, size: int) -> np.ndarray:
     first = max(0, (start * rate // CLAP_RATE - context) // step * step)
     stop = min(signal.frames, -(-(start + size) * rate // CLAP_RATE) + context)
     offset = start - first * CLAP_RATE // rate
-    return joined(signal.blocks(first, stop))[offset:offset + size]
+    return joined(signal.blocks(first, stop))[offset : offset + size]
 
 
 def crop(signal: Signal, size: int, seed: int) -> np.ndarray:
@@ -303,8 +310,16 @@ def mel_frames(blocks: Iterable[np.ndarray], length: int, wanted: np.ndarray, ex
             index = np.arange(first * hop - half, last * hop + half)
             index = np.abs(index)  # reflect at the start: x[-i] = x[i]
             index = np.where(index >= length, 2 * (length - 1) - index, index)  # and at the end
-            out[run] = spectrogram(buffer[index - buffer_start].astype(np.float64), window, frame_length=n_fft, hop_length=hop,
-                                   power=2.0, mel_filters=extractor.mel_filters, log_mel="dB", center=False).T
+            out[run] = spectrogram(
+                buffer[index - buffer_start].astype(np.float64),
+                window,
+                frame_length=n_fft,
+                hop_length=hop,
+                power=2.0,
+                mel_filters=extractor.mel_filters,
+                log_mel="dB",
+                center=False,
+            ).T
 
     for block in list_then_none(blocks):
         if block is not None:
@@ -351,6 +366,7 @@ def fusion_input(signal: Signal, extractor, seed: int) -> Optional[np.ndarray]:
         return mel[np.searchsorted(wanted, index)]
 
     # (1 - w)·lower + w·upper with torch's fused multiply-add: the product w·upper rounded to float32 first
-    view = ((np.float32(1) - weight)[:, None].astype(np.float64) * rows(lower)
-            + (weight[:, None] * rows(upper))).astype(np.float32)
+    view = (
+        (np.float32(1) - weight)[:, None].astype(np.float64) * rows(lower) + (weight[:, None] * rows(upper))
+    ).astype(np.float32)
     return np.stack([view] + [rows(np.arange(s, s + chunk)) for s in starts])

@@ -1,4 +1,5 @@
 """Sentence embeddings (ARIA M2): sentence-transformers, L2-normalised, cached per text."""
+
 from __future__ import annotations
 
 import numpy as np
@@ -26,8 +27,9 @@ class SentenceEmbedder:
         self.cache.clear()
 
     def _encode(self, texts: list[str], batch_size: int) -> np.ndarray:
-        return self.model.encode(texts, batch_size=batch_size, normalize_embeddings=True,
-                                 convert_to_numpy=True, show_progress_bar=False).astype(np.float64)
+        return self.model.encode(
+            texts, batch_size=batch_size, normalize_embeddings=True, convert_to_numpy=True, show_progress_bar=False
+        ).astype(np.float64)
 
     def encode(self, texts: list[str], batch_size: int = 32, use_cache: bool = True) -> np.ndarray:
         """(n, d) unit vectors; with ``use_cache`` each distinct text is embedded once per process."""

@@ -10,6 +10,7 @@ ends ("\n\n" + "Step" is not "\n\nStep"), so the cached prefix is used only up t
 every prompt of a batch really shares (the cache is cropped there) and the model sees exactly the whole
 prompt's token ids. M4 contexts are tokenized piece by piece (one piece per slot line), on both paths.
 """
+
 from __future__ import annotations
 
 import copy
@@ -28,7 +29,7 @@ class _StopWhen(StoppingCriteria):
         self.pattern, self.tokenizer, self.start = pattern, tokenizer, start
 
     def __call__(self, input_ids: torch.LongTensor, scores, **kwargs) -> torch.BoolTensor:
-        texts = self.tokenizer.batch_decode(input_ids[:, self.start:], skip_special_tokens=True)
+        texts = self.tokenizer.batch_decode(input_ids[:, self.start :], skip_special_tokens=True)
         return torch.tensor([bool(self.pattern.search(t)) for t in texts], dtype=torch.bool)
 
 
@@ -43,8 +44,11 @@ class CausalLM:
         probe_plain = tokenizer("a", add_special_tokens=False).input_ids
         probe_special = tokenizer("a").input_ids
         # Special tokens the tokenizer puts first (a BOS), if any; never an appended EOS.
-        self.start_ids: list[int] = (probe_special[: len(probe_special) - len(probe_plain)]
-                                     if probe_special[-len(probe_plain):] == probe_plain else [])
+        self.start_ids: list[int] = (
+            probe_special[: len(probe_special) - len(probe_plain)]
+            if probe_special[-len(probe_plain) :] == probe_plain
+            else []
+        )
         pad = tokenizer.pad_token_id if tokenizer.pad_token_id is not None else tokenizer.eos_token_id
         self.pad_id = int(pad if pad is not None else 0)
         self._prefix_cache: dict[str, tuple[list[int], object]] = {}
@@ -73,8 +77,9 @@ class CausalLM:
         """Mean negative log-likelihood of ``targets`` predicted by the last len(targets) rows of logits."""
         return float(torch.nn.functional.cross_entropy(logits.float(), torch.tensor(targets)).item())
 
-    def _pieces(self, segments: Sequence[str], cue: str, target: str,
-                max_segment_tokens: int) -> tuple[list[list[int]], list[int], list[int], bool]:
+    def _pieces(
+        self, segments: Sequence[str], cue: str, target: str, max_segment_tokens: int
+    ) -> tuple[list[list[int]], list[int], list[int], bool]:
         target_ids, cue_ids = self.ids(target), self.ids(cue)
         if not target_ids:
             raise ValueError("the gold answer is empty: perplexity needs at least one token")
@@ -90,9 +95,13 @@ class CausalLM:
         return math.exp(float(torch.nn.functional.cross_entropy(rows.double(), torch.tensor(target_ids))))
 
     @torch.inference_mode()
-    def cumulative_perplexities(self, requests: Sequence[tuple[Sequence[str], str, str]],
-                                max_segment_tokens: int = 512, batch_size: int = 8,
-                                reuse_prefix: bool = True) -> list[tuple[list[float], bool]]:
+    def cumulative_perplexities(
+        self,
+        requests: Sequence[tuple[Sequence[str], str, str]],
+        max_segment_tokens: int = 512,
+        batch_size: int = 8,
+        reuse_prefix: bool = True,
+    ) -> list[tuple[list[float], bool]]:
         """For each (segments, cue, target): PPL(target | segments[:k], cue) for k = 1..len(segments),
         the perplexity over the target tokens only, and whether a segment was cut to
         ``max_segment_tokens`` tokens.
@@ -111,14 +120,14 @@ class CausalLM:
                     context += piece
                     logits = self.model(torch.tensor([context + cue_ids + target_ids])).logits[0]
                     first = len(context) + len(cue_ids) - 1  # the row predicting the first target token
-                    ppl.append(self._perplexity(logits[first:first + len(target_ids)], target_ids))
+                    ppl.append(self._perplexity(logits[first : first + len(target_ids)], target_ids))
                 results.append((ppl, truncated))
             return results
         dtype = next(self.model.parameters()).dtype
         order = sorted(range(len(prepared)), key=lambda j: sum(map(len, prepared[j][0])))  # less padding
         results: dict[int, tuple[list[float], bool]] = {}
         for i in range(0, len(order), batch_size):
-            members = order[i:i + batch_size]
+            members = order[i : i + batch_size]
             chunk = [prepared[j] for j in members]
             layouts = [self._tree(*item[:3]) for item in chunk]
             width = max(len(ids) for ids, _, _, _ in layouts)
@@ -129,13 +138,14 @@ class CausalLM:
                 n = len(seq)
                 ids[b, :n], positions[b, :n], allowed[b, :n, :n] = torch.tensor(seq), torch.tensor(pos), allow
             mask = torch.zeros(allowed.shape, dtype=dtype).masked_fill_(~allowed, torch.finfo(dtype).min)
-            wanted = [[s + len(item[1]) - 1 + k for s in starts for k in range(len(item[2]))]
-                      for item, (_, _, _, starts) in zip(chunk, layouts)]
+            wanted = [
+                [s + len(item[1]) - 1 + k for s in starts for k in range(len(item[2]))]
+                for item, (_, _, _, starts) in zip(chunk, layouts)
+            ]
             picked = self._logits_at(wanted, input_ids=ids, attention_mask=mask[:, None], position_ids=positions)
-            for j, (_, cue_ids, target_ids, truncated), rows, (_, _, _, starts) in zip(
-                    members, chunk, picked, layouts):
+            for j, (_, cue_ids, target_ids, truncated), rows, (_, _, _, starts) in zip(members, chunk, picked, layouts):
                 t = len(target_ids)  # rows hold, per copy, the t positions predicting the target
-                ppl = [self._perplexity(rows[k * t:(k + 1) * t], target_ids) for k in range(len(starts))]
+                ppl = [self._perplexity(rows[k * t : (k + 1) * t], target_ids) for k in range(len(starts))]
                 results[j] = (ppl, truncated)
         return [results[j] for j in range(len(prepared))]
 
@@ -149,12 +159,12 @@ class CausalLM:
         seq = context + tail * len(ends)
         n, t = len(seq), len(tail)
         allow = torch.tril(torch.ones(n, n, dtype=torch.bool))
-        allow[len(context):] = False
+        allow[len(context) :] = False
         positions, starts = list(range(len(context))), []
         for k, end in enumerate(ends):
             s = len(context) + k * t
-            allow[s:s + t, :end] = True  # copy k sees the first k segments...
-            allow[s:s + t, s:s + t] = torch.tril(torch.ones(t, t, dtype=torch.bool))  # ...and itself, causally
+            allow[s : s + t, :end] = True  # copy k sees the first k segments...
+            allow[s : s + t, s : s + t] = torch.tril(torch.ones(t, t, dtype=torch.bool))  # ...and itself, causally
             positions += list(range(end, end + t))
             starts.append(s)
         return seq, positions, allow, starts
@@ -201,24 +211,35 @@ class CausalLM:
         return max(k, 0), batch_cache
 
     @torch.inference_mode()
-    def generate(self, prefix: str, bodies: Sequence[str], tail: str, max_new_tokens: int = 10,
-                 sample_seed: Optional[int] = None, batch_size: int = 8, reuse_prefix: bool = True,
-                 stop: Optional[re.Pattern] = None) -> list[str]:
+    def generate(
+        self,
+        prefix: str,
+        bodies: Sequence[str],
+        tail: str,
+        max_new_tokens: int = 10,
+        sample_seed: Optional[int] = None,
+        batch_size: int = 8,
+        reuse_prefix: bool = True,
+        stop: Optional[re.Pattern] = None,
+    ) -> list[str]:
         """Continuations of prefix + body + tail (tokenized whole by ``prompt_ids``).
 
         Greedy unless ``sample_seed`` is given (then sampled at temperature 1 from that seed). On the
         batched path a row stops early once its text matches ``stop`` (the caller guarantees that later
         tokens could not change what it reads from the reply); batches hold prompts of similar length.
         """
-        sampling = dict(do_sample=True, temperature=1.0, top_k=0, top_p=1.0) if sample_seed is not None \
+        sampling = (
+            dict(do_sample=True, temperature=1.0, top_k=0, top_p=1.0)
+            if sample_seed is not None
             else dict(do_sample=False)
+        )
         prompts = [self.prompt_ids(prefix, b, tail) for b in bodies]
         outputs: dict[int, str] = {}
         step = batch_size if reuse_prefix else 1
         order = sorted(range(len(prompts)), key=lambda j: len(prompts[j])) if reuse_prefix else range(len(prompts))
         order = list(order)
         for i in range(0, len(order), step):
-            members = order[i:i + step]
+            members = order[i : i + step]
             chunk = [prompts[j] for j in members]
             if sample_seed is not None:
                 torch.manual_seed(sample_seed + i)
@@ -228,16 +249,26 @@ class CausalLM:
                 rows = [p[:k] + [self.pad_id] * (width - len(p) + k) + p[k:] for p in chunk]
                 mask = [[1] * k + [0] * (width - len(p) + k) + [1] * (len(p) - k) for p in chunk]
                 criteria = [_StopWhen(stop, self.tokenizer, len(rows[0]))] if stop is not None else None
-                out = self.model.generate(input_ids=torch.tensor(rows), attention_mask=torch.tensor(mask),
-                                          cache=cache, max_new_tokens=max_new_tokens,
-                                          pad_token_id=self.pad_id, stopping_criteria=criteria, **sampling)
-                new = out[:, len(rows[0]):]
+                out = self.model.generate(
+                    input_ids=torch.tensor(rows),
+                    attention_mask=torch.tensor(mask),
+                    cache=cache,
+                    max_new_tokens=max_new_tokens,
+                    pad_token_id=self.pad_id,
+                    stopping_criteria=criteria,
+                    **sampling,
+                )
+                new = out[:, len(rows[0]) :]
             else:
                 full = chunk[0]
-                out = self.model.generate(input_ids=torch.tensor([full]), attention_mask=torch.ones(1, len(full),
-                                          dtype=torch.long), max_new_tokens=max_new_tokens,
-                                          pad_token_id=self.pad_id, **sampling)
-                new = out[:, len(full):]
+                out = self.model.generate(
+                    input_ids=torch.tensor([full]),
+                    attention_mask=torch.ones(1, len(full), dtype=torch.long),
+                    max_new_tokens=max_new_tokens,
+                    pad_token_id=self.pad_id,
+                    **sampling,
+                )
+                new = out[:, len(full) :]
             outputs.update(zip(members, self.tokenizer.batch_decode(new, skip_special_tokens=True)))
         return [outputs[j] for j in range(len(prompts))]
 
@@ -249,8 +280,9 @@ class CausalLM:
         return [d[0] for d in digits], dot[0]
 
     @torch.inference_mode()
-    def digit_scores(self, prefix: str, bodies: Sequence[str], tail: str, batch_size: int = 8,
-                     reuse_prefix: bool = True) -> list[float]:
+    def digit_scores(
+        self, prefix: str, bodies: Sequence[str], tail: str, batch_size: int = 8, reuse_prefix: bool = True
+    ) -> list[float]:
         """Expected score in [0, 1] read from the next-token distribution, in one forward pass.
 
         The prompt is continued with " 0."; p0, p1 are the probabilities of "0" and "1" as the first
@@ -263,9 +295,11 @@ class CausalLM:
                 raise ValueError(f"logprob scoring needs the prompt to end in the tokens '0' '.' (ends {p[-2:]})")
         scores: dict[int, float] = {}
         step = batch_size if reuse_prefix else 1
-        order = sorted(range(len(prompts)), key=lambda j: len(prompts[j])) if reuse_prefix else list(range(len(prompts)))
+        order = (
+            sorted(range(len(prompts)), key=lambda j: len(prompts[j])) if reuse_prefix else list(range(len(prompts)))
+        )
         for i in range(0, len(order), step):
-            members = order[i:i + step]
+            members = order[i : i + step]
             chunk = [prompts[j] for j in members]
             if reuse_prefix:
                 k, cache = self._shared_prefix(prefix, chunk, min_new=3)  # the rows read must be run
@@ -273,9 +307,13 @@ class CausalLM:
                 width = max(len(r) for r in rests)
                 rows = [r + [self.pad_id] * (width - len(r)) for r in rests]
                 mask = [[1] * (k + len(r)) + [0] * (width - len(r)) for r in rests]
-                picked = self._logits_at([[len(r) - 3, len(r) - 1] for r in rests],
-                                         input_ids=torch.tensor(rows), attention_mask=torch.tensor(mask),
-                                         cache=cache, use_cache=True)
+                picked = self._logits_at(
+                    [[len(r) - 3, len(r) - 1] for r in rests],
+                    input_ids=torch.tensor(rows),
+                    attention_mask=torch.tensor(mask),
+                    cache=cache,
+                    use_cache=True,
+                )
             else:
                 full = chunk[0]
                 logits = self.model(torch.tensor([full])).logits[0]

@@ -5,6 +5,7 @@ truncation ("longest_first") works on the whole pair, in memory that grows with 
 (a 30 KB slot: 250 MB; 1 MB: past 6 GB). The cut keeps every token the pair truncation would keep, so the
 probabilities are those of tokenizing the whole pair (see ``_head``).
 """
+
 from __future__ import annotations
 
 import re
@@ -37,12 +38,16 @@ class NLIModel:
         size = 8 * keep
         while size < len(text):
             piece = text[:size]
-            ends = [end for _, end in self.tokenizer(piece, add_special_tokens=False,
-                                                     return_offsets_mapping=True)["offset_mapping"]]
+            ends = [
+                end
+                for _, end in self.tokenizer(piece, add_special_tokens=False, return_offsets_mapping=True)[
+                    "offset_mapping"
+                ]
+            ]
             space = re.search(r"\s\S*\Z", piece)
             safe = [e for e in ends if e <= space.start()] if space else ends[:-16]
             if len(safe) >= keep:
-                return text[:safe[keep - 1]], True
+                return text[: safe[keep - 1]], True
             size *= 2
         return text, False
 
@@ -64,8 +69,9 @@ class NLIModel:
     def load(cls, path: str, description: str) -> "NLIModel":
         from transformers import AutoModelForSequenceClassification, AutoTokenizer
 
-        return cls(AutoModelForSequenceClassification.from_pretrained(path), AutoTokenizer.from_pretrained(path),
-                   description)
+        return cls(
+            AutoModelForSequenceClassification.from_pretrained(path), AutoTokenizer.from_pretrained(path), description
+        )
 
     def clear_caches(self) -> None:
         self.cache.clear()
@@ -73,8 +79,14 @@ class NLIModel:
     @torch.inference_mode()
     def _probabilities(self, pairs: list[tuple[str, str]]) -> list[float]:
         pairs = [self._cut(p, h) for p, h in pairs]
-        batch = self.tokenizer([p for p, _ in pairs], [h for _, h in pairs], padding=True, truncation=True,
-                               max_length=self.max_tokens, return_tensors="pt")
+        batch = self.tokenizer(
+            [p for p, _ in pairs],
+            [h for _, h in pairs],
+            padding=True,
+            truncation=True,
+            max_length=self.max_tokens,
+            return_tensors="pt",
+        )
         probs = torch.softmax(self.model(**batch).logits.double(), dim=-1)[:, self.entailment_index]
         return probs.tolist()
 
@@ -84,7 +96,7 @@ class NLIModel:
         todo = list(dict.fromkeys(p for p in pairs if p not in self.cache)) if use_cache else pairs
         results = []
         for i in range(0, len(todo), batch_size):
-            results.extend(self._probabilities(todo[i:i + batch_size]))
+            results.extend(self._probabilities(todo[i : i + batch_size]))
         if not use_cache:
             return np.asarray(results, dtype=np.float64)
         self.cache.update(zip(todo, results))

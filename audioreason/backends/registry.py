@@ -10,6 +10,7 @@ A backbone spec is one of:
 ``PAPER_BACKBONES`` are the ARIA paper's defaults; ``OFFLINE_BACKBONES`` are the packaged substitutes
 that work on a machine without a hub (roles with no packaged weights are None: unavailable).
 """
+
 from __future__ import annotations
 
 import copy
@@ -89,7 +90,8 @@ def locate(spec: str, allow_download: bool = False) -> tuple[str, str]:
             return spec, f"{spec} (downloaded)"
         raise BackendUnavailable(
             f"{spec} is not a local path and not in the local Hugging Face cache, and downloads are off "
-            f"({type(err).__name__}); pass a local folder or allow downloads") from None
+            f"({type(err).__name__}); pass a local folder or allow downloads"
+        ) from None
 
 
 def _load(role: str, spec: str, allow_download: bool) -> Any:

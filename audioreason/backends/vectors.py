@@ -1,4 +1,5 @@
 """Word vectors (ARIA M6): each word's maximum cosine similarity to an audio vocabulary."""
+
 from __future__ import annotations
 
 from pathlib import Path

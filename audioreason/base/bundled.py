@@ -8,6 +8,7 @@ the repository) uses the repository's own folders.
 Which evaluate modules there are is the scorers' registry's to say (``scorers.registry.NAMES``, a layer above
 this one): ``metric_folder`` takes those names from its caller, ``apps.shipped.metric_path``.
 """
+
 from __future__ import annotations
 
 from pathlib import Path
@@ -25,8 +26,10 @@ def _folder(kind: str, name: str, names: Sequence[str], marker: str) -> Path:
     for root in _ROOTS[kind]:
         if (root / name / marker).is_file():
             return root / name
-    raise FileNotFoundError(f"{kind}/{name}/{marker} is neither in the installed package ({_ROOTS[kind][0]}) nor in "
-                            f"a source checkout ({_ROOTS[kind][1]}); reinstall audioreason")
+    raise FileNotFoundError(
+        f"{kind}/{name}/{marker} is neither in the installed package ({_ROOTS[kind][0]}) nor in "
+        f"a source checkout ({_ROOTS[kind][1]}); reinstall audioreason"
+    )
 
 
 def metric_folder(name: str, names: Sequence[str]) -> str:

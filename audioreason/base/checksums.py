@@ -1,5 +1,6 @@
 """The sha256 of a file, read in blocks (audio files and prediction files can be large): the one place that
 computes it for provenance (anchor manifests, imported predictions)."""
+
 from __future__ import annotations
 
 import hashlib

@@ -1,6 +1,7 @@
 """The errors the library raises for a caller's mistake, and how one reads as one line. The command line maps
 them to exit statuses (``UsageError`` 2, ``DataError`` 3); they live at the bottom so that any layer can raise
 them without importing the command line."""
+
 from __future__ import annotations
 
 

@@ -28,6 +28,7 @@ test keeps the two equal). On another version the policy is:
 ``tests/test_hf_internals.py`` asserts every entry against the installed versions, so upgrading a pin fails
 there first, naming what changed. Nothing here imports evaluate or datasets until it is used.
 """
+
 from __future__ import annotations
 
 import importlib
@@ -62,26 +63,65 @@ class Private:
         return f"{self.module}.{self.name}"
 
 
-PRIVATE: dict[str, Private] = {p.name.rpartition(".")[2]: p for p in (
-    Private("evaluate.module", "EvaluationModule._enforce_nested_string_type", ("self", "schema", "obj"),
-            "the type check of a column's first value, which refuses a None there"),
-    Private("evaluate.module", "EvaluationModule._infer_feature_from_batch", ("self", "batch"),
-            "how add_batch picks one of a module's feature sets"),
-    Private("evaluate.module", "EvaluationModule._infer_feature_from_example", ("self", "example"),
-            "how add picks one of a module's feature sets"),
-    Private("evaluate.module", "EvaluationModule.selected_feature_format", None,
-            "the feature set picked for the rows added so far (an attribute of each module instance)"),
-    Private("evaluate.loading", "_create_importable_file",
-            ("local_path", "local_imports", "additional_files", "dynamic_modules_path", "module_namespace", "name",
-             "download_mode"),
-            "writes a module into evaluate's module cache as it writes one fetched from the Hub"),
-    Private("evaluate.loading", "init_dynamic_modules", ("name", "hf_modules_cache"),
-            "the module cache's folder, created as evaluate creates it"),
-    Private("datasets.packaged_modules", "_PACKAGED_DATASETS_MODULES", None,
-            "the packaged builders load_dataset finds by a bare name", kind=dict),
-    Private("datasets.info", "DatasetInfo._to_yaml_dict", ("self",),
-            "a DatasetInfo as a dataset card's YAML holds it"),
-)}
+PRIVATE: dict[str, Private] = {
+    p.name.rpartition(".")[2]: p
+    for p in (
+        Private(
+            "evaluate.module",
+            "EvaluationModule._enforce_nested_string_type",
+            ("self", "schema", "obj"),
+            "the type check of a column's first value, which refuses a None there",
+        ),
+        Private(
+            "evaluate.module",
+            "EvaluationModule._infer_feature_from_batch",
+            ("self", "batch"),
+            "how add_batch picks one of a module's feature sets",
+        ),
+        Private(
+            "evaluate.module",
+            "EvaluationModule._infer_feature_from_example",
+            ("self", "example"),
+            "how add picks one of a module's feature sets",
+        ),
+        Private(
+            "evaluate.module",
+            "EvaluationModule.selected_feature_format",
+            None,
+            "the feature set picked for the rows added so far (an attribute of each module instance)",
+        ),
+        Private(
+            "evaluate.loading",
+            "_create_importable_file",
+            (
+                "local_path",
+                "local_imports",
+                "additional_files",
+                "dynamic_modules_path",
+                "module_namespace",
+                "name",
+                "download_mode",
+            ),
+            "writes a module into evaluate's module cache as it writes one fetched from the Hub",
+        ),
+        Private(
+            "evaluate.loading",
+            "init_dynamic_modules",
+            ("name", "hf_modules_cache"),
+            "the module cache's folder, created as evaluate creates it",
+        ),
+        Private(
+            "datasets.packaged_modules",
+            "_PACKAGED_DATASETS_MODULES",
+            None,
+            "the packaged builders load_dataset finds by a bare name",
+            kind=dict,
+        ),
+        Private(
+            "datasets.info", "DatasetInfo._to_yaml_dict", ("self",), "a DatasetInfo as a dataset card's YAML holds it"
+        ),
+    )
+}
 
 
 class PrivateAPIChanged(RuntimeError):
@@ -105,7 +145,8 @@ def changed(entry: Private, what: str) -> PrivateAPIChanged:
     return PrivateAPIChanged(
         f"{package} {installed_version(package)}: {entry.dotted} {what}. audioreason uses this private name "
         f"({entry.why}) as {package} {CHECKED[package]} has it, the version setup.py pins: install "
-        f"{package}=={CHECKED[package]} (audioreason.base.hf_internals lists every private name it uses)")
+        f"{package}=={CHECKED[package]} (audioreason.base.hf_internals lists every private name it uses)"
+    )
 
 
 def warn_unchecked(package: str) -> None:
@@ -113,10 +154,14 @@ def warn_unchecked(package: str) -> None:
     version = installed_version(package)
     if version != CHECKED[package] and package not in _warned:
         _warned.add(package)
-        warnings.warn(f"{package} {version} is installed; audioreason's use of its private names was checked on "
-                      f"{package} {CHECKED[package]} (setup.py's pin). Each is still there with the same parameters, "
-                      f"but their behaviour is unchecked: install {package}=={CHECKED[package]} if results look wrong "
-                      f"(audioreason.base.hf_internals lists them)", UncheckedVersionWarning, stacklevel=3)
+        warnings.warn(
+            f"{package} {version} is installed; audioreason's use of its private names was checked on "
+            f"{package} {CHECKED[package]} (setup.py's pin). Each is still there with the same parameters, "
+            f"but their behaviour is unchecked: install {package}=={CHECKED[package]} if results look wrong "
+            f"(audioreason.base.hf_internals lists them)",
+            UncheckedVersionWarning,
+            stacklevel=3,
+        )
 
 
 def require(key: str, on: Any = None) -> Any:
@@ -190,9 +235,15 @@ def cache_metric_module(local_file: Path, hub_name: str) -> Path:
     fetched; the copy is made the most recent, which evaluate takes. Returns the file written."""
     create, init = require("_create_importable_file"), require("init_dynamic_modules")
     dynamic = init()
-    _, module_hash = create(local_path=str(local_file), local_imports=[], additional_files=[],
-                            dynamic_modules_path=dynamic, module_namespace="metrics", name=hub_name,
-                            download_mode=None)
+    _, module_hash = create(
+        local_path=str(local_file),
+        local_imports=[],
+        additional_files=[],
+        dynamic_modules_path=dynamic,
+        module_namespace="metrics",
+        name=hub_name,
+        download_mode=None,
+    )
     target = Path(dynamic, "metrics", hub_name.replace("/", "--"), module_hash, f"{hub_name.split('/')[-1]}.py")
     if not target.is_file():
         raise changed(PRIVATE["_create_importable_file"], f"wrote no {target}")

@@ -7,6 +7,7 @@ text is never held) and a line is bounded (``MAX_LINE_BYTES``): a longer one is 
 A string holding a lone surrogate (``"\\ud800"`` escaped alone, half of a UTF-16 pair) is refused with its line
 and key: it is not a character and cannot be written back as UTF-8.
 """
+
 from __future__ import annotations
 
 import json
@@ -23,8 +24,14 @@ _SURROGATE_ESCAPE = re.compile(r"\\u[dD][89a-fA-F]")
 _SURROGATE = re.compile(r"[\ud800-\udfff]")
 
 # A Python type as the JSON kind it reads from, for messages ("... is a number, not a string").
-JSON_KINDS = {dict: "an object", list: "an array", str: "a string", int: "an integer", float: "a number",
-              type(None): "null"}
+JSON_KINDS = {
+    dict: "an object",
+    list: "an array",
+    str: "a string",
+    int: "an integer",
+    float: "a number",
+    type(None): "null",
+}
 
 
 class DataFileError(ValueError):
@@ -51,8 +58,9 @@ def _where(source: str, number: int) -> str:
     return f"{source}:{number}" if source else f"line {number}"
 
 
-def numbered_json_lines(data: Union[str, bytes], source: str = "", *, objects: bool = False,
-                        torn_last: bool = False) -> tuple[list[tuple[int, Any]], int]:
+def numbered_json_lines(
+    data: Union[str, bytes], source: str = "", *, objects: bool = False, torn_last: bool = False
+) -> tuple[list[tuple[int, Any]], int]:
     """(the (line number, value) pairs of a JSON Lines text or file content, the torn last lines: 0 or 1).
     A DataFileError names ``source`` (a file name) and the line: not UTF-8, not JSON, nested too deeply, a lone
     surrogate, or, with ``objects``, not a JSON object. ``torn_last``: a last line without its newline is what a
@@ -68,14 +76,17 @@ def _file_lines(path: Path, limit: int) -> Iterator[tuple[bytes, bool]]:
             if line.endswith(b"\n"):
                 yield line[:-1], True
             elif len(line) > limit:
-                raise DataFileError(f"{path}:{number}: a line longer than {limit} bytes, the most a JSON line may "
-                                    "hold (is it one record per line?)")
+                raise DataFileError(
+                    f"{path}:{number}: a line longer than {limit} bytes, the most a JSON line may "
+                    "hold (is it one record per line?)"
+                )
             else:
                 yield line, False
 
 
-def _numbered(lines: Iterable[tuple[Union[str, bytes], bool]], source: str, objects: bool,
-              torn_last: bool) -> tuple[list[tuple[int, Any]], int]:
+def _numbered(
+    lines: Iterable[tuple[Union[str, bytes], bool]], source: str, objects: bool, torn_last: bool
+) -> tuple[list[tuple[int, Any]], int]:
     values = []
     for number, (line, ended) in enumerate(lines, start=1):
         if torn_last and not ended and line.strip():
@@ -85,8 +96,10 @@ def _numbered(lines: Iterable[tuple[Union[str, bytes], bool]], source: str, obje
             try:
                 line = line.decode("utf-8")
             except UnicodeDecodeError as err:
-                raise DataFileError(f"{_where(source, number)}: not valid UTF-8 (byte 0x{line[err.start]:02x} at "
-                                 f"column {err.start + 1})") from None
+                raise DataFileError(
+                    f"{_where(source, number)}: not valid UTF-8 (byte 0x{line[err.start]:02x} at "
+                    f"column {err.start + 1})"
+                ) from None
         if not line.strip():
             continue
         try:
@@ -119,8 +132,10 @@ def _refuse_lone_surrogate(value: Any, where: str) -> None:
                 value.encode("utf-8")
             except UnicodeEncodeError as err:
                 half = f"\\u{ord(value[err.start]):04x}"
-                raise DataFileError(f"{where}: {at.strip() or 'the value'} holds a lone surrogate {half} (half of a "
-                                    "UTF-16 pair, not a character)") from None
+                raise DataFileError(
+                    f"{where}: {at.strip() or 'the value'} holds a lone surrogate {half} (half of a "
+                    "UTF-16 pair, not a character)"
+                ) from None
 
 
 def parse_json_lines(text: str, source: str = "") -> list[Any]:
@@ -128,8 +143,9 @@ def parse_json_lines(text: str, source: str = "") -> list[Any]:
     return [value for _, value in numbered_json_lines(text, source)[0]]
 
 
-def parse_json_records(text: Optional[str], needed: Sequence[str] = (), what: str = "an object",
-                       hint: str = "") -> list[dict]:
+def parse_json_records(
+    text: Optional[str], needed: Sequence[str] = (), what: str = "an object", hint: str = ""
+) -> list[dict]:
     """Pasted JSON Lines of objects (a Space widget's input): at least one, each an object holding every
     ``needed`` field; otherwise a ValueError naming the line (``what``: what a line should be; ``hint``: how
     a line looks, added to a missing-field message)."""
@@ -145,8 +161,9 @@ def parse_json_records(text: Optional[str], needed: Sequence[str] = (), what: st
         missing = [k for k in needed if k not in row]
         if missing:
             named = f" ({row['id']})" if "id" in row else ""
-            raise ValueError(f"JSON line {number}{named}: the field {missing[0]!r} is missing" +
-                             (f" ({hint})" if hint else ""))
+            raise ValueError(
+                f"JSON line {number}{named}: the field {missing[0]!r} is missing" + (f" ({hint})" if hint else "")
+            )
     return rows
 
 
@@ -170,8 +187,9 @@ def read_json_file(path: Any) -> Any:
     try:
         text = data.decode("utf-8")
     except UnicodeDecodeError as err:
-        raise DataFileError(f"{path}: not valid UTF-8 (byte 0x{data[err.start]:02x} at position "
-                         f"{err.start + 1})") from None
+        raise DataFileError(
+            f"{path}: not valid UTF-8 (byte 0x{data[err.start]:02x} at position {err.start + 1})"
+        ) from None
     try:
         value = json.loads(text)
     except json.JSONDecodeError as err:

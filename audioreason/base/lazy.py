@@ -1,6 +1,7 @@
 """A package's public names imported on first use: a package whose modules need heavy libraries (torch,
 datasets, scipy) keeps every name importable from it while ``import audioreason.<package>`` itself imports
 none of them, so a command that reads only text never pays for them."""
+
 from __future__ import annotations
 
 import importlib
@@ -12,6 +13,7 @@ def lazy_exports(package: str, names: Mapping[str, str]) -> tuple[Callable[[str]
     """A package's module-level ``(__getattr__, __dir__)``. ``names``: public name -> ``"module"`` or
     ``"module:attribute"`` (relative to the package when it starts with a dot; the attribute defaults to the
     name). A name is imported on its first access and then kept in the package."""
+
     def __getattr__(name: str) -> Any:
         if name not in names:
             raise AttributeError(f"module {package!r} has no attribute {name!r}")

@@ -9,6 +9,7 @@ The hash is the sha256 of the block's canonical JSON (keys sorted, no spaces, UT
 digits: anyone can recompute it with ``hashlib`` and ``json.dumps(block, sort_keys=True,
 separators=(",", ":"), ensure_ascii=False)``.
 """
+
 from __future__ import annotations
 
 import hashlib
@@ -72,5 +73,14 @@ def protocol_difference(a: Mapping[str, Any], b: Mapping[str, Any]) -> dict[str,
     return {**out, "same": not fields, "differs": fields}
 
 
-__all__ = ["HASH_DIGITS", "UNKNOWN", "canonical_json", "differing_fields", "ids_digest", "protocol_difference",
-           "protocol_hash", "protocol_of", "text_sha256"]
+__all__ = [
+    "HASH_DIGITS",
+    "UNKNOWN",
+    "canonical_json",
+    "differing_fields",
+    "ids_digest",
+    "protocol_difference",
+    "protocol_hash",
+    "protocol_of",
+    "text_sha256",
+]

@@ -12,6 +12,7 @@ turn a value into a float once, at the output edge (``to_float``): the float is 
 value, so no sum of rounded floats shows as 0.49999999999999994. ``rounded`` is for what people read (Space
 widgets, printed tables): floats to 4 decimals, everything else as it is.
 """
+
 from __future__ import annotations
 
 from fractions import Fraction

@@ -1,4 +1,5 @@
 """Records that cross module borders. Plain dataclasses: easy to build in tests, easy to dump as JSON."""
+
 from __future__ import annotations
 
 import json
@@ -68,6 +69,7 @@ class ExtractedAnswer:
 # The run folder: outputs.jsonl's lines and run.json
 # ---------------------------------------------------------------------------------------------
 
+
 @dataclass
 class OutputRecord:
     """One line of a run folder's ``outputs.jsonl`` (and of its shards): one model call on one item under one
@@ -75,20 +77,20 @@ class OutputRecord:
     (``inference.imports``), read by the resume and by ``audioreason score``. ``to_dict`` gives the keys in
     this order, the order of the line (resume and the tests compare lines byte for byte)."""
 
-    key: str                        # the unit's key (``inference.runner.unit_key``)
+    key: str  # the unit's key (``inference.runner.unit_key``)
     id: str
-    index: Optional[int]            # the item's position in the benchmark
+    index: Optional[int]  # the item's position in the benchmark
     model: str
     adapter: str
-    condition: str                  # one condition's name (``text.conditions``)
-    template: dict[str, Any]        # {name, hash}
+    condition: str  # one condition's name (``text.conditions``)
+    template: dict[str, Any]  # {name, hash}
     decoding: Optional[dict[str, Any]]
-    output: Optional[str]           # the raw reply
+    output: Optional[str]  # the raw reply
     error: Optional[str]
     finish_reason: Optional[str]
     details: Optional[dict[str, Any]]
     audio: Optional[dict[str, Any]]  # seconds sent, source seconds, truncated, limit, rate, fragment, donor
-    tokens: dict[str, Any]          # {prompt, completion}
+    tokens: dict[str, Any]  # {prompt, completion}
     timings: Optional[dict[str, Any]]
     rank: Optional[int]
 
@@ -113,14 +115,23 @@ def check_output_record(record: Mapping[str, Any], where: str) -> None:
     missing = [k for k in ("key", "id", "model", "condition", "template") if record.get(k) is None]
     if missing:
         raise DataFileError(f"{where}: the record has no {', '.join(missing)}")
-    expected = {"key": (str,), "id": (str, int), "model": (str,), "condition": (str,), "template": (dict,),
-                "output": (str, type(None)), "error": (str, type(None)), "audio": (dict, type(None))}
+    expected = {
+        "key": (str,),
+        "id": (str, int),
+        "model": (str,),
+        "condition": (str,),
+        "template": (dict,),
+        "output": (str, type(None)),
+        "error": (str, type(None)),
+        "audio": (dict, type(None)),
+    }
     for name, types in expected.items():
         value = record.get(name)
         if not isinstance(value, types) or isinstance(value, bool):
             kinds = " or ".join(JSON_KINDS[t] for t in types)
-            raise DataFileError(f"{where}: {name} is {json_type(value)}, not {kinds}"
-                                + (" {name, hash}" if name == "template" else ""))
+            raise DataFileError(
+                f"{where}: {name} is {json_type(value)}, not {kinds}" + (" {name, hash}" if name == "template" else "")
+            )
     for name in ("name", "hash"):
         if not isinstance(record["template"].get(name), str):
             value = record["template"].get(name)
@@ -139,7 +150,7 @@ class RunSummary:
 
     identity: Optional[dict[str, Any]] = None  # what a resume must share: benchmark, decoding, models
     config: Optional[dict[str, Any]] = None
-    models: Optional[dict[str, Any]] = None    # per role ("main", "tb"): name, adapter, description, ...
+    models: Optional[dict[str, Any]] = None  # per role ("main", "tb"): name, adapter, description, ...
     templates: Optional[list[Any]] = None
     versions: Optional[dict[str, Any]] = None
     git: Optional[dict[str, Any]] = None
@@ -158,11 +169,22 @@ class RunSummary:
     protocol: Optional[dict[str, Any]] = None
     protocol_hash: Optional[str] = None
 
-    OPTIONAL: ClassVar[tuple[str, ...]] = ("usage", "speed", "source", "cost", "audio_check", "protocol", "protocol_hash")
+    OPTIONAL: ClassVar[tuple[str, ...]] = (
+        "usage",
+        "speed",
+        "source",
+        "cost",
+        "audio_check",
+        "protocol",
+        "protocol_hash",
+    )
 
     def to_dict(self) -> dict[str, Any]:
-        return {f.name: getattr(self, f.name) for f in fields(self)
-                if not (f.name in self.OPTIONAL and getattr(self, f.name) is None)}
+        return {
+            f.name: getattr(self, f.name)
+            for f in fields(self)
+            if not (f.name in self.OPTIONAL and getattr(self, f.name) is None)
+        }
 
     @classmethod
     def from_dict(cls, content: Mapping[str, Any]) -> "RunSummary":

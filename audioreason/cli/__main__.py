@@ -1,5 +1,6 @@
 """``python -m audioreason.cli`` and the ``audioreason`` script: the command line, ending the process without
 tearing down its modules."""
+
 import sys
 
 from audioreason.cli import main

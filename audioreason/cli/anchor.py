@@ -2,6 +2,7 @@
 (``audio.anchor_files``, ``audio.anchor_manifest``, ``audio.anchor_questions``). Its arguments and their checks
 (before any work), what it prints, and its exit statuses (``ANCHOR_EXIT_CODES``): a failed check is 1, a manifest
 or audio it cannot use 3 (``DataError``)."""
+
 from __future__ import annotations
 
 import argparse
@@ -13,11 +14,13 @@ from typing import Any, Optional, Sequence
 
 from audioreason.base.errors import DataError, UsageError
 
-ANCHOR_EXIT_CODES = ("exit status: 0 done (verify: every check passed; apply: the file reproduced or made); "
-                     "1 a check failed (verify FAILED, apply NOT reproduced: nothing written); 2 a usage error "
-                     "(an option that cannot work, a file named here that does not exist); 3 a data error (a "
-                     "manifest or audio file that cannot be used: a field out of range, a path leaving its "
-                     "folder, a checksum that differs, positions that do not fit, no room to place)")
+ANCHOR_EXIT_CODES = (
+    "exit status: 0 done (verify: every check passed; apply: the file reproduced or made); "
+    "1 a check failed (verify FAILED, apply NOT reproduced: nothing written); 2 a usage error "
+    "(an option that cannot work, a file named here that does not exist); 3 a data error (a "
+    "manifest or audio file that cannot be used: a field out of range, a path leaving its "
+    "folder, a checksum that differs, positions that do not fit, no room to place)"
+)
 
 
 def _anchor_errors():
@@ -77,8 +80,10 @@ def make_command(args: argparse.Namespace) -> int:
     _existing(source=args.source, __clip=args.clip, __segments=args.segments)
     manifest_path = Path(args.manifest or Path(args.output).with_suffix(".json"))
     if not Path(os.path.realpath(args.output)).is_relative_to(os.path.realpath(manifest_path.parent)):
-        raise UsageError(f"--manifest {str(manifest_path)!r}: the anchored file {args.output!r} is not inside the "
-                         "manifest's folder (apply writes a manifest's output only there)")
+        raise UsageError(
+            f"--manifest {str(manifest_path)!r}: the anchored file {args.output!r} is not inside the "
+            "manifest's folder (apply writes a manifest's output only there)"
+        )
     fields = {"recording_id": args.recording_id, "seed": args.seed, "parameters": {}}
     if op == "addition":
         if not args.clip or not args.category:
@@ -110,8 +115,15 @@ def make_command(args: argparse.Namespace) -> int:
                 from audioreason.audio.io import load_audio
 
                 length = len(load_audio(args.clip, sampling_rate=info.sampling_rate)[0]) / info.sampling_rate
-            windows = place_windows(info.frames / info.sampling_rate, args.count, silero_speech(args.source),
-                                    seed=args.seed, segments=segments, length=length, rules=_rules(args.rule))
+            windows = place_windows(
+                info.frames / info.sampling_rate,
+                args.count,
+                silero_speech(args.source),
+                seed=args.seed,
+                segments=segments,
+                length=length,
+                rules=_rules(args.rule),
+            )
             positions = [[w.start, w.end] for w in windows]
             fields["segments"] = [w.segment for w in windows]
         plan = new_manifest(op, positions, paper_ranges=not args.no_paper_ranges, **fields)
@@ -127,8 +139,10 @@ def make_command(args: argparse.Namespace) -> int:
     write_manifest(done, manifest_path)
     print(f"anchored {args.output} ({op}, {len(done['positions'])} positions); manifest {manifest_path}")
     for p in done["positions"]:
-        print(f"  {p['original_start']:.3f}-{p['original_end']:.3f} s -> {p['start']:.3f}-{p['end']:.3f} s "
-              f"(segment {p['segment']})")
+        print(
+            f"  {p['original_start']:.3f}-{p['original_end']:.3f} s -> {p['start']:.3f}-{p['end']:.3f} s "
+            f"(segment {p['segment']})"
+        )
     _warn_clipped(done)
     return 0
 
@@ -155,8 +169,11 @@ def _segments(path: str, segment) -> list:
 
 def _warn_clipped(manifest: dict) -> None:
     if manifest["output"]["clipped_samples"]:
-        print(f"warning: {manifest['output']['clipped_samples']} samples of the edited spans hit full scale and "
-              "were clipped (recorded in the manifest; verify will show the measured change)", file=sys.stderr)
+        print(
+            f"warning: {manifest['output']['clipped_samples']} samples of the edited spans hit full scale and "
+            "were clipped (recorded in the manifest; verify will show the measured change)",
+            file=sys.stderr,
+        )
 
 
 def apply_command(args: argparse.Namespace) -> int:
@@ -193,8 +210,16 @@ def verify_command(args: argparse.Namespace) -> int:
         raise DataError(str(err)) from None
     rows = [("position", "quantity", "expected", "measured", "tolerance", "ok")]
     for c in report["checks"] + report["positions"]:
-        rows.append((str(c["position"] or "file"), c["quantity"], _cell(c["expected"]), _cell(c["measured"]),
-                     c["tolerance"], "ok" if c["ok"] else "FAIL"))
+        rows.append(
+            (
+                str(c["position"] or "file"),
+                c["quantity"],
+                _cell(c["expected"]),
+                _cell(c["measured"]),
+                c["tolerance"],
+                "ok" if c["ok"] else "FAIL",
+            )
+        )
     widths = [max(len(r[i]) for r in rows) for i in range(6)]
     for r in rows:
         print("  ".join(v.ljust(w) for v, w in zip(r, widths)).rstrip())
@@ -230,15 +255,23 @@ def question_command(args: argparse.Namespace) -> int:
 
 
 def add_anchor_parser(sub: Any) -> None:
-    anchor = sub.add_parser("anchor", help="AudioSpan anchored audio: make, apply, verify a manifest; its P question",
-                            epilog=ANCHOR_EXIT_CODES)
+    anchor = sub.add_parser(
+        "anchor",
+        help="AudioSpan anchored audio: make, apply, verify a manifest; its P question",
+        epilog=ANCHOR_EXIT_CODES,
+    )
     commands = anchor.add_subparsers(dest="anchor_command", required=True)
-    make = commands.add_parser("make", help="place and apply one operation, writing the audio and its manifest",
-                               epilog=ANCHOR_EXIT_CODES)
+    make = commands.add_parser(
+        "make", help="place and apply one operation, writing the audio and its manifest", epilog=ANCHOR_EXIT_CODES
+    )
     make.add_argument("source", help="the original recording (.wav or .flac)")
     make.add_argument("output", help="the anchored file (.wav or .flac)")
-    make.add_argument("--operation", required=True, choices=("addition", "deletion", "modification"),
-                      help="the edit (AudioSpan App. B.3)")
+    make.add_argument(
+        "--operation",
+        required=True,
+        choices=("addition", "deletion", "modification"),
+        help="the edit (AudioSpan App. B.3)",
+    )
     make.add_argument("--clip", help="addition: the event clip")
     make.add_argument("--category", help="addition: the event's category")
     make.add_argument("--snr-db", type=float, default=8.0, help="addition: SNR in dB (default %(default)s)")
@@ -249,29 +282,45 @@ def add_anchor_parser(sub: Any) -> None:
     make.add_argument("--at", action="append", help="a position START or START-END (repeat); default: placement")
     make.add_argument("--count", type=int, default=3, help="positions placed when --at is absent (default 3)")
     make.add_argument("--segments", help="JSON list of {id, start, end} segments for placement")
-    make.add_argument("--rule", action="append", help="a placement rule NAME=VALUE (repeat): min_seconds, "
-                      "max_seconds, max_fraction, edge_seconds, edge_fraction, min_speech, attempts")
-    make.add_argument("--seed", type=int, default=0, help="seed of the placement and of the noise bed "
-                      "(default %(default)s; recorded in the manifest)")
+    make.add_argument(
+        "--rule",
+        action="append",
+        help="a placement rule NAME=VALUE (repeat): min_seconds, "
+        "max_seconds, max_fraction, edge_seconds, edge_fraction, min_speech, attempts",
+    )
+    make.add_argument(
+        "--seed",
+        type=int,
+        default=0,
+        help="seed of the placement and of the noise bed (default %(default)s; recorded in the manifest)",
+    )
     make.add_argument("--recording-id", help="the recording's id in the manifest (default: none)")
     make.add_argument("--manifest", help="where the manifest goes (default: OUTPUT with .json)")
     make.add_argument("--no-paper-ranges", action="store_true", help="allow values outside App. B.3's ranges")
     make.set_defaults(run=make_command)
-    apply = commands.add_parser("apply", help="re-create an anchored file from its manifest and the original",
-                                description="Re-create an anchored file from its manifest and the original. The "
-                                "manifest's output.path must lie inside the manifest's folder. The file is written "
-                                "aside and compared with the manifest's sha256 before it replaces anything: a "
-                                "file that differs is not written.", epilog=ANCHOR_EXIT_CODES)
+    apply = commands.add_parser(
+        "apply",
+        help="re-create an anchored file from its manifest and the original",
+        description="Re-create an anchored file from its manifest and the original. The "
+        "manifest's output.path must lie inside the manifest's folder. The file is written "
+        "aside and compared with the manifest's sha256 before it replaces anything: a "
+        "file that differs is not written.",
+        epilog=ANCHOR_EXIT_CODES,
+    )
     apply.add_argument("manifest", help="the manifest (JSON) of the anchored file")
     for name in ("--source", "--clip", "--output"):
         apply.add_argument(name, help=f"override the manifest's {name[2:]} path")
     apply.add_argument("--write-manifest", help="also write the completed manifest here")
     apply.set_defaults(run=apply_command)
-    verify = commands.add_parser("verify", help="check an anchored file against its manifest, per position",
-                                 description="Check an anchored file against its manifest and the source: shape, "
-                                 "sha256, every sample outside the spans, and per position the measured edit "
-                                 "(speed measured from the audio). Any failed check is exit status 1, named with "
-                                 "its file and position.", epilog=ANCHOR_EXIT_CODES)
+    verify = commands.add_parser(
+        "verify",
+        help="check an anchored file against its manifest, per position",
+        description="Check an anchored file against its manifest and the source: shape, "
+        "sha256, every sample outside the spans, and per position the measured edit "
+        "(speed measured from the audio). Any failed check is exit status 1, named with "
+        "its file and position.",
+        epilog=ANCHOR_EXIT_CODES,
+    )
     verify.add_argument("manifest", help="the completed manifest (JSON) of the anchored file")
     for name in ("--anchored", "--source", "--clip"):
         verify.add_argument(name, help="override the manifest's path")
@@ -279,14 +328,27 @@ def add_anchor_parser(sub: Any) -> None:
     verify.set_defaults(run=verify_command)
     question = commands.add_parser("question", help="print the chain's perception item (JSON) from a manifest")
     question.add_argument("manifest", help="the completed manifest (JSON) of the anchored file")
-    question.add_argument("--seed", type=int, default=0, help="seed of the question's random draws, e.g. the "
-                          "occurrence when --occurrence is absent (default %(default)s)")
-    question.add_argument("--occurrence", type=int, help="the occurrence (1, 2, ...) whose start the question "
-                          "asks (default: drawn with --seed)")
+    question.add_argument(
+        "--seed",
+        type=int,
+        default=0,
+        help="seed of the question's random draws, e.g. the "
+        "occurrence when --occurrence is absent (default %(default)s)",
+    )
+    question.add_argument(
+        "--occurrence",
+        type=int,
+        help="the occurrence (1, 2, ...) whose start the question asks (default: drawn with --seed)",
+    )
     question.add_argument("--chain-id", help="the chain's id in the item (default: the recording id)")
     question.set_defaults(run=question_command)
 
 
-
-__all__ = ["ANCHOR_EXIT_CODES", "add_anchor_parser", "apply_command", "make_command", "question_command",
-           "verify_command"]
+__all__ = [
+    "ANCHOR_EXIT_CODES",
+    "add_anchor_parser",
+    "apply_command",
+    "make_command",
+    "question_command",
+    "verify_command",
+]

@@ -4,6 +4,7 @@ with the card -> optionally the Hub. Its arguments and what it prints; the work 
 
     python datasets_scripts/mmar/build.py RAW_DIR OUT_DIR [--on-missing-audio skip] [--push-to-hub ORG/NAME]
 """
+
 from __future__ import annotations
 
 import argparse
@@ -20,8 +21,9 @@ from audioreason.data.scan import MISSING_AUDIO_POLICIES, REPEATED_ID_POLICIES
 from audioreason.data.validation import ValidationReport
 
 
-def run_build_script(name: str, card_path: Union[str, os.PathLike], argv: Optional[Sequence[str]] = None, *,
-                     api: Any = None) -> int:
+def run_build_script(
+    name: str, card_path: Union[str, os.PathLike], argv: Optional[Sequence[str]] = None, *, api: Any = None
+) -> int:
     """raw folder -> builder (validated) -> Hub-ready folder with the card -> optionally the Hub. Only audio
     inside the raw folder is ever exported (``export_benchmark(..., audio_root=raw)``).
 
@@ -48,29 +50,46 @@ def run_build_script(name: str, card_path: Union[str, os.PathLike], argv: Option
 
 
 def _build_parser(spec: BenchmarkSpec, prog: str) -> argparse.ArgumentParser:
-    parser = argparse.ArgumentParser(prog=prog,
-                                     description=f"Build the Hub-ready {spec.name} folder from its raw folder.")
+    parser = argparse.ArgumentParser(
+        prog=prog, description=f"Build the Hub-ready {spec.name} folder from its raw folder."
+    )
     parser.add_argument("raw", help=f"raw {spec.name} folder (with {' or '.join(spec.raw_markers)})")
     parser.add_argument("out", help="output folder (Hub-ready: README.md + data)")
     parser.add_argument("--on-missing-audio", choices=MISSING_AUDIO_POLICIES, default="raise")
     parser.add_argument("--on-repeated-id", choices=REPEATED_ID_POLICIES, default="raise")
     parser.add_argument("--audio-backend", choices=("auto", "torchcodec", "soundfile"), default="auto")
     parser.add_argument("--cache-dir", default=None, help="datasets cache for the build")
-    parser.add_argument("--report", default=None, help="also write the validation report here (JSON), "
-                                                       "also when validation fails")
+    parser.add_argument(
+        "--report", default=None, help="also write the validation report here (JSON), also when validation fails"
+    )
     parser.add_argument("--overwrite", action="store_true", help="replace a non-empty output folder")
-    parser.add_argument("--push-to-hub", metavar="ORG/NAME", default=None,
-                        help="then upload the folder as this dataset repo, private (needs a token and network)")
-    parser.add_argument("--public", action="store_true",
-                        help="with --push-to-hub: publish openly instead (the card's licence is printed first)")
+    parser.add_argument(
+        "--push-to-hub",
+        metavar="ORG/NAME",
+        default=None,
+        help="then upload the folder as this dataset repo, private (needs a token and network)",
+    )
+    parser.add_argument(
+        "--public",
+        action="store_true",
+        help="with --push-to-hub: publish openly instead (the card's licence is printed first)",
+    )
     parser.add_argument("--debug", action="store_true", help="show the traceback of an error")
     return parser
 
 
 def _build_and_export(spec: BenchmarkSpec, card: str, args: argparse.Namespace, api: Any) -> int:
-    dataset, report = build_for_export(spec.name, args.raw, args.out, overwrite=args.overwrite, how="pass --overwrite",
-                                       cache_dir=args.cache_dir, on_missing_audio=args.on_missing_audio,
-                                       on_repeated_id=args.on_repeated_id, audio_backend=args.audio_backend)
+    dataset, report = build_for_export(
+        spec.name,
+        args.raw,
+        args.out,
+        overwrite=args.overwrite,
+        how="pass --overwrite",
+        cache_dir=args.cache_dir,
+        on_missing_audio=args.on_missing_audio,
+        on_repeated_id=args.on_repeated_id,
+        audio_backend=args.audio_backend,
+    )
     print(report.summary())
     if args.report:
         report.write_json(args.report)
@@ -78,11 +97,14 @@ def _build_and_export(spec: BenchmarkSpec, card: str, args: argparse.Namespace, 
     print(f"wrote {out} ({len(dataset)} items); load it with datasets.load_dataset({str(out)!r})")
     if args.push_to_hub:
         if args.public:
-            print(f"--public: {args.push_to_hub} will be readable by anyone. The card's licence "
-                  f"(read it: it is not asked again):\n{licence_notice(card)}")
+            print(
+                f"--public: {args.push_to_hub} will be readable by anyone. The card's licence "
+                f"(read it: it is not asked again):\n{licence_notice(card)}"
+            )
         url = push_folder(out, args.push_to_hub, private=not args.public, api=api)
-        visibility = "public" if args.public else "private: only you and your organisation see it; --public " \
-                                                  "publishes openly"
+        visibility = (
+            "public" if args.public else "private: only you and your organisation see it; --public publishes openly"
+        )
         print(f"published {url} ({visibility})")
     return 0
 

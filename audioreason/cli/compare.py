@@ -1,6 +1,7 @@
 """`audioreason compare RUN_A RUN_B` (two scored runs on their shared items: paired differences, McNemar,
 flipped items; ``analysis.compare``) and `audioreason compare RUN --judges A,B` (one run scored by two judges,
 judge against judge; ``analysis.judge_swap``): its arguments, their checks and what it prints."""
+
 from __future__ import annotations
 
 import argparse
@@ -26,8 +27,10 @@ def compare_command(args: argparse.Namespace) -> int:
     for label, folder in runs:  # the comparison never goes over what a run folder's own machinery reads or writes
         own = run_folder_file(args.out, folder) if args.out else None
         if own:
-            raise UsageError(f"--out {args.out!r} is {own} of {label} ({folder}), a run folder's own file; write the "
-                             "comparison elsewhere")
+            raise UsageError(
+                f"--out {args.out!r} is {own} of {label} ({folder}), a run folder's own file; write the "
+                "comparison elsewhere"
+            )
     notes = [note for note in (_live_run_note(label, folder) for label, folder in runs) if note]
     try:
         options = UncertaintyOptions(confidence=args.confidence, resamples=args.resamples, seed=args.seed)
@@ -37,8 +40,9 @@ def compare_command(args: argparse.Namespace) -> int:
             comparison = judge_swap(args.run_a, *judges, options, allow_protocol_diff=args.allow_protocol_diff)
             text = "\n".join([*(f"note: {n}" for n in notes), format_judge_swap(comparison)])
         else:
-            comparison = compare_runs(args.run_a, args.run_b, options, notes,
-                                      allow_protocol_diff=args.allow_protocol_diff)
+            comparison = compare_runs(
+                args.run_a, args.run_b, options, notes, allow_protocol_diff=args.allow_protocol_diff
+            )
             text = format_comparison(comparison)
     except DataFileError:  # a damaged results.json or items.jsonl: a data error, exit status 1 (main)
         raise
@@ -60,9 +64,11 @@ def _live_run_note(label: str, folder: Any) -> Optional[str]:
     holder = RunLock(path.parent if path.is_file() else path).live_holder()
     if holder is None:
         return None
-    return (f"{label} ({folder}) is held by a run that may still be writing it (pid {holder.get('pid')} on host "
-            f"{holder.get('host')!r}, started {holder.get('started')}): its results.json may not cover the outputs "
-            "written since; compare again after that run has finished and the folder is scored again")
+    return (
+        f"{label} ({folder}) is held by a run that may still be writing it (pid {holder.get('pid')} on host "
+        f"{holder.get('host')!r}, started {holder.get('started')}): its results.json may not cover the outputs "
+        "written since; compare again after that run has finished and the folder is scored again"
+    )
 
 
 def _judge_folders(args: argparse.Namespace) -> list[str]:
@@ -75,34 +81,49 @@ def _judge_folders(args: argparse.Namespace) -> list[str]:
         return []
     folders = comma_list(args.judges)
     if args.run_b is not None or len(folders) != 2:
-        raise UsageError(f"--judges {args.judges!r}: give RUN alone and two results folders of it, --judges A,B "
-                         "(audioreason score RUN --out A --judge-model X, then --out B --judge-model Y)")
+        raise UsageError(
+            f"--judges {args.judges!r}: give RUN alone and two results folders of it, --judges A,B "
+            "(audioreason score RUN --out A --judge-model X, then --out B --judge-model Y)"
+        )
     return folders
 
 
 def add_compare_parser(sub: Any) -> None:
-    compare = sub.add_parser("compare", help="two scored runs on their shared items: paired differences, McNemar, "
-                                             "flipped items",
-                             description="Compare two `audioreason score` run folders item by item (see "
-                                         "docs/scoring.md, Comparing runs).")
-    compare.add_argument("run_a", metavar="RUN_A", help="a scored run folder (results.json, items.jsonl); with "
-                                                        "--judges, the run folder both judges scored")
-    compare.add_argument("run_b", metavar="RUN_B", nargs="?",
-                         help="another scored run folder of the same benchmark (not with --judges)")
-    compare.add_argument("--judges", metavar="A,B",
-                         help="judge against judge: RUN_A is a run folder, A and B two results folders of it scored "
-                              "by different judges (score RUN --out A --judge-model X); agreement per item and per "
-                              "criterion (Krippendorff's alpha, Cohen's kappa) with bootstrap intervals")
-    compare.add_argument("--out", help="also write the comparison (flipped item ids included) to this JSON file "
-                         "(refused inside a compared folder under a name of the run folder's own files)")
+    compare = sub.add_parser(
+        "compare",
+        help="two scored runs on their shared items: paired differences, McNemar, flipped items",
+        description="Compare two `audioreason score` run folders item by item (see docs/scoring.md, Comparing runs).",
+    )
+    compare.add_argument(
+        "run_a",
+        metavar="RUN_A",
+        help="a scored run folder (results.json, items.jsonl); with --judges, the run folder both judges scored",
+    )
+    compare.add_argument(
+        "run_b", metavar="RUN_B", nargs="?", help="another scored run folder of the same benchmark (not with --judges)"
+    )
+    compare.add_argument(
+        "--judges",
+        metavar="A,B",
+        help="judge against judge: RUN_A is a run folder, A and B two results folders of it scored "
+        "by different judges (score RUN --out A --judge-model X); agreement per item and per "
+        "criterion (Krippendorff's alpha, Cohen's kappa) with bootstrap intervals",
+    )
+    compare.add_argument(
+        "--out",
+        help="also write the comparison (flipped item ids included) to this JSON file "
+        "(refused inside a compared folder under a name of the run folder's own files)",
+    )
     compare.add_argument("--confidence", type=float, default=0.95, help="the intervals' level (default 0.95)")
     compare.add_argument("--resamples", type=int, default=2000, help="paired-bootstrap resamples (default 2000)")
     compare.add_argument("--seed", type=int, default=0, help="the bootstrap's seed (default 0)")
-    compare.add_argument("--allow-protocol-diff", action="store_true",
-                         help="compare runs whose protocols (results.json's protocol block) differ; without it they "
-                              "are refused, naming the differing fields")
+    compare.add_argument(
+        "--allow-protocol-diff",
+        action="store_true",
+        help="compare runs whose protocols (results.json's protocol block) differ; without it they "
+        "are refused, naming the differing fields",
+    )
     compare.set_defaults(run=compare_command)
-
 
 
 __all__ = ["add_compare_parser", "compare_command"]

@@ -1,4 +1,5 @@
 """`audioreason prompt QUESTION CHOICE...`: print the ARIA four-step CoT prompt (``text.cot``) for a question."""
+
 from __future__ import annotations
 
 import argparse

@@ -1,4 +1,5 @@
 """Quiet library output for the command line's tables."""
+
 from __future__ import annotations
 
 import os

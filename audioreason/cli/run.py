@@ -5,6 +5,7 @@ status 2), and ``--num-processes N``, which re-runs the command under
 `audioreason score RUN_DIR` scores a run folder (``audioreason.evaluation.score``); `audioreason evaluate` is
 `run` then `score` in one command (with `--num-processes N`, the run part is launched under accelerate and
 the scoring runs here once every process is done)."""
+
 from __future__ import annotations
 
 import argparse
@@ -35,8 +36,9 @@ def check_run_args(args: argparse.Namespace) -> None:
         conditions = with_audio_check(parse_conditions(_comma_list(args.conditions)), args.audio_check)
         if args.templates:
             parse_templates(_comma_list(args.templates))
-        args.decoding = DecodingParams(max_new_tokens=args.max_new_tokens, temperature=args.temperature,
-                                       top_p=args.top_p, seed=args.seed)
+        args.decoding = DecodingParams(
+            max_new_tokens=args.max_new_tokens, temperature=args.temperature, top_p=args.top_p, seed=args.seed
+        )
     except ValueError as err:
         raise UsageError(str(err)) from None
     if args.audio_check_seed < 0:
@@ -55,7 +57,9 @@ def check_run_args(args: argparse.Namespace) -> None:
     if args.preset is not None and args.preset not in PRESETS:
         raise UsageError(f"--preset {args.preset!r} is not one of {', '.join(PRESETS)}")
     if args.adapter == "transformers" and args.preset is None and args.model and Path(args.model).expanduser().is_dir():
-        from audioreason.inference.transformers_audio import resolve_preset  # a checkpoint folder no preset reads: said before loading
+        from audioreason.inference.transformers_audio import (
+            resolve_preset,
+        )  # a checkpoint folder no preset reads: said before loading
 
         try:
             resolve_preset(str(Path(args.model).expanduser()), how="give --preset NAME")
@@ -132,9 +136,25 @@ def launch_command(args: argparse.Namespace, parser: argparse.ArgumentParser, pr
     with socket.socket() as probe:  # a free port for the process group, so parallel runs never collide
         probe.bind(("127.0.0.1", 0))
         port = probe.getsockname()[1]
-    return [sys.executable, "-m", "accelerate.commands.launch", "--multi_gpu", "--num_processes",
-            str(processes), "--num_machines", "1", "--mixed_precision", "no", "--dynamo_backend", "no",
-            "--main_process_port", str(port), "-m", "audioreason", *command_line(args, parser)]
+    return [
+        sys.executable,
+        "-m",
+        "accelerate.commands.launch",
+        "--multi_gpu",
+        "--num_processes",
+        str(processes),
+        "--num_machines",
+        "1",
+        "--mixed_precision",
+        "no",
+        "--dynamo_backend",
+        "no",
+        "--main_process_port",
+        str(port),
+        "-m",
+        "audioreason",
+        *command_line(args, parser),
+    ]
 
 
 def run_command(args: argparse.Namespace) -> int:
@@ -165,16 +185,29 @@ def run_from_args(args: argparse.Namespace) -> None:
     _quiet()
     from audioreason.inference.runner import RunConfig, run
 
-    config = RunConfig(model=args.model, benchmark=args.benchmark, data=args.data, out=args.out,
-                       conditions=_comma_list(args.conditions),
-                       templates=_comma_list(args.templates) if args.templates else None,
-                       benchmark_config=args.config, limit=args.limit, batch_size=args.batch_size,
-                       adapter=args.adapter, tb_model=args.tb_model, tb_adapter=args.tb_adapter,
-                       model_options=args.model_options, tb_options=args.tb_options, prices=args.prices,
-                       decoding=args.decoding,
-                       fragment_cache=args.fragment_cache, on_missing_audio=args.on_missing_audio,
-                       audio_check=args.audio_check, audio_check_seed=args.audio_check_seed,
-                       progress=not args.no_progress)
+    config = RunConfig(
+        model=args.model,
+        benchmark=args.benchmark,
+        data=args.data,
+        out=args.out,
+        conditions=_comma_list(args.conditions),
+        templates=_comma_list(args.templates) if args.templates else None,
+        benchmark_config=args.config,
+        limit=args.limit,
+        batch_size=args.batch_size,
+        adapter=args.adapter,
+        tb_model=args.tb_model,
+        tb_adapter=args.tb_adapter,
+        model_options=args.model_options,
+        tb_options=args.tb_options,
+        prices=args.prices,
+        decoding=args.decoding,
+        fragment_cache=args.fragment_cache,
+        on_missing_audio=args.on_missing_audio,
+        audio_check=args.audio_check,
+        audio_check_seed=args.audio_check_seed,
+        progress=not args.no_progress,
+    )
     from audioreason.judges import JudgeUnavailable
 
     try:
@@ -194,14 +227,24 @@ def run_from_args(args: argparse.Namespace) -> None:
         unreported, unrecorded = usage["replies_without_usage"], usage["unrecorded_requests"]
         if usage["retries"] or usage["prompt_tokens"] or unreported or unrecorded:
             leave_out = f"so the token totals{' and the cost' if cost else ''} leave them out"
-            print(f"usage: {usage['requests_sent']} requests sent ({usage['retries']} retries), "
-                  f"{usage['prompt_tokens']} prompt + {usage['completion_tokens']} completion tokens, "
-                  f"{usage['audio_s_sent']:.1f} s of audio"
-                  + (f"; cost {cost['total']:.4f} {cost['currency']}" if cost else "")
-                  + (f"; {unreported} replies came without token counts (the server sent none, or unusable ones), "
-                     f"{leave_out}" if unreported else "")
-                  + (f"; {unrecorded} requests were sent but never recorded (a session killed with replies in "
-                     f"flight, or a run refused on its first request), {leave_out}" if unrecorded else ""))
+            print(
+                f"usage: {usage['requests_sent']} requests sent ({usage['retries']} retries), "
+                f"{usage['prompt_tokens']} prompt + {usage['completion_tokens']} completion tokens, "
+                f"{usage['audio_s_sent']:.1f} s of audio"
+                + (f"; cost {cost['total']:.4f} {cost['currency']}" if cost else "")
+                + (
+                    f"; {unreported} replies came without token counts (the server sent none, or unusable ones), "
+                    f"{leave_out}"
+                    if unreported
+                    else ""
+                )
+                + (
+                    f"; {unrecorded} requests were sent but never recorded (a session killed with replies in "
+                    f"flight, or a run refused on its first request), {leave_out}"
+                    if unrecorded
+                    else ""
+                )
+            )
         from audioreason.inference.speed import speed_line
 
         speed = speed_line(summary.get("speed"))
@@ -209,70 +252,119 @@ def run_from_args(args: argparse.Namespace) -> None:
             print(speed)
         check = summary.get("audio_check")
         if check:
-            print(f"audio check: silence and shuffled audio on {check['items']} item(s), seed {check['seed']} "
-                  f"({len(check['units'])} units, named in run.json)")
-        print(f"audioreason run: {counts['ok']} outputs, {counts['failed']} failed, "
-              f"{sum(counts['not_applicable'].values())} not applicable, {counts['truncated']} truncated, "
-              f"{counts['resumed']} already done{skipped} -> {Path(args.out) / 'outputs.jsonl'}")
+            print(
+                f"audio check: silence and shuffled audio on {check['items']} item(s), seed {check['seed']} "
+                f"({len(check['units'])} units, named in run.json)"
+            )
+        print(
+            f"audioreason run: {counts['ok']} outputs, {counts['failed']} failed, "
+            f"{sum(counts['not_applicable'].values())} not applicable, {counts['truncated']} truncated, "
+            f"{counts['resumed']} already done{skipped} -> {Path(args.out) / 'outputs.jsonl'}"
+        )
 
 
 def add_run_arguments(run: argparse.ArgumentParser) -> None:
     """The `run` options (also `evaluate`'s)."""
-    run.add_argument("--model", help="a preset name (e.g. qwen2-audio), a Hub id or a checkpoint folder; with "
-                                     "--adapter openai the served model's name (required but for --adapter cascade)")
-    run.add_argument("--benchmark", required=True, help="mmar, mmau-test-mini or audiospan (mmau_test_mini, the "
-                                                        "datasets builder's name, is the same benchmark)")
+    run.add_argument(
+        "--model",
+        help="a preset name (e.g. qwen2-audio), a Hub id or a checkpoint folder; with "
+        "--adapter openai the served model's name (required but for --adapter cascade)",
+    )
+    run.add_argument(
+        "--benchmark",
+        required=True,
+        help="mmar, mmau-test-mini or audiospan (mmau_test_mini, the datasets builder's name, is the same benchmark)",
+    )
     run.add_argument("--data", required=True, help="the benchmark's raw folder, Hub-ready folder or Hub id")
     run.add_argument("--config", help="benchmark config (AudioSpan: all, native_mcq, native_oeq, anchor)")
-    run.add_argument("--conditions", default="full",
-                     help="comma-separated: full, none, tb, anchored, frag, frag:N, frag:N:k, silence, shuffled "
-                          "(default: full; silence and shuffled run on the --audio-check items, all without it)")
-    run.add_argument("--templates", help="comma-separated: aria_cot, aria_plain, audiospan, plain "
-                                         "(default: plain for MMAR/MMAU, audiospan for AudioSpan)")
+    run.add_argument(
+        "--conditions",
+        default="full",
+        help="comma-separated: full, none, tb, anchored, frag, frag:N, frag:N:k, silence, shuffled "
+        "(default: full; silence and shuffled run on the --audio-check items, all without it)",
+    )
+    run.add_argument(
+        "--templates",
+        help="comma-separated: aria_cot, aria_plain, audiospan, plain "
+        "(default: plain for MMAR/MMAU, audiospan for AudioSpan)",
+    )
     run.add_argument("--limit", type=int, help="the first N items only")
-    run.add_argument("--batch-size", type=int, help="units per adapter call (default 1; for --adapter openai "
-                                                    "the --concurrency, 8 unless given: the requests sent at once)")
+    run.add_argument(
+        "--batch-size",
+        type=int,
+        help="units per adapter call (default 1; for --adapter openai "
+        "the --concurrency, 8 unless given: the requests sent at once)",
+    )
     run.add_argument("--num-processes", type=int, help="launch accelerate with N processes (--multi_gpu; gloo on CPU)")
     run.add_argument("--out", required=True, help="output folder (outputs.jsonl, run.json, shards/); a rerun resumes")
-    run.add_argument("--adapter", default="transformers",
-                     help="transformers (default), text-lm, openai (an OpenAI-compatible server: vLLM, hosted "
-                          "APIs) or cascade (ASR, then a text LM)")
-    run.add_argument("--preset", help="the transformers preset when --model is a checkpoint (default: from config.json)")
+    run.add_argument(
+        "--adapter",
+        default="transformers",
+        help="transformers (default), text-lm, openai (an OpenAI-compatible server: vLLM, hosted "
+        "APIs) or cascade (ASR, then a text LM)",
+    )
+    run.add_argument(
+        "--preset", help="the transformers preset when --model is a checkpoint (default: from config.json)"
+    )
     run.add_argument("--tb-model", help="text LM for the tb condition (the audio model's original backbone)")
     run.add_argument("--tb-adapter", default="text-lm", help="text-lm (default) or openai (a served text model)")
-    run.add_argument("--dtype", default="auto", choices=("auto", "float32", "float16", "bfloat16"),
-                     help="the weights' dtype, as transformers' torch_dtype (default: auto)")
+    run.add_argument(
+        "--dtype",
+        default="auto",
+        choices=("auto", "float32", "float16", "bfloat16"),
+        help="the weights' dtype, as transformers' torch_dtype (default: auto)",
+    )
     run.add_argument("--device-map", help="e.g. auto: spread one model over this machine's GPUs (1 process)")
     run.add_argument("--attn-implementation", help="sdpa, flash_attention_2 or eager")
-    run.add_argument("--max-audio-s", type=float, help="cut audio to this many leading seconds (below the preset's; above what the "
-                                                        "model's processor keeps is refused before it loads)")
+    run.add_argument(
+        "--max-audio-s",
+        type=float,
+        help="cut audio to this many leading seconds (below the preset's; above what the "
+        "model's processor keeps is refused before it loads)",
+    )
     run.add_argument("--max-new-tokens", type=int, default=1024, help="the longest reply in tokens (default 1024)")
     run.add_argument("--temperature", type=float, default=0.0, help="0 = greedy (default)")
     run.add_argument("--top-p", type=float, default=1.0, help="nucleus sampling, with --temperature > 0 (default 1.0)")
     run.add_argument("--seed", type=int, default=0, help="the decoding seed (default 0; sampling only)")
     run.add_argument("--fragment-cache", help="where fragments are kept (default: <out>/fragments)")
-    run.add_argument("--on-missing-audio", choices=("raise", "skip", "keep"), default="raise",
-                     help="raw folders: an item whose audio is missing or unreadable at load: raise (default, as "
-                          "load_benchmark: the run is refused, every such file listed), skip (run the rest; "
-                          "each skipped item is counted and named in run.json), keep (its audio conditions "
-                          "fail as counted errors; none and tb run)")
-    run.add_argument("--audio-check", type=int, default=0, metavar="N",
-                     help="the audio-reliance check: N seeded items run again with silence of the same length and "
-                          "with another item's audio (conditions silence, shuffled; needs full); the score says "
-                          "whether the outputs depend on the audio. Default 0: off (it costs 2 x N x templates "
-                          "extra calls)")
-    run.add_argument("--audio-check-seed", type=int, default=0, help="which items the check takes and whose audio "
-                                                                    "each is sent under shuffled (default 0)")
+    run.add_argument(
+        "--on-missing-audio",
+        choices=("raise", "skip", "keep"),
+        default="raise",
+        help="raw folders: an item whose audio is missing or unreadable at load: raise (default, as "
+        "load_benchmark: the run is refused, every such file listed), skip (run the rest; "
+        "each skipped item is counted and named in run.json), keep (its audio conditions "
+        "fail as counted errors; none and tb run)",
+    )
+    run.add_argument(
+        "--audio-check",
+        type=int,
+        default=0,
+        metavar="N",
+        help="the audio-reliance check: N seeded items run again with silence of the same length and "
+        "with another item's audio (conditions silence, shuffled; needs full); the score says "
+        "whether the outputs depend on the audio. Default 0: off (it costs 2 x N x templates "
+        "extra calls)",
+    )
+    run.add_argument(
+        "--audio-check-seed",
+        type=int,
+        default=0,
+        help="which items the check takes and whose audio each is sent under shuffled (default 0)",
+    )
     run.add_argument("--no-progress", action="store_true", help="no progress bars")
     add_served_arguments(run)
 
 
 def add_run_parser(sub: Any) -> argparse.ArgumentParser:
     """The `run` subcommand on the main parser's subparsers."""
-    run = sub.add_parser("run", help="run a model over a benchmark: per-item outputs, resumable, Accelerate-ready",
-                         description="Run a model over a benchmark and write per-item outputs (see docs/runner.md). "
-                                     "Under `accelerate launch -m audioreason run ...` the items "
-                                     "are split across processes.")
+    run = sub.add_parser(
+        "run",
+        help="run a model over a benchmark: per-item outputs, resumable, Accelerate-ready",
+        description="Run a model over a benchmark and write per-item outputs (see docs/runner.md). "
+        "Under `accelerate launch -m audioreason run ...` the items "
+        "are split across processes.",
+    )
     add_run_arguments(run)
     run.set_defaults(run=run_command, run_parser=run)
     return run
@@ -281,6 +373,7 @@ def add_run_parser(sub: Any) -> argparse.ArgumentParser:
 # ---------------------------------------------------------------------------------------------
 # score and evaluate
 # ---------------------------------------------------------------------------------------------
+
 
 def _score_and_print(folder: str, options: Any) -> None:
     from audioreason.inference.runner import OUTPUTS_FILE
@@ -365,8 +458,11 @@ def evaluate_command(args: argparse.Namespace) -> int:
 
 
 def add_score_parser(sub: Any) -> None:
-    score = sub.add_parser("score", help="score a run folder with every scorer that fits: results.json, items.jsonl",
-                           description="Score the outputs of `audioreason run` (see docs/scoring.md).")
+    score = sub.add_parser(
+        "score",
+        help="score a run folder with every scorer that fits: results.json, items.jsonl",
+        description="Score the outputs of `audioreason run` (see docs/scoring.md).",
+    )
     score.add_argument("run_dir", metavar="RUN_DIR", help="the --out folder of `audioreason run`")
     add_score_arguments(score)
     score.add_argument("--data", help="the benchmark's folder, when it is no longer where the run read it")
@@ -376,11 +472,14 @@ def add_score_parser(sub: Any) -> None:
 
 
 def add_evaluate_parser(sub: Any) -> None:
-    evaluate = sub.add_parser("evaluate", help="run a model over a benchmark, then score it (run + score)",
-                              description="`audioreason run` with these options, then `audioreason score` on "
-                                          "--out (see docs/scoring.md). With --config SWEEP.yaml: "
-                                          "models x benchmarks x conditions from one file, each run resumable, "
-                                          "then a leaderboard (docs/sweeps.md).")
+    evaluate = sub.add_parser(
+        "evaluate",
+        help="run a model over a benchmark, then score it (run + score)",
+        description="`audioreason run` with these options, then `audioreason score` on "
+        "--out (see docs/scoring.md). With --config SWEEP.yaml: "
+        "models x benchmarks x conditions from one file, each run resumable, "
+        "then a leaderboard (docs/sweeps.md).",
+    )
     add_run_arguments(evaluate)
     for action in evaluate._actions:  # not needed with --config SWEEP.yaml (checked in evaluate_command)
         if action.dest in ("model", "benchmark", "data", "out"):
@@ -393,5 +492,15 @@ def add_evaluate_parser(sub: Any) -> None:
     evaluate.set_defaults(run=evaluate_command, evaluate_parser=evaluate, launch_parser=launch_parser)
 
 
-__all__ = ["add_evaluate_parser", "add_run_arguments", "add_run_parser", "add_score_parser", "check_run_args",
-           "command_line", "evaluate_command", "run_command", "run_from_args", "score_command"]
+__all__ = [
+    "add_evaluate_parser",
+    "add_run_arguments",
+    "add_run_parser",
+    "add_score_parser",
+    "check_run_args",
+    "command_line",
+    "evaluate_command",
+    "run_command",
+    "run_from_args",
+    "score_command",
+]

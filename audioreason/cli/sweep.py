@@ -12,6 +12,7 @@ At the end ``leaderboard.json`` and ``leaderboard.md`` list every headline of ev
 records each run's folder, what ran this session and how it was scored.
 
 The file's checks: ``inference.sweep_config`` (docs/sweeps.md lists its keys)."""
+
 from __future__ import annotations
 
 import argparse
@@ -27,14 +28,15 @@ from audioreason.cli.sweep_config import SWEEP_FILE, BenchmarkSpec, ModelSpec, S
 # Running it
 # ------------------------------------------------------------------------------------------------
 
+
 @dataclass
 class PlannedRun:
     model: ModelSpec
     benchmark: BenchmarkSpec
     folder: Path
-    units: int               # the units this sweep asks of the run
-    done: int                # of those, finished (an output without error) before this session
-    current: bool            # run.json says finished with this sweep's settings: nothing to run
+    units: int  # the units this sweep asks of the run
+    done: int  # of those, finished (an output without error) before this session
+    current: bool  # run.json says finished with this sweep's settings: nothing to run
 
 
 def plan_runs(sweep: Sweep) -> list[PlannedRun]:
@@ -50,8 +52,9 @@ def plan_runs(sweep: Sweep) -> list[PlannedRun]:
     for b in sweep.benchmarks:
         items, _ = load_items_reported(b.benchmark, b.data, b.config, b.limit, b.on_missing_audio)
         templates = parse_templates(b.templates or [DEFAULT_TEMPLATES[b.benchmark]])
-        check = choose_audio_check(conditions, [str(i["id"]) for i in items], sweep.audio_check,
-                                   sweep.audio_check_seed)  # the runner's own choice of the checked items
+        check = choose_audio_check(
+            conditions, [str(i["id"]) for i in items], sweep.audio_check, sweep.audio_check_seed
+        )  # the runner's own choice of the checked items
         units, _ = plan_units(items, conditions, templates, {"main": "", "tb": ""}, AudioPreparer(16000, None), check)
         per_benchmark[b.label] = {json.dumps(json.loads(u.key)[1:], ensure_ascii=False) for u in units}
     for m in sweep.models:
@@ -59,8 +62,9 @@ def plan_runs(sweep: Sweep) -> list[PlannedRun]:
             folder = sweep.folder(m, b)
             wanted = per_benchmark[b.label]
             done = len(wanted & _finished_keys(folder))
-            planned.append(PlannedRun(m, b, folder, len(wanted), done,
-                                      done == len(wanted) and _same_settings(folder, sweep, m, b)))
+            planned.append(
+                PlannedRun(m, b, folder, len(wanted), done, done == len(wanted) and _same_settings(folder, sweep, m, b))
+            )
     return planned
 
 
@@ -83,19 +87,35 @@ def _same_settings(folder: Path, sweep: Sweep, m: ModelSpec, b: BenchmarkSpec) -
     except (OSError, ValueError):
         return False
     settings = lambda config: {k: v for k, v in config.items() if k != "progress"}  # noqa: E731
-    return previous.get("status") == "finished" and \
-        settings(previous.get("config", {})) == settings(_run_config(sweep, m, b, folder).to_dict())
+    return previous.get("status") == "finished" and settings(previous.get("config", {})) == settings(
+        _run_config(sweep, m, b, folder).to_dict()
+    )
 
 
 def _run_config(sweep: Sweep, m: ModelSpec, b: BenchmarkSpec, folder: Path, progress: bool = True) -> Any:
     from audioreason.inference.runner import RunConfig
 
-    return RunConfig(model=m.model, benchmark=b.benchmark, data=b.data, out=str(folder), conditions=sweep.conditions,
-                     templates=b.templates, benchmark_config=b.config, limit=b.limit, batch_size=sweep.batch_size,
-                     adapter=m.adapter, tb_model=m.tb_model, tb_adapter=m.tb_adapter, model_options=m.options,
-                     decoding=sweep.decoding, fragment_cache=sweep.fragment_cache,
-                     on_missing_audio=b.on_missing_audio, audio_check=sweep.audio_check,
-                     audio_check_seed=sweep.audio_check_seed, progress=progress)
+    return RunConfig(
+        model=m.model,
+        benchmark=b.benchmark,
+        data=b.data,
+        out=str(folder),
+        conditions=sweep.conditions,
+        templates=b.templates,
+        benchmark_config=b.config,
+        limit=b.limit,
+        batch_size=sweep.batch_size,
+        adapter=m.adapter,
+        tb_model=m.tb_model,
+        tb_adapter=m.tb_adapter,
+        model_options=m.options,
+        decoding=sweep.decoding,
+        fragment_cache=sweep.fragment_cache,
+        on_missing_audio=b.on_missing_audio,
+        audio_check=sweep.audio_check,
+        audio_check_seed=sweep.audio_check_seed,
+        progress=progress,
+    )
 
 
 def build_adapters(sweep: Sweep, m: ModelSpec) -> dict[str, Any]:
@@ -138,8 +158,10 @@ def run_sweep(sweep: Sweep, *, progress: bool = True, say: Callable[[str], None]
     try:
         planned = plan_runs(sweep)
         total, done = sum(p.units for p in planned), sum(p.done for p in planned)
-        say(f"sweep: {len(sweep.models)} model(s) x {len(sweep.benchmarks)} benchmark(s) = {len(planned)} runs, "
-            f"{total} units, {done} already done -> {sweep.out}")
+        say(
+            f"sweep: {len(sweep.models)} model(s) x {len(sweep.benchmarks)} benchmark(s) = {len(planned)} runs, "
+            f"{total} units, {done} already done -> {sweep.out}"
+        )
         bar = tqdm(total=total, initial=done, disable=not progress, unit="unit", desc="sweep", dynamic_ncols=True)
         tell = (lambda text: bar.write(text, file=sys.stdout)) if progress else say  # noqa: E731 (above the bars)
         record = {"config": str(sweep.path), "out": str(sweep.out), "runs": []}
@@ -148,10 +170,17 @@ def run_sweep(sweep: Sweep, *, progress: bool = True, say: Callable[[str], None]
                 mine = [p for p in planned if p.model is m]
                 adapters = None
                 for number, p in enumerate(mine, start=planned.index(mine[0]) + 1):
-                    entry = {"model": m.label, "benchmark": p.benchmark.label,
-                             "folder": str(p.folder.relative_to(sweep.out)), "units": p.units, "done_before": p.done}
-                    tell(f"sweep [{number}/{len(planned)}] {m.label} / {p.benchmark.label}: {p.units} units, "
-                        f"{p.done} done" + ("; finished before, not run" if p.current else ""))
+                    entry = {
+                        "model": m.label,
+                        "benchmark": p.benchmark.label,
+                        "folder": str(p.folder.relative_to(sweep.out)),
+                        "units": p.units,
+                        "done_before": p.done,
+                    }
+                    tell(
+                        f"sweep [{number}/{len(planned)}] {m.label} / {p.benchmark.label}: {p.units} units, "
+                        f"{p.done} done" + ("; finished before, not run" if p.current else "")
+                    )
                     ran = 0
                     if not p.current:
                         if adapters is None:
@@ -161,8 +190,9 @@ def run_sweep(sweep: Sweep, *, progress: bool = True, say: Callable[[str], None]
                         hold = FolderHold(p.folder)
                         started = _clock()
                         try:
-                            summary = run_one(_run_config(sweep, m, p.benchmark, p.folder, progress), adapters,
-                                              on_batch=bar.update)
+                            summary = run_one(
+                                _run_config(sweep, m, p.benchmark, p.folder, progress), adapters, on_batch=bar.update
+                            )
                         finally:
                             hold.release()
                         ran = summary["counts"]["units"] - summary["counts"]["resumed"]
@@ -171,13 +201,14 @@ def run_sweep(sweep: Sweep, *, progress: bool = True, say: Callable[[str], None]
                         # What this run paid besides generating: its own start-up and gathering (the imports
                         # and the model are the sweep's, paid once, in model_load_s).
                         entry["outside_generation_s"] = round(
-                            entry["run_s"] - summary["sessions"][-1]["generation_s"], 3)
+                            entry["run_s"] - summary["sessions"][-1]["generation_s"], 3
+                        )
                     entry["ran"] = ran
                     record["runs"].append(entry)
                     _write_record(sweep.out, record)
                 del adapters  # the model leaves memory before its runs are scored (scorers load models too)
                 _release_memory(gc)
-                for entry, p in zip(record["runs"][-len(mine):], mine):
+                for entry, p in zip(record["runs"][-len(mine) :], mine):
                     started = _clock()
                     entry.update(_score(sweep, p.folder, progress=progress))
                     entry["score_s"] = round(_clock() - started, 3)
@@ -201,8 +232,9 @@ def _score(sweep: Sweep, folder: Path, *, progress: bool) -> dict[str, Any]:
     from audioreason.inference.runner import OUTPUTS_FILE
 
     options = replace(sweep.score, progress=progress)
-    wanted = json.loads(json.dumps(json_safe({"options": options.to_dict(),
-                                              "uncertainty_options": options.uncertainty().to_dict()})))
+    wanted = json.loads(
+        json.dumps(json_safe({"options": options.to_dict(), "uncertainty_options": options.uncertainty().to_dict()}))
+    )
     results_file = folder / RESULTS_FILE
     if results_file.is_file() and (folder / OUTPUTS_FILE).is_file():
         try:
@@ -210,8 +242,11 @@ def _score(sweep: Sweep, folder: Path, *, progress: bool) -> dict[str, Any]:
         except (OSError, ValueError):
             previous = None
         run = previous.get("run") if isinstance(previous, dict) else None
-        if isinstance(run, dict) and run.get("outputs_sha256") == file_sha256(folder / OUTPUTS_FILE) and \
-                {k: previous.get(k) for k in wanted} == wanted:
+        if (
+            isinstance(run, dict)
+            and run.get("outputs_sha256") == file_sha256(folder / OUTPUTS_FILE)
+            and {k: previous.get(k) for k in wanted} == wanted
+        ):
             return {"scored": "kept (same outputs, same options)"}
     try:
         score_run(str(folder), options)
@@ -265,10 +300,15 @@ def sweep_command(args: argparse.Namespace, parser: argparse.ArgumentParser) -> 
     from audioreason.cli.quiet import quiet as _quiet
 
     for action in parser._actions:
-        if action.option_strings and action.dest not in BESIDE_A_SWEEP and \
-                getattr(args, action.dest, action.default) != action.default:
-            raise UsageError(f"{action.option_strings[0]} goes in the sweep file with --config {args.config} "
-                             "(see docs/sweeps.md); beside it only --out and --no-progress")
+        if (
+            action.option_strings
+            and action.dest not in BESIDE_A_SWEEP
+            and getattr(args, action.dest, action.default) != action.default
+        ):
+            raise UsageError(
+                f"{action.option_strings[0]} goes in the sweep file with --config {args.config} "
+                "(see docs/sweeps.md); beside it only --out and --no-progress"
+            )
     try:
         sweep = load_sweep(args.config, args.out)
     except SweepError as err:

@@ -3,6 +3,7 @@ checked whole before any model or data loads (``load_sweep``): an unknown key, b
 option, condition, template or scorer, a value of the wrong type or out of range, a name the sweep's own files
 take, is a one-line error naming its key path; YAML aliases that expand the file past ``MAX_VALUES`` values
 are refused before the document is built. See docs/sweeps.md for the file's keys."""
+
 from __future__ import annotations
 
 import argparse
@@ -14,16 +15,40 @@ from typing import Any, Callable, Optional, Sequence
 from audioreason.inference.base import DecodingParams
 
 
-TOP_KEYS = {"out", "models", "benchmarks", "conditions", "templates", "batch_size", "decoding", "score",
-            "fragment_cache", "audio_check", "audio_check_seed"}
+TOP_KEYS = {
+    "out",
+    "models",
+    "benchmarks",
+    "conditions",
+    "templates",
+    "batch_size",
+    "decoding",
+    "score",
+    "fragment_cache",
+    "audio_check",
+    "audio_check_seed",
+}
 DEFAULT_AUDIO_CHECK = 24  # items of the audio-reliance check per run (all when fewer), when full is run
 MODEL_KEYS = {"name", "adapter", "model", "options", "tb"}
 TB_KEYS = {"adapter", "model", "options"}
 BENCHMARK_KEYS = {"name", "benchmark", "data", "config", "limit", "templates", "on_missing_audio"}
 DECODING_KEYS = {"max_new_tokens", "temperature", "top_p", "seed"}
 # The `score` mapping: `audioreason score`'s options by their long names (dashes or underscores).
-SCORE_KEYS = {"scorers", "extraction", "aria_backbones", "perturbations", "seed", "confidence", "resamples",
-              "judge_model", "judge_base_url", "judge_api_key_env", "judge_cache", "compat", "official_scorer"}
+SCORE_KEYS = {
+    "scorers",
+    "extraction",
+    "aria_backbones",
+    "perturbations",
+    "seed",
+    "confidence",
+    "resamples",
+    "judge_model",
+    "judge_base_url",
+    "judge_api_key_env",
+    "judge_cache",
+    "compat",
+    "official_scorer",
+}
 # A sweep file holds a few hundred values; YAML aliases (&a ... *a) can make a short file expand to billions
 # ("billion laughs"), which the checks' own messages would then print. Counted on the composed nodes, where an
 # alias is one shared node, before any value is built.
@@ -37,7 +62,7 @@ class SweepError(ValueError):
 
 @dataclass
 class ModelSpec:
-    label: str              # the run folders' name
+    label: str  # the run folders' name
     adapter: str
     model: str
     options: dict[str, Any] = field(default_factory=dict)
@@ -66,9 +91,9 @@ class Sweep:
     conditions: list[str]
     batch_size: int
     decoding: DecodingParams
-    score: Any              # inference.score.ScoreOptions
+    score: Any  # inference.score.ScoreOptions
     fragment_cache: Optional[str] = None
-    audio_check: int = 0    # silence and shuffled on this many seeded items per run (0: off)
+    audio_check: int = 0  # silence and shuffled on this many seeded items per run (0: off)
     audio_check_seed: int = 0
 
     def folder(self, model: ModelSpec, benchmark: BenchmarkSpec) -> Path:
@@ -78,6 +103,7 @@ class Sweep:
 # ------------------------------------------------------------------------------------------------
 # The file and its checks
 # ------------------------------------------------------------------------------------------------
+
 
 def load_sweep(path: str, out: Optional[str] = None, *, check_paths: bool = True) -> Sweep:
     """The sweep file read and checked whole; ``out`` (--out) replaces its ``out``. ``check_paths``: local
@@ -128,14 +154,21 @@ def _check_expansion(root: Any, path: str) -> None:
         if id(node) in open_nodes:
             raise SweepError(f"{path}: line {line}: an alias inside its own anchor (a value that contains itself)")
         open_nodes.add(id(node))
-        children = [] if isinstance(node, yaml.ScalarNode) else \
-            node.value if isinstance(node, yaml.SequenceNode) else [part for pair in node.value for part in pair]
+        children = (
+            []
+            if isinstance(node, yaml.ScalarNode)
+            else node.value
+            if isinstance(node, yaml.SequenceNode)
+            else [part for pair in node.value for part in pair]
+        )
         total = 1
         for child in children:
             total += size(child)
             if total > MAX_VALUES:
-                raise SweepError(f"{path}: line {line}: this value holds more than {MAX_VALUES} values once its "
-                                 "YAML aliases are expanded; a sweep file needs far fewer")
+                raise SweepError(
+                    f"{path}: line {line}: this value holds more than {MAX_VALUES} values once its "
+                    "YAML aliases are expanded; a sweep file needs far fewer"
+                )
         open_nodes.discard(id(node))
         sizes[id(node)] = total
         return total
@@ -193,8 +226,10 @@ def parse_sweep(content: Any, path: Path, out: Optional[str] = None, *, check_pa
     audio_check, audio_check_seed = _audio_check(top, parsed_conditions, fail)
     needs_tb = any(c.kind == "tb" for c in parsed_conditions)
     templates = names(top["templates"], "templates") if top.get("templates") is not None else None
-    models = [_model(m, f"models[{i}]", needs_tb, mapping, fail, local) for i, m in
-              enumerate(_list(top["models"], "models", fail))]
+    models = [
+        _model(m, f"models[{i}]", needs_tb, mapping, fail, local)
+        for i, m in enumerate(_list(top["models"], "models", fail))
+    ]
     benchmarks: list[BenchmarkSpec] = []
     for i, entry in enumerate(_list(top["benchmarks"], "benchmarks", fail)):
         key = f"benchmarks[{i}]"
@@ -215,17 +250,32 @@ def parse_sweep(content: Any, path: Path, out: Optional[str] = None, *, check_pa
         limit = positive_int(b["limit"], f"{key}.limit") if b.get("limit") is not None else None
         config = None if b.get("config") is None else _text(b["config"], f"{key}.config", fail)
         given = str(b["benchmark"]).strip().lower()  # the folder takes the name as written (mmau-test-mini)
-        label = _text(b["name"], f"{key}.name", fail) if b.get("name") not in (None, "") else \
-            given if config is None else f"{given}-{config}"
-        benchmarks.append(BenchmarkSpec(_label(label, f"{key}.name", fail), name,
-                                        local(_text(b["data"], f"{key}.data", fail), f"{key}.data"), config, limit,
-                                        own, b.get("on_missing_audio", "raise")))
+        label = (
+            _text(b["name"], f"{key}.name", fail)
+            if b.get("name") not in (None, "")
+            else given
+            if config is None
+            else f"{given}-{config}"
+        )
+        benchmarks.append(
+            BenchmarkSpec(
+                _label(label, f"{key}.name", fail),
+                name,
+                local(_text(b["data"], f"{key}.data", fail), f"{key}.data"),
+                config,
+                limit,
+                own,
+                b.get("on_missing_audio", "raise"),
+            )
+        )
     for what, specs in (("models", models), ("benchmarks", benchmarks)):
         labels = [s.label for s in specs]
         twice = next((x for x in labels if labels.count(x) > 1), None)
         if twice is not None:
-            raise fail(f"{what}[{labels.index(twice, labels.index(twice) + 1)}].name",
-                       f"{twice!r} names two entries; give each its own name (its run folders' name)")
+            raise fail(
+                f"{what}[{labels.index(twice, labels.index(twice) + 1)}].name",
+                f"{twice!r} names two entries; give each its own name (its run folders' name)",
+            )
     decoding_keys = mapping(top.get("decoding") or {}, "decoding", DECODING_KEYS)
     try:
         decoding = DecodingParams(**decoding_keys)
@@ -239,14 +289,29 @@ def parse_sweep(content: Any, path: Path, out: Optional[str] = None, *, check_pa
     folder = Path(where).expanduser() if out else (path.parent / Path(_text(where, "out", fail)).expanduser())
     if folder.exists() and not folder.is_dir():
         raise fail("out", f"{str(folder)!r} is a file; give a folder")
-    fragment_cache = local(_text(top["fragment_cache"], "fragment_cache", fail), "fragment_cache") \
-        if top.get("fragment_cache") else None
-    return Sweep(path, folder.resolve(), models, benchmarks, conditions, batch_size, decoding, score, fragment_cache,
-                 audio_check, audio_check_seed)
+    fragment_cache = (
+        local(_text(top["fragment_cache"], "fragment_cache", fail), "fragment_cache")
+        if top.get("fragment_cache")
+        else None
+    )
+    return Sweep(
+        path,
+        folder.resolve(),
+        models,
+        benchmarks,
+        conditions,
+        batch_size,
+        decoding,
+        score,
+        fragment_cache,
+        audio_check,
+        audio_check_seed,
+    )
 
 
-def _audio_check(top: dict[str, Any], conditions: Sequence[Any], fail: Callable[[str, str], SweepError]
-                 ) -> tuple[int, int]:
+def _audio_check(
+    top: dict[str, Any], conditions: Sequence[Any], fail: Callable[[str, str], SweepError]
+) -> tuple[int, int]:
     """(audio_check, audio_check_seed): given, or 24 items (all when fewer) when the sweep runs full, else off."""
     from audioreason.inference.conditions import with_audio_check
     from audioreason.text.conditions import Condition
@@ -285,8 +350,10 @@ def _label(text: str, key: str, fail: Callable[[str, str], SweepError]) -> str:
         raise fail(key, f"{text!r}: a folder name of letters, digits, '.', '_', '+', '-' (set `name`)")
     own = _sweep_files()
     if text.lower() in own:  # lower: a case-insensitive file system makes Sweep.JSON the same name
-        raise fail(key, f"{text!r} is the name of one of the files a sweep writes ({', '.join(sorted(own))}); "
-                   "set another `name`")
+        raise fail(
+            key,
+            f"{text!r} is the name of one of the files a sweep writes ({', '.join(sorted(own))}); set another `name`",
+        )
     return text
 
 
@@ -338,8 +405,10 @@ def check_adapter_options(kind: str, options: Any, key: str, fail: Callable[[str
     if not isinstance(options, dict):
         raise fail(f"{key}.options", f"expected a mapping, got {type(options).__name__}")
     if "device" in options:
-        raise fail(f"{key}.options.device", f"the {kind} adapter takes no option 'device' (the runner sets each "
-                   "process's device)")
+        raise fail(
+            f"{key}.options.device",
+            f"the {kind} adapter takes no option 'device' (the runner sets each process's device)",
+        )
     unknown = unknown_options(adapter_signature(kind)[1], options)
     if unknown:
         raise fail(f"{key}.options.{unknown[0]}", f"the {kind} adapter takes no option {unknown[0]!r}")
@@ -349,8 +418,10 @@ def check_adapter_options(kind: str, options: Any, key: str, fail: Callable[[str
         expected = None if value is None or name not in declared else type_mismatch(value, declared[name])
         if expected:
             raise fail(f"{key}.options.{name}", f"expected {expected}, got {type(value).__name__}")
-    for name, checked in (("max_audio_s", (options.get("max_audio_s"), 16000)),
-                          ("sampling_rate", (None, options.get("sampling_rate", 16000)))):
+    for name, checked in (
+        ("max_audio_s", (options.get("max_audio_s"), 16000)),
+        ("sampling_rate", (None, options.get("sampling_rate", 16000))),
+    ):
         try:
             check_audio_options(*checked)
         except ValueError as err:
@@ -386,8 +457,6 @@ def _score_options(given: dict[str, Any], fail: Callable[[str, str], SweepError]
         return options
     except ValueError as err:
         raise fail("score", str(err)) from None
-
-
 
 
 __all__ = ["BenchmarkSpec", "ModelSpec", "Sweep", "SweepError", "check_adapter_options", "load_sweep", "parse_sweep"]

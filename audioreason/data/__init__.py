@@ -21,19 +21,37 @@ records into the schema), ``audio_files`` (audio paths resolved inside the folde
 ``audiospan`` (the benchmarks), ``hub_export`` and ``hub_load`` (Hub-ready folders), ``load`` (one-line
 loading; a whole benchmark built for export, the build scripts' work).
 """
+
 from audioreason.base.lazy import lazy_exports
 
 # Each name's module is imported on first use: the benchmark catalog and the text-only read need no datasets.
 _NAMES = {
-    "load_benchmark": ".load", "build_benchmark": ".load", "export_benchmark": ".load",
-    "BenchmarkNotFoundError": ".load", "BENCHMARKS": ".catalog", "benchmark_spec": ".catalog",
-    "is_raw_folder": ".catalog", "text_items": ".catalog", "MMARBuilder": ".mmar", "build_demo_dataset": ".mmar",
-    "MMAUTestMiniBuilder": ".mmau_test_mini", "AudioSpanBuilder": ".audiospan", "BenchmarkBuilder": ".builder",
-    "BenchmarkConfig": ".builder", "FIELD_ALIASES": "audioreason.text.audiospan_fields",
-    "CORE_FEATURES": ".features", "TEST_SPLIT": ".features", "audio_paths": ".features",
-    "ValidationReport": ".validation", "Issue": ".validation", "BenchmarkValidationError": ".validation",
-    "decode_audio": "audioreason.audio.io:load_audio", "resolve_audio_backend": "audioreason.audio.io",
-    "torchcodec_status": "audioreason.audio.io", "is_hub_folder": ".hub_load", "load_hub_folder": ".hub_load",
+    "load_benchmark": ".load",
+    "build_benchmark": ".load",
+    "export_benchmark": ".load",
+    "BenchmarkNotFoundError": ".load",
+    "BENCHMARKS": ".catalog",
+    "benchmark_spec": ".catalog",
+    "is_raw_folder": ".catalog",
+    "text_items": ".catalog",
+    "MMARBuilder": ".mmar",
+    "build_demo_dataset": ".mmar",
+    "MMAUTestMiniBuilder": ".mmau_test_mini",
+    "AudioSpanBuilder": ".audiospan",
+    "BenchmarkBuilder": ".builder",
+    "BenchmarkConfig": ".builder",
+    "FIELD_ALIASES": "audioreason.text.audiospan_fields",
+    "CORE_FEATURES": ".features",
+    "TEST_SPLIT": ".features",
+    "audio_paths": ".features",
+    "ValidationReport": ".validation",
+    "Issue": ".validation",
+    "BenchmarkValidationError": ".validation",
+    "decode_audio": "audioreason.audio.io:load_audio",
+    "resolve_audio_backend": "audioreason.audio.io",
+    "torchcodec_status": "audioreason.audio.io",
+    "is_hub_folder": ".hub_load",
+    "load_hub_folder": ".hub_load",
     "push_folder": ".hub_export",
 }
 __getattr__, __dir__ = lazy_exports(__name__, _NAMES)

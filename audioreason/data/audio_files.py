@@ -14,6 +14,7 @@ The same rule guards what leaves or enters a Hub-ready folder: ``check_inside(da
 dataset whose audio (stored as a file path, not embedded bytes) lies outside ``root``; the exporters run it
 before writing a byte and the Hub-folder loader runs it on what it loaded.
 """
+
 from __future__ import annotations
 
 import os
@@ -38,8 +39,9 @@ class AudioPathError(ValueError):
         self.outside = outside
 
 
-def resolve_inside(root: Union[str, os.PathLike], name: Union[str, os.PathLike],
-                   folders: Optional[dict[str, str]] = None) -> Path:
+def resolve_inside(
+    root: Union[str, os.PathLike], name: Union[str, os.PathLike], folders: Optional[dict[str, str]] = None
+) -> Path:
     """The real path of ``name`` (relative to ``root``, or absolute), every symlink followed; raises
     AudioPathError unless it lies inside the real ``root``. ``folders``: resolved folders kept between calls
     (``AudioFiles`` keeps one), so each folder is resolved once, not once per file in it."""
@@ -50,8 +52,11 @@ def resolve_inside(root: Union[str, os.PathLike], name: Union[str, os.PathLike],
     except (OSError, RuntimeError, ValueError) as err:  # ValueError: NUL byte; RuntimeError: symlink loop
         raise AudioPathError(f"{str(name)!r} cannot be resolved ({err})", outside=False) from None
     if not (path == real_root or path.startswith(real_root.rstrip(os.sep) + os.sep)):
-        raise AudioPathError(f"{str(name)!r} resolves to {path}, outside the raw folder {real_root} "
-                             "(refused: never read, never exported)", outside=True)
+        raise AudioPathError(
+            f"{str(name)!r} resolves to {path}, outside the raw folder {real_root} "
+            "(refused: never read, never exported)",
+            outside=True,
+        )
     return Path(path)
 
 
@@ -141,8 +146,10 @@ def check_inside(dataset: datasets.Dataset, root: Union[str, os.PathLike], *, ac
             row += 1
     if outside:
         shown = "\n".join(outside[:20]) + (f"\n  ... (+{len(outside) - 20})" if len(outside) > 20 else "")
-        raise ValueError(f"{len(outside)} audio file(s) lie outside {real_root} (a path or symlink that leaves "
-                         f"it); {action}:\n{shown}")
+        raise ValueError(
+            f"{len(outside)} audio file(s) lie outside {real_root} (a path or symlink that leaves "
+            f"it); {action}:\n{shown}"
+        )
 
 
 __all__ = ["AudioFiles", "AudioPathError", "check_inside", "resolve_inside"]

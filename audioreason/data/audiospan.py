@@ -55,6 +55,7 @@ cognitive_level, dimension, pair_id, reference_answer, rubric, chain_id, link_po
 edit_manifest, extra. For an OEQ, ``choices`` is [] and ``answer`` repeats the reference answer (so
 ``answer`` is always the gold text) with answer_index -1.
 """
+
 from __future__ import annotations
 
 import json
@@ -67,8 +68,19 @@ from typing import Any, Mapping, Optional
 import datasets
 from datasets import Audio, List, Value
 
-from audioreason.text.audiospan_fields import (ATTRIBUTES, DELETION_MODES, DIMENSIONS, FIELD_ALIASES, FORMATS,
-                                               IMPORTANCE, LANGUAGES, LEVEL_BY_POSITION, LEVELS, OPERATIONS, TIERS)
+from audioreason.text.audiospan_fields import (
+    ATTRIBUTES,
+    DELETION_MODES,
+    DIMENSIONS,
+    FIELD_ALIASES,
+    FORMATS,
+    IMPORTANCE,
+    LANGUAGES,
+    LEVEL_BY_POSITION,
+    LEVELS,
+    OPERATIONS,
+    TIERS,
+)
 from audioreason.text.timestamps import is_single_span as _is_single_span
 from audioreason.text.timestamps import parse_record_span, parse_record_time
 from .audio_files import AudioFiles
@@ -108,38 +120,73 @@ EDIT_MANIFEST = {
     "extra": Value("string"),
 }
 
-FEATURES = benchmark_features({
-    "recording_id": Value("string"),
-    "subset": Value("string"),
-    "format": Value("string"),
-    "language": Value("string"),
-    "duration_tier": Value("string"),
-    "duration_seconds": Value("float64"),
-    "genre": Value("string"),
-    "topic": Value("string"),
-    "cognitive_level": Value("string"),
-    "dimension": Value("string"),
-    "pair_id": Value("string"),
-    "reference_answer": Value("string"),
-    "rubric": List(CRITERION),
-    "chain_id": Value("string"),
-    "link_position": Value("int32"),
-    "operation": Value("string"),
-    "edit_manifest": EDIT_MANIFEST,
-    "extra": Value("string"),
-})
+FEATURES = benchmark_features(
+    {
+        "recording_id": Value("string"),
+        "subset": Value("string"),
+        "format": Value("string"),
+        "language": Value("string"),
+        "duration_tier": Value("string"),
+        "duration_seconds": Value("float64"),
+        "genre": Value("string"),
+        "topic": Value("string"),
+        "cognitive_level": Value("string"),
+        "dimension": Value("string"),
+        "pair_id": Value("string"),
+        "reference_answer": Value("string"),
+        "rubric": List(CRITERION),
+        "chain_id": Value("string"),
+        "link_position": Value("int32"),
+        "operation": Value("string"),
+        "edit_manifest": EDIT_MANIFEST,
+        "extra": Value("string"),
+    }
+)
 
 # Our field names per record kind.
-ITEM_FIELDS = ("id", "recording_id", "format", "cognitive_level", "dimension", "question", "choices",
-               "answer", "reference_answer", "rubric", "pair_id", "chain_id", "link_position", "operation",
-               "edit_manifest", "language", "duration_tier", "duration_seconds", "genre", "topic",
-               "audio_file")
-RECORDING_FIELDS = ("recording_id", "language", "duration_tier", "duration_seconds", "genre", "topic",
-                    "audio_file", "anchored_audio_file", "operation", "edit_manifest")
+ITEM_FIELDS = (
+    "id",
+    "recording_id",
+    "format",
+    "cognitive_level",
+    "dimension",
+    "question",
+    "choices",
+    "answer",
+    "reference_answer",
+    "rubric",
+    "pair_id",
+    "chain_id",
+    "link_position",
+    "operation",
+    "edit_manifest",
+    "language",
+    "duration_tier",
+    "duration_seconds",
+    "genre",
+    "topic",
+    "audio_file",
+)
+RECORDING_FIELDS = (
+    "recording_id",
+    "language",
+    "duration_tier",
+    "duration_seconds",
+    "genre",
+    "topic",
+    "audio_file",
+    "anchored_audio_file",
+    "operation",
+    "edit_manifest",
+)
 CRITERION_FIELDS = tuple(CRITERION)
 MANIFEST_FIELDS = ("recording_id",) + tuple(k for k in EDIT_MANIFEST if k != "extra")
-KNOWN_FIELDS = {"item": ITEM_FIELDS, "recording": RECORDING_FIELDS, "criterion": CRITERION_FIELDS,
-                "manifest": MANIFEST_FIELDS}
+KNOWN_FIELDS = {
+    "item": ITEM_FIELDS,
+    "recording": RECORDING_FIELDS,
+    "criterion": CRITERION_FIELDS,
+    "manifest": MANIFEST_FIELDS,
+}
 
 CITATION = """@article{chu2026audiospan,
   title   = {{AudioSpan}: Spanning the Duration and Depth of Audio Comprehension},
@@ -154,6 +201,7 @@ _LETTER = re.compile(r"^\s*\(?\s*([A-Za-z])\s*[\).:]?\s*$")
 # ----------------------------------------------------------------------------------------------
 # Value parsing
 # ----------------------------------------------------------------------------------------------
+
 
 def _position(value: Any) -> Optional[int]:
     """A chain link position 1-3 from 1, 1.0, "1", or a level letter/name; None otherwise."""
@@ -195,6 +243,7 @@ def _float(value: Any) -> Optional[float]:
 # ----------------------------------------------------------------------------------------------
 # Records
 # ----------------------------------------------------------------------------------------------
+
 
 def _read_jsonl(path: Path) -> list[Any]:
     records = []
@@ -297,7 +346,11 @@ class _Reader:
             "operation": self.enum(owner, "edit_manifest.operation", fields_.get("operation"), OPERATIONS),
             "positions": [],
             "event_category": as_text(fields_.get("event_category")),
-            "snr_db": None, "deletion_mode": None, "attribute": None, "gain_db": None, "speed_factor": None,
+            "snr_db": None,
+            "deletion_mode": None,
+            "attribute": None,
+            "gain_db": None,
+            "speed_factor": None,
             "extra": json.dumps(unknown, ensure_ascii=False, sort_keys=True) if unknown else None,
         }
         positions = fields_.get("positions")
@@ -315,15 +368,19 @@ class _Reader:
             if parsed is not None:
                 manifest["positions"].append({"start": parsed[0], "end": parsed[1]})
         if not 1 <= len(manifest["positions"]) <= 3:
-            self.report.add("invalid_value", owner, f"edit_manifest has {len(manifest['positions'])} positions "
-                                                    "(the paper applies each operation at 1-3)")
+            self.report.add(
+                "invalid_value",
+                owner,
+                f"edit_manifest has {len(manifest['positions'])} positions (the paper applies each operation at 1-3)",
+            )
         for key in ("snr_db", "gain_db", "speed_factor"):
             try:
                 manifest[key] = _float(fields_.get(key))
             except (TypeError, ValueError):
                 self.report.add("invalid_value", owner, f"edit_manifest.{key}={fields_.get(key)!r}")
-        manifest["deletion_mode"] = self.enum(owner, "edit_manifest.deletion_mode", fields_.get("deletion_mode"),
-                                              DELETION_MODES)
+        manifest["deletion_mode"] = self.enum(
+            owner, "edit_manifest.deletion_mode", fields_.get("deletion_mode"), DELETION_MODES
+        )
         manifest["attribute"] = self.enum(owner, "edit_manifest.attribute", fields_.get("attribute"), ATTRIBUTES)
         return manifest
 
@@ -344,8 +401,11 @@ class _Reader:
                 self.report.add("missing_field", owner, "recording_id")
                 continue
             rid = as_text(rid)
-            body = {k: v for k, v in raw.items()
-                    if k != "recording_id" and self.aliases.get("manifest", {}).get(k) != "recording_id"}
+            body = {
+                k: v
+                for k, v in raw.items()
+                if k != "recording_id" and self.aliases.get("manifest", {}).get(k) != "recording_id"
+            }
             if rid in out:
                 self.report.add("repeated_id", f"edits:{rid}", "edits.jsonl lists it twice (first kept)")
                 continue
@@ -358,15 +418,24 @@ class _Reader:
         ``<folder>/<recording_id><ext>`` that exists (checked later, by ``AudioFiles.check``)."""
         if explicit:
             return explicit
-        found = [f"{folder}/{recording_id}{ext}" for ext in AUDIO_EXTENSIONS
-                 if (self.root / folder / f"{recording_id}{ext}").is_file()]
+        found = [
+            f"{folder}/{recording_id}{ext}"
+            for ext in AUDIO_EXTENSIONS
+            if (self.root / folder / f"{recording_id}{ext}").is_file()
+        ]
         if len(found) > 1:
-            self.report.add("invalid_value", owner, f"several audio files for {recording_id} in {folder}: "
-                                                    f"{[Path(p).name for p in found]} (took {Path(found[0]).name})")
+            self.report.add(
+                "invalid_value",
+                owner,
+                f"several audio files for {recording_id} in {folder}: "
+                f"{[Path(p).name for p in found]} (took {Path(found[0]).name})",
+            )
         return found[0] if found else f"{folder}/{recording_id}{AUDIO_EXTENSIONS[0]}"
 
 
-def _merge_recording_value(reader: _Reader, owner: str, name: str, item_value: Any, recording: Mapping[str, Any]) -> Any:
+def _merge_recording_value(
+    reader: _Reader, owner: str, name: str, item_value: Any, recording: Mapping[str, Any]
+) -> Any:
     recording_value = recording.get(name)
     if item_value is None or item_value == "":
         return recording_value
@@ -415,8 +484,7 @@ def _criteria(reader: _Reader, owner: str, value: Any) -> list[dict[str, Any]]:
                 localization = False
         if localization and time_range is None:
             reader.report.add("invalid_value", owner, f"{where} is a localization criterion without time_range")
-        out.append({"text": text, "importance": importance, "time_range": time_range,
-                    "localization": localization})
+        out.append({"text": text, "importance": importance, "time_range": time_range, "localization": localization})
     return out
 
 
@@ -439,6 +507,7 @@ def _choices_and_answer(reader: _Reader, owner: str, choices: Any, answer: Any) 
 # ----------------------------------------------------------------------------------------------
 # One item record, part by part (AudioSpanBuilder._item calls them in this order)
 # ----------------------------------------------------------------------------------------------
+
 
 @dataclass
 class _Record:
@@ -470,8 +539,9 @@ def _item_id(reader: _Reader, fields_: Mapping[str, Any], source: str, row: int)
     return item_id
 
 
-def _recording(reader: _Reader, item_id: str, fields_: Mapping[str, Any],
-               recordings: Mapping[str, Mapping[str, Any]]) -> tuple[str, Mapping[str, Any]]:
+def _recording(
+    reader: _Reader, item_id: str, fields_: Mapping[str, Any], recordings: Mapping[str, Mapping[str, Any]]
+) -> tuple[str, Mapping[str, Any]]:
     """The item's recording id ("" when absent) and that recording's fields."""
     report = reader.report
     recording_id = as_text(fields_.get("recording_id"))
@@ -517,8 +587,7 @@ def _gold(record: _Record, fmt: str) -> tuple[list[str], Optional[str], int, Opt
     if fmt == "OEQ":
         if choices_raw:
             report.add("invalid_value", item_id, "an OEQ with choices (kept as given)")
-        choices, answer_index = check_choices(item_id, choices_raw, None, report,
-                                              require_answer_in_choices=False)
+        choices, answer_index = check_choices(item_id, choices_raw, None, report, require_answer_in_choices=False)
         if reference is None and answer is not None:
             reference = answer
             report.add("inferred_value", item_id, "reference_answer absent: taken from answer")
@@ -554,8 +623,11 @@ def _chain_link(record: _Record, level: Optional[str]) -> tuple[Optional[str], O
         report.add("inferred_value", item_id, "chain_id absent: the recording id")
     link_position = _position(fields_.get("link_position"))
     if link_position is None and fields_.get("link_position") is not None:
-        report.add("invalid_value", item_id, f"link_position={fields_.get('link_position')!r} "
-                                             "is not 1, 2 or 3 (stored as null)")
+        report.add(
+            "invalid_value",
+            item_id,
+            f"link_position={fields_.get('link_position')!r} is not 1, 2 or 3 (stored as null)",
+        )
     if link_position is None and level in LEVELS.values():
         link_position = {v: k for k, v in LEVEL_BY_POSITION.items()}[level]
         report.add("inferred_value", item_id, f"link_position absent: {link_position} (from {level})")
@@ -567,8 +639,9 @@ def _chain_link(record: _Record, level: Optional[str]) -> tuple[Optional[str], O
     return chain_id, link_position, level
 
 
-def _edit_manifest_and_operation(record: _Record, edits: Mapping[str, Mapping[str, Any]]
-                                 ) -> tuple[Optional[Mapping[str, Any]], Optional[str]]:
+def _edit_manifest_and_operation(
+    record: _Record, edits: Mapping[str, Mapping[str, Any]]
+) -> tuple[Optional[Mapping[str, Any]], Optional[str]]:
     """An anchor item's edit manifest (inline, else edits.jsonl's, else its recording's) and operation (the
     item's or its recording's, else the manifest's; a disagreement with the manifest is reported)."""
     reader, report, item_id, fields_ = record.reader, record.report, record.item_id, record.fields
@@ -579,16 +652,16 @@ def _edit_manifest_and_operation(record: _Record, edits: Mapping[str, Mapping[st
         manifest = edits.get(recording_id)
     if manifest is None and recording.get("edit_manifest") is not None:
         manifest = reader.manifest(f"recording:{recording_id}", recording["edit_manifest"])
-    operation = reader.enum(item_id, "operation", fields_.get("operation") or recording.get("operation"),
-                            OPERATIONS)
+    operation = reader.enum(item_id, "operation", fields_.get("operation") or recording.get("operation"), OPERATIONS)
     if manifest is None:
         report.add("missing_edit_manifest", item_id, f"recording {recording_id!r}")
     else:
         if operation is None:
             operation = manifest["operation"]
         elif manifest["operation"] and manifest["operation"] != operation:
-            report.add("conflicting_value", item_id,
-                       f"operation {operation!r}, edit manifest {manifest['operation']!r}")
+            report.add(
+                "conflicting_value", item_id, f"operation {operation!r}, edit manifest {manifest['operation']!r}"
+            )
     if operation is None:
         report.add("missing_field", item_id, "operation")
     return manifest, operation
@@ -600,8 +673,9 @@ def _dimension(record: _Record) -> Optional[str]:
     if dimension is not None:
         dimension = dimension.strip().lower()
         if dimension not in DIMENSIONS:
-            record.report.add("invalid_value", record.item_id,
-                              f"dimension={dimension!r} is not one of Table 4's {DIMENSIONS}")
+            record.report.add(
+                "invalid_value", record.item_id, f"dimension={dimension!r} is not one of Table 4's {DIMENSIONS}"
+            )
     return dimension
 
 
@@ -640,6 +714,7 @@ def _audio(record: _Record, source: str, audio_files: AudioFiles) -> tuple[str, 
 # The builder
 # ----------------------------------------------------------------------------------------------
 
+
 @dataclass
 class AudioSpanConfig(BenchmarkConfig):
     """BenchmarkConfig plus ``field_aliases``: {kind: {released name: our name}} merged over
@@ -670,9 +745,11 @@ class AudioSpanBuilder(BenchmarkBuilder):
     ]
     DEFAULT_CONFIG_NAME = "all"
     SCAN_OPTIONS = ("metadata_file", "field_aliases", "anchor_from_manifests")
-    DESCRIPTION = ("AudioSpan: 3,240 questions over 360 long recordings (10 min to 2.7 h, English and Chinese) "
-                   "at three cognitive levels: native MCQ and rubric-graded OEQ, and anchor MCQ chains over "
-                   "an anchored copy of each recording.")
+    DESCRIPTION = (
+        "AudioSpan: 3,240 questions over 360 long recordings (10 min to 2.7 h, English and Chinese) "
+        "at three cognitive levels: native MCQ and rubric-graded OEQ, and anchor MCQ chains over "
+        "an anchored copy of each recording."
+    )
     HOMEPAGE = "https://huggingface.co/datasets/holvan/AudioSpan"
     LICENSE = "cc-by-nc-sa-4.0"
     CITATION = CITATION
@@ -700,8 +777,10 @@ class AudioSpanBuilder(BenchmarkBuilder):
         native_path = root / (options.get("metadata_file") or NATIVE_FILE)
         anchor_path = root / ANCHOR_FILE
         if not native_path.is_file() and not anchor_path.is_file():
-            raise FileNotFoundError(f"AudioSpan metadata not found under {root}: expected {NATIVE_FILE} and/or "
-                                    f"{ANCHOR_FILE} (see audioreason.data.audiospan for the layout)")
+            raise FileNotFoundError(
+                f"AudioSpan metadata not found under {root}: expected {NATIVE_FILE} and/or "
+                f"{ANCHOR_FILE} (see audioreason.data.audiospan for the layout)"
+            )
         report = ValidationReport("audiospan", str(root))
         reader = _Reader(root, self.aliases(options.get("field_aliases")), report)
         recordings = reader.recordings(root / RECORDINGS_FILE)
@@ -713,8 +792,9 @@ class AudioSpanBuilder(BenchmarkBuilder):
                 if status != "pre-made":  # rows carry the completed manifest: positions in the anchored timeline
                     edits[rid] = reader.manifest(f"edits:{rid}", manifest)
                     report.add("inferred_value", f"recording:{rid}", f"anchored audio {status} from its edit manifest")
-        metadata_files = [p for p in (native_path, anchor_path, root / RECORDINGS_FILE, root / EDITS_FILE)
-                          if p.is_file()]
+        metadata_files = [
+            p for p in (native_path, anchor_path, root / RECORDINGS_FILE, root / EDITS_FILE) if p.is_file()
+        ]
         items: list[dict[str, Any]] = []
         audio_files = AudioFiles(root, report)
         for source, path in (("native", native_path), ("anchor", anchor_path)):
@@ -728,8 +808,16 @@ class AudioSpanBuilder(BenchmarkBuilder):
         return SourceScan(items, report, metadata_files, audio_files.candidates)
 
     # -- one record ----------------------------------------------------------------------------
-    def _item(self, reader: _Reader, source: str, row: int, raw: Any, recordings: Mapping[str, Mapping[str, Any]],
-              edits: Mapping[str, Mapping[str, Any]], audio_files: AudioFiles) -> Optional[dict[str, Any]]:
+    def _item(
+        self,
+        reader: _Reader,
+        source: str,
+        row: int,
+        raw: Any,
+        recordings: Mapping[str, Mapping[str, Any]],
+        edits: Mapping[str, Mapping[str, Any]],
+        audio_files: AudioFiles,
+    ) -> Optional[dict[str, Any]]:
         """One record of ``source`` (native or anchor) as an item, every finding in the report; None (reported
         and skipped) for a record that is not an object. The helpers run in this order, which is the order of
         the report's findings for the item."""
@@ -756,14 +844,29 @@ class AudioSpanBuilder(BenchmarkBuilder):
         language, tier = _language_and_tier(record)
         audio_path, path, duration = _audio(record, source, audio_files)
         return {
-            "id": item_id, "audio": str(path) if path is not None else None, "audio_path": audio_path,
-            "question": question, "choices": choices, "answer": answer, "answer_index": answer_index,
-            "recording_id": record.recording_id, "subset": subset, "format": fmt, "language": language,
-            "duration_tier": tier, "duration_seconds": duration,
-            "genre": as_text(record.merged("genre")), "topic": as_text(record.merged("topic")),
-            "cognitive_level": level, "dimension": dimension, "pair_id": as_text(fields_.get("pair_id")),
+            "id": item_id,
+            "audio": str(path) if path is not None else None,
+            "audio_path": audio_path,
+            "question": question,
+            "choices": choices,
+            "answer": answer,
+            "answer_index": answer_index,
+            "recording_id": record.recording_id,
+            "subset": subset,
+            "format": fmt,
+            "language": language,
+            "duration_tier": tier,
+            "duration_seconds": duration,
+            "genre": as_text(record.merged("genre")),
+            "topic": as_text(record.merged("topic")),
+            "cognitive_level": level,
+            "dimension": dimension,
+            "pair_id": as_text(fields_.get("pair_id")),
             "reference_answer": reference if fmt == "OEQ" else as_text(fields_.get("reference_answer")),
-            "rubric": rubric, "chain_id": chain_id, "link_position": link_position, "operation": operation,
+            "rubric": rubric,
+            "chain_id": chain_id,
+            "link_position": link_position,
+            "operation": operation,
             "edit_manifest": manifest,
             "extra": json.dumps(unknown, ensure_ascii=False, sort_keys=True) if unknown else None,
         }
@@ -782,8 +885,11 @@ class AudioSpanBuilder(BenchmarkBuilder):
         for chain_id, links in chains.items():
             positions = sorted(p for p in (it["link_position"] for it in links) if p is not None)
             if positions != [1, 2, 3] or len(links) != 3:
-                report.add("incomplete_chain", chain_id, f"positions {positions} over {len(links)} items "
-                                                         f"({', '.join(it['id'] for it in links)})")
+                report.add(
+                    "incomplete_chain",
+                    chain_id,
+                    f"positions {positions} over {len(links)} items ({', '.join(it['id'] for it in links)})",
+                )
             recordings = {it["recording_id"] for it in links}
             if len(recordings) > 1:
                 report.add("conflicting_value", chain_id, f"chain spans recordings {sorted(recordings)}")
@@ -796,6 +902,7 @@ class AudioSpanBuilder(BenchmarkBuilder):
 # Hub-ready folder
 # ----------------------------------------------------------------------------------------------
 
+
 def hub_configs_for(counts: Mapping[str, int], features: Any) -> list[HubConfig]:
     """The card's configs for an export holding ``counts`` items per subset.
 
@@ -803,23 +910,41 @@ def hub_configs_for(counts: Mapping[str, int], features: Any) -> list[HubConfig]
     (the anchored copies); native_mcq and native_oeq select their rows with a ``filters`` entry.
     """
     configs = []
-    groups = [g for g, subsets in (("native", ("native_mcq", "native_oeq")), ("anchor", ("anchor",)))
-              if any(counts.get(s) for s in subsets)]
+    groups = [
+        g
+        for g, subsets in (("native", ("native_mcq", "native_oeq")), ("anchor", ("anchor",)))
+        if any(counts.get(s) for s in subsets)
+    ]
     total = sum(counts.values())
-    configs.append(HubConfig("all", [{"split": TEST_SPLIT, "path": [f"{g}/**" for g in groups]}], features,
-                             {TEST_SPLIT: total}, default=True))
+    configs.append(
+        HubConfig(
+            "all",
+            [{"split": TEST_SPLIT, "path": [f"{g}/**" for g in groups]}],
+            features,
+            {TEST_SPLIT: total},
+            default=True,
+        )
+    )
     for subset in SUBSETS:
         if not counts.get(subset):
             continue
         group = "anchor" if subset == "anchor" else "native"
         filters = None if subset == "anchor" else [["subset", "==", subset]]
-        configs.append(HubConfig(subset, [{"split": TEST_SPLIT, "path": f"{group}/**"}], features,
-                                 {TEST_SPLIT: counts[subset]}, filters=filters))
+        configs.append(
+            HubConfig(
+                subset,
+                [{"split": TEST_SPLIT, "path": f"{group}/**"}],
+                features,
+                {TEST_SPLIT: counts[subset]},
+                filters=filters,
+            )
+        )
     return configs
 
 
-def export_hub_folder(dataset: datasets.Dataset, out_dir: Any, *, card: Optional[str] = None,
-                      overwrite: bool = False, link: str = "copy") -> Path:
+def export_hub_folder(
+    dataset: datasets.Dataset, out_dir: Any, *, card: Optional[str] = None, overwrite: bool = False, link: str = "copy"
+) -> Path:
     """A Hub-ready AudioSpan folder: audio files plus metadata, each recording stored once.
 
     Layout: ``native/metadata.parquet`` + ``native/audio/<recording>.<ext>`` (originals) and
@@ -835,8 +960,10 @@ def export_hub_folder(dataset: datasets.Dataset, out_dir: Any, *, card: Optional
     suffixes = {Path(p or "").suffix.lower() for p in dataset["audio_path"]}
     unsupported = sorted(s for s in suffixes if s not in AudioFolder.EXTENSIONS)
     if unsupported:
-        raise ValueError(f"audio formats {unsupported} are not read by datasets' audiofolder; convert those "
-                         "recordings (e.g. to FLAC) before exporting")
+        raise ValueError(
+            f"audio formats {unsupported} are not read by datasets' audiofolder; convert those "
+            "recordings (e.g. to FLAC) before exporting"
+        )
     out = prepare_out_dir(out_dir, overwrite)
     subsets = dataset["subset"]
     counts = {s: subsets.count(s) for s in SUBSETS}

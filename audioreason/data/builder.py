@@ -8,6 +8,7 @@ leads outside the folder is refused and never read. Items whose audio is missing
 folder are, by policy, an error that lists every one (default), skipped and reported, or kept with
 ``audio=None`` and reported.
 """
+
 from __future__ import annotations
 
 import hashlib
@@ -27,8 +28,10 @@ from .features import TEST_SPLIT, with_audio_storage
 from .scan import SourceScan, apply_policies, check_policies, raise_on_policies
 
 # The modules whose code shapes a built item (with each benchmark's own): a change to any rebuilds.
-ITEM_CODE = tuple(str(Path(__file__).with_name(name)) for name in ("builder.py", "features.py", "fields.py",
-                                                                  "audio_files.py", "scan.py", "records.py"))
+ITEM_CODE = tuple(
+    str(Path(__file__).with_name(name))
+    for name in ("builder.py", "features.py", "fields.py", "audio_files.py", "scan.py", "records.py")
+)
 
 
 @dataclass
@@ -122,8 +125,9 @@ class BenchmarkBuilder(datasets.GeneratorBasedBuilder):
         self.report = scan.report
         self._scanned = scan.items
         super().__init__(*args, data_dir=str(root), **kwargs)
-        self._items = apply_policies(self.select_items(self._scanned), self.report, self.config.on_missing_audio,
-                                     self.config.on_repeated_id)
+        self._items = apply_policies(
+            self.select_items(self._scanned), self.report, self.config.on_missing_audio, self.config.on_repeated_id
+        )
         self.report.built = len(self._items)
 
     @classmethod
@@ -145,8 +149,13 @@ class BenchmarkBuilder(datasets.GeneratorBasedBuilder):
         features = self.FEATURES
         if self.config.audio_backend == "soundfile":
             features = with_audio_storage(features)
-        return datasets.DatasetInfo(description=self.DESCRIPTION, features=features, homepage=self.HOMEPAGE,
-                                    license=self.LICENSE, citation=self.CITATION)
+        return datasets.DatasetInfo(
+            description=self.DESCRIPTION,
+            features=features,
+            homepage=self.HOMEPAGE,
+            license=self.LICENSE,
+            citation=self.CITATION,
+        )
 
     def _split_generators(self, dl_manager: Any) -> list[datasets.SplitGenerator]:
         raise_on_policies(self.report, self.root, self.config.on_missing_audio, self.config.on_repeated_id)

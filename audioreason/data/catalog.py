@@ -6,6 +6,7 @@ test-mini) folder, field for field, with the same validation report and policies
 text scorers, ``audioreason import``) needs, without ``datasets``, its Arrow cache or an audio decoder.
 AudioSpan (configs, audio anchored at build time), Hub-ready folders and Hub ids go through ``load``.
 """
+
 from __future__ import annotations
 
 import os
@@ -34,16 +35,23 @@ BENCHMARKS: dict[str, BenchmarkSpec] = {
     "mmau_test_mini": BenchmarkSpec("mmau_test_mini", (MMAU_METADATA,), scan_mmau),
     "audiospan": BenchmarkSpec("audiospan", (NATIVE_FILE, ANCHOR_FILE)),
 }
-NAME_ALIASES = {"mmau": "mmau_test_mini", "mmau-test-mini": "mmau_test_mini", "mmau_testmini": "mmau_test_mini",
-                "mmau-mini": "mmau_test_mini", "audio_span": "audiospan"}
+NAME_ALIASES = {
+    "mmau": "mmau_test_mini",
+    "mmau-test-mini": "mmau_test_mini",
+    "mmau_testmini": "mmau_test_mini",
+    "mmau-mini": "mmau_test_mini",
+    "audio_span": "audiospan",
+}
 
 
 def benchmark_spec(name: str) -> BenchmarkSpec:
     key = name.strip().lower()
     key = NAME_ALIASES.get(key, key)
     if key not in BENCHMARKS:
-        raise ValueError(f"unknown benchmark {name!r}: choose one of mmar, mmau-test-mini, audiospan "
-                         "(mmau_test_mini, the datasets builder's name, is mmau-test-mini)")
+        raise ValueError(
+            f"unknown benchmark {name!r}: choose one of mmar, mmau-test-mini, audiospan "
+            "(mmau_test_mini, the datasets builder's name, is mmau-test-mini)"
+        )
     return BENCHMARKS[key]
 
 
@@ -53,13 +61,21 @@ def is_raw_folder(name: str, folder: Union[str, os.PathLike]) -> bool:
 
 def reads_text_only(name: str, folder: Union[str, os.PathLike]) -> bool:
     """Whether ``text_items`` reads this folder: a raw folder of a benchmark with a text-only read."""
-    return benchmark_spec(name).scan is not None and Path(folder).expanduser().is_dir() and is_raw_folder(
-        name, Path(folder).expanduser())
+    return (
+        benchmark_spec(name).scan is not None
+        and Path(folder).expanduser().is_dir()
+        and is_raw_folder(name, Path(folder).expanduser())
+    )
 
 
-def text_items(name: str, folder: Union[str, os.PathLike], *, on_missing_audio: str = "raise",
-               on_repeated_id: str = "raise", metadata_file: Optional[str] = None
-               ) -> tuple[list[dict[str, Any]], ValidationReport]:
+def text_items(
+    name: str,
+    folder: Union[str, os.PathLike],
+    *,
+    on_missing_audio: str = "raise",
+    on_repeated_id: str = "raise",
+    metadata_file: Optional[str] = None,
+) -> tuple[list[dict[str, Any]], ValidationReport]:
     """(the items, the validation report) of a raw MMAR or MMAU test-mini folder, as its builder builds them
     (the policies as ``load_benchmark``'s; a "raise" policy that fails is the same BenchmarkValidationError)."""
     spec = benchmark_spec(name)
@@ -80,5 +96,12 @@ def text_items(name: str, folder: Union[str, os.PathLike], *, on_missing_audio: 
     return items, report
 
 
-__all__ = ["BENCHMARKS", "BenchmarkSpec", "NAME_ALIASES", "benchmark_spec", "is_raw_folder", "reads_text_only",
-           "text_items"]
+__all__ = [
+    "BENCHMARKS",
+    "BenchmarkSpec",
+    "NAME_ALIASES",
+    "benchmark_spec",
+    "is_raw_folder",
+    "reads_text_only",
+    "text_items",
+]

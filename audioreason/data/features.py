@@ -12,6 +12,7 @@ Audio: with torchcodec usable the column is ``Audio()``; otherwise the builders 
 ``Audio(decode=False)`` (``{"path", "bytes"}``), which ``audioreason.audio.load_audio`` (re-exported as
 ``decode_audio``) reads with soundfile.
 """
+
 from __future__ import annotations
 
 from typing import Any, Mapping, Optional

@@ -1,5 +1,6 @@
 """Normalising the fields of raw metadata records into the common schema, reporting every problem into the
 build's ``ValidationReport`` (shared by the MMAR, MMAU and AudioSpan builders)."""
+
 from __future__ import annotations
 
 from collections.abc import Mapping
@@ -16,8 +17,14 @@ def as_text(value: Any) -> Optional[str]:
     return value if isinstance(value, str) else str(value)
 
 
-def check_choices(item_id: str, choices: Any, answer: Optional[str], report: ValidationReport,
-                  *, require_answer_in_choices: bool = True) -> tuple[list[str], int]:
+def check_choices(
+    item_id: str,
+    choices: Any,
+    answer: Optional[str],
+    report: ValidationReport,
+    *,
+    require_answer_in_choices: bool = True,
+) -> tuple[list[str], int]:
     """(choices as a list of strings, answer_index), reporting duplicates and a missing answer.
 
     Duplicate choices are kept (scorers compare choice text, so either copy is correct) and
@@ -55,8 +62,9 @@ def category_text(item_id: str, value: Any, report: ValidationReport) -> Optiona
     return as_text(value)
 
 
-def core_fields(raw: Any, row: int, audio_files: AudioFiles, report: ValidationReport,
-                audio_field: str) -> Optional[dict[str, Any]]:
+def core_fields(
+    raw: Any, row: int, audio_files: AudioFiles, report: ValidationReport, audio_field: str
+) -> Optional[dict[str, Any]]:
     """The common-schema fields of one metadata record (id, audio, audio_path, question, choices, answer,
     answer_index; audio = the file's real path when it lies inside the raw folder and a reader opens its
     header, else None), with every problem reported. A record that is not an object is reported and
@@ -79,8 +87,15 @@ def core_fields(raw: Any, row: int, audio_files: AudioFiles, report: ValidationR
     else:
         path, _ = audio_files.check(item_id, audio_path)
         audio = None if path is None else str(path)
-    return {"id": item_id, "audio": audio, "audio_path": audio_path, "question": question,
-            "choices": choices, "answer": answer, "answer_index": answer_index}
+    return {
+        "id": item_id,
+        "audio": audio,
+        "audio_path": audio_path,
+        "question": question,
+        "choices": choices,
+        "answer": answer,
+        "answer_index": answer_index,
+    }
 
 
 def record_id(raw: Mapping[str, Any], row: int, report: ValidationReport, key: str = "id") -> str:
@@ -100,4 +115,3 @@ def required_text(raw: Mapping[str, Any], key: str, item_id: str, report: Valida
     if not isinstance(value, str):
         report.add("invalid_value", item_id, f"{key} is a {type(value).__name__} (stored as text)")
     return as_text(value)
-

@@ -1,6 +1,7 @@
 """Writing a Hub-ready folder: parquet shards with the audio embedded, or audio files plus a metadata
 parquet (the audiofolder layout), and the dataset card whose YAML ``configs`` and ``dataset_info`` are
 written from what was exported; ``push_folder`` publishes it."""
+
 from __future__ import annotations
 
 import hashlib
@@ -48,7 +49,7 @@ def _parse_size(size: Union[int, str]) -> int:
     if isinstance(size, int):
         return size
     text = size.strip().upper()
-    for unit, factor in (("GB", 10 ** 9), ("MB", 10 ** 6), ("KB", 10 ** 3), ("B", 1)):
+    for unit, factor in (("GB", 10**9), ("MB", 10**6), ("KB", 10**3), ("B", 1)):
         if text.endswith(unit):
             return int(float(text[: -len(unit)]) * factor)
     return int(text)
@@ -71,8 +72,9 @@ def _prepare_for_export(dataset: datasets.Dataset) -> datasets.Dataset:
     return dataset.cast_column("audio", Audio())
 
 
-def write_parquet_split(dataset: datasets.Dataset, out_dir: Path, data_dir: str, split: str,
-                        max_shard_size: Union[int, str] = "500MB") -> list[str]:
+def write_parquet_split(
+    dataset: datasets.Dataset, out_dir: Path, data_dir: str, split: str, max_shard_size: Union[int, str] = "500MB"
+) -> list[str]:
     """Write ``dataset`` as parquet shards with the audio bytes embedded (like push_to_hub does).
 
     Shards are ``<data_dir>/<split>-00000-of-0000N.parquet``; returns their paths relative to out_dir.
@@ -89,17 +91,26 @@ def write_parquet_split(dataset: datasets.Dataset, out_dir: Path, data_dir: str,
     for index in range(num_shards):
         shard = dataset.shard(num_shards=num_shards, index=index, contiguous=True)
         # Embedding reads each file's bytes into the Arrow table: pure Arrow, no decoding.
-        shard = shard.with_format("arrow").map(embed_table_storage, batched=True, keep_in_memory=True,
-                                                desc=None).with_format()
+        shard = (
+            shard.with_format("arrow")
+            .map(embed_table_storage, batched=True, keep_in_memory=True, desc=None)
+            .with_format()
+        )
         name = f"{split}-{index:05d}-of-{num_shards:05d}.parquet"
         shard.to_parquet(str(target / name))
         written.append(f"{data_dir}/{name}")
     return written
 
 
-def write_parquet_config(out_dir: Path, config_name: str, splits: Mapping[str, datasets.Dataset], *,
-                         data_dir: Optional[str] = None, max_shard_size: Union[int, str] = "500MB",
-                         default: bool = False) -> HubConfig:
+def write_parquet_config(
+    out_dir: Path,
+    config_name: str,
+    splits: Mapping[str, datasets.Dataset],
+    *,
+    data_dir: Optional[str] = None,
+    max_shard_size: Union[int, str] = "500MB",
+    default: bool = False,
+) -> HubConfig:
     """Parquet shards for every split of one config, and its card entry."""
     data_dir = data_dir or ("data" if config_name == "default" else f"data/{config_name}")
     data_files, features = [], None
@@ -107,8 +118,7 @@ def write_parquet_config(out_dir: Path, config_name: str, splits: Mapping[str, d
         write_parquet_split(dataset, out_dir, data_dir, split, max_shard_size)
         data_files.append({"split": split, "path": f"{data_dir}/{split}-*"})
         features = _prepare_for_export(dataset).features
-    return HubConfig(config_name, data_files, features, {s: len(d) for s, d in splits.items()},
-                     default=default)
+    return HubConfig(config_name, data_files, features, {s: len(d) for s, d in splits.items()}, default=default)
 
 
 def _copy_file(source: Path, target: Path, link: str) -> None:
@@ -124,8 +134,7 @@ def _copy_file(source: Path, target: Path, link: str) -> None:
     shutil.copy2(source, target)
 
 
-def write_audiofolder_group(out_dir: Path, group: str, dataset: datasets.Dataset, *,
-                            link: str = "copy") -> None:
+def write_audiofolder_group(out_dir: Path, group: str, dataset: datasets.Dataset, *, link: str = "copy") -> None:
     """``<group>/metadata.parquet`` plus ``<group>/audio/<file>``, each audio file stored once.
 
     The metadata has a ``file_name`` column where ``audio`` was (relative to ``<group>/``), which
@@ -217,9 +226,14 @@ def prepare_out_dir(out_dir: Union[str, os.PathLike], overwrite: bool) -> Path:
     return out
 
 
-def export_parquet_folder(dataset: Union[datasets.Dataset, Mapping[str, datasets.Dataset]],
-                          out_dir: Union[str, os.PathLike], *, card: Optional[str] = None,
-                          overwrite: bool = False, max_shard_size: Union[int, str] = "500MB") -> Path:
+def export_parquet_folder(
+    dataset: Union[datasets.Dataset, Mapping[str, datasets.Dataset]],
+    out_dir: Union[str, os.PathLike],
+    *,
+    card: Optional[str] = None,
+    overwrite: bool = False,
+    max_shard_size: Union[int, str] = "500MB",
+) -> Path:
     """A Hub-ready folder with one config ("default"): parquet shards with embedded audio + README.md.
 
     ``dataset`` is the "test" split, or a mapping split -> Dataset. ``load_dataset(out_dir)`` reads it
@@ -250,8 +264,9 @@ def licence_notice(card_text: str) -> str:
     return f"licence: {licence}\n{section}"
 
 
-def push_folder(folder: Union[str, os.PathLike], repo_id: str, *, private: bool = True,
-                token: Optional[str] = None, api: Any = None) -> str:
+def push_folder(
+    folder: Union[str, os.PathLike], repo_id: str, *, private: bool = True, token: Optional[str] = None, api: Any = None
+) -> str:
     """Publish a Hub-ready folder as the dataset repo ``repo_id`` (created if needed); returns its URL.
 
     Private by default: the benchmarks' licences (CC BY-NC, CC BY-NC-SA; AudioSpan's audio may not be
@@ -264,9 +279,12 @@ def push_folder(folder: Union[str, os.PathLike], repo_id: str, *, private: bool 
     api.create_repo(repo_id, repo_type="dataset", private=private, exist_ok=True)
     if private and not api.repo_info(repo_id, repo_type="dataset").private:
         # create_repo(exist_ok=True) leaves an existing repo as it is: never upload into an open one by default.
-        raise PermissionError(f"the dataset repo {repo_id} already exists and is public: nothing was uploaded "
-                              "(make it private on the Hub, or publish openly on purpose: private=False; --public on the command "
-                              "line)")
-    api.upload_folder(repo_id=repo_id, folder_path=str(folder), repo_type="dataset",
-                      commit_message="Upload with audioreason.data")
+        raise PermissionError(
+            f"the dataset repo {repo_id} already exists and is public: nothing was uploaded "
+            "(make it private on the Hub, or publish openly on purpose: private=False; --public on the command "
+            "line)"
+        )
+    api.upload_folder(
+        repo_id=repo_id, folder_path=str(folder), repo_type="dataset", commit_message="Upload with audioreason.data"
+    )
     return f"https://huggingface.co/datasets/{repo_id}"

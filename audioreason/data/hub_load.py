@@ -1,6 +1,7 @@
 """Reading a Hub-ready folder (a README.md whose YAML ``configs:`` names the data files): with
 ``datasets.load_dataset`` when torchcodec is usable, else without it (parquet with
 ``Audio(decode=False)``; audiofolder layouts from their metadata parquet)."""
+
 from __future__ import annotations
 
 import glob
@@ -108,17 +109,28 @@ def _load_audiofolder_without_torchcodec(folder: Path, entry: Mapping[str, Any],
         # Checked by load_hub_folder (check_inside) once the dataset exists, like every other layout.
         paths = [str(meta.parent / name) for name in table.column("file_name").to_pylist()]
         audio = pa.StructArray.from_arrays(
-            [pa.array([None] * len(paths), pa.binary()), pa.array(paths, pa.string())], ["bytes", "path"])
+            [pa.array([None] * len(paths), pa.binary()), pa.array(paths, pa.string())], ["bytes", "path"]
+        )
         position = table.column_names.index("file_name")
         table = table.remove_column(position).add_column(position, "audio", audio)
-        out_features = Features({("audio" if k == "file_name" else k): (Audio(decode=False) if k == "file_name" else v)
-                                 for k, v in features.items()})
+        out_features = Features(
+            {
+                ("audio" if k == "file_name" else k): (Audio(decode=False) if k == "file_name" else v)
+                for k, v in features.items()
+            }
+        )
         parts.append(datasets.Dataset(table).cast(out_features))
     return datasets.concatenate_datasets(parts) if len(parts) > 1 else parts[0]
 
 
-def load_hub_folder(folder: Union[str, os.PathLike], config: Optional[str] = None, split: str = TEST_SPLIT, *,
-                    audio_backend: str = "auto", cache_dir: Optional[str] = None) -> datasets.Dataset:
+def load_hub_folder(
+    folder: Union[str, os.PathLike],
+    config: Optional[str] = None,
+    split: str = TEST_SPLIT,
+    *,
+    audio_backend: str = "auto",
+    cache_dir: Optional[str] = None,
+) -> datasets.Dataset:
     """``load_dataset(folder, config, split=split)``, or its torchcodec-free equivalent.
 
     With torchcodec usable this is exactly what a user of the published dataset runs. Without it
@@ -133,8 +145,9 @@ def load_hub_folder(folder: Union[str, os.PathLike], config: Optional[str] = Non
     backend, _ = resolve_audio_backend(audio_backend)
     card = read_card_yaml(folder)
     entry = pick_config(card, config, folder)
-    is_audiofolder = any(p.name == AUDIOFOLDER_METADATA
-                         for p in _resolve_patterns(folder, split_patterns(entry, split)))
+    is_audiofolder = any(
+        p.name == AUDIOFOLDER_METADATA for p in _resolve_patterns(folder, split_patterns(entry, split))
+    )
     if backend == "soundfile" and is_audiofolder:
         dataset = _load_audiofolder_without_torchcodec(folder, entry, split)
     else:

@@ -13,6 +13,7 @@ What the path is decides the route:
 3. anything else that is not a local path -> ``load_dataset(hub_id)``; without a Hub (offline,
    HF_HUB_OFFLINE=1) this raises BenchmarkNotFoundError saying so and what to pass instead.
 """
+
 from __future__ import annotations
 
 import os
@@ -41,20 +42,33 @@ class BenchmarkNotFoundError(FileNotFoundError):
     """Neither a usable local folder nor a reachable Hub dataset."""
 
 
-def _export_parquet(dataset: datasets.Dataset, out_dir: Any, *, card: Optional[str] = None,
-                    overwrite: bool = False, **options: Any) -> Path:
+def _export_parquet(
+    dataset: datasets.Dataset, out_dir: Any, *, card: Optional[str] = None, overwrite: bool = False, **options: Any
+) -> Path:
     return export_parquet_folder(dataset, out_dir, card=card, overwrite=overwrite, **options)
 
 
-BUILDERS: dict[str, type[BenchmarkBuilder]] = {"mmar": MMARBuilder, "mmau_test_mini": MMAUTestMiniBuilder,
-                                               "audiospan": AudioSpanBuilder}
-EXPORTS: dict[str, Callable[..., Path]] = {"mmar": _export_parquet, "mmau_test_mini": _export_parquet,
-                                           "audiospan": _export_audiospan}
+BUILDERS: dict[str, type[BenchmarkBuilder]] = {
+    "mmar": MMARBuilder,
+    "mmau_test_mini": MMAUTestMiniBuilder,
+    "audiospan": AudioSpanBuilder,
+}
+EXPORTS: dict[str, Callable[..., Path]] = {
+    "mmar": _export_parquet,
+    "mmau_test_mini": _export_parquet,
+    "audiospan": _export_audiospan,
+}
 
 
-def build_benchmark(name: str, raw_dir: Union[str, os.PathLike], *, config: Optional[str] = None,
-                    split: str = TEST_SPLIT, cache_dir: Optional[str] = None,
-                    **options: Any) -> tuple[datasets.Dataset, ValidationReport]:
+def build_benchmark(
+    name: str,
+    raw_dir: Union[str, os.PathLike],
+    *,
+    config: Optional[str] = None,
+    split: str = TEST_SPLIT,
+    cache_dir: Optional[str] = None,
+    **options: Any,
+) -> tuple[datasets.Dataset, ValidationReport]:
     """Build a benchmark from its raw folder: (the split as a Dataset, the validation report).
 
     ``options`` go to the builder (on_missing_audio, on_repeated_id, audio_backend, metadata_file,
@@ -67,9 +81,16 @@ def build_benchmark(name: str, raw_dir: Union[str, os.PathLike], *, config: Opti
     return builder.build(split), builder.report
 
 
-def export_benchmark(name: str, dataset: datasets.Dataset, out_dir: Union[str, os.PathLike], *,
-                     card: Optional[str] = None, overwrite: bool = False,
-                     audio_root: Optional[Union[str, os.PathLike]] = None, **options: Any) -> Path:
+def export_benchmark(
+    name: str,
+    dataset: datasets.Dataset,
+    out_dir: Union[str, os.PathLike],
+    *,
+    card: Optional[str] = None,
+    overwrite: bool = False,
+    audio_root: Optional[Union[str, os.PathLike]] = None,
+    **options: Any,
+) -> Path:
     """Write a built benchmark as a Hub-ready folder (MMAR, MMAU: parquet shards with embedded audio;
     AudioSpan: audio files plus metadata). ``card`` is the dataset card text (its YAML ``configs`` and
     ``dataset_info`` are rewritten from what was written); default: the benchmark's shipped card
@@ -90,9 +111,16 @@ def export_benchmark(name: str, dataset: datasets.Dataset, out_dir: Union[str, o
     return EXPORTS[spec.name](dataset, out_dir, card=card, overwrite=overwrite, **options)
 
 
-def build_for_export(name: str, raw_dir: Union[str, os.PathLike], out_dir: Union[str, os.PathLike], *,
-                     overwrite: bool = False, how: str = "pass overwrite=True", cache_dir: Optional[str] = None,
-                     **options: Any) -> tuple[datasets.Dataset, ValidationReport]:
+def build_for_export(
+    name: str,
+    raw_dir: Union[str, os.PathLike],
+    out_dir: Union[str, os.PathLike],
+    *,
+    overwrite: bool = False,
+    how: str = "pass overwrite=True",
+    cache_dir: Optional[str] = None,
+    **options: Any,
+) -> tuple[datasets.Dataset, ValidationReport]:
     """The whole benchmark (AudioSpan: every config) built from its raw folder for ``export_benchmark`` into
     ``out_dir``: (the split as a Dataset, the validation report), as ``build_benchmark`` gives them.
 
@@ -116,16 +144,21 @@ def _looks_like_local_path(text: str) -> bool:
 
 def _not_found(name: str, hub_id: str, err: BaseException) -> BenchmarkNotFoundError:
     spec = benchmark_spec(name)
-    why = ("the Hugging Face Hub is disabled here (HF_HUB_OFFLINE=1)" if _offline()
-           else "the Hugging Face Hub could not be reached or has no such dataset")
+    why = (
+        "the Hugging Face Hub is disabled here (HF_HUB_OFFLINE=1)"
+        if _offline()
+        else "the Hugging Face Hub could not be reached or has no such dataset"
+    )
     return BenchmarkNotFoundError(
         f"cannot load {spec.name!r} from {hub_id!r}: it is not a local folder, and {why}. Pass a raw "
         f"{spec.name} folder (with {' or '.join(spec.raw_markers)}), a Hub-ready folder (README.md with "
-        f"YAML configs:), or a Hub id that can be reached. [{type(err).__name__}: {str(err).splitlines()[0] if str(err) else ''}]")
+        f"YAML configs:), or a Hub id that can be reached. [{type(err).__name__}: {str(err).splitlines()[0] if str(err) else ''}]"
+    )
 
 
-def _load_hub_id(name: str, hub_id: str, config: Optional[str], split: str, backend: str,
-                 cache_dir: Optional[str]) -> datasets.Dataset:
+def _load_hub_id(
+    name: str, hub_id: str, config: Optional[str], split: str, backend: str, cache_dir: Optional[str]
+) -> datasets.Dataset:
     try:
         if backend == "torchcodec":
             return datasets.load_dataset(hub_id, config, split=split, cache_dir=cache_dir)
@@ -134,8 +167,9 @@ def _load_hub_id(name: str, hub_id: str, config: Optional[str], split: str, back
 
         readme = Path(hf_hub_download(hub_id, "README.md", repo_type="dataset"))
         entry = pick_config(read_card_yaml(readme.parent), config, readme.parent)
-        folder = snapshot_download(hub_id, repo_type="dataset",
-                                   allow_patterns=["README.md", *split_patterns(entry, split)])
+        folder = snapshot_download(
+            hub_id, repo_type="dataset", allow_patterns=["README.md", *split_patterns(entry, split)]
+        )
         return load_hub_folder(folder, entry["config_name"], split, audio_backend="soundfile", cache_dir=cache_dir)
     except (ConnectionError, OSError) as err:
         if isinstance(err, BenchmarkNotFoundError):
@@ -145,10 +179,19 @@ def _load_hub_id(name: str, hub_id: str, config: Optional[str], split: str, back
         raise _not_found(name, hub_id, err) from err
 
 
-def load_benchmark(name: str, path_or_hub_id: Union[str, os.PathLike], split: str = TEST_SPLIT, *,
-                   config: Optional[str] = None, sampling_rate: Optional[int] = None,
-                   audio_backend: str = "auto", source: str = "auto", cache_dir: Optional[str] = None,
-                   return_report: bool = False, **builder_options: Any):
+def load_benchmark(
+    name: str,
+    path_or_hub_id: Union[str, os.PathLike],
+    split: str = TEST_SPLIT,
+    *,
+    config: Optional[str] = None,
+    sampling_rate: Optional[int] = None,
+    audio_backend: str = "auto",
+    source: str = "auto",
+    cache_dir: Optional[str] = None,
+    return_report: bool = False,
+    **builder_options: Any,
+):
     """Load benchmark ``name`` (mmar, mmau_test_mini, audiospan) from a raw folder, a Hub-ready
     folder or a Hub id, as a ``datasets.Dataset`` in the common schema.
 
@@ -170,8 +213,15 @@ def load_benchmark(name: str, path_or_hub_id: Union[str, os.PathLike], split: st
     if source != "hub" and path.is_dir():
         raw = is_raw_folder(spec.name, path)
         if source == "raw" or (source == "auto" and raw):
-            dataset, report = build_benchmark(spec.name, path, config=config, split=split, cache_dir=cache_dir,
-                                              audio_backend=audio_backend, **builder_options)
+            dataset, report = build_benchmark(
+                spec.name,
+                path,
+                config=config,
+                split=split,
+                cache_dir=cache_dir,
+                audio_backend=audio_backend,
+                **builder_options,
+            )
             if not report.ok and not return_report:
                 warnings.warn(report.summary(), UserWarning, stacklevel=2)
         elif is_hub_folder(path):
@@ -181,7 +231,8 @@ def load_benchmark(name: str, path_or_hub_id: Union[str, os.PathLike], split: st
         else:
             raise BenchmarkNotFoundError(
                 f"{path} is neither a raw {spec.name} folder (expected {' or '.join(spec.raw_markers)}) nor a "
-                "Hub-ready folder (README.md with YAML configs:)")
+                "Hub-ready folder (README.md with YAML configs:)"
+            )
     elif source in ("raw", "folder") or (source == "auto" and _looks_like_local_path(text)):
         raise BenchmarkNotFoundError(f"{spec.name} folder not found: {path}")
     else:

@@ -14,6 +14,7 @@ thinking (gold CoT), cue (list of strings), rubric (five {name, scoring_point, n
 Every field is kept under its MMAR name (``sub-category`` keeps its hyphen, so code written against
 MMAR-meta.jsonl reads dataset items unchanged). The records are normalised by ``records`` (no ``datasets``).
 """
+
 from __future__ import annotations
 
 import json
@@ -42,18 +43,20 @@ RUBRIC_CRITERION = {
     "choices": List(Value("int32")),
 }
 
-FEATURES = benchmark_features({
-    "modality": Value("string"),
-    "category": Value("string"),
-    "sub-category": Value("string"),
-    "language": Value("string"),
-    "source": Value("string"),
-    "url": Value("string"),
-    "timestamp": Value("string"),
-    "thinking": Value("string"),
-    "cue": List(Value("string")),
-    "rubric": List(RUBRIC_CRITERION),
-})
+FEATURES = benchmark_features(
+    {
+        "modality": Value("string"),
+        "category": Value("string"),
+        "sub-category": Value("string"),
+        "language": Value("string"),
+        "source": Value("string"),
+        "url": Value("string"),
+        "timestamp": Value("string"),
+        "thinking": Value("string"),
+        "cue": List(Value("string")),
+        "rubric": List(RUBRIC_CRITERION),
+    }
+)
 
 CITATION = """@inproceedings{ma2025mmar,
   title     = {{MMAR}: A Challenging Benchmark for Deep Reasoning in Speech, Audio, Music, and Their Mix},
@@ -71,8 +74,10 @@ class MMARBuilder(BenchmarkBuilder):
     BENCHMARK = "mmar"
     FEATURES = FEATURES
     DEFAULT_METADATA_FILE = METADATA_FILE
-    DESCRIPTION = ("MMAR: 1,000 multiple-choice audio reasoning questions over speech, sound, music and "
-                   "their mix, with gold chain-of-thought and MMAR-Rubrics criteria.")
+    DESCRIPTION = (
+        "MMAR: 1,000 multiple-choice audio reasoning questions over speech, sound, music and "
+        "their mix, with gold chain-of-thought and MMAR-Rubrics criteria."
+    )
     HOMEPAGE = "https://github.com/ddlBoJack/MMAR"
     LICENSE = "cc-by-nc-4.0"
     CITATION = CITATION
@@ -87,8 +92,9 @@ def demo_metadata() -> list[dict[str, Any]]:
     return parse_json_lines(text, "mmar_sample.jsonl")
 
 
-def write_raw_folder(records: list[Mapping[str, Any]], root: Union[str, Path], *, seconds: float = 3.0,
-                     sampling_rate: int = 16000) -> Path:
+def write_raw_folder(
+    records: list[Mapping[str, Any]], root: Union[str, Path], *, seconds: float = 3.0, sampling_rate: int = 16000
+) -> Path:
     """Write an MMAR raw folder for ``records``: MMAR-meta.jsonl and one synthesized clip per record.
 
     The clip is ``synthesize_clip(modality, seconds, sampling_rate, seed=id)`` (MMAR audio is not
@@ -103,13 +109,15 @@ def write_raw_folder(records: list[Mapping[str, Any]], root: Union[str, Path], *
             f.write(json.dumps(record, ensure_ascii=False) + "\n")
     for record, path in zip(records, paths):
         if not path.exists():
-            write_audio(path, synthesize_clip(record["modality"], seconds, sampling_rate, seed=record["id"]),
-                        sampling_rate)
+            write_audio(
+                path, synthesize_clip(record["modality"], seconds, sampling_rate, seed=record["id"]), sampling_rate
+            )
     return root
 
 
-def build_demo_dataset(workdir: Union[str, Path], *, seconds: float = 3.0, sampling_rate: int = 16000,
-                       audio_backend: str = "auto") -> datasets.Dataset:
+def build_demo_dataset(
+    workdir: Union[str, Path], *, seconds: float = 3.0, sampling_rate: int = 16000, audio_backend: str = "auto"
+) -> datasets.Dataset:
     """The demo sample through the MMAR builder: 12 real MMAR items with synthesized audio.
 
     Writes ``<workdir>/MMAR-meta.jsonl`` and ``<workdir>/audio/<id>.wav`` (the same clips the demo
@@ -119,6 +127,5 @@ def build_demo_dataset(workdir: Union[str, Path], *, seconds: float = 3.0, sampl
     """
     workdir = Path(workdir)
     write_raw_folder(demo_metadata(), workdir, seconds=seconds, sampling_rate=sampling_rate)
-    builder = MMARBuilder(data_dir=str(workdir), cache_dir=str(workdir / "datasets_cache"),
-                          audio_backend=audio_backend)
+    builder = MMARBuilder(data_dir=str(workdir), cache_dir=str(workdir / "datasets_cache"), audio_backend=audio_backend)
     return builder.build()

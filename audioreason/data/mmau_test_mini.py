@@ -20,6 +20,7 @@ Schema decisions (the release is irregular in two ways; both are reported, never
 
 The records are normalised by ``records`` (no ``datasets``).
 """
+
 from __future__ import annotations
 
 from pathlib import Path
@@ -34,14 +35,16 @@ from .scan import SourceScan
 
 METADATA_FILE = MMAU_METADATA
 
-FEATURES = benchmark_features({
-    "dataset": Value("string"),
-    "task": Value("string"),
-    "split": Value("string"),
-    "category": Value("string"),
-    "sub-category": Value("string"),
-    "difficulty": Value("string"),
-})
+FEATURES = benchmark_features(
+    {
+        "dataset": Value("string"),
+        "task": Value("string"),
+        "split": Value("string"),
+        "category": Value("string"),
+        "sub-category": Value("string"),
+        "difficulty": Value("string"),
+    }
+)
 
 CITATION = """@inproceedings{sakshi2025mmau,
   title     = {{MMAU}: A Massive Multi-Task Audio Understanding and Reasoning Benchmark},
@@ -58,8 +61,10 @@ class MMAUTestMiniBuilder(BenchmarkBuilder):
     BENCHMARK = "mmau_test_mini"
     FEATURES = FEATURES
     DEFAULT_METADATA_FILE = METADATA_FILE
-    DESCRIPTION = ("MMAU test-mini: 1,000 multiple-choice audio understanding and reasoning questions over "
-                   "sound, speech and music (the split of MMAU with public answers).")
+    DESCRIPTION = (
+        "MMAU test-mini: 1,000 multiple-choice audio understanding and reasoning questions over "
+        "sound, speech and music (the split of MMAU with public answers)."
+    )
     HOMEPAGE = "https://sakshi113.github.io/mmau_homepage/"
     LICENSE = "cc-by-nc-4.0"
     CITATION = CITATION

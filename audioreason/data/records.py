@@ -3,6 +3,7 @@ reported, and the scan of a raw folder into them. No ``datasets`` import: the bu
 ``mmau_test_mini``) build a Dataset from the scan, and ``catalog.text_items`` hands the same items to a command
 that reads only their text. Each benchmark's layout and fields are described in its builder's module.
 """
+
 from __future__ import annotations
 
 import json
@@ -20,8 +21,18 @@ from .validation import ValidationReport
 CORE_FIELDS = ("id", "audio", "audio_path", "question", "choices", "answer", "answer_index")
 
 MMAR_METADATA = "MMAR-meta.jsonl"
-MMAR_FIELDS = CORE_FIELDS + ("modality", "category", "sub-category", "language", "source", "url", "timestamp",
-                             "thinking", "cue", "rubric")
+MMAR_FIELDS = CORE_FIELDS + (
+    "modality",
+    "category",
+    "sub-category",
+    "language",
+    "source",
+    "url",
+    "timestamp",
+    "thinking",
+    "cue",
+    "rubric",
+)
 # Optional string fields: absent is stored as None (MMAR's own `language` is null for 320 items).
 _MMAR_TEXT = ("modality", "sub-category", "language", "source", "url", "timestamp", "thinking")
 
@@ -33,6 +44,7 @@ _MMAU_TEXT = ("dataset", "task", "split", "sub-category", "difficulty")
 # ---------------------------------------------------------------------------------------------
 # MMAR
 # ---------------------------------------------------------------------------------------------
+
 
 def read_mmar(path: Path) -> list[Any]:
     """The JSON lines of an MMAR metadata file (blank lines skipped; a bad line is an error with its number)."""
@@ -58,13 +70,25 @@ def _rubric(item_id: str, value: Any, report: ValidationReport) -> list[dict[str
         for key in ("name", "scoring_point"):
             if not c.get(key):
                 report.add("missing_field", item_id, f"rubric[{n}].{key}")
-        criteria.append({"name": as_text(c.get("name")), "scoring_point": as_text(c.get("scoring_point")),
-                         "note": as_text(c.get("note")), "choices": options})
+        criteria.append(
+            {
+                "name": as_text(c.get("name")),
+                "scoring_point": as_text(c.get("scoring_point")),
+                "note": as_text(c.get("note")),
+                "choices": options,
+            }
+        )
     return criteria
 
 
-def _record(raw: Any, row: int, audio_files: AudioFiles, report: ValidationReport, audio_field: str,
-            text_fields: tuple[str, ...]) -> Optional[dict[str, Any]]:
+def _record(
+    raw: Any,
+    row: int,
+    audio_files: AudioFiles,
+    report: ValidationReport,
+    audio_field: str,
+    text_fields: tuple[str, ...],
+) -> Optional[dict[str, Any]]:
     """The common fields, a benchmark's optional text fields and its category (a list joined by "|")."""
     item = core_fields(raw, row, audio_files, report, audio_field)
     if item is not None:
@@ -74,8 +98,7 @@ def _record(raw: Any, row: int, audio_files: AudioFiles, report: ValidationRepor
     return item
 
 
-def normalize_mmar(raw: Any, row: int, audio_files: AudioFiles,
-                   report: ValidationReport) -> Optional[dict[str, Any]]:
+def normalize_mmar(raw: Any, row: int, audio_files: AudioFiles, report: ValidationReport) -> Optional[dict[str, Any]]:
     """One MMAR record in the common schema (audio = the checked file's real path, or None); issues
     go to ``report``."""
     item = _record(raw, row, audio_files, report, "audio_path", _MMAR_TEXT)
@@ -93,13 +116,21 @@ def normalize_mmar(raw: Any, row: int, audio_files: AudioFiles,
 
 
 def scan_mmar(root: Path, metadata_file: str = MMAR_METADATA) -> SourceScan:
-    return scan_metadata_file("mmar", root, metadata_file, read_mmar, normalize_mmar, "MMAR",
-                              f"expected {MMAR_METADATA} in the raw folder, with the audio under ./audio/")
+    return scan_metadata_file(
+        "mmar",
+        root,
+        metadata_file,
+        read_mmar,
+        normalize_mmar,
+        "MMAR",
+        f"expected {MMAR_METADATA} in the raw folder, with the audio under ./audio/",
+    )
 
 
 # ---------------------------------------------------------------------------------------------
 # MMAU test-mini
 # ---------------------------------------------------------------------------------------------
+
 
 def read_mmau(path: Path) -> list[Any]:
     """The records of an MMAU metadata file: a JSON array (or, tolerated, JSON lines)."""
@@ -113,8 +144,7 @@ def read_mmau(path: Path) -> list[Any]:
     return data
 
 
-def normalize_mmau(raw: Any, row: int, audio_files: AudioFiles,
-                   report: ValidationReport) -> Optional[dict[str, Any]]:
+def normalize_mmau(raw: Any, row: int, audio_files: AudioFiles, report: ValidationReport) -> Optional[dict[str, Any]]:
     """One MMAU record in the common schema (audio = the checked file's real path, or None); issues
     go to ``report``."""
     item = _record(raw, row, audio_files, report, "audio_id", _MMAU_TEXT)
@@ -122,9 +152,27 @@ def normalize_mmau(raw: Any, row: int, audio_files: AudioFiles,
 
 
 def scan_mmau(root: Path, metadata_file: str = MMAU_METADATA) -> SourceScan:
-    return scan_metadata_file("mmau_test_mini", root, metadata_file, read_mmau, normalize_mmau, "MMAU test-mini",
-                              f"expected {MMAU_METADATA} in the raw folder, with the audio under ./test-mini-audios/")
+    return scan_metadata_file(
+        "mmau_test_mini",
+        root,
+        metadata_file,
+        read_mmau,
+        normalize_mmau,
+        "MMAU test-mini",
+        f"expected {MMAU_METADATA} in the raw folder, with the audio under ./test-mini-audios/",
+    )
 
 
-__all__ = ["CORE_FIELDS", "MMAR_FIELDS", "MMAR_METADATA", "MMAU_FIELDS", "MMAU_METADATA", "normalize_mmar",
-           "normalize_mmau", "read_mmar", "read_mmau", "scan_mmar", "scan_mmau"]
+__all__ = [
+    "CORE_FIELDS",
+    "MMAR_FIELDS",
+    "MMAR_METADATA",
+    "MMAU_FIELDS",
+    "MMAU_METADATA",
+    "normalize_mmar",
+    "normalize_mmau",
+    "read_mmar",
+    "read_mmau",
+    "scan_mmar",
+    "scan_mmau",
+]

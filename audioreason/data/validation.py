@@ -1,6 +1,7 @@
 """The validation report of a benchmark build: every problem found in a raw folder is an ``Issue`` of a
 documented kind, counted and listed by item id. Nothing is dropped without a ``skipped`` issue naming it.
 """
+
 from __future__ import annotations
 
 import json
@@ -12,8 +13,10 @@ from typing import Any, Union
 ISSUE_KINDS: dict[str, str] = {
     "missing_audio": "the audio file the metadata names does not exist",
     "unreadable_audio": "the audio file exists but no reader opens its header (treated as missing by the policy)",
-    "audio_outside_root": ("the audio path leads outside the raw folder (../, an absolute path elsewhere, a symlink "
-                           "out): refused, never read or exported (treated as missing by the policy)"),
+    "audio_outside_root": (
+        "the audio path leads outside the raw folder (../, an absolute path elsewhere, a symlink "
+        "out): refused, never read or exported (treated as missing by the policy)"
+    ),
     "answer_not_in_choices": "the answer text equals no choice (kept, answer_index = -1)",
     "duplicate_choices": "the same choice text occurs more than once (kept as-is)",
     "list_typed_category": "category given as a list (stored as one string, elements joined by '|')",
@@ -85,8 +88,10 @@ class ValidationReport:
 
     def summary(self, max_ids: int = 8) -> str:
         """A few lines a person can read: totals, then one line per kind with the first ids."""
-        lines = [f"{self.benchmark}: {self.rows} records read from {self.source}, {self.built} items built"
-                 + (f" (audio: {self.audio_backend})" if self.audio_backend else "")]
+        lines = [
+            f"{self.benchmark}: {self.rows} records read from {self.source}, {self.built} items built"
+            + (f" (audio: {self.audio_backend})" if self.audio_backend else "")
+        ]
         for kind, n in self.counts().items():
             ids = list(dict.fromkeys(self.ids(kind)))
             shown = ", ".join(ids[:max_ids]) + (f", ... (+{len(ids) - max_ids})" if len(ids) > max_ids else "")
@@ -97,8 +102,12 @@ class ValidationReport:
 
     def to_dict(self) -> dict[str, Any]:
         return {
-            "benchmark": self.benchmark, "source": self.source, "rows": self.rows, "built": self.built,
-            "audio_backend": self.audio_backend, "audio_backend_reason": self.audio_backend_reason,
+            "benchmark": self.benchmark,
+            "source": self.source,
+            "rows": self.rows,
+            "built": self.built,
+            "audio_backend": self.audio_backend,
+            "audio_backend_reason": self.audio_backend_reason,
             "counts": self.counts(),
             "issues": [{"kind": i.kind, "id": i.item_id, "detail": i.detail} for i in self.issues],
         }

@@ -9,6 +9,7 @@ the model names the differing fields (``protocol_differs``, and in the markdown'
 scored before protocols were recorded says "protocol unknown" (``evaluation.protocol``). Each run's
 audio-reliance verdict (``evaluation.reliance``) is listed under ``audio_reliance``, its own section of the
 Markdown."""
+
 from __future__ import annotations
 
 import json
@@ -20,8 +21,9 @@ LEADERBOARD_JSON = "leaderboard.json"
 LEADERBOARD_MD = "leaderboard.md"
 
 
-def run_rows(folder: Path, model: str, benchmark: str,
-             protocols: Optional[dict[str, Any]] = None) -> list[dict[str, Any]]:
+def run_rows(
+    folder: Path, model: str, benchmark: str, protocols: Optional[dict[str, Any]] = None
+) -> list[dict[str, Any]]:
     """The leaderboard rows of one run folder (its results.json); ``protocols`` gets its protocol block by
     hash (``evaluation.protocol``)."""
     from audioreason.evaluation.protocol import collect_protocol
@@ -37,11 +39,22 @@ def run_rows(folder: Path, model: str, benchmark: str,
     for row in result_rows(results):
         ci = (row.interval or {}).get("ci95")
         ci = list(ci) if ci and None not in ci else None
-        rows.append({"model": model, "benchmark": benchmark, "headline": row.scorer, "value": row.value,
-                     "n": row.n, "ci95": ci, "interval_method": (row.interval or {}).get("method") if ci else None,
-                     "confidence": level if ci else None,
-                     "unanswered": row.unanswered, "failed": _set_failed(row.scorer, sets, all_failed),
-                     "note": row.backbone, "protocol": protocol})
+        rows.append(
+            {
+                "model": model,
+                "benchmark": benchmark,
+                "headline": row.scorer,
+                "value": row.value,
+                "n": row.n,
+                "ci95": ci,
+                "interval_method": (row.interval or {}).get("method") if ci else None,
+                "confidence": level if ci else None,
+                "unanswered": row.unanswered,
+                "failed": _set_failed(row.scorer, sets, all_failed),
+                "note": row.backbone,
+                "protocol": protocol,
+            }
+        )
     return rows
 
 
@@ -70,17 +83,29 @@ def write_leaderboard(out: Path, runs: Sequence[Mapping[str, Any]]) -> dict[str,
     for run in runs:
         folder = out / run["folder"]
         if run.get("scored") == "failed" or not (folder / "results.json").is_file():
-            unscored.append({"model": run["model"], "benchmark": run["benchmark"],
-                             "reason": run.get("score_error") or "no results.json"})
+            unscored.append(
+                {
+                    "model": run["model"],
+                    "benchmark": run["benchmark"],
+                    "reason": run.get("score_error") or "no results.json",
+                }
+            )
             continue
         rows += run_rows(folder, run["model"], run["benchmark"], protocols)
-        reliance += board_entries(json.loads((folder / "results.json").read_text(encoding="utf-8")), run["model"],
-                                  run["benchmark"])
+        reliance += board_entries(
+            json.loads((folder / "results.json").read_text(encoding="utf-8")), run["model"], run["benchmark"]
+        )
     mark_rows(rows, protocols)
     levels = sorted({r["confidence"] for r in rows if r["confidence"] is not None})
     # one level for the whole table only when every interval has it; else each row says its own
-    content = {"rows": rows, "unscored": unscored, "confidence": levels[0] if len(levels) == 1 else None,
-               "confidence_levels": levels, "protocols": protocols, "audio_reliance": reliance}
+    content = {
+        "rows": rows,
+        "unscored": unscored,
+        "confidence": levels[0] if len(levels) == 1 else None,
+        "confidence_levels": levels,
+        "protocols": protocols,
+        "audio_reliance": reliance,
+    }
     (out / LEADERBOARD_JSON).write_text(json.dumps(content, indent=2, ensure_ascii=False), encoding="utf-8")
     (out / LEADERBOARD_MD).write_text(markdown(content), encoding="utf-8")
     return {"json": LEADERBOARD_JSON, "markdown": LEADERBOARD_MD, "rows": len(rows), "unscored": len(unscored)}
@@ -93,21 +118,34 @@ def markdown(content: Mapping[str, Any]) -> str:
     mixed = len(levels) > 1
     # the label names a level only when every interval has it (none recorded: plain "CI")
     ci = "CI (level per row)" if mixed else f"{levels[0] * 100:g}% CI" if levels else "CI"
-    lines = ["# Leaderboard", "",
-             f"Every headline of every run (values on the 0-1 scale; {ci} where the scorer recorded an interval; "
-             "unanswered: outputs with no answer found; failed: outputs the model did not give; protocol: the "
-             "short hash of what produced the number, the model aside, with the fields that differ from the "
-             "benchmark's most common protocol).", "",
-             f"| model | benchmark | headline | value | {ci} | n | unanswered | failed | protocol |",
-             "| --- | --- | --- | --- | --- | --- | --- | --- | --- |"]
+    lines = [
+        "# Leaderboard",
+        "",
+        f"Every headline of every run (values on the 0-1 scale; {ci} where the scorer recorded an interval; "
+        "unanswered: outputs with no answer found; failed: outputs the model did not give; protocol: the "
+        "short hash of what produced the number, the model aside, with the fields that differ from the "
+        "benchmark's most common protocol).",
+        "",
+        f"| model | benchmark | headline | value | {ci} | n | unanswered | failed | protocol |",
+        "| --- | --- | --- | --- | --- | --- | --- | --- | --- |",
+    ]
     for r in content["rows"]:
         value = "n/a" if r["value"] is None else f"{r['value']:.4f}"
         ci = "-" if r["ci95"] is None else f"[{r['ci95'][0]:.4f}, {r['ci95'][1]:.4f}]"
         if mixed and r["confidence"] is not None:
             ci = f"{r['confidence'] * 100:g}%: {ci}"
         unanswered = "-" if r["unanswered"] is None else str(r["unanswered"])
-        cells = [r["model"], r["benchmark"], r["headline"], value, ci, str(r["n"]), unanswered, str(r["failed"]),
-                 protocol_cell(r)]
+        cells = [
+            r["model"],
+            r["benchmark"],
+            r["headline"],
+            value,
+            ci,
+            str(r["n"]),
+            unanswered,
+            str(r["failed"]),
+            protocol_cell(r),
+        ]
         lines.append("| " + " | ".join(c.replace("|", "\\|") for c in cells) + " |")
     from audioreason.evaluation.reliance import board_markdown
 

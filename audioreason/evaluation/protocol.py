@@ -13,6 +13,7 @@ protocols were recorded) gets ``hash`` null and ``unknown``: "protocol unknown",
 The leaderboard's marks (``mark_rows``): within one benchmark, every row whose protocol is not the
 benchmark's most common one names the fields that differ; a row without a protocol says "protocol unknown".
 """
+
 from __future__ import annotations
 
 from collections import Counter
@@ -24,6 +25,7 @@ from audioreason.base.protocol import UNKNOWN, differing_fields, ids_digest, pro
 # ---------------------------------------------------------------------------------------------
 # The judge
 # ---------------------------------------------------------------------------------------------
+
 
 def endpoint_kind(judge: Any) -> str:
     """Where a judge runs, without its address: "openai" (the OpenAI API), "openai-compatible (local server)",
@@ -65,12 +67,17 @@ def judge_protocol(scorer_name: str, scorer: Any) -> dict[str, Any]:
     judges = [r.judge for r in ensemble.raters]
     params = ensemble.rater_params()
     sent = sorted({k for p in params for k in p if k != "response_format"})
-    block = {"model": _one([j.name for j in judges]), "endpoint": _one([endpoint_kind(j) for j in judges]),
-             "temperature": _one([p.get("temperature") for p in params]), "seed": _one([p.get("seed") for p in params]),
-             "sampling": {k: _one([p.get(k) for p in params]) for k in sent if k not in ("temperature", "seed")},
-             "raters": len(judges), "aggregation": ensemble.aggregation,
-             "prompt_sha256": prompt_sha256(scorer_name, scorer),
-             "structured": any(getattr(j, "structured_outputs", False) is True for j in judges)}
+    block = {
+        "model": _one([j.name for j in judges]),
+        "endpoint": _one([endpoint_kind(j) for j in judges]),
+        "temperature": _one([p.get("temperature") for p in params]),
+        "seed": _one([p.get("seed") for p in params]),
+        "sampling": {k: _one([p.get(k) for p in params]) for k in sent if k not in ("temperature", "seed")},
+        "raters": len(judges),
+        "aggregation": ensemble.aggregation,
+        "prompt_sha256": prompt_sha256(scorer_name, scorer),
+        "structured": any(getattr(j, "structured_outputs", False) is True for j in judges),
+    }
     from audioreason.scorers.registry import declaration
 
     block.update(declaration(scorer_name).judged.protocol(scorer))  # MMAR-Rubrics: its rubric protocol, compat
@@ -81,8 +88,10 @@ def judge_protocol(scorer_name: str, scorer: Any) -> dict[str, Any]:
 # The scoring side and the scored run
 # ---------------------------------------------------------------------------------------------
 
-def scoring_protocol(run: Any, options: Any, sections: Mapping[str, Any],
-                     judges: Mapping[str, Mapping[str, Any]]) -> dict[str, Any]:
+
+def scoring_protocol(
+    run: Any, options: Any, sections: Mapping[str, Any], judges: Mapping[str, Mapping[str, Any]]
+) -> dict[str, Any]:
     """The scoring block of ``score_run`` (``run``: the RunFolder, ``options``: the ScoreOptions,
     ``judges``: ``judge_protocol`` per judged scorer that ran)."""
     from audioreason.backends import resolve_backbones
@@ -94,36 +103,53 @@ def scoring_protocol(run: Any, options: Any, sections: Mapping[str, Any],
     templates = sorted({s.template for s in run.sets})
     depends = {field for name in ran if owner(name) is not None for field in owner(name).protocol}
     extracted = ACCURACY in ran or "extraction" in depends
-    return {"scorers": ran,
-            "items": ids_digest({r["id"] for s in run.sets for r in s.records}),
-            "extraction": {"option": options.extraction,
-                           "rules": {t: extraction_rules(t, options.extraction) for t in templates}}
-            if extracted else None,
-            "backbones": resolve_backbones(options.aria_backbones) if "backbones" in depends else None,
-            "perturbations": {"checks": list(options.perturbations), "seed": options.seed}
-            if "perturbations" in ran else None,
-            "scorer_options": options.to_dict()["scorer_options"],
-            "judges": {name: dict(judges[name]) for name in ran if name in judges},
-            "audioreason": __version__}
+    return {
+        "scorers": ran,
+        "items": ids_digest({r["id"] for s in run.sets for r in s.records}),
+        "extraction": {
+            "option": options.extraction,
+            "rules": {t: extraction_rules(t, options.extraction) for t in templates},
+        }
+        if extracted
+        else None,
+        "backbones": resolve_backbones(options.aria_backbones) if "backbones" in depends else None,
+        "perturbations": {"checks": list(options.perturbations), "seed": options.seed}
+        if "perturbations" in ran
+        else None,
+        "scorer_options": options.to_dict()["scorer_options"],
+        "judges": {name: dict(judges[name]) for name in ran if name in judges},
+        "audioreason": __version__,
+    }
 
 
 def scored_protocol(run_file: Mapping[str, Any], scoring: Mapping[str, Any]) -> dict[str, Any]:
     """results.json's ``protocol``: the run's block, the scoring block and their hashes (the module docstring)."""
     run_block = run_file.get("protocol")
-    out: dict[str, Any] = {"run": None, "scoring": dict(scoring), "run_hash": None,
-                           "scoring_hash": protocol_hash(scoring), "hash": None}
+    out: dict[str, Any] = {
+        "run": None,
+        "scoring": dict(scoring),
+        "run_hash": None,
+        "scoring_hash": protocol_hash(scoring),
+        "hash": None,
+    }
     if not isinstance(run_block, Mapping):
-        out["unknown"] = (f"{UNKNOWN}: the run's run.json records no protocol block (made before audioreason "
-                          "recorded protocols: run or import it again to get one)")
+        out["unknown"] = (
+            f"{UNKNOWN}: the run's run.json records no protocol block (made before audioreason "
+            "recorded protocols: run or import it again to get one)"
+        )
         return out
-    out.update(run=dict(run_block), run_hash=protocol_hash(run_block),
-               hash=protocol_hash({"run": run_block, "scoring": scoring}))
+    out.update(
+        run=dict(run_block),
+        run_hash=protocol_hash(run_block),
+        hash=protocol_hash({"run": run_block, "scoring": scoring}),
+    )
     return out
 
 
 # ---------------------------------------------------------------------------------------------
 # Rows side by side (the leaderboard)
 # ---------------------------------------------------------------------------------------------
+
 
 def collect_protocol(results: Mapping[str, Any], into: Optional[MutableMapping[str, Any]]) -> Optional[str]:
     """A results.json's protocol hash (None: unknown), its block kept in ``into`` by hash."""
@@ -158,5 +184,13 @@ def protocol_cell(row: Mapping[str, Any]) -> str:
     return row["protocol"] + (f" (differs: {', '.join(differs)})" if differs else "")
 
 
-__all__ = ["collect_protocol", "endpoint_kind", "judge_protocol", "mark_rows", "prompt_sha256", "protocol_cell",
-           "scored_protocol", "scoring_protocol"]
+__all__ = [
+    "collect_protocol",
+    "endpoint_kind",
+    "judge_protocol",
+    "mark_rows",
+    "prompt_sha256",
+    "protocol_cell",
+    "scored_protocol",
+    "scoring_protocol",
+]

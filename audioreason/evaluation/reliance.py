@@ -15,6 +15,7 @@ Wilson interval each: they are proportions), the accuracy under each condition w
 The reason beside the verdict gives its numbers. A run without the check has the section with status
 "not_applicable" and why.
 """
+
 from __future__ import annotations
 
 from dataclasses import replace
@@ -22,19 +23,30 @@ from typing import Any, Mapping, Optional, Sequence
 
 from audioreason.text import answers
 from audioreason.text.conditions import CHECK_KINDS as CHECK_CONDITIONS
-from audioreason.evaluation.sections import (DEFAULT_RULES, RULES, OutputSet, Section, extraction_rules, is_mcq,
-                                             not_applicable)
+from audioreason.evaluation.sections import (
+    DEFAULT_RULES,
+    RULES,
+    OutputSet,
+    Section,
+    extraction_rules,
+    is_mcq,
+    not_applicable,
+)
 
 COMPARED = ("full", *CHECK_CONDITIONS)
 IGNORED, OK, UNAVAILABLE = "audio ignored", "ok", "unavailable"
-OFF_REASON = ("the run has no audio-reliance check (silence and shuffled outputs): run it with --audio-check N "
-              "(audio_check in a sweep file)")
+OFF_REASON = (
+    "the run has no audio-reliance check (silence and shuffled outputs): run it with --audio-check N "
+    "(audio_check in a sweep file)"
+)
 
 
 def split_check_sets(sets: Sequence[OutputSet]) -> tuple[list[OutputSet], list[OutputSet]]:
     """(the sets the scorers score, the check's silence and shuffled sets)."""
-    return ([s for s in sets if s.condition not in CHECK_CONDITIONS],
-            [s for s in sets if s.condition in CHECK_CONDITIONS])
+    return (
+        [s for s in sets if s.condition not in CHECK_CONDITIONS],
+        [s for s in sets if s.condition in CHECK_CONDITIONS],
+    )
 
 
 def _rule(template: str, extraction: str) -> str:
@@ -42,9 +54,13 @@ def _rule(template: str, extraction: str) -> str:
     return extraction_rules(template, extraction)[0] if extraction != "all" else DEFAULT_RULES.get(template, "hybrid")
 
 
-def audio_reliance_section(sets: Sequence[OutputSet], items: Mapping[str, Mapping[str, Any]],
-                           audio_check: Optional[Mapping[str, Any]], extraction: str = "auto",
-                           uncertainty: Any = None) -> Section:
+def audio_reliance_section(
+    sets: Sequence[OutputSet],
+    items: Mapping[str, Mapping[str, Any]],
+    audio_check: Optional[Mapping[str, Any]],
+    extraction: str = "auto",
+    uncertainty: Any = None,
+) -> Section:
     """The ``audio_reliance`` section from every set of a run (``audio_check``: run.json's block, naming the
     checked items); its items: per silence and shuffled output, whether it changed and whether it is correct."""
     from audioreason.analysis import uncertainty as U
@@ -62,16 +78,24 @@ def audio_reliance_section(sets: Sequence[OutputSet], items: Mapping[str, Mappin
         if not any(c in by_condition for c in CHECK_CONDITIONS):
             continue
         ids = list((audio_check or {}).get("ids") or [])
-        entry, per_item = _entry(model, template, template_hash, by_condition, ids, items,
-                                 _rule(template, extraction), uncertainty)
+        entry, per_item = _entry(
+            model, template, template_hash, by_condition, ids, items, _rule(template, extraction), uncertainty
+        )
         section.results.append(entry)
         section.items.update(per_item)
     return section
 
 
-def _entry(model: str, template: str, template_hash: str, by_condition: Mapping[str, OutputSet], ids: list[str],
-           items: Mapping[str, Mapping[str, Any]], rule_name: str, uncertainty: Any
-           ) -> tuple[dict[str, Any], dict[str, dict[str, Any]]]:
+def _entry(
+    model: str,
+    template: str,
+    template_hash: str,
+    by_condition: Mapping[str, OutputSet],
+    ids: list[str],
+    items: Mapping[str, Mapping[str, Any]],
+    rule_name: str,
+    uncertainty: Any,
+) -> tuple[dict[str, Any], dict[str, dict[str, Any]]]:
     from audioreason.analysis import uncertainty as U
 
     records = {c: {r["id"]: r for r in s.records} for c, s in by_condition.items()}
@@ -92,20 +116,41 @@ def _entry(model: str, template: str, template_hash: str, by_condition: Mapping[
     changed = {c: [text(by[c]) != text(by["full"]) for _, by in kept] for c in CHECK_CONDITIONS}
     changed["either"] = [a or b for a, b in zip(changed["silence"], changed["shuffled"])]
     entry: dict[str, Any] = {
-        "model": model, "template": template, "template_hash": template_hash, "checked_items": len(ids), "n": n,
+        "model": model,
+        "template": template,
+        "template_hash": template_hash,
+        "checked_items": len(ids),
+        "n": n,
         "left_out": {"failed": failed, "missing": missing},
-        "changed": {c: {"share": sum(v) / n if n else None, "changed": sum(v), "n": n,
-                        "uncertainty": U.wilson(sum(v), n, uncertainty)} for c, v in changed.items()},
-        "rule": rule_name, "accuracy": None}
+        "changed": {
+            c: {
+                "share": sum(v) / n if n else None,
+                "changed": sum(v),
+                "n": n,
+                "uncertainty": U.wilson(sum(v), n, uncertainty),
+            }
+            for c, v in changed.items()
+        },
+        "rule": rule_name,
+        "accuracy": None,
+    }
     rule = RULES[rule_name]
     mcq = [(item_id, by) for item_id, by in kept if is_mcq(items[item_id])]
     correct: dict[str, list[bool]] = {}
     if mcq:
         for c in COMPARED:
-            correct[c] = [answers.is_gold(rule.extract(by[c].get("output") or "", items[i]), items[i]["answer"])
-                          for i, by in mcq]
-        entry["accuracy"] = {c: {"accuracy": sum(v) / len(v), "correct": sum(v), "n": len(v),
-                                 "uncertainty": U.wilson(sum(v), len(v), uncertainty)} for c, v in correct.items()}
+            correct[c] = [
+                answers.is_gold(rule.extract(by[c].get("output") or "", items[i]), items[i]["answer"]) for i, by in mcq
+            ]
+        entry["accuracy"] = {
+            c: {
+                "accuracy": sum(v) / len(v),
+                "correct": sum(v),
+                "n": len(v),
+                "uncertainty": U.wilson(sum(v), len(v), uncertainty),
+            }
+            for c, v in correct.items()
+        }
     entry["verdict"], entry["reason"] = verdict(entry)
     per_item: dict[str, dict[str, Any]] = {}
     mcq_index = {item_id: k for k, (item_id, _) in enumerate(mcq)}
@@ -122,13 +167,18 @@ def verdict(entry: Mapping[str, Any]) -> tuple[str, str]:
     """(verdict, its reason with the numbers) of one entry."""
     n = entry["n"]
     left = entry["left_out"]
-    left_text = f" ({left['failed']} failed and {left['missing']} missing left out)" if left["failed"] or \
-        left["missing"] else ""
+    left_text = (
+        f" ({left['failed']} failed and {left['missing']} missing left out)"
+        if left["failed"] or left["missing"]
+        else ""
+    )
     if not n:
         return UNAVAILABLE, f"no checked item has its full, silence and shuffled outputs{left_text}"
     ch = entry["changed"]
-    moved = (f"outputs changed on {ch['either']['changed']} of {n} items (silence {ch['silence']['changed']}, "
-             f"shuffled {ch['shuffled']['changed']}){left_text}")
+    moved = (
+        f"outputs changed on {ch['either']['changed']} of {n} items (silence {ch['silence']['changed']}, "
+        f"shuffled {ch['shuffled']['changed']}){left_text}"
+    )
     if ch["either"]["changed"] == 0:
         return IGNORED, f"outputs identical under full, silence and shuffled audio on all {n} items{left_text}"
     accuracy = entry.get("accuracy")
@@ -136,8 +186,10 @@ def verdict(entry: Mapping[str, Any]) -> tuple[str, str]:
         return OK, f"{moved}; no multiple-choice item, so no accuracy compared"
     full, silence, shuffled = accuracy["full"], accuracy["silence"], accuracy["shuffled"]
     ci = full["uncertainty"].get("ci95")
-    numbers = (f"accuracy full {full['accuracy']:.4f} {_ci(ci)}, silence {silence['accuracy']:.4f}, shuffled "
-               f"{shuffled['accuracy']:.4f} (n {full['n']}, rule {entry['rule']})")
+    numbers = (
+        f"accuracy full {full['accuracy']:.4f} {_ci(ci)}, silence {silence['accuracy']:.4f}, shuffled "
+        f"{shuffled['accuracy']:.4f} (n {full['n']}, rule {entry['rule']})"
+    )
     if ci and ci[0] <= silence["accuracy"] <= ci[1]:
         return IGNORED, f"accuracy under silence is inside full's interval: {numbers}; {moved}"
     if not ci:
@@ -154,8 +206,10 @@ def reliance_lines(results: Mapping[str, Any]) -> list[str]:
     section = results.get("audio_reliance") or {}
     if section.get("status") != "ok":
         return [f"audio reliance: not checked ({section.get('reason') or OFF_REASON})"]
-    return [f"audio reliance [{e['model']} {e['template']}]: {e['verdict']}: {e['reason']}"
-            for e in section.get("results", [])]
+    return [
+        f"audio reliance [{e['model']} {e['template']}]: {e['verdict']}: {e['reason']}"
+        for e in section.get("results", [])
+    ]
 
 
 def board_entries(results: Mapping[str, Any], model: str, benchmark: str) -> list[dict[str, Any]]:
@@ -163,12 +217,31 @@ def board_entries(results: Mapping[str, Any], model: str, benchmark: str) -> lis
     without the check: one row saying so)."""
     section = results.get("audio_reliance") or {}
     if section.get("status") != "ok":
-        return [{"model": model, "benchmark": benchmark, "template": None, "verdict": "not checked",
-                 "reason": section.get("reason") or OFF_REASON, "changed": None, "accuracy": None, "n": 0}]
-    return [{"model": model, "benchmark": benchmark, "template": e["template"], "verdict": e["verdict"],
-             "reason": e["reason"], "n": e["n"], "changed": e["changed"]["either"]["share"],
-             "accuracy": {c: a["accuracy"] for c, a in (e.get("accuracy") or {}).items()} or None}
-            for e in section.get("results", [])]
+        return [
+            {
+                "model": model,
+                "benchmark": benchmark,
+                "template": None,
+                "verdict": "not checked",
+                "reason": section.get("reason") or OFF_REASON,
+                "changed": None,
+                "accuracy": None,
+                "n": 0,
+            }
+        ]
+    return [
+        {
+            "model": model,
+            "benchmark": benchmark,
+            "template": e["template"],
+            "verdict": e["verdict"],
+            "reason": e["reason"],
+            "n": e["n"],
+            "changed": e["changed"]["either"]["share"],
+            "accuracy": {c: a["accuracy"] for c, a in (e.get("accuracy") or {}).items()} or None,
+        }
+        for e in section.get("results", [])
+    ]
 
 
 def board_markdown(entries: Sequence[Mapping[str, Any]]) -> list[str]:
@@ -176,16 +249,30 @@ def board_markdown(entries: Sequence[Mapping[str, Any]]) -> list[str]:
     if not entries:
         return []
     number = lambda v: "-" if v is None else f"{v:.4f}"  # noqa: E731
-    lines = ["", "## Audio reliance", "",
-             "Did the model use the audio? Checked items run again with silence and with another item's audio "
-             "(`--audio-check`, `audio_check`); changed: share of items whose output changed.", "",
-             "| model | benchmark | template | verdict | changed | acc. full | acc. silence | acc. shuffled | n | "
-             "reason |", "| --- | --- | --- | --- | --- | --- | --- | --- | --- | --- |"]
+    lines = [
+        "",
+        "## Audio reliance",
+        "",
+        "Did the model use the audio? Checked items run again with silence and with another item's audio "
+        "(`--audio-check`, `audio_check`); changed: share of items whose output changed.",
+        "",
+        "| model | benchmark | template | verdict | changed | acc. full | acc. silence | acc. shuffled | n | reason |",
+        "| --- | --- | --- | --- | --- | --- | --- | --- | --- | --- |",
+    ]
     for e in entries:
         acc = e.get("accuracy") or {}
-        cells = [e["model"], e["benchmark"], e.get("template") or "-", e["verdict"], number(e.get("changed")),
-                 number(acc.get("full")), number(acc.get("silence")), number(acc.get("shuffled")), str(e["n"]),
-                 e["reason"]]
+        cells = [
+            e["model"],
+            e["benchmark"],
+            e.get("template") or "-",
+            e["verdict"],
+            number(e.get("changed")),
+            number(acc.get("full")),
+            number(acc.get("silence")),
+            number(acc.get("shuffled")),
+            str(e["n"]),
+            e["reason"],
+        ]
         lines.append("| " + " | ".join(str(c).replace("|", "\\|") for c in cells) + " |")
     return lines
 
@@ -195,6 +282,17 @@ def without_check_sets(run: Any) -> Any:
     return replace(run, sets=split_check_sets(run.sets)[0])
 
 
-__all__ = ["CHECK_CONDITIONS", "IGNORED", "OFF_REASON", "OK", "UNAVAILABLE", "audio_reliance_section", "board_entries",
-           "board_markdown",
-           "reliance_lines", "split_check_sets", "verdict", "without_check_sets"]
+__all__ = [
+    "CHECK_CONDITIONS",
+    "IGNORED",
+    "OFF_REASON",
+    "OK",
+    "UNAVAILABLE",
+    "audio_reliance_section",
+    "board_entries",
+    "board_markdown",
+    "reliance_lines",
+    "split_check_sets",
+    "verdict",
+    "without_check_sets",
+]

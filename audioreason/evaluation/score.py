@@ -36,6 +36,7 @@ extra request is sent) and makes the scorer unavailable; busy replies (429, 5xx)
 Verdicts are cached in ``<run>/judge-cache.sqlite`` unless ``JudgeOptions.cache`` says otherwise, so a rerun
 pays for nothing twice.
 """
+
 from __future__ import annotations
 
 import datetime as _dt
@@ -50,13 +51,26 @@ from audioreason.base.jsonl import DataFileError, read_json_objects
 from audioreason.base.scale import SCALE
 from audioreason.inference.processes import LOCK_FILE
 from audioreason.base.schema import RunSummary, check_output_record
-from audioreason.inference.runner import (OUTPUTS_FILE, RUN_FILE, SHARD_DIR, git_commit, load_items, package_versions,
-                                          read_run_file)
+from audioreason.inference.runner import (
+    OUTPUTS_FILE,
+    RUN_FILE,
+    SHARD_DIR,
+    git_commit,
+    load_items,
+    package_versions,
+    read_run_file,
+)
 from audioreason.evaluation.judge_card import judge_card
 from audioreason.evaluation.protocol import judge_protocol, scored_protocol, scoring_protocol
 from audioreason.evaluation.reliance import audio_reliance_section, without_check_sets
-from audioreason.evaluation.sections import (OutputSet, Section, accuracy_section, extraction_rules, not_applicable,
-                                             unavailable)
+from audioreason.evaluation.sections import (
+    OutputSet,
+    Section,
+    accuracy_section,
+    extraction_rules,
+    not_applicable,
+    unavailable,
+)
 from audioreason.scorers.registry import ACCURACY, DECLARATIONS, SCORERS, SECTIONS, declaration, fit_reason
 
 RESULTS_FILE = "results.json"
@@ -151,11 +165,16 @@ class ScoreOptions:
         return UncertaintyOptions(confidence=self.confidence, resamples=self.resamples, seed=self.seed)
 
     def to_dict(self) -> dict[str, Any]:
-        return {"scorers": list(self.scorers), "extraction": self.extraction,
-                "aria_backbones": self.aria_backbones, "perturbations": list(self.perturbations),
-                "perturbation_seed": self.seed, "judge": self.judge.to_dict(),
-                "scorer_options": {k: {n: repr(v) for n, v in o.items()} for k, o in self.scorer_options.items()},
-                "data": self.data}
+        return {
+            "scorers": list(self.scorers),
+            "extraction": self.extraction,
+            "aria_backbones": self.aria_backbones,
+            "perturbations": list(self.perturbations),
+            "perturbation_seed": self.seed,
+            "judge": self.judge.to_dict(),
+            "scorer_options": {k: {n: repr(v) for n, v in o.items()} for k, o in self.scorer_options.items()},
+            "data": self.data,
+        }
 
 
 def parse_scorers(names: Sequence[str]) -> list[str]:
@@ -177,6 +196,7 @@ def check_extraction(extraction: str) -> None:
 # The run folder
 # ---------------------------------------------------------------------------------------------
 
+
 @dataclass
 class RunFolder:
     folder: Path
@@ -184,9 +204,9 @@ class RunFolder:
     benchmark: str
     items: dict[str, dict[str, Any]]  # id -> item, in the benchmark's order
     sets: list[OutputSet]
-    model: str                        # the main model's name
-    duplicates: int = 0               # records repeated verbatim in outputs.jsonl, each scored once
-    outputs_sha256: str = ""          # of the outputs.jsonl read: results.json says which outputs it scored
+    model: str  # the main model's name
+    duplicates: int = 0  # records repeated verbatim in outputs.jsonl, each scored once
+    outputs_sha256: str = ""  # of the outputs.jsonl read: results.json says which outputs it scored
 
 
 def read_run(folder: Any, data: Optional[str] = None) -> RunFolder:
@@ -207,15 +227,21 @@ def read_run(folder: Any, data: Optional[str] = None) -> RunFolder:
     benchmark = benchmark_spec(config["benchmark"]).name
     source = data or config["data"]
     try:
-        loaded = load_items(benchmark, source, config.get("benchmark_config"), config.get("limit"),
-                            config.get("on_missing_audio") or "raise")  # the run's own load policy
+        loaded = load_items(
+            benchmark,
+            source,
+            config.get("benchmark_config"),
+            config.get("limit"),
+            config.get("on_missing_audio") or "raise",
+        )  # the run's own load policy
     except (OSError, ValueError) as err:
-        raise ValueError(f"cannot read the benchmark's items from {source!r} ({err}); pass the data folder "
-                         "with --data") from None
+        raise ValueError(
+            f"cannot read the benchmark's items from {source!r} ({err}); pass the data folder with --data"
+        ) from None
     items = {str(it["id"]): it for it in loaded}
     order = {item_id: n for n, item_id in enumerate(items)}
     sets: dict[tuple, OutputSet] = {}
-    by_key: dict[str, tuple[int, dict]] = {}   # key -> (line, record)
+    by_key: dict[str, tuple[int, dict]] = {}  # key -> (line, record)
     by_unit: dict[tuple, tuple[int, dict]] = {}  # (model, condition, template, hash, id) -> (line, record)
     duplicates = 0
     digest = file_sha256(outputs_file)
@@ -224,8 +250,10 @@ def read_run(folder: Any, data: Optional[str] = None) -> RunFolder:
         check_output_record(record, where)
         record["id"] = str(record["id"])
         if record["id"] not in items:
-            raise ValueError(f"{where}: item {record['id']!r} is not in the benchmark data at {source!r}; "
-                             "pass the run's data folder with --data")
+            raise ValueError(
+                f"{where}: item {record['id']!r} is not in the benchmark data at {source!r}; "
+                "pass the run's data folder with --data"
+            )
         template = record["template"]
         key = (record["model"], record["condition"], template["name"], template["hash"])
         # One output per key and per (model, condition, template, item): a record repeated verbatim (files
@@ -236,11 +264,16 @@ def read_run(folder: Any, data: Optional[str] = None) -> RunFolder:
             if first == record:
                 duplicates += 1
                 continue
-            same = (f"key {record['key']}" if first["key"] == record["key"] else
-                    f"output (item {record['id']!r}, model {record['model']!r}, {record['condition']}/"
-                    f"{template['name']})")
-            raise DataFileError(f"{where}: a second, different record for the {same} of line {line}; an outputs "
-                                "file holds one record per output (keep one of the two lines)")
+            same = (
+                f"key {record['key']}"
+                if first["key"] == record["key"]
+                else f"output (item {record['id']!r}, model {record['model']!r}, {record['condition']}/"
+                f"{template['name']})"
+            )
+            raise DataFileError(
+                f"{where}: a second, different record for the {same} of line {line}; an outputs "
+                "file holds one record per output (keep one of the two lines)"
+            )
         by_key[record["key"]] = by_unit[(*key, record["id"])] = (n, record)
         sets.setdefault(key, OutputSet(*key)).records.append(record)
     check_ids = summary.audio_check.get("ids") if isinstance(summary.audio_check, dict) else None
@@ -282,6 +315,7 @@ def _applicable(output_set: OutputSet, items: Sequence[Mapping[str, Any]], check
 # Judges
 # ---------------------------------------------------------------------------------------------
 
+
 def build_judge(scorer: str, options: JudgeOptions) -> tuple[Any, Optional[str]]:
     """(judge, None) or (None, why it is unavailable) for the judged scorer ``scorer`` (its declaration's
     ``judged``: its default model and client)."""
@@ -299,16 +333,16 @@ def build_judge(scorer: str, options: JudgeOptions) -> tuple[Any, Optional[str]]
     if model == OFFLINE_JUDGE_SPEC or model.startswith(OFFLINE_JUDGE_SPEC + ":"):
         from audioreason.judges import offline_judge
 
-        spec = model[len(OFFLINE_JUDGE_SPEC) + 1:] or None
+        spec = model[len(OFFLINE_JUDGE_SPEC) + 1 :] or None
         try:
             return offline_judge(spec), None
         except (BackendUnavailable, ValueError) as err:
             return None, f"offline judge {spec or ''} cannot be loaded: {err}".replace("  ", " ")
     if model.startswith(LOCAL_JUDGE_PREFIX):
         try:
-            return LocalJudge(model[len(LOCAL_JUDGE_PREFIX):]), None
+            return LocalJudge(model[len(LOCAL_JUDGE_PREFIX) :]), None
         except (BackendUnavailable, ValueError) as err:
-            return None, f"local judge {model[len(LOCAL_JUDGE_PREFIX):]} cannot be loaded: {err}"
+            return None, f"local judge {model[len(LOCAL_JUDGE_PREFIX) :]} cannot be loaded: {err}"
     judge = judged.client(model, options)
     try:
         judge.check_key()  # no request: a refused or unreachable server shows on the first real one
@@ -342,14 +376,21 @@ class ProgressJudge:
 # Scoring
 # ---------------------------------------------------------------------------------------------
 
+
 def _bar(total: int, description: str, enabled: bool):
     from tqdm.auto import tqdm
 
     return tqdm(total=total, desc=description, unit="item", dynamic_ncols=True, disable=not enabled)
 
 
-def _judged_section(name: str, run: RunFolder, options: ScoreOptions, uncertainty: Any,
-                    judges: Optional[dict[str, Any]] = None, prices: Optional[Mapping[str, Any]] = None) -> Section:
+def _judged_section(
+    name: str,
+    run: RunFolder,
+    options: ScoreOptions,
+    uncertainty: Any,
+    judges: Optional[dict[str, Any]] = None,
+    prices: Optional[Mapping[str, Any]] = None,
+) -> Section:
     """A judged scorer's section (its declaration's ``judged``), each set's entry with its judge card
     (``evaluation.judge_card``, costed at ``prices``); ``judges`` gets its judge's protocol block
     (``evaluation.protocol``)."""
@@ -383,10 +424,13 @@ def _judged_section(name: str, run: RunFolder, options: ScoreOptions, uncertaint
         entry["judge_card"] = judge_card(entry, block, prices)
         scored = entry.get("n_judged", entry.get("n_scored"))
         if entry.get("n_failed") and not scored:
-            entry["headline_unavailable"] = (f"every one of the {entry['n_failed']} items sent to the judge failed "
-                                             "(see judge_stats and the per-item table); the headline is not a score")
-            entry["uncertainty"][judged.headline] = unavailable_interval(entry["headline_unavailable"],
-                                                                         entry["uncertainty"][judged.headline])
+            entry["headline_unavailable"] = (
+                f"every one of the {entry['n_failed']} items sent to the judge failed "
+                "(see judge_stats and the per-item table); the headline is not a score"
+            )
+            entry["uncertainty"][judged.headline] = unavailable_interval(
+                entry["headline_unavailable"], entry["uncertainty"][judged.headline]
+            )
     return section
 
 
@@ -435,8 +479,9 @@ def score_run(folder: Any, options: Optional[ScoreOptions] = None) -> dict[str, 
         prices = load_prices(options.judge.prices)
     started = _now()
     whole = read_run(folder, options.data)
-    reliance = audio_reliance_section(whole.sets, whole.items, whole.run.get("audio_check"), options.extraction,
-                                      uncertainty)
+    reliance = audio_reliance_section(
+        whole.sets, whole.items, whole.run.get("audio_check"), options.extraction, uncertainty
+    )
     run = without_check_sets(whole)  # the scorers (and their judges) score the run's own conditions only
     items = list(run.items.values())
     fits = {name: fit_reason(name, run.benchmark, items, run.sets) for name in SCORERS}
@@ -457,8 +502,13 @@ def score_run(folder: Any, options: Optional[ScoreOptions] = None) -> dict[str, 
     order = [*SCORERS, *(s for s in SECTIONS if s not in SCORERS)]
     sections = {k: sections[k] for k in sorted(sections, key=order.index)}
     protocol = scored_protocol(run.run, scoring_protocol(run, options, sections, judges))
-    results = json_safe({**_results(run, options, sections, started, uncertainty),
-                         "audio_reliance": reliance.to_dict(), "protocol": protocol})  # as written: NaN is null
+    results = json_safe(
+        {
+            **_results(run, options, sections, started, uncertainty),
+            "audio_reliance": reliance.to_dict(),
+            "protocol": protocol,
+        }
+    )  # as written: NaN is null
     _write(whole, options, {**sections, "audio_reliance": reliance}, results)
     return results
 
@@ -467,20 +517,31 @@ def _now() -> str:
     return _dt.datetime.now(_dt.timezone.utc).isoformat(timespec="seconds")
 
 
-def _results(run: RunFolder, options: ScoreOptions, sections: dict[str, Section], started: str,
-             uncertainty: Any) -> dict[str, Any]:
+def _results(
+    run: RunFolder, options: ScoreOptions, sections: dict[str, Section], started: str, uncertainty: Any
+) -> dict[str, Any]:
     summary = RunSummary.from_dict(run.run)
     config = summary.config or {}
     main = (summary.models or {}).get("main") or {}
     return {
-        "run": {"folder": str(run.folder), "model": run.model, "adapter": main.get("adapter"),
-                "description": main.get("description"), "models": summary.models,
-                "benchmark": run.benchmark, "benchmark_config": config.get("benchmark_config"),
-                "limit": config.get("limit"), "decoding": config.get("decoding"), "status": summary.status,
-                "counts": summary.counts, "speed": summary.speed, "git": summary.git,
-                # an imported lmms-eval log: its own number beside the official rule's (inference.lmms_reconcile)
-                "lmms_eval": (summary.source or {}).get("lmms_eval"),
-                "outputs_sha256": run.outputs_sha256},
+        "run": {
+            "folder": str(run.folder),
+            "model": run.model,
+            "adapter": main.get("adapter"),
+            "description": main.get("description"),
+            "models": summary.models,
+            "benchmark": run.benchmark,
+            "benchmark_config": config.get("benchmark_config"),
+            "limit": config.get("limit"),
+            "decoding": config.get("decoding"),
+            "status": summary.status,
+            "counts": summary.counts,
+            "speed": summary.speed,
+            "git": summary.git,
+            # an imported lmms-eval log: its own number beside the official rule's (inference.lmms_reconcile)
+            "lmms_eval": (summary.source or {}).get("lmms_eval"),
+            "outputs_sha256": run.outputs_sha256,
+        },
         "sets": [{**s.describe(), "n": len(s.records), "failed": s.failed} for s in run.sets],
         "missing_outputs": sum(s.missing for s in run.sets),
         "duplicates": run.duplicates,  # records repeated verbatim in outputs.jsonl, each scored once
@@ -488,8 +549,7 @@ def _results(run: RunFolder, options: ScoreOptions, sections: dict[str, Section]
         "options": options.to_dict(),
         "uncertainty_options": uncertainty.to_dict(),  # every headline's "uncertainty" entry
         "scorers": {name: section.to_dict() for name, section in sections.items()},
-        "not_run": {name: {"status": s.status, "reason": s.reason} for name, s in sections.items()
-                    if s.status != "ok"},
+        "not_run": {name: {"status": s.status, "reason": s.reason} for name, s in sections.items() if s.status != "ok"},
         "scored": {"started": started, "finished": _now(), "versions": package_versions(), "git": git_commit()},
     }
 
@@ -512,13 +572,34 @@ def _write(run: RunFolder, options: ScoreOptions, sections: dict[str, Section], 
     with open(out / ITEMS_FILE, "w", encoding="utf-8") as f:
         for output_set in run.sets:
             for record in output_set.records:
-                row = {"key": record["key"], "id": record["id"], "model": record["model"],
-                       "condition": record["condition"], "template": record["template"]["name"],
-                       "failed": record.get("error") is not None}
+                row = {
+                    "key": record["key"],
+                    "id": record["id"],
+                    "model": record["model"],
+                    "condition": record["condition"],
+                    "template": record["template"]["name"],
+                    "failed": record.get("error") is not None,
+                }
                 row.update({name: s.items[record["key"]] for name, s in sections.items() if record["key"] in s.items})
                 f.write(json.dumps(json_safe(row), ensure_ascii=False) + "\n")
 
 
-__all__ = ["ITEMS_FILE", "JUDGE_CACHE_FILE", "RESULTS_FILE", "RUN_FOLDER_DIRS", "RUN_FOLDER_FILES", "JudgeOptions",
-           "ProgressJudge", "RunFolder", "ScoreOptions", "Scoring", "build_judge", "check_extraction", "json_safe", "parse_scorers",
-           "read_run", "run_folder_file", "score_run"]
+__all__ = [
+    "ITEMS_FILE",
+    "JUDGE_CACHE_FILE",
+    "RESULTS_FILE",
+    "RUN_FOLDER_DIRS",
+    "RUN_FOLDER_FILES",
+    "JudgeOptions",
+    "ProgressJudge",
+    "RunFolder",
+    "ScoreOptions",
+    "Scoring",
+    "build_judge",
+    "check_extraction",
+    "json_safe",
+    "parse_scorers",
+    "read_run",
+    "run_folder_file",
+    "score_run",
+]

@@ -11,6 +11,7 @@ unanswered, an empty CoT) and are counted as ``failed`` beside each score. Items
 apply to but that have no output in it (a run cut short, a later ``--limit``) are not scored and are counted as
 ``missing`` in every entry of that set.
 """
+
 from __future__ import annotations
 
 from dataclasses import dataclass, field
@@ -21,7 +22,6 @@ from audioreason.scorers.anchor_chain.scorer import parse_answer
 from audioreason.text.audiospan_templates import item_format
 from audioreason.text.cot import parse_cot
 from audioreason.base.schema import ExtractedAnswer
-
 
 
 def answer_text(output: Optional[str]) -> str:
@@ -51,29 +51,58 @@ class Rule:
     in_all: bool = True  # one of the rules --extraction all runs (lmms_filtered is asked for by name)
 
 
-RULES: dict[str, Rule] = {r.name: r for r in (
-    Rule("aria", "ARIA-Rubrics App. E: the text after the last [ANSWER] tag",
-         lambda text, item: answers.extract_aria(text, item["choices"])),
-    Rule("aria_tolerant", "ARIA-Rubrics App. E on the parser's Answer slot (**Answer:**, Answer: ...)",
-         lambda text, item: answers.extract_aria(text, item["choices"], tags="tolerant")),
-    Rule("official_slot", "the official MMAR/MMAU string match on the Answer slot only (the whole output without "
-         "one), as an extractor: not the official scorer, which reads the whole reply",
-         lambda text, item: answers.extract_string_match(answer_text(text), item["choices"])),
-    Rule("strict", "strict string match (letters, word order) on the Answer slot",
-         lambda text, item: answers.extract_string_match(answer_text(text), item["choices"], strict=True)),
-    Rule("hybrid", "All That Glitters hybrid (letter, then content; no judge)",
-         lambda text, item: answers.extract_hybrid(text, item["choices"], question=item.get("question") or "")),
-    Rule("exact_letter", "AudioSpan App. C.1: the reply is exactly one option letter",
-         lambda text, item: parse_answer(text, item["choices"], "exact")),
-    Rule("lmms_filtered", "the official MMAR/MMAU string match on lmms-eval's filtered reply (filtered_resps: "
-         "reasoning tags removed) of an imported log, not on the raw reply the official scorer reads",
-         lambda text, item: answers.extract_string_match(text, item["choices"]), reads=lmms_filtered_text,
-         in_all=False),
-)}
+RULES: dict[str, Rule] = {
+    r.name: r
+    for r in (
+        Rule(
+            "aria",
+            "ARIA-Rubrics App. E: the text after the last [ANSWER] tag",
+            lambda text, item: answers.extract_aria(text, item["choices"]),
+        ),
+        Rule(
+            "aria_tolerant",
+            "ARIA-Rubrics App. E on the parser's Answer slot (**Answer:**, Answer: ...)",
+            lambda text, item: answers.extract_aria(text, item["choices"], tags="tolerant"),
+        ),
+        Rule(
+            "official_slot",
+            "the official MMAR/MMAU string match on the Answer slot only (the whole output without "
+            "one), as an extractor: not the official scorer, which reads the whole reply",
+            lambda text, item: answers.extract_string_match(answer_text(text), item["choices"]),
+        ),
+        Rule(
+            "strict",
+            "strict string match (letters, word order) on the Answer slot",
+            lambda text, item: answers.extract_string_match(answer_text(text), item["choices"], strict=True),
+        ),
+        Rule(
+            "hybrid",
+            "All That Glitters hybrid (letter, then content; no judge)",
+            lambda text, item: answers.extract_hybrid(text, item["choices"], question=item.get("question") or ""),
+        ),
+        Rule(
+            "exact_letter",
+            "AudioSpan App. C.1: the reply is exactly one option letter",
+            lambda text, item: parse_answer(text, item["choices"], "exact"),
+        ),
+        Rule(
+            "lmms_filtered",
+            "the official MMAR/MMAU string match on lmms-eval's filtered reply (filtered_resps: "
+            "reasoning tags removed) of an imported log, not on the raw reply the official scorer reads",
+            lambda text, item: answers.extract_string_match(text, item["choices"]),
+            reads=lmms_filtered_text,
+            in_all=False,
+        ),
+    )
+}
 # The rule each template's instruction asks for: the CoT's [ANSWER] tag, the free prompt's "Answer:" line,
 # the option text (the official MMAR/MMAU string match), the option letter (AudioSpan C.1).
-DEFAULT_RULES = {"aria_cot": "aria", "aria_plain": "aria_tolerant", "plain": "official_slot",
-                 "audiospan": "exact_letter"}
+DEFAULT_RULES = {
+    "aria_cot": "aria",
+    "aria_plain": "aria_tolerant",
+    "plain": "official_slot",
+    "audiospan": "exact_letter",
+}
 RENAMED_RULES = {"official": "official_slot"}
 
 
@@ -100,8 +129,13 @@ class OutputSet:
         return f"{self.condition}/{self.template}"
 
     def describe(self) -> dict[str, Any]:
-        return {"model": self.model, "condition": self.condition, "template": self.template,
-                "template_hash": self.template_hash, "missing": self.missing}
+        return {
+            "model": self.model,
+            "condition": self.condition,
+            "template": self.template,
+            "template_hash": self.template_hash,
+            "missing": self.missing,
+        }
 
     def texts(self) -> list[str]:
         return [r.get("output") or "" for r in self.records]
@@ -167,6 +201,7 @@ def accuracy_fit(benchmark: str, items: Sequence[Mapping[str, Any]], sets: Seque
 # accuracy
 # ---------------------------------------------------------------------------------------------
 
+
 def extraction_rules(template: str, extraction: str) -> list[str]:
     """The rules a set is scored with: ``auto`` (its template's), ``all``, or one rule's name."""
     if extraction == "auto":
@@ -174,16 +209,19 @@ def extraction_rules(template: str, extraction: str) -> list[str]:
     if extraction == "all":
         return [name for name, rule in RULES.items() if rule.in_all]
     if extraction in RENAMED_RULES:
-        raise ValueError(f"extraction rule {extraction!r} is now {RENAMED_RULES[extraction]!r} (the official string "
-                         "match on the Answer slot); the official scorer on the whole reply is reported for every "
-                         "set as official_scorer_accuracy")
+        raise ValueError(
+            f"extraction rule {extraction!r} is now {RENAMED_RULES[extraction]!r} (the official string "
+            "match on the Answer slot); the official scorer on the whole reply is reported for every "
+            "set as official_scorer_accuracy"
+        )
     if extraction not in RULES:
         raise ValueError(f"unknown extraction rule {extraction!r}: choose auto, all or one of {', '.join(RULES)}")
     return [extraction]
 
 
-def accuracy_section(sets: Sequence[OutputSet], items: Mapping[str, Mapping[str, Any]], extraction: str,
-                     uncertainty: Any = None) -> Section:
+def accuracy_section(
+    sets: Sequence[OutputSet], items: Mapping[str, Mapping[str, Any]], extraction: str, uncertainty: Any = None
+) -> Section:
     """Per set and rule: the accuracy and the official scorer's, each with its Wilson interval (k of n)."""
     U = _uncertainty()
     uncertainty = uncertainty or U.DEFAULT
@@ -200,20 +238,45 @@ def accuracy_section(sets: Sequence[OutputSet], items: Mapping[str, Mapping[str,
             found = [rule.extract(rule.reads(r), item) for r, item in pairs]
             correct = [answers.is_gold(e, item["answer"]) for e, (_, item) in zip(found, pairs)]
             summary = answers.summarize(found)
-            entry = {**output_set.describe(), "rule": rule_name, "rule_description": rule.description,
-                     "accuracy": sum(correct) / len(pairs), "correct": sum(correct), "n": len(pairs),
-                     "unanswered": summary["unanswered"], "methods": summary["methods"],
-                     "failed": sum(r.get("error") is not None for r, _ in pairs),
-                     "official_scorer_accuracy": official / len(pairs), "official_scorer_correct": official,
-                     "uncertainty": {"accuracy": U.wilson(sum(correct), len(pairs), uncertainty),
-                                     "official_scorer_accuracy": U.wilson(official, len(pairs), uncertainty)}}
+            entry = {
+                **output_set.describe(),
+                "rule": rule_name,
+                "rule_description": rule.description,
+                "accuracy": sum(correct) / len(pairs),
+                "correct": sum(correct),
+                "n": len(pairs),
+                "unanswered": summary["unanswered"],
+                "methods": summary["methods"],
+                "failed": sum(r.get("error") is not None for r, _ in pairs),
+                "official_scorer_accuracy": official / len(pairs),
+                "official_scorer_correct": official,
+                "uncertainty": {
+                    "accuracy": U.wilson(sum(correct), len(pairs), uncertainty),
+                    "official_scorer_accuracy": U.wilson(official, len(pairs), uncertainty),
+                },
+            }
             section.results.append(entry)
             for (record, _), e, ok, off in zip(pairs, found, correct, official_ok):
-                section.items.setdefault(record["key"], {})[rule_name] = {"choice": e.choice, "method": e.method,
-                                                                          "correct": ok,
-                                                                          "official_scorer_correct": off}
+                section.items.setdefault(record["key"], {})[rule_name] = {
+                    "choice": e.choice,
+                    "method": e.method,
+                    "correct": ok,
+                    "official_scorer_correct": off,
+                }
     return section
 
 
-__all__ = ["DEFAULT_RULES", "NO_RUBRIC", "RULES", "OutputSet", "Section", "accuracy_fit", "accuracy_section",
-           "answer_text", "extraction_rules", "is_mcq", "not_applicable", "unavailable"]
+__all__ = [
+    "DEFAULT_RULES",
+    "NO_RUBRIC",
+    "RULES",
+    "OutputSet",
+    "Section",
+    "accuracy_fit",
+    "accuracy_section",
+    "answer_text",
+    "extraction_rules",
+    "is_mcq",
+    "not_applicable",
+    "unavailable",
+]

@@ -1,6 +1,7 @@
 """The table `audioreason score`, `evaluate` and the demo print: one row per headline number of a results dict
 (``audioreason.evaluation.score``), with its interval, unanswered count, n and backbone. The rows of the
 accuracy section are built here; every scorer's own rows by its declaration (``scorers.registry``)."""
+
 from __future__ import annotations
 
 from typing import Any, Callable, Mapping, Sequence
@@ -13,14 +14,20 @@ def format_table(rows: Sequence[Row], confidence: float = 0.95) -> str:
     """A plain-text table: scorer, value (0-1, 4 decimals), its interval, unanswered (count of n), n,
     [outputs,] backbone. The outputs column appears when a row names its source."""
     sources = any(r.source for r in rows)
-    header = ("scorer", "value", f"{confidence * 100:g}% CI", "unanswered", "n") + \
-        (("outputs",) if sources else ()) + ("backbone",)
+    header = (
+        ("scorer", "value", f"{confidence * 100:g}% CI", "unanswered", "n")
+        + (("outputs",) if sources else ())
+        + ("backbone",)
+    )
     body = []
     for r in rows:
         value = "n/a" if r.value is None else f"{r.value:.4f}"
         unanswered = "-" if r.unanswered is None else f"{r.unanswered} of {r.n}"
-        body.append((r.scorer, value, interval_text(r.interval), unanswered, str(r.n)) +
-                    ((r.source,) if sources else ()) + (r.backbone,))
+        body.append(
+            (r.scorer, value, interval_text(r.interval), unanswered, str(r.n))
+            + ((r.source,) if sources else ())
+            + (r.backbone,)
+        )
     widths = [max(len(line[i]) for line in [header, *body]) for i in range(len(header))]
     fmt = lambda line: "  ".join(cell.ljust(w) for cell, w in zip(line, widths)).rstrip()  # noqa: E731
     return "\n".join([fmt(header), fmt(tuple("-" * w for w in widths)), *map(fmt, body)])
@@ -61,30 +68,57 @@ def reliance_rows(results: Mapping[str, Any]) -> list[Row]:
     for e in entries:
         suffix = f" [{e['template']}]" if len(entries) > 1 else ""
         changed = e["changed"]["either"]
-        rows.append(Row(f"audio reliance: outputs changed (silence or shuffled){suffix}", changed["share"], e["n"],
-                        f"verdict: {e['verdict']}: {e['reason']}", interval=changed["uncertainty"]))
+        rows.append(
+            Row(
+                f"audio reliance: outputs changed (silence or shuffled){suffix}",
+                changed["share"],
+                e["n"],
+                f"verdict: {e['verdict']}: {e['reason']}",
+                interval=changed["uncertainty"],
+            )
+        )
         for condition, acc in (e.get("accuracy") or {}).items():
-            rows.append(Row(f"audio reliance: accuracy under {condition}{suffix}", acc["accuracy"], acc["n"],
-                            f"rule {e['rule']}; the {e['checked_items']} checked items",
-                            interval=acc["uncertainty"]))
+            rows.append(
+                Row(
+                    f"audio reliance: accuracy under {condition}{suffix}",
+                    acc["accuracy"],
+                    acc["n"],
+                    f"rule {e['rule']}; the {e['checked_items']} checked items",
+                    interval=acc["uncertainty"],
+                )
+            )
     return rows
 
 
 def _accuracy_rows(entry: Mapping[str, Any], label: Callable[[str], str]) -> list[Row]:
     note = f"{entry['rule_description']}; {_outputs_note(entry)}"
-    return [Row(label(f"answers: {entry['rule']}"), entry["accuracy"], entry["n"], note, entry["unanswered"],
-                interval=_interval(entry, "accuracy"))]
+    return [
+        Row(
+            label(f"answers: {entry['rule']}"),
+            entry["accuracy"],
+            entry["n"],
+            note,
+            entry["unanswered"],
+            interval=_interval(entry, "accuracy"),
+        )
+    ]
 
 
 def _official_scorer_row(entry: Mapping[str, Any], label: Callable[[str], str]) -> Row:
-    return Row(label("accuracy: official MMAR/MMAU scorer"), entry["official_scorer_accuracy"], entry["n"],
-               "the official string match on the whole raw reply, as MMAU evaluation.py and MMAR "
-               f"code/evaluation.py read it (rule-based, no model); {_outputs_note(entry)}",
-               interval=_interval(entry, "official_scorer_accuracy"))
+    return Row(
+        label("accuracy: official MMAR/MMAU scorer"),
+        entry["official_scorer_accuracy"],
+        entry["n"],
+        "the official string match on the whole raw reply, as MMAU evaluation.py and MMAR "
+        f"code/evaluation.py read it (rule-based, no model); {_outputs_note(entry)}",
+        interval=_interval(entry, "official_scorer_accuracy"),
+    )
 
 
-_ROW_BUILDERS = {"accuracy": _accuracy_rows,
-                 **{r.name: r.rows for declaration in DECLARATIONS for r in declaration.results}}
+_ROW_BUILDERS = {
+    "accuracy": _accuracy_rows,
+    **{r.name: r.rows for declaration in DECLARATIONS for r in declaration.results},
+}
 
 
 __all__ = ["Row", "format_table", "interval_text", "reliance_rows", "result_rows"]

@@ -1,6 +1,7 @@
 """What every adapter does to a request's inputs before its model sees them: the shared option checks, the
 clip at the adapter's rate (never longer than its limit), and extra content parts placed in the last user
 message."""
+
 from __future__ import annotations
 
 import math
@@ -16,8 +17,9 @@ def check_audio_options(max_audio_s: Optional[float], sampling_rate: int) -> Non
     """The shared checks of every adapter's ``max_audio_s`` (None or > 0 s) and ``sampling_rate`` (> 0 Hz)."""
     if isinstance(sampling_rate, bool) or not isinstance(sampling_rate, int) or sampling_rate <= 0:
         raise ValueError(f"sampling_rate must be a positive integer (Hz), got {sampling_rate!r}")
-    if max_audio_s is not None and (isinstance(max_audio_s, bool) or not isinstance(max_audio_s, (int, float))
-                                    or not 0 < max_audio_s < math.inf):
+    if max_audio_s is not None and (
+        isinstance(max_audio_s, bool) or not isinstance(max_audio_s, (int, float)) or not 0 < max_audio_s < math.inf
+    ):
         raise ValueError(f"max_audio_s must be None or a positive number of seconds, got {max_audio_s!r}")
 
 
@@ -26,8 +28,10 @@ def samples_at(audio: AudioInput, sampling_rate: int, max_audio_s: Optional[floa
     ``max_audio_s``: the runner cuts clips to an adapter's limit, so a longer one is a caller's error that
     must not be cut, or sent, quietly here. Raises ``AudioError``."""
     if max_audio_s is not None and audio.seconds > max_audio_s:
-        raise AudioError(f"the clip is {audio.seconds:.3f} s, longer than this model's max_audio_s of "
-                         f"{max_audio_s:g} s (the runner cuts clips to it and records the cut)")
+        raise AudioError(
+            f"the clip is {audio.seconds:.3f} s, longer than this model's max_audio_s of "
+            f"{max_audio_s:g} s (the runner cuts clips to it and records the cut)"
+        )
     samples, _ = load_audio((audio.array, audio.sampling_rate), sampling_rate)
     return samples
 
@@ -40,8 +44,9 @@ def last_user_index(messages: Sequence[Mapping[str, Any]]) -> int:
     raise ValueError("the messages have no user message to carry the input")
 
 
-def with_user_content(messages: Sequence[Mapping[str, Any]], parts: Sequence[Mapping[str, Any]],
-                      position: str = "first") -> list[dict[str, Any]]:
+def with_user_content(
+    messages: Sequence[Mapping[str, Any]], parts: Sequence[Mapping[str, Any]], position: str = "first"
+) -> list[dict[str, Any]]:
     """A copy of ``messages`` whose last user message carries ``parts`` before (``"first"``) or after
     (``"last"``) its own content, which becomes a text part if it was a string."""
     out = [dict(m) for m in messages]

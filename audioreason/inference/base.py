@@ -11,6 +11,7 @@ adapter places it where its model expects it (a processor's audio slot, an ``inp
 transcript for a cascade). ``audio=None`` means no audio input at all (the "none" and "tb" conditions): an
 adapter must not substitute silence.
 """
+
 from __future__ import annotations
 
 from dataclasses import asdict, dataclass, field
@@ -64,8 +65,9 @@ class DecodingParams:
         if not number(self.top_p) or not 0.0 < self.top_p <= 1.0:
             raise ValueError(f"top_p must be in (0, 1], got {self.top_p!r}")
         # None: unseeded. torch.manual_seed takes -2**63 .. 2**64 - 1.
-        if self.seed is not None and (not isinstance(self.seed, int) or isinstance(self.seed, bool)
-                                      or not -2 ** 63 <= self.seed < 2 ** 64):
+        if self.seed is not None and (
+            not isinstance(self.seed, int) or isinstance(self.seed, bool) or not -(2**63) <= self.seed < 2**64
+        ):
             raise ValueError(f"seed must be an integer (or null), got {self.seed!r}")
 
     @property
@@ -114,8 +116,7 @@ class ModelAdapter(Protocol):
     sampling_rate: int
     takes_audio: bool
 
-    def generate(self, requests: Sequence[GenerationRequest], decoding: DecodingParams) -> list[Generation]:
-        ...
+    def generate(self, requests: Sequence[GenerationRequest], decoding: DecodingParams) -> list[Generation]: ...
 
 
 __all__ = ["AudioInput", "DecodingParams", "Generation", "GenerationRequest", "ModelAdapter"]

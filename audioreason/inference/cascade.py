@@ -26,6 +26,7 @@ transcript came from the adapter's cache (the same clip under several templates 
 ``seconds`` adds the ASR time to the LM's share of the batch; token counts are the LM's. ``stats`` counts
 requests, transcriptions, cache hits, empty transcripts and failures.
 """
+
 from __future__ import annotations
 
 import hashlib
@@ -80,8 +81,7 @@ class LocalTextLM:
     max_audio_s: Optional[float] = None
     sampling_rate = SAMPLING_RATE
 
-    def __init__(self, lm: str = OFFLINE_BACKBONES["lm"], *, allow_download: bool = False,
-                 name: Optional[str] = None):
+    def __init__(self, lm: str = OFFLINE_BACKBONES["lm"], *, allow_download: bool = False, name: Optional[str] = None):
         backend = load_backend("lm", lm, allow_download)
         self.model, self.tokenizer = backend.model, backend.tokenizer
         if not getattr(self.tokenizer, "chat_template", None):
@@ -101,8 +101,9 @@ class LocalTextLM:
         for message in messages:
             if not isinstance(message.get("content"), str):
                 raise ValueError("a text LM takes messages whose content is a string")
-        text = self.tokenizer.apply_chat_template([dict(m) for m in messages], add_generation_prompt=True,
-                                                  tokenize=False)
+        text = self.tokenizer.apply_chat_template(
+            [dict(m) for m in messages], add_generation_prompt=True, tokenize=False
+        )
         return self.tokenizer(text, add_special_tokens=False).input_ids  # the template wrote any BOS itself
 
     def generate(self, requests: Sequence[GenerationRequest], decoding: DecodingParams) -> list[Generation]:
@@ -114,8 +115,10 @@ class LocalTextLM:
                     raise ValueError(f"{self.name} is a text LM but the request carries audio")
                 ids = self.prompt_ids(request.messages)
                 if self.context and len(ids) + decoding.max_new_tokens > self.context:
-                    raise ValueError(f"the prompt has {len(ids)} tokens; with max_new_tokens="
-                                     f"{decoding.max_new_tokens} it exceeds the LM's context of {self.context}")
+                    raise ValueError(
+                        f"the prompt has {len(ids)} tokens; with max_new_tokens="
+                        f"{decoding.max_new_tokens} it exceeds the LM's context of {self.context}"
+                    )
                 prompts[i] = ids
             except Exception as err:  # noqa: BLE001 - a template error is as much the request's as a ValueError
                 results[i] = Generation(text=None, error=f"{INVALID_REQUEST}: {err}")
@@ -144,21 +147,32 @@ class LocalTextLM:
         mask = torch.tensor([[0] * (width - len(p)) + [1] * len(p) for p in prompts])
         sampling: dict[str, Any] = dict(do_sample=False)
         if not decoding.greedy:
-            sampling = dict(do_sample=True, temperature=float(decoding.temperature), top_p=float(decoding.top_p),
-                            top_k=0)
+            sampling = dict(
+                do_sample=True, temperature=float(decoding.temperature), top_p=float(decoding.top_p), top_k=0
+            )
             if decoding.seed is not None:
                 torch.manual_seed(decoding.seed)
         with torch.inference_mode():
-            out = self.model.generate(input_ids=input_ids, attention_mask=mask, max_new_tokens=decoding.max_new_tokens,
-                                      pad_token_id=self.pad_id, eos_token_id=sorted(self.eos_ids), **sampling)
+            out = self.model.generate(
+                input_ids=input_ids,
+                attention_mask=mask,
+                max_new_tokens=decoding.max_new_tokens,
+                pad_token_id=self.pad_id,
+                eos_token_id=sorted(self.eos_ids),
+                **sampling,
+            )
         generations = []
         for prompt, row in zip(prompts, out[:, width:].tolist()):
             stop = next((k for k, token in enumerate(row) if token in self.eos_ids), None)
             tokens = row if stop is None else row[:stop]
-            generations.append(Generation(text=self.tokenizer.decode(tokens, skip_special_tokens=True),
-                                          prompt_tokens=len(prompt),
-                                          completion_tokens=len(row) if stop is None else stop + 1,
-                                          finish_reason="length" if stop is None else "stop"))
+            generations.append(
+                Generation(
+                    text=self.tokenizer.decode(tokens, skip_special_tokens=True),
+                    prompt_tokens=len(prompt),
+                    completion_tokens=len(row) if stop is None else stop + 1,
+                    finish_reason="length" if stop is None else "stop",
+                )
+            )
         return generations
 
 
@@ -179,9 +193,16 @@ class CascadeAdapter:
     sampling_rate = SAMPLING_RATE
     takes_audio = True
 
-    def __init__(self, asr: Union[str, Any] = OFFLINE_BACKBONES["asr"],
-                 lm: Union[str, ModelAdapter] = OFFLINE_BACKBONES["lm"], *, max_audio_s: Optional[float] = None,
-                 allow_download: bool = False, name: Optional[str] = None, transcript_cache: int = 4096):
+    def __init__(
+        self,
+        asr: Union[str, Any] = OFFLINE_BACKBONES["asr"],
+        lm: Union[str, ModelAdapter] = OFFLINE_BACKBONES["lm"],
+        *,
+        max_audio_s: Optional[float] = None,
+        allow_download: bool = False,
+        name: Optional[str] = None,
+        transcript_cache: int = 4096,
+    ):
         check_audio_options(max_audio_s, SAMPLING_RATE)
         self.asr = load_backend("asr", asr, allow_download) if isinstance(asr, str) else asr
         self.lm = LocalTextLM(lm, allow_download=allow_download) if isinstance(lm, str) else lm
@@ -189,13 +210,13 @@ class CascadeAdapter:
             raise ValueError(f"the cascade's LM must be a text-only adapter; {self.lm.name} takes audio")
         asr_name = short_name(asr) if isinstance(asr, str) else getattr(asr, "name", type(asr).__name__)
         self.name = name or f"cascade:{asr_name}+{self.lm.name}"
-        self.description = f"cascade (ASR, then a text LM over the transcript): ASR {self.asr.description}; " \
-                           f"LM {self.lm.description}"
+        self.description = (
+            f"cascade (ASR, then a text LM over the transcript): ASR {self.asr.description}; LM {self.lm.description}"
+        )
         self.max_audio_s = None if max_audio_s is None else float(max_audio_s)
         self._cache: OrderedDict[str, Transcript] = OrderedDict()
         self._cache_size = max(0, int(transcript_cache))
-        self.stats = {"requests": 0, "transcribed": 0, "transcript_cache_hits": 0, "empty_transcripts": 0,
-                      "failed": 0}
+        self.stats = {"requests": 0, "transcribed": 0, "transcript_cache_hits": 0, "empty_transcripts": 0, "failed": 0}
 
     def transcribe(self, samples: np.ndarray) -> tuple[Transcript, bool]:
         """(transcript, from the cache) of 16 kHz mono samples."""
@@ -233,13 +254,17 @@ class CascadeAdapter:
                 results[i] = Generation(text=None, error=f"{ASR_FAILED}: {type(err).__name__}: {err}")
                 continue
             text_requests.append(GenerationRequest(request.key, messages, None))
-            details[i] = {"transcript": transcript.text, "asr_seconds": 0.0 if cached else transcript.seconds,
-                          "transcript_cached": cached}
+            details[i] = {
+                "transcript": transcript.text,
+                "asr_seconds": 0.0 if cached else transcript.seconds,
+                "transcript_cached": cached,
+            }
         if text_requests:
             generations = self.lm.generate(text_requests, decoding)
             if len(generations) != len(text_requests):  # a plugged-in LM must answer every request
-                raise RuntimeError(f"{self.lm.name} returned {len(generations)} outputs for {len(text_requests)} "
-                                   "requests")
+                raise RuntimeError(
+                    f"{self.lm.name} returned {len(generations)} outputs for {len(text_requests)} requests"
+                )
             for i, generation in zip(details, generations):
                 generation.details = {**details[i], **generation.details}
                 generation.seconds += details[i]["asr_seconds"]
@@ -249,5 +274,15 @@ class CascadeAdapter:
         return results  # type: ignore[return-value]
 
 
-__all__ = ["ASR_FAILED", "GENERATION_FAILED", "INVALID_REQUEST", "NO_SPEECH", "TRANSCRIPT_END", "TRANSCRIPT_START",
-           "CascadeAdapter", "LocalTextLM", "short_name", "transcript_block"]
+__all__ = [
+    "ASR_FAILED",
+    "GENERATION_FAILED",
+    "INVALID_REQUEST",
+    "NO_SPEECH",
+    "TRANSCRIPT_END",
+    "TRANSCRIPT_START",
+    "CascadeAdapter",
+    "LocalTextLM",
+    "short_name",
+    "transcript_block",
+]

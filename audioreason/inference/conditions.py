@@ -31,6 +31,7 @@ time and the rate; a finished folder is renamed into place atomically, so ranks 
 recording at once never read a half-written one. Audio given as bytes (a Hub-ready dataset with embedded
 audio) is decoded and split in memory.
 """
+
 from __future__ import annotations
 
 import hashlib
@@ -47,6 +48,7 @@ from .base import AudioInput
 
 if TYPE_CHECKING:
     import numpy as np
+
 
 def expand_condition(text: str) -> list[Condition]:
     """A run's request -> the conditions it names: one condition's name (``audioreason.text.conditions``), or
@@ -71,8 +73,10 @@ def expand_condition(text: str) -> list[Condition]:
                 raise ValueError(f"condition {text!r}: k must be in 0..{numbers[0] - 1}")
             ks = {n: ([numbers[1]] if len(numbers) == 2 else list(range(n))) for n in ns}
             return [Condition("frag", n, k) for n in ns for k in ks[n]]
-    raise ValueError(f"unknown condition {text!r}: use full, none, tb, anchored, silence, shuffled, frag, frag:N or "
-                     "frag:N:k (N=2..5)")
+    raise ValueError(
+        f"unknown condition {text!r}: use full, none, tb, anchored, silence, shuffled, frag, frag:N or "
+        "frag:N:k (N=2..5)"
+    )
 
 
 def parse_conditions(texts: Sequence[str]) -> list[Condition]:
@@ -99,8 +103,13 @@ class AudioCheck:
     asked: Optional[int]
 
     def to_dict(self) -> dict[str, Any]:
-        return {"asked": self.asked, "items": len(self.donors), "seed": self.seed, "ids": list(self.donors),
-                "donors": dict(self.donors)}
+        return {
+            "asked": self.asked,
+            "items": len(self.donors),
+            "seed": self.seed,
+            "ids": list(self.donors),
+            "donors": dict(self.donors),
+        }
 
 
 def with_audio_check(conditions: Sequence[Condition], n: int) -> list[Condition]:
@@ -112,13 +121,13 @@ def with_audio_check(conditions: Sequence[Condition], n: int) -> list[Condition]
     if n > 0:
         out += [Condition(kind) for kind in CHECK_KINDS if Condition(kind) not in out]
     if any(c.kind in CHECK_KINDS for c in out) and Condition("full") not in out:
-        raise ValueError("the audio check (silence, shuffled) compares outputs with the full condition's: add full to "
-                         "the conditions")
+        raise ValueError(
+            "the audio check (silence, shuffled) compares outputs with the full condition's: add full to the conditions"
+        )
     return out
 
 
-def choose_audio_check(conditions: Sequence[Condition], ids: Sequence[str], n: int, seed: int
-                       ) -> Optional[AudioCheck]:
+def choose_audio_check(conditions: Sequence[Condition], ids: Sequence[str], n: int, seed: int) -> Optional[AudioCheck]:
     """The seeded ``n`` items (every item when ``n`` is 0 or at least their number) the check conditions run
     on, and each one's donor under shuffled: the checked items in a seeded order, each taking the next one's
     clip (a single checked item takes a seeded other item's). None when no check condition is run."""
@@ -136,8 +145,9 @@ def choose_audio_check(conditions: Sequence[Condition], ids: Sequence[str], n: i
     elif chosen:
         others = [i for i in range(len(ids)) if i != chosen[0]]
         donors = {chosen[0]: int(rng.choice(others)) if others else None}
-    return AudioCheck({str(ids[i]): None if donors[i] is None else str(ids[donors[i]]) for i in chosen}, seed,
-                      n if n > 0 else None)
+    return AudioCheck(
+        {str(ids[i]): None if donors[i] is None else str(ids[donors[i]]) for i in chosen}, seed, n if n > 0 else None
+    )
 
 
 def checked(condition: Condition, item_id: str, check_ids: Optional[Any]) -> bool:
@@ -151,8 +161,7 @@ def has_anchored_variant(item: Mapping[str, Any]) -> bool:
     return item.get("subset") == "anchor" or bool(isinstance(manifest, Mapping) and manifest.get("operation"))
 
 
-def not_applicable(condition: Condition, item: Mapping[str, Any], check: Optional[AudioCheck] = None
-                   ) -> Optional[str]:
+def not_applicable(condition: Condition, item: Mapping[str, Any], check: Optional[AudioCheck] = None) -> Optional[str]:
     """Why ``condition`` cannot be run on ``item`` (None when it can)."""
     if condition.kind == "anchored" and not has_anchored_variant(item):
         return "no anchored variant"
@@ -164,6 +173,7 @@ def not_applicable(condition: Condition, item: Mapping[str, Any], check: Optiona
 # ------------------------------------------------------------------------------------------------
 # Audio values
 # ------------------------------------------------------------------------------------------------
+
 
 def local_path(value: Any) -> Optional[str]:
     """The local file behind a dataset audio value (a path, or {"path", "bytes"} without bytes), else None."""
@@ -210,8 +220,16 @@ class AudioPreparer:
         import numpy as np
 
         if not condition.sends_audio:
-            return PreparedAudio(None, {"seconds": 0.0, "source_seconds": None, "truncated": False,
-                                        "max_audio_s": self.max_audio_s, "sampling_rate": None})
+            return PreparedAudio(
+                None,
+                {
+                    "seconds": 0.0,
+                    "source_seconds": None,
+                    "truncated": False,
+                    "max_audio_s": self.max_audio_s,
+                    "sampling_rate": None,
+                },
+            )
         if value is None:
             raise AudioError("the item has no audio (its file was missing when the dataset was built)")
         fragment, truncated = None, False
@@ -226,8 +244,13 @@ class AudioPreparer:
         if condition.kind == "silence":  # as long as the item's clip as sent, every sample zero
             samples = np.zeros(len(samples), dtype=np.float32)
         audio = AudioInput(np.ascontiguousarray(samples, dtype=np.float32), self.sampling_rate, source, truncated)
-        info = {"seconds": audio.seconds, "source_seconds": source, "truncated": truncated,
-                "max_audio_s": self.max_audio_s, "sampling_rate": self.sampling_rate}
+        info = {
+            "seconds": audio.seconds,
+            "source_seconds": source,
+            "truncated": truncated,
+            "max_audio_s": self.max_audio_s,
+            "sampling_rate": self.sampling_rate,
+        }
         if fragment is not None:
             info["fragment"] = fragment
         return PreparedAudio(audio, info)
@@ -284,8 +307,9 @@ class AudioPreparer:
             stat = path.stat()
         except OSError:  # gone since the items were loaded: a counted audio failure, as under full
             raise AudioError(f"audio file not found: {path}") from None
-        key = hashlib.sha256(f"{path.resolve()}|{stat.st_size}|{stat.st_mtime_ns}|{self.sampling_rate}"
-                             .encode()).hexdigest()[:20]
+        key = hashlib.sha256(
+            f"{path.resolve()}|{stat.st_size}|{stat.st_mtime_ns}|{self.sampling_rate}".encode()
+        ).hexdigest()[:20]
         folder = self.fragment_cache / key
         manifest = folder / "manifest.json"
         if not manifest.is_file():
@@ -314,6 +338,17 @@ class AudioPreparer:
         return min(seconds, self.max_audio_s) if self.max_audio_s is not None else seconds
 
 
-__all__ = ["AudioCheck", "AudioPreparer", "PreparedAudio", "checked", "choose_audio_check", "expand_condition",
-           "has_anchored_variant", "local_path", "not_applicable", "parse_conditions",
-           "source_seconds", "with_audio_check"]
+__all__ = [
+    "AudioCheck",
+    "AudioPreparer",
+    "PreparedAudio",
+    "checked",
+    "choose_audio_check",
+    "expand_condition",
+    "has_anchored_variant",
+    "local_path",
+    "not_applicable",
+    "parse_conditions",
+    "source_seconds",
+    "with_audio_check",
+]

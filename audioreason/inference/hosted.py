@@ -16,6 +16,7 @@ server reported no usable token counts is counted in ``replies_without_usage`` (
 models). Requests a session sent but never recorded (it was killed with replies in flight) are counted
 from the run's journal of sent requests (``unrecorded_requests``, in ``requests_sent`` too).
 """
+
 from __future__ import annotations
 
 import inspect
@@ -62,9 +63,17 @@ def build_openai(model: str, *, endpoint_preset: Optional[str] = None, **options
 build_openai.forwards_options_to = _openai_targets  # type: ignore[attr-defined]  # runner.adapter_option_types
 
 
-def build_cascade(model: Optional[str] = None, *, asr: Optional[str] = None, lm: Optional[str] = None,
-                  lm_options: Optional[Mapping[str, Any]] = None, max_audio_s: Optional[float] = None,
-                  allow_download: bool = False, name: Optional[str] = None, transcript_cache: int = 4096) -> Any:
+def build_cascade(
+    model: Optional[str] = None,
+    *,
+    asr: Optional[str] = None,
+    lm: Optional[str] = None,
+    lm_options: Optional[Mapping[str, Any]] = None,
+    max_audio_s: Optional[float] = None,
+    allow_download: bool = False,
+    name: Optional[str] = None,
+    transcript_cache: int = 4096,
+) -> Any:
     """A ``CascadeAdapter``: ``asr`` (default packaged whisper-tiny.en) then ``lm``, a local LM spec or
     ``openai:NAME``, a served text model built with ``lm_options`` (as ``build_openai``'s, text-only).
     ``model``, when given without ``lm``, is the LM."""
@@ -74,11 +83,17 @@ def build_cascade(model: Optional[str] = None, *, asr: Optional[str] = None, lm:
     lm = lm or model or OFFLINE_BACKBONES["lm"]
     text_model: Any = lm
     if lm.startswith(OPENAI_LM_PREFIX):
-        text_model = build_openai(lm[len(OPENAI_LM_PREFIX):], **{**dict(lm_options or {}), "takes_audio": False})
+        text_model = build_openai(lm[len(OPENAI_LM_PREFIX) :], **{**dict(lm_options or {}), "takes_audio": False})
     elif lm_options:
         raise ValueError(f"lm_options apply to a served LM (lm='openai:NAME'), not to {lm!r}")
-    adapter = CascadeAdapter(asr or OFFLINE_BACKBONES["asr"], text_model, max_audio_s=max_audio_s,
-                             allow_download=allow_download, name=name, transcript_cache=transcript_cache)
+    adapter = CascadeAdapter(
+        asr or OFFLINE_BACKBONES["asr"],
+        text_model,
+        max_audio_s=max_audio_s,
+        allow_download=allow_download,
+        name=name,
+        transcript_cache=transcript_cache,
+    )
     adapter.kind = "cascade"
     return adapter
 
@@ -108,8 +123,11 @@ def check_adapter(kind: str, model: Optional[str], options: Mapping[str, Any]) -
                 raise ValueError(f"the cascade's {role} {spec!r} does not exist")
         adapters = []
         if lm.startswith(OPENAI_LM_PREFIX):
-            adapters = [build_openai(lm[len(OPENAI_LM_PREFIX):],
-                                     **{**dict(options.get("lm_options") or {}), "takes_audio": False})]
+            adapters = [
+                build_openai(
+                    lm[len(OPENAI_LM_PREFIX) :], **{**dict(options.get("lm_options") or {}), "takes_audio": False}
+                )
+            ]
         elif options.get("lm_options"):
             raise ValueError(f"served-LM options (--lm-base-url, ...) need --lm openai:NAME, not {lm!r}")
     else:
@@ -124,6 +142,7 @@ def check_adapter(kind: str, model: Optional[str], options: Mapping[str, Any]) -
 # ------------------------------------------------------------------------------------------------
 # What is written down: options without secrets, usage, cost
 # ------------------------------------------------------------------------------------------------
+
 
 def public_options(options: Mapping[str, Any]) -> dict[str, Any]:
     """``options`` as run.json may show them: header values and a URL's query values and password replaced
@@ -141,9 +160,19 @@ def public_options(options: Mapping[str, Any]) -> dict[str, Any]:
 
 
 def _empty_usage() -> dict[str, Any]:
-    return {"records": 0, "ok": 0, "failed": 0, "requests_sent": 0, "retried_records": 0, "retries": 0,
-            "prompt_tokens": 0, "completion_tokens": 0, "replies_without_usage": 0, "unrecorded_requests": 0,
-            "audio_s_sent": 0.0}
+    return {
+        "records": 0,
+        "ok": 0,
+        "failed": 0,
+        "requests_sent": 0,
+        "retried_records": 0,
+        "retries": 0,
+        "prompt_tokens": 0,
+        "completion_tokens": 0,
+        "replies_without_usage": 0,
+        "unrecorded_requests": 0,
+        "audio_s_sent": 0.0,
+    }
 
 
 def _add(total: dict[str, Any], record: Mapping[str, Any]) -> None:
@@ -164,13 +193,17 @@ def _add(total: dict[str, Any], record: Mapping[str, Any]) -> None:
     total["completion_tokens"] += int(tokens.get("completion") or 0)
     # An API reply (an empty one too) whose server gave no counts: its tokens are None, unknown. A request
     # that got no reply records 0 (nothing to bill), and a local or imported record has no attempts.
-    total["replies_without_usage"] += ("attempts" in details and tokens.get("prompt") is None
-                                       and tokens.get("completion") is None)
+    total["replies_without_usage"] += (
+        "attempts" in details and tokens.get("prompt") is None and tokens.get("completion") is None
+    )
     total["audio_s_sent"] = round(total["audio_s_sent"] + seconds * attempts, 6)
 
 
-def usage_summary(records: Iterable[Mapping[str, Any]], keys: Optional[set[str]] = None,
-                  sent: Optional[Mapping[str, Mapping[str, Any]]] = None) -> dict[str, Any]:
+def usage_summary(
+    records: Iterable[Mapping[str, Any]],
+    keys: Optional[set[str]] = None,
+    sent: Optional[Mapping[str, Mapping[str, Any]]] = None,
+) -> dict[str, Any]:
     """{"total", "by_condition", "by_model"} over ``records`` (those whose key is in ``keys`` when given).
     ``sent``: the run's journal of requests sent, per key {"requests", "audio_s", "model", "condition"}
     (``runner.read_sent``); a key's requests beyond those its records account for were sent by a session
@@ -180,8 +213,11 @@ def usage_summary(records: Iterable[Mapping[str, Any]], keys: Optional[set[str]]
     for record in records:
         if keys is not None and record.get("key") not in keys:
             continue
-        for usage in (total, by_condition.setdefault(str(record.get("condition")), _empty_usage()),
-                      by_model.setdefault(str(record.get("model")), _empty_usage())):
+        for usage in (
+            total,
+            by_condition.setdefault(str(record.get("condition")), _empty_usage()),
+            by_model.setdefault(str(record.get("model")), _empty_usage()),
+        ):
             _add(usage, record)
         attempts = (record.get("details") or {}).get("attempts")
         recorded[record.get("key")] = recorded.get(record.get("key"), 0) + int(attempts or 0)
@@ -189,8 +225,11 @@ def usage_summary(records: Iterable[Mapping[str, Any]], keys: Optional[set[str]]
         lost = journal["requests"] - recorded.get(key, 0)
         if lost <= 0 or (keys is not None and key not in keys):
             continue
-        for usage in (total, by_condition.setdefault(str(journal["condition"]), _empty_usage()),
-                      by_model.setdefault(str(journal["model"]), _empty_usage())):
+        for usage in (
+            total,
+            by_condition.setdefault(str(journal["condition"]), _empty_usage()),
+            by_model.setdefault(str(journal["model"]), _empty_usage()),
+        ):
             usage["requests_sent"] += lost
             usage["unrecorded_requests"] += lost
             usage["audio_s_sent"] = round(usage["audio_s_sent"] + lost * journal["audio_s"], 6)
@@ -201,8 +240,12 @@ def usage_summary(records: Iterable[Mapping[str, Any]], keys: Optional[set[str]]
 # Prices
 # ------------------------------------------------------------------------------------------------
 
-PRICE_FIELDS = {"prompt_per_million": 1e-6, "completion_per_million": 1e-6, "audio_per_second": 1.0,
-                "audio_per_minute": 1 / 60}
+PRICE_FIELDS = {
+    "prompt_per_million": 1e-6,
+    "completion_per_million": 1e-6,
+    "audio_per_second": 1.0,
+    "audio_per_minute": 1 / 60,
+}
 
 
 def load_prices(path: str) -> dict[str, Any]:
@@ -223,10 +266,10 @@ def load_prices(path: str) -> dict[str, Any]:
     else:
         content = read_json_file(file)
     if not isinstance(content, dict) or not isinstance(content.get("models"), dict) or not content["models"]:
-        raise ValueError(f"{file}: expected an object with a non-empty \"models\" object of prices per model")
+        raise ValueError(f'{file}: expected an object with a non-empty "models" object of prices per model')
     currency = content.get("currency", "USD")
     if not isinstance(currency, str):
-        raise ValueError(f"{file}: currency must be a string such as \"USD\"")
+        raise ValueError(f'{file}: currency must be a string such as "USD"')
     for model, prices in content["models"].items():
         if not isinstance(prices, dict) or not prices:
             raise ValueError(f"{file}: models.{model} must be an object of prices")
@@ -243,8 +286,10 @@ def load_prices(path: str) -> dict[str, Any]:
 def check_prices(prices: Mapping[str, Any], models: Iterable[str]) -> None:
     missing = [m for m in models if m not in prices["models"]]
     if missing:
-        raise ValueError(f"{prices['source']} has no prices for {', '.join(map(repr, missing))} (the names the run "
-                         f"records; it has {', '.join(map(repr, prices['models']))})")
+        raise ValueError(
+            f"{prices['source']} has no prices for {', '.join(map(repr, missing))} (the names the run "
+            f"records; it has {', '.join(map(repr, prices['models']))})"
+        )
 
 
 def cost_of(usage: Mapping[str, Any], prices: Mapping[str, Any]) -> dict[str, Any]:
@@ -258,18 +303,37 @@ def cost_of(usage: Mapping[str, Any], prices: Mapping[str, Any]) -> dict[str, An
         if rates is None:
             per_model[model] = None  # counted, not guessed
             continue
-        amount = (used["prompt_tokens"] * rates.get("prompt_per_million", 0.0) * 1e-6
-                  + used["completion_tokens"] * rates.get("completion_per_million", 0.0) * 1e-6
-                  + used["audio_s_sent"] * (rates.get("audio_per_second", 0.0) + rates.get("audio_per_minute", 0.0) / 60))
+        amount = (
+            used["prompt_tokens"] * rates.get("prompt_per_million", 0.0) * 1e-6
+            + used["completion_tokens"] * rates.get("completion_per_million", 0.0) * 1e-6
+            + used["audio_s_sent"] * (rates.get("audio_per_second", 0.0) + rates.get("audio_per_minute", 0.0) / 60)
+        )
         per_model[model] = round(amount, 6)
     priced = [v for v in per_model.values() if v is not None]
-    incomplete = {m: used["replies_without_usage"] + used.get("unrecorded_requests", 0)
-                  for m, used in usage["by_model"].items()
-                  if used.get("replies_without_usage") or used.get("unrecorded_requests")}
-    return {"currency": prices["currency"], "total": round(sum(priced), 6), "by_model": per_model,
-            "unpriced_models": sorted(m for m, v in per_model.items() if v is None),
-            "incomplete_models": incomplete, "prices": prices["source"]}
+    incomplete = {
+        m: used["replies_without_usage"] + used.get("unrecorded_requests", 0)
+        for m, used in usage["by_model"].items()
+        if used.get("replies_without_usage") or used.get("unrecorded_requests")
+    }
+    return {
+        "currency": prices["currency"],
+        "total": round(sum(priced), 6),
+        "by_model": per_model,
+        "unpriced_models": sorted(m for m, v in per_model.items() if v is None),
+        "incomplete_models": incomplete,
+        "prices": prices["source"],
+    }
 
 
-__all__ = ["OPENAI_LM_PREFIX", "build_cascade", "build_openai", "check_adapter", "check_prices", "cost_of",
-           "load_prices", "public_options", "redact_url", "usage_summary"]
+__all__ = [
+    "OPENAI_LM_PREFIX",
+    "build_cascade",
+    "build_openai",
+    "check_adapter",
+    "check_prices",
+    "cost_of",
+    "load_prices",
+    "public_options",
+    "redact_url",
+    "usage_summary",
+]

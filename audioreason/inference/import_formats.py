@@ -1,6 +1,7 @@
 """The predictions files `audioreason import` reads (the formats, their fields and sources: ``imports`` and
 docs/import.md), each as ``Prediction`` rows; a file not in its format is a ``FormatError`` naming the line or
 entry and the field."""
+
 from __future__ import annotations
 
 import csv
@@ -18,10 +19,10 @@ SCHEMAS = {
     "jsonl": "audioreason (docs/import.md): id, output, optional model, condition",
     "csv": "audioreason (docs/import.md): id, output, optional model, condition",
     "mmar": "https://github.com/ddlBoJack/MMAR (README 'Test Your Model', code/evaluation.py, "
-            "code/evaluation_rubrics.py)",
+    "code/evaluation_rubrics.py)",
     "mmau": "https://github.com/Sakshi113/MMAU (README 'Evaluation', evaluation.py)",
     "lmms-eval": "https://github.com/EvolvingLMMs-Lab/lmms-eval (lmms_eval/evaluator.py log_samples, "
-                 "lmms_eval/loggers/evaluation_tracker.py save_results_samples, tasks/mmau, tasks/mmar)",
+    "lmms_eval/loggers/evaluation_tracker.py save_results_samples, tasks/mmau, tasks/mmar)",
 }
 # lmms-eval's task names for the benchmarks here (tasks/mmar/mmar.yaml, tasks/mmau/mmau_test_mini.yaml);
 # mmau_test is the split whose answers are withheld: nothing to score it against.
@@ -46,15 +47,15 @@ class NeedsOption(ValueError):
 
 @dataclass
 class Prediction:
-    where: str                       # "line N" / "entry N" in the file
+    where: str  # "line N" / "entry N" in the file
     id: Optional[str]
     output: Optional[str]
     model: Optional[str] = None
     condition: Optional[str] = None
-    gold: Optional[str] = None       # the answer the file itself carries, compared with the benchmark's
+    gold: Optional[str] = None  # the answer the file itself carries, compared with the benchmark's
     details: dict[str, Any] = field(default_factory=dict)
-    absent: bool = False             # the prediction field is missing (the official scorers skip the row)
-    doc_id: Optional[int] = None     # lmms-eval, when no id was found in the row
+    absent: bool = False  # the prediction field is missing (the official scorers skip the row)
+    doc_id: Optional[int] = None  # lmms-eval, when no id was found in the row
 
 
 def _text(value: Any, where: str, name: str, required: bool = False) -> Optional[str]:
@@ -91,11 +92,19 @@ def _plain(rows: Sequence[tuple[str, dict]], path: Path) -> list[Prediction]:
     for where, row in rows:
         for name in ("id", "output"):
             if name not in row:
-                raise FormatError(f"{path}: {where} has no {name!r} field (the jsonl/csv format: id, output, "
-                                  "optional model, condition)")
-        out.append(Prediction(where, _text(row["id"], where, "id", True), _text(row["output"], where, "output"),
-                              _text(row.get("model") or None, where, "model"),
-                              _text(row.get("condition") or None, where, "condition")))
+                raise FormatError(
+                    f"{path}: {where} has no {name!r} field (the jsonl/csv format: id, output, "
+                    "optional model, condition)"
+                )
+        out.append(
+            Prediction(
+                where,
+                _text(row["id"], where, "id", True),
+                _text(row["output"], where, "output"),
+                _text(row.get("model") or None, where, "model"),
+                _text(row.get("condition") or None, where, "condition"),
+            )
+        )
     return out
 
 
@@ -106,8 +115,10 @@ def read_csv(path: Path) -> list[Prediction]:
     previous = csv.field_size_limit(jsonl.MAX_LINE_BYTES)
     try:
         if not reader.fieldnames or not {"id", "output"} <= set(reader.fieldnames):
-            raise FormatError(f"{path}: the header {reader.fieldnames or []} lacks id and output (the csv format: "
-                              "id, output, optional model, condition)")
+            raise FormatError(
+                f"{path}: the header {reader.fieldnames or []} lacks id and output (the csv format: "
+                "id, output, optional model, condition)"
+            )
         rows = []
         for row in reader:
             if None in row:
@@ -126,18 +137,29 @@ def read_official(path: Path, fmt: str) -> tuple[list[Prediction], dict[str, int
     rows = _rows(path)
     used = {k: sum(k in row for _, row in rows) for k in keys}
     if rows and not any(used.values()):
-        other = "mmau" if fmt == "mmar" and any("model_output" in r for _, r in rows) else \
-            "mmar" if fmt == "mmau" and any("answer_prediction" in r for _, r in rows) else None
-        raise FormatError(f"{path}: no row has {' or '.join(keys)}: not an {fmt.upper()} results file"
-                          + (f" (it looks like the {other} format)" if other else ""))
+        other = (
+            "mmau"
+            if fmt == "mmar" and any("model_output" in r for _, r in rows)
+            else "mmar"
+            if fmt == "mmau" and any("answer_prediction" in r for _, r in rows)
+            else None
+        )
+        raise FormatError(
+            f"{path}: no row has {' or '.join(keys)}: not an {fmt.upper()} results file"
+            + (f" (it looks like the {other} format)" if other else "")
+        )
     out = []
     for where, row in rows:
         if "id" not in row:
             raise FormatError(f"{path}: {where} has no 'id' (the benchmark's records carry one)")
         key = next((k for k in keys if k in row), None)
-        p = Prediction(where, _text(row["id"], where, "id", True),
-                       _text(row[key], where, key) if key else None, gold=_text(row.get("answer"), where, "answer"),
-                       absent=key is None)
+        p = Prediction(
+            where,
+            _text(row["id"], where, "id", True),
+            _text(row[key], where, key) if key else None,
+            gold=_text(row.get("answer"), where, "answer"),
+            absent=key is None,
+        )
         if key and key != keys[0]:
             p.details["field"] = key
         if fmt == "mmar" and row.get("thinking_prediction") is not None:
@@ -151,8 +173,10 @@ def _one_reply(value: Any, where: str, name: str) -> Optional[str]:
     while isinstance(value, list) and len(value) == 1:
         value = value[0]
     if isinstance(value, list):
-        raise _FieldError(f"{where}: {name} holds {len(value)} replies; import takes one generated reply per item "
-                          "(a generate_until task)")
+        raise _FieldError(
+            f"{where}: {name} holds {len(value)} replies; import takes one generated reply per item "
+            "(a generate_until task)"
+        )
     return _text(value, where, name)
 
 
@@ -171,8 +195,11 @@ def _lmms_metric(row: dict, where: str) -> Optional[dict[str, Any]]:
                 raise _FieldError(f"{where}: {name}.{key} is {json_type(score)} {score!r}, not a score in [0, 1]")
             source = row.get("submission") if name == "accuracy" else entry
             guess = source.get(prediction) if isinstance(source, dict) else None
-            return {"metric": name, "score": float(score),
-                    "prediction": str(guess) if isinstance(guess, (str, int)) else None}
+            return {
+                "metric": name,
+                "score": float(score),
+                "prediction": str(guess) if isinstance(guess, (str, int)) else None,
+            }
     return None
 
 
@@ -185,8 +212,7 @@ def read_lmms(path: Path, benchmark: str) -> tuple[list[Prediction], Optional[st
     for n, row in read_json_objects(path)[0]:
         where = f"line {n}"
         if "doc_id" not in row or not ("filtered_resps" in row or "resps" in row):
-            raise FormatError(f"{path}: {where} has no doc_id and filtered_resps: not an lmms-eval --log_samples "
-                              "file")
+            raise FormatError(f"{path}: {where} has no doc_id and filtered_resps: not an lmms-eval --log_samples file")
         doc = row.get("doc") if isinstance(row.get("doc"), dict) else {}
         found = [doc.get("id")] + [row[k].get("id") for k in LMMS_ID_ENTRIES if isinstance(row.get(k), dict)]
         item_id = next((str(v) for v in found if isinstance(v, (str, int)) and str(v)), None)

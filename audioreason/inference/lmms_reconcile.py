@@ -6,6 +6,7 @@ at random when it finds no letter; the official MMAR/MMAU scorers read the *raw*
 match. The two numbers differ for a reason a reader should see, so an import records both, over the rows that carry
 lmms-eval's per-sample verdict, and flags each guessed row in its record's ``details.lmms_eval.random_guess``.
 """
+
 from __future__ import annotations
 
 from typing import Any, Mapping, Optional, Sequence
@@ -40,16 +41,23 @@ def reconcile(records: Sequence[dict], items: Mapping[str, Mapping[str, Any]], b
         if (mine["score"] == 1.0) != correct:
             disagree.append(record["id"])
     n = len(rows)
-    return {"metric": rows[0]["details"]["lmms_eval"]["metric"], "rows": n,
-            "lmms_eval_accuracy": lmms / n, "official_accuracy": official / n,
-            "official_on_filtered_accuracy": on_filtered / n,
-            "random_guesses": len(guessed), "random_guess_ids": guessed,
-            "filtered_differs": differs, "verdicts_differ": len(disagree), "verdicts_differ_ids": disagree,
-            "note": "lmms_eval_accuracy: lmms-eval's own per-sample score (its letter parser on the filtered reply, "
-                    "a random letter where it finds none: random_guesses); official_accuracy: the official "
-                    "MMAR/MMAU string match on the raw reply (resps), as the official scorer reads it; "
-                    "official_on_filtered_accuracy: the same match on lmms-eval's filtered reply (the text the "
-                    "lmms_filtered extraction rule reads)"}
+    return {
+        "metric": rows[0]["details"]["lmms_eval"]["metric"],
+        "rows": n,
+        "lmms_eval_accuracy": lmms / n,
+        "official_accuracy": official / n,
+        "official_on_filtered_accuracy": on_filtered / n,
+        "random_guesses": len(guessed),
+        "random_guess_ids": guessed,
+        "filtered_differs": differs,
+        "verdicts_differ": len(disagree),
+        "verdicts_differ_ids": disagree,
+        "note": "lmms_eval_accuracy: lmms-eval's own per-sample score (its letter parser on the filtered reply, "
+        "a random letter where it finds none: random_guesses); official_accuracy: the official "
+        "MMAR/MMAU string match on the raw reply (resps), as the official scorer reads it; "
+        "official_on_filtered_accuracy: the same match on lmms-eval's filtered reply (the text the "
+        "lmms_filtered extraction rule reads)",
+    }
 
 
 __all__ = ["VARIANTS", "reconcile"]

@@ -48,6 +48,7 @@ adapter refuses, empty_reply for a reply without text). ``details`` holds each r
 errors retried on the way and the seconds of audio each attempt sent (``audio_s``); ``stats`` adds them
 up over the adapter's life. Named provider settings: ``audioreason.inference.endpoints``.
 """
+
 from __future__ import annotations
 
 import asyncio
@@ -59,8 +60,14 @@ from typing import Any, Callable, Coroutine, Mapping, Optional, Sequence, TypeVa
 
 from ..audio import AudioError
 from ..audio.io import encode_audio, encode_wav
-from ..judges import (MMAR_MAX_ATTEMPTS, MMAR_TIMEOUT_S, JudgeCallError, JudgeUnavailable, OpenAICompatibleJudge,
-                      TimeBudget)
+from ..judges import (
+    MMAR_MAX_ATTEMPTS,
+    MMAR_TIMEOUT_S,
+    JudgeCallError,
+    JudgeUnavailable,
+    OpenAICompatibleJudge,
+    TimeBudget,
+)
 from ..judges.base import scrub
 from .adapter_inputs import check_audio_options, samples_at, with_user_content
 from .base import DecodingParams, Generation, GenerationRequest
@@ -108,26 +115,50 @@ class OpenAIAudioAdapter:
     ``backoff_base_s``, ``server_error_attempts``, ``default_headers``).
     """
 
-    def __init__(self, model: str, *, base_url: Optional[str] = None, api_key_env: Optional[str] = "OPENAI_API_KEY",
-                 name: Optional[str] = None, concurrency: int = 8, timeout_s: float = MMAR_TIMEOUT_S,
-                 max_attempts: int = MMAR_MAX_ATTEMPTS, request_budget_s: Optional[float] = None,
-                 max_audio_s: Optional[float] = None, sampling_rate: int = 16000, takes_audio: bool = True,
-                 audio_position: str = "first", audio_format: str = "wav", data_prefix: str = "",
-                 stream: bool = False, extra_body: Optional[Mapping[str, Any]] = None, **client_options: Any):
+    def __init__(
+        self,
+        model: str,
+        *,
+        base_url: Optional[str] = None,
+        api_key_env: Optional[str] = "OPENAI_API_KEY",
+        name: Optional[str] = None,
+        concurrency: int = 8,
+        timeout_s: float = MMAR_TIMEOUT_S,
+        max_attempts: int = MMAR_MAX_ATTEMPTS,
+        request_budget_s: Optional[float] = None,
+        max_audio_s: Optional[float] = None,
+        sampling_rate: int = 16000,
+        takes_audio: bool = True,
+        audio_position: str = "first",
+        audio_format: str = "wav",
+        data_prefix: str = "",
+        stream: bool = False,
+        extra_body: Optional[Mapping[str, Any]] = None,
+        **client_options: Any,
+    ):
         check_audio_options(max_audio_s, sampling_rate)
         if audio_format not in AUDIO_FORMATS:
             raise ValueError(f"audio_format must be one of {AUDIO_FORMATS}, got {audio_format!r}")
-        reserved = sorted(set(extra_body or {}) & {"model", "messages", "temperature", "top_p", "max_tokens",
-                                                    "seed", "stream", "stream_options"})
+        reserved = sorted(
+            set(extra_body or {})
+            & {"model", "messages", "temperature", "top_p", "max_tokens", "seed", "stream", "stream_options"}
+        )
         if reserved:
             raise ValueError(f"extra_body may not set {', '.join(reserved)} (the adapter sets them)")
         if audio_position not in AUDIO_POSITIONS:
             raise ValueError(f"audio_position must be one of {AUDIO_POSITIONS}, got {audio_position!r}")
         if request_budget_s is not None and not 0 < request_budget_s < math.inf:
             raise ValueError(f"request_budget_s must be None or a positive number of seconds, got {request_budget_s!r}")
-        self.client = OpenAICompatibleJudge(model, base_url=base_url, api_key_env=api_key_env, name=name,
-                                            concurrency=concurrency, timeout_s=timeout_s, max_attempts=max_attempts,
-                                            **client_options)
+        self.client = OpenAICompatibleJudge(
+            model,
+            base_url=base_url,
+            api_key_env=api_key_env,
+            name=name,
+            concurrency=concurrency,
+            timeout_s=timeout_s,
+            max_attempts=max_attempts,
+            **client_options,
+        )
         self.name = self.client.name
         self.max_audio_s = None if max_audio_s is None else float(max_audio_s)
         self.sampling_rate = sampling_rate
@@ -141,12 +172,21 @@ class OpenAIAudioAdapter:
         self.on_send: Optional[Callable[[str, float], None]] = None
         where = "OpenAI" if base_url is None else "an OpenAI-compatible server"
         container = "16-bit PCM WAV" if audio_format == "wav" else "MP3"
-        audio = (f"input_audio: {container} at {sampling_rate} Hz, "
-                 f"{'no limit' if max_audio_s is None else f'at most {max_audio_s:g} s'}"
-                 if self.takes_audio else "text only")
+        audio = (
+            f"input_audio: {container} at {sampling_rate} Hz, "
+            f"{'no limit' if max_audio_s is None else f'at most {max_audio_s:g} s'}"
+            if self.takes_audio
+            else "text only"
+        )
         self.description = f"{model} via {where} (chat completions{', streamed' if self.stream else ''}; {audio})"
-        self.stats: dict[str, Any] = {"requests": 0, "ok": 0, "failed": 0, "retries": 0, "call_errors": {},
-                                      "failures": {}}
+        self.stats: dict[str, Any] = {
+            "requests": 0,
+            "ok": 0,
+            "failed": 0,
+            "retries": 0,
+            "call_errors": {},
+            "failures": {},
+        }
         self._loop: Optional[_LoopThread] = None
 
     kind = "openai"  # the adapter's name in records (runner.ADAPTERS)
@@ -161,8 +201,12 @@ class OpenAIAudioAdapter:
             return []
         if self._loop is None:
             self._loop = _LoopThread(f"openai-audio-{self.name}")
-        params = {**self.extra_body, "temperature": float(decoding.temperature), "top_p": float(decoding.top_p),
-                  "max_tokens": decoding.max_new_tokens}
+        params = {
+            **self.extra_body,
+            "temperature": float(decoding.temperature),
+            "top_p": float(decoding.top_p),
+            "max_tokens": decoding.max_new_tokens,
+        }
         if self.stream:
             params.update(stream=True, stream_options={"include_usage": True})
         if decoding.seed is not None:
@@ -198,8 +242,11 @@ class OpenAIAudioAdapter:
         if not self.takes_audio:
             raise ValueError(f"{self.name} is text-only (takes_audio=False) but the request carries audio")
         samples = samples_at(request.audio, self.sampling_rate, self.max_audio_s)
-        encoded = encode_wav(samples, self.sampling_rate) if self.audio_format == "wav" else \
-            encode_audio(samples, self.sampling_rate, "mp3")
+        encoded = (
+            encode_wav(samples, self.sampling_rate)
+            if self.audio_format == "wav"
+            else encode_audio(samples, self.sampling_rate, "mp3")
+        )
         data = self.data_prefix + base64.b64encode(encoded).decode("ascii")
         part = {"type": "input_audio", "input_audio": {"data": data, "format": self.audio_format}}
         return with_user_content(request.messages, [part], self.audio_position)
@@ -212,26 +259,46 @@ class OpenAIAudioAdapter:
         try:
             messages = self.messages_for(request)
         except (ValueError, AudioError) as err:  # AudioError is a ValueError; named for the reader
-            return Generation(text=None, error=f"{INVALID_REQUEST}: {self._scrub(err)}",
-                              details={"attempts": 0, "call_errors": {}})
+            return Generation(
+                text=None, error=f"{INVALID_REQUEST}: {self._scrub(err)}", details={"attempts": 0, "call_errors": {}}
+            )
         clip_s = 0.0 if request.audio is None else round(request.audio.seconds, 6)
         budget = TimeBudget(self.request_budget_s, what="request") if self.request_budget_s else None
         on_send = self.on_send
         try:
-            completion = await self.client.complete(messages, params, budget,
-                                                    None if on_send is None else lambda: on_send(request.key, clip_s))
+            completion = await self.client.complete(
+                messages, params, budget, None if on_send is None else lambda: on_send(request.key, clip_s)
+            )
         except JudgeCallError as err:  # scrubbed of the key; here also of the URL's secrets
-            return Generation(text=None, error=f"{err.kind}: {self._scrub(err)}",
-                              details={"attempts": err.attempts, "call_errors": dict(err.call_errors),
-                                       "audio_s": clip_s, "request_s": time.perf_counter() - started})
+            return Generation(
+                text=None,
+                error=f"{err.kind}: {self._scrub(err)}",
+                details={
+                    "attempts": err.attempts,
+                    "call_errors": dict(err.call_errors),
+                    "audio_s": clip_s,
+                    "request_s": time.perf_counter() - started,
+                },
+            )
         except JudgeUnavailable:  # the run's first request refused or unconnectable: a configuration error
-            raise                  # for the whole run (no key, wrong URL, unknown model), never N failed items
+            raise  # for the whole run (no key, wrong URL, unknown model), never N failed items
         except Exception as err:  # noqa: BLE001 - one request must not take the batch down
-            return Generation(text=None, error=f"{type(err).__name__}: {self._scrub(err)}",
-                              details={"attempts": 1, "call_errors": {}, "audio_s": clip_s,
-                                       "request_s": time.perf_counter() - started})
-        details = {"attempts": completion.attempts, "call_errors": dict(completion.call_errors),
-                   "audio_s": clip_s, "request_s": time.perf_counter() - started}
+            return Generation(
+                text=None,
+                error=f"{type(err).__name__}: {self._scrub(err)}",
+                details={
+                    "attempts": 1,
+                    "call_errors": {},
+                    "audio_s": clip_s,
+                    "request_s": time.perf_counter() - started,
+                },
+            )
+        details = {
+            "attempts": completion.attempts,
+            "call_errors": dict(completion.call_errors),
+            "audio_s": clip_s,
+            "request_s": time.perf_counter() - started,
+        }
         finish_reason = None if completion.finish_reason is None else self._scrub(completion.finish_reason)
         # A server that reports no usage, or an unusable one, leaves the counts unknown (None), never 0.
         prompt_tokens = completion.prompt_tokens if completion.usage_reported else None
@@ -239,16 +306,24 @@ class OpenAIAudioAdapter:
         if completion.usage_problem:
             details["unusable_usage"] = self._scrub(completion.usage_problem)
         if completion.text is None:  # no text, but the tokens the server counted were spent all the same
-            return Generation(text=None, finish_reason=finish_reason, prompt_tokens=prompt_tokens,
-                              completion_tokens=completion_tokens,
-                              error=f"{EMPTY_REPLY}: the reply has no text (finish_reason={finish_reason!r})",
-                              details=details)
+            return Generation(
+                text=None,
+                finish_reason=finish_reason,
+                prompt_tokens=prompt_tokens,
+                completion_tokens=completion_tokens,
+                error=f"{EMPTY_REPLY}: the reply has no text (finish_reason={finish_reason!r})",
+                details=details,
+            )
         text = self._scrub(completion.text)
         if text != completion.text:  # a reply quoting a key (a leaky proxy): kept out, and said so
             details["scrubbed"] = True
-        return Generation(text=text, prompt_tokens=prompt_tokens,
-                          completion_tokens=completion_tokens, finish_reason=finish_reason,
-                          details=details)
+        return Generation(
+            text=text,
+            prompt_tokens=prompt_tokens,
+            completion_tokens=completion_tokens,
+            finish_reason=finish_reason,
+            details=details,
+        )
 
     def _secrets(self) -> list[Optional[str]]:
         return self.client._secrets()

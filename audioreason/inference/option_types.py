@@ -2,6 +2,7 @@
 values that no argparse ``type=`` has converted: a list where a number belongs must be a one-line error naming
 the key before any model loads, not a TypeError inside the constructor. Ranges stay the constructors' own
 checks (a ValueError when the model is built)."""
+
 from __future__ import annotations
 
 import collections.abc

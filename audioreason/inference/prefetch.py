@@ -6,6 +6,7 @@ Python (torch kernels, GPU), so the two overlap; the outputs are those of one ba
 
 Decoded clips are kept for the other templates of the same item and condition (``ClipCache``): they are
 next to each other in the runner's length-sorted order, so a small cache finds them."""
+
 from __future__ import annotations
 
 from collections import OrderedDict, deque
@@ -32,7 +33,7 @@ class ClipCache:
     """Recent clips by (preparer, condition, item): at most ``entries`` of them and ``max_bytes`` of
     samples, least recently used dropped first. An audio error is kept as well (it would fail again)."""
 
-    def __init__(self, entries: int = 32, max_bytes: int = 256 * 2 ** 20):
+    def __init__(self, entries: int = 32, max_bytes: int = 256 * 2**20):
         self.entries, self.max_bytes = entries, max_bytes
         self.kept: OrderedDict = OrderedDict()
         self.hits = 0
@@ -53,8 +54,11 @@ class ClipCache:
         return value
 
     def _bytes(self) -> int:
-        return sum(v.audio.array.nbytes for v in self.kept.values()
-                   if not isinstance(v, AudioError) and getattr(v, "audio", None) is not None)
+        return sum(
+            v.audio.array.nbytes
+            for v in self.kept.values()
+            if not isinstance(v, AudioError) and getattr(v, "audio", None) is not None
+        )
 
 
 def prefetched(runner: Any, planned: Sequence[Sequence[Any]], depth: int = 2) -> Iterator[Sequence[Any]]:

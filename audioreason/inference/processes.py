@@ -15,6 +15,7 @@ elastic agent then stops its workers); each worker also asks for SIGTERM when th
 starts workers in their own sessions, so a SIGKILL of the launcher's process group does not reach them).
 Where prctl is missing a watchdog thread polls the parent pid instead.
 """
+
 from __future__ import annotations
 
 import ctypes
@@ -34,7 +35,7 @@ from typing import Any, Optional, Sequence
 from audioreason.judges.base import scrub, url_secrets
 
 LOCK_FILE = "run.lock"
-LOCK_ENV = "AUDIOREASON_RUN_LOCK"        # the launcher's lock token, for its workers
+LOCK_ENV = "AUDIOREASON_RUN_LOCK"  # the launcher's lock token, for its workers
 LAUNCHER_ENV = "AUDIOREASON_LAUNCHER_PID"
 STOP_GRACE_S = 45.0  # the elastic agent gives its workers 30 s after SIGTERM, then kills them
 
@@ -75,8 +76,12 @@ def pid_alive(pid: int, start: Optional[int] = None) -> bool:
 def shown_command(argv: Sequence[str]) -> str:
     """The command line as the lock file stores it and its messages show it: a URL's password and query
     values (``--base-url http://user:KEY@host/v1?key=...``) replaced, as everywhere a URL is shown."""
-    secrets = [secret for arg in argv if "://" in arg
-               for secret in url_secrets(arg.split("=", 1)[1] if arg.startswith("--") and "=" in arg else arg)]
+    secrets = [
+        secret
+        for arg in argv
+        if "://" in arg
+        for secret in url_secrets(arg.split("=", 1)[1] if arg.startswith("--") and "=" in arg else arg)
+    ]
     return scrub(" ".join(argv), secrets)
 
 
@@ -92,14 +97,21 @@ class RunLock:
     def describe(self, holder: dict[str, Any]) -> str:
         # Scrubbed again: a lock written by an earlier version holds the command line as it was typed.
         command = shown_command(str(holder["command"]).split(" ")) if holder.get("command") else ""
-        return (f"pid {holder.get('pid')} on host {holder.get('host')!r}, started {holder.get('started')}"
-                f"{', command: ' + command if command else ''}")
+        return (
+            f"pid {holder.get('pid')} on host {holder.get('host')!r}, started {holder.get('started')}"
+            f"{', command: ' + command if command else ''}"
+        )
 
     def acquire(self) -> "RunLock":
         self.out.mkdir(parents=True, exist_ok=True)
-        mine = {"pid": os.getpid(), "host": socket.gethostname(), "process_start": process_start(os.getpid()),
-                "started": _dt.datetime.now(_dt.timezone.utc).isoformat(timespec="seconds"),
-                "command": shown_command(sys.argv), "token": self.token}
+        mine = {
+            "pid": os.getpid(),
+            "host": socket.gethostname(),
+            "process_start": process_start(os.getpid()),
+            "started": _dt.datetime.now(_dt.timezone.utc).isoformat(timespec="seconds"),
+            "command": shown_command(sys.argv),
+            "token": self.token,
+        }
         while True:
             if self._create(mine):
                 self.held = True
@@ -108,14 +120,21 @@ class RunLock:
             if holder is None:  # vanished between the two steps: try again
                 continue
             if holder.get("host") != mine["host"]:
-                raise RunLockError(f"{self.out} is held by a run on another host ({self.describe(holder)}); if "
-                                   f"that run is dead, remove {self.path}")
+                raise RunLockError(
+                    f"{self.out} is held by a run on another host ({self.describe(holder)}); if "
+                    f"that run is dead, remove {self.path}"
+                )
             if pid_alive(holder.get("pid"), holder.get("process_start")):
-                raise RunLockError(f"{self.out} is being written by a live run ({self.describe(holder)}); wait "
-                                   "for it to end or use another --out folder")
+                raise RunLockError(
+                    f"{self.out} is being written by a live run ({self.describe(holder)}); wait "
+                    "for it to end or use another --out folder"
+                )
             if self._remove_if(holder):
-                print(f"audioreason run: taking over the stale lock of {self.out}: its holder "
-                      f"({self.describe(holder)}) is no longer running", file=sys.stderr)
+                print(
+                    f"audioreason run: taking over the stale lock of {self.out}: its holder "
+                    f"({self.describe(holder)}) is no longer running",
+                    file=sys.stderr,
+                )
 
     def live_holder(self) -> Optional[dict[str, Any]]:
         """The lock's holder while it may be writing the folder (alive on this host, or on another host, which
@@ -251,6 +270,7 @@ def die_with_parent() -> None:
     """Get SIGTERM when the parent process dies (a launched worker whose agent is killed must not run on)."""
     parent = os.getppid()
     if not _set_pdeathsig():
+
         def watch() -> None:
             while os.getppid() == parent:
                 time.sleep(0.5)
@@ -291,11 +311,25 @@ def supervise(command: Sequence[str], env: dict[str, str], grace_s: float = STOP
             signal.signal(sig, handler)
     if received:
         name = signal.Signals(received[0]).name
-        print(f"audioreason run: stopped by {name}; the workers were stopped (rerun the command to resume)",
-              file=sys.stderr)
+        print(
+            f"audioreason run: stopped by {name}; the workers were stopped (rerun the command to resume)",
+            file=sys.stderr,
+        )
         return 128 + received[0]
     return code
 
 
-__all__ = ["LAUNCHER_ENV", "LOCK_ENV", "LOCK_FILE", "FolderHold", "HeldByLauncher", "RunLock", "RunLockError",
-           "die_with_parent", "lock_run_folder", "pid_alive", "process_start", "supervise"]
+__all__ = [
+    "LAUNCHER_ENV",
+    "LOCK_ENV",
+    "LOCK_FILE",
+    "FolderHold",
+    "HeldByLauncher",
+    "RunLock",
+    "RunLockError",
+    "die_with_parent",
+    "lock_run_folder",
+    "pid_alive",
+    "process_start",
+    "supervise",
+]

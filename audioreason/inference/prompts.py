@@ -22,6 +22,7 @@ Templates (messages are one user turn of plain text; the audio travels beside th
 A template that does not fit an item (an MCQ-only template and an open-ended item) raises
 ``TemplateMismatch``; the runner counts such (item, template) pairs as not applicable instead of running them.
 """
+
 from __future__ import annotations
 
 import hashlib
@@ -41,8 +42,10 @@ class TemplateMismatch(ValueError):
 
 
 PLAIN_INSTRUCTION = "Answer with the text of the correct option."
-ARIA_PLAIN_INSTRUCTION = ("Answer the question about the audio. Reason in any way you like, then end your reply "
-                          "with the line \"Answer: \" followed by the letter and text of the one choice you select.")
+ARIA_PLAIN_INSTRUCTION = (
+    "Answer the question about the audio. Reason in any way you like, then end your reply "
+    'with the line "Answer: " followed by the letter and text of the one choice you select.'
+)
 
 
 def _question(item: Mapping[str, Any]) -> str:
@@ -83,8 +86,12 @@ def plain(item: Mapping[str, Any]) -> Messages:
 
 # Two fixed items rendered into every template's hash, so the hash follows what the template produces.
 PROBE_ITEMS = (
-    {"id": "probe-mcq", "question": "Which sound is heard first?", "choices": ["a dog barking", "a car horn"],
-     "format": "mcq"},
+    {
+        "id": "probe-mcq",
+        "question": "Which sound is heard first?",
+        "choices": ["a dog barking", "a car horn"],
+        "format": "mcq",
+    },
     {"id": "probe-oeq", "question": "What happens after the door closes?", "choices": [], "format": "oeq"},
 )
 
@@ -93,9 +100,9 @@ PROBE_ITEMS = (
 class PromptTemplate:
     name: str
     build: Callable[[Mapping[str, Any]], Messages]
-    source: str            # where the wording comes from
+    source: str  # where the wording comes from
     formats: tuple[str, ...]  # "mcq" and/or "oeq"
-    literal: str = ""      # the fixed text the template is made of (hashed with the probe renderings)
+    literal: str = ""  # the fixed text the template is made of (hashed with the probe renderings)
 
     def messages(self, item: Mapping[str, Any]) -> Messages:
         """The chat messages for ``item``; ``TemplateMismatch`` when the template does not fit it."""
@@ -116,15 +123,33 @@ class PromptTemplate:
         return {"name": self.name, "hash": self.hash}
 
 
-TEMPLATES: dict[str, PromptTemplate] = {t.name: t for t in (
-    PromptTemplate("aria_cot", aria_cot, "ARIA-Rubrics §3.2, App. A.1 (four-step CoT)", ("mcq",), COT_TEMPLATE),
-    PromptTemplate("aria_plain", aria_plain, "ARIA-Rubrics App. A.2/B.1 free-prompt baseline (our words)",
-                   ("mcq",), ARIA_PLAIN_INSTRUCTION),
-    PromptTemplate("audiospan", audiospan, "AudioSpan App. C.1, arXiv:2608.26431 (MCQ and OEQ instructions)",
-                   ("mcq", "oeq"), MCQ_INSTRUCTION + "\n" + OEQ_INSTRUCTION),
-    PromptTemplate("plain", plain, "plain MMAR/MMAU prompt (our words; the benchmarks publish none)", ("mcq",),
-                   PLAIN_INSTRUCTION),
-)}
+TEMPLATES: dict[str, PromptTemplate] = {
+    t.name: t
+    for t in (
+        PromptTemplate("aria_cot", aria_cot, "ARIA-Rubrics §3.2, App. A.1 (four-step CoT)", ("mcq",), COT_TEMPLATE),
+        PromptTemplate(
+            "aria_plain",
+            aria_plain,
+            "ARIA-Rubrics App. A.2/B.1 free-prompt baseline (our words)",
+            ("mcq",),
+            ARIA_PLAIN_INSTRUCTION,
+        ),
+        PromptTemplate(
+            "audiospan",
+            audiospan,
+            "AudioSpan App. C.1, arXiv:2608.26431 (MCQ and OEQ instructions)",
+            ("mcq", "oeq"),
+            MCQ_INSTRUCTION + "\n" + OEQ_INSTRUCTION,
+        ),
+        PromptTemplate(
+            "plain",
+            plain,
+            "plain MMAR/MMAU prompt (our words; the benchmarks publish none)",
+            ("mcq",),
+            PLAIN_INSTRUCTION,
+        ),
+    )
+}
 
 # The template name of outputs made elsewhere with a prompt that is none of these (`audioreason import`): no
 # hash to compare, every item applies, and the accuracy's default rule is the fallback (evaluation.sections.DEFAULT_RULES).
@@ -147,5 +172,12 @@ def parse_templates(names: Sequence[str]) -> list[PromptTemplate]:
     return [get_template(n) for n in names]
 
 
-__all__ = ["DEFAULT_TEMPLATES", "EXTERNAL_TEMPLATE", "PromptTemplate", "TEMPLATES", "TemplateMismatch", "get_template",
-           "parse_templates"]
+__all__ = [
+    "DEFAULT_TEMPLATES",
+    "EXTERNAL_TEMPLATE",
+    "PromptTemplate",
+    "TEMPLATES",
+    "TemplateMismatch",
+    "get_template",
+    "parse_templates",
+]

@@ -11,6 +11,7 @@ folder: its README.md and the test split's data files); a Hub id has no local fi
 ``metadata_unavailable`` says so). The folder's own path is not part of it: the same files elsewhere are the
 same protocol.
 """
+
 from __future__ import annotations
 
 import glob
@@ -42,29 +43,44 @@ def benchmark_metadata(benchmark: str, data: str, config: Optional[str] = None) 
             entry = pick_config(read_card_yaml(folder), config, folder)
         except ValueError as err:
             return None, str(err)
-        found = [Path(p) for pattern in split_patterns(entry, TEST_SPLIT)
-                 for p in sorted(glob.glob(str(folder / pattern), recursive=True)) if Path(p).is_file()]
+        found = [
+            Path(p)
+            for pattern in split_patterns(entry, TEST_SPLIT)
+            for p in sorted(glob.glob(str(folder / pattern), recursive=True))
+            if Path(p).is_file()
+        ]
         names = [CARD_FILENAME, *dict.fromkeys(str(p.relative_to(folder)) for p in found)]
     else:
         return None, f"{data} is neither a raw {benchmark} folder nor a Hub-ready folder"
     return {name: file_sha256(folder / name) for name in names}, None
 
 
-def run_protocol(*, benchmark: str, data: str, benchmark_config: Optional[str], item_ids: Iterable[Any],
-                 templates: Sequence[Mapping[str, Any]], conditions: Sequence[str],
-                 decoding: Optional[Mapping[str, Any]], text_backbone: Optional[str] = None,
-                 source: str = RUN_SOURCE) -> dict[str, Any]:
+def run_protocol(
+    *,
+    benchmark: str,
+    data: str,
+    benchmark_config: Optional[str],
+    item_ids: Iterable[Any],
+    templates: Sequence[Mapping[str, Any]],
+    conditions: Sequence[str],
+    decoding: Optional[Mapping[str, Any]],
+    text_backbone: Optional[str] = None,
+    source: str = RUN_SOURCE,
+) -> dict[str, Any]:
     """The run side's block (the module docstring)."""
     from audioreason.version import __version__
 
     metadata, why = benchmark_metadata(benchmark, data, benchmark_config)
-    return {"benchmark": {"name": benchmark, "config": benchmark_config, "metadata": metadata,
-                          "metadata_unavailable": why},
-            "items": ids_digest(list(item_ids)),
-            "templates": [{"name": t["name"], "hash": t["hash"]} for t in templates],
-            "conditions": list(conditions),
-            "decoding": None if decoding is None else dict(decoding),
-            "text_backbone": text_backbone, "source": source, "audioreason": __version__}
+    return {
+        "benchmark": {"name": benchmark, "config": benchmark_config, "metadata": metadata, "metadata_unavailable": why},
+        "items": ids_digest(list(item_ids)),
+        "templates": [{"name": t["name"], "hash": t["hash"]} for t in templates],
+        "conditions": list(conditions),
+        "decoding": None if decoding is None else dict(decoding),
+        "text_backbone": text_backbone,
+        "source": source,
+        "audioreason": __version__,
+    }
 
 
 def with_protocol(summary: dict[str, Any], block: Mapping[str, Any]) -> dict[str, Any]:

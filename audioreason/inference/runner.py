@@ -44,6 +44,7 @@ fragment}, tokens {prompt, completion}, timings {audio_s, generate_s, batch_size
 condition or template does not apply (``anchored`` without an anchored variant, an MCQ-only template
 and an open-ended item) are not run and are counted in run.json by reason.
 """
+
 from __future__ import annotations
 
 import datetime as _dt
@@ -66,8 +67,16 @@ from audioreason.base.schema import OutputRecord, RunSummary, check_output_recor
 from .base import DecodingParams, Generation, GenerationRequest, ModelAdapter
 from .speed import session_audio_seconds, speed_summary
 from ..text.conditions import CHECK_KINDS, Condition
-from .conditions import (AudioCheck, AudioPreparer, checked, choose_audio_check, local_path, not_applicable,
-                         parse_conditions, with_audio_check)
+from .conditions import (
+    AudioCheck,
+    AudioPreparer,
+    checked,
+    choose_audio_check,
+    local_path,
+    not_applicable,
+    parse_conditions,
+    with_audio_check,
+)
 from .hosted import cost_of, load_prices, usage_summary
 from .prefetch import ClipCache, PreparedBatch, prefetched
 from .processes import LAUNCHER_ENV, die_with_parent, lock_run_folder
@@ -83,8 +92,8 @@ SHARD_DIR = "shards"
 ADAPTERS = {
     "transformers": "audioreason.inference.transformers_audio:TransformersAudioAdapter",
     "text-lm": "audioreason.inference.text_lm:TextLMAdapter",
-    "openai": "audioreason.inference.hosted:build_openai",      # OpenAIAudioAdapter, endpoint presets
-    "cascade": "audioreason.inference.hosted:build_cascade",    # CascadeAdapter: ASR, then a text LM
+    "openai": "audioreason.inference.hosted:build_openai",  # OpenAIAudioAdapter, endpoint presets
+    "cascade": "audioreason.inference.hosted:build_cascade",  # CascadeAdapter: ASR, then a text LM
 }
 
 
@@ -98,8 +107,8 @@ class RunConfig:
     data: str
     out: str
     conditions: list[str] = field(default_factory=lambda: ["full"])
-    templates: Optional[list[str]] = None      # default: the benchmark's (prompts.DEFAULT_TEMPLATES)
-    benchmark_config: Optional[str] = None     # AudioSpan: all | native_mcq | native_oeq | anchor
+    templates: Optional[list[str]] = None  # default: the benchmark's (prompts.DEFAULT_TEMPLATES)
+    benchmark_config: Optional[str] = None  # AudioSpan: all | native_mcq | native_oeq | anchor
     limit: Optional[int] = None
     batch_size: int = 1
     adapter: str = "transformers"
@@ -107,11 +116,11 @@ class RunConfig:
     tb_adapter: str = "text-lm"
     model_options: dict[str, Any] = field(default_factory=dict)
     tb_options: Optional[dict[str, Any]] = None  # None: the main options less the audio ones
-    prices: Optional[str] = None               # a prices file: run.json gets the cost (hosted.load_prices)
+    prices: Optional[str] = None  # a prices file: run.json gets the cost (hosted.load_prices)
     decoding: DecodingParams = field(default_factory=DecodingParams)
-    fragment_cache: Optional[str] = None       # default: <out>/fragments
-    on_missing_audio: str = "raise"            # raw folders: raise | skip (counted in run.json) | keep
-    audio_check: int = 0                       # silence and shuffled on this many seeded items (0: off)
+    fragment_cache: Optional[str] = None  # default: <out>/fragments
+    on_missing_audio: str = "raise"  # raw folders: raise | skip (counted in run.json) | keep
+    audio_check: int = 0  # silence and shuffled on this many seeded items (0: off)
     audio_check_seed: int = 0
     progress: bool = True
 
@@ -134,7 +143,7 @@ class Unit:
     item_id: str
     condition: Condition
     template: PromptTemplate
-    role: str                # "main" or "tb" (the text-backbone adapter)
+    role: str  # "main" or "tb" (the text-backbone adapter)
     key: str
     messages: tuple[dict[str, str], ...]
     expected_seconds: float
@@ -185,14 +194,25 @@ def unknown_options(accepted: Mapping[str, inspect.Parameter], given: Any) -> li
 # Items and units
 # ------------------------------------------------------------------------------------------------
 
-def load_items(benchmark: str, data: str, config: Optional[str] = None, limit: Optional[int] = None,
-               on_missing_audio: str = "raise") -> list[dict]:
+
+def load_items(
+    benchmark: str,
+    data: str,
+    config: Optional[str] = None,
+    limit: Optional[int] = None,
+    on_missing_audio: str = "raise",
+) -> list[dict]:
     """The benchmark's items as dicts in dataset order, audio undecoded ({"path", "bytes"})."""
     return load_items_reported(benchmark, data, config, limit, on_missing_audio)[0]
 
 
-def load_items_reported(benchmark: str, data: str, config: Optional[str] = None, limit: Optional[int] = None,
-                        on_missing_audio: str = "raise") -> tuple[list[dict], list[dict[str, str]]]:
+def load_items_reported(
+    benchmark: str,
+    data: str,
+    config: Optional[str] = None,
+    limit: Optional[int] = None,
+    on_missing_audio: str = "raise",
+) -> tuple[list[dict], list[dict[str, str]]]:
     """(items, the items left out at load: [{"id", "reason"}]). ``on_missing_audio`` is the builder's
     policy for an item whose audio is missing, unreadable or outside the raw folder (raw folders only):
     "raise" (the load fails, listing every one), "skip" (left out and returned), "keep" (audio None: its
@@ -211,8 +231,11 @@ def load_items_reported(benchmark: str, data: str, config: Optional[str] = None,
     if report is not None:
         if not report.ok:
             warnings.warn(report.summary(), UserWarning, stacklevel=2)
-        why = {i.item_id: f"{i.kind}: {i.detail}" for kind in ("missing_audio", "unreadable_audio",
-                                                              "audio_outside_root") for i in report.of_kind(kind)}
+        why = {
+            i.item_id: f"{i.kind}: {i.detail}"
+            for kind in ("missing_audio", "unreadable_audio", "audio_outside_root")
+            for i in report.of_kind(kind)
+        }
         skipped = [{"id": i.item_id, "reason": why.get(i.item_id, i.detail)} for i in report.of_kind("skipped")]
     seen: set[str] = set()
     for item in items:
@@ -222,8 +245,9 @@ def load_items_reported(benchmark: str, data: str, config: Optional[str] = None,
     return items, skipped
 
 
-def _dataset_items(benchmark: str, data: str, config: Optional[str], limit: Optional[int],
-                   on_missing_audio: str) -> tuple[list[dict], Any]:
+def _dataset_items(
+    benchmark: str, data: str, config: Optional[str], limit: Optional[int], on_missing_audio: str
+) -> tuple[list[dict], Any]:
     """The items through ``load_benchmark`` (a Hub-ready folder, a Hub id, AudioSpan), audio undecoded."""
     from datasets import Audio
 
@@ -234,10 +258,12 @@ def _dataset_items(benchmark: str, data: str, config: Optional[str], limit: Opti
         dataset, report = load_benchmark(benchmark, data, config=config, return_report=True, **options)
     except TypeError as err:
         if options and "raw folders only" in str(err):
-            raise ValueError(f"--on-missing-audio {on_missing_audio} (on_missing_audio) applies to raw benchmark "
-                             f"folders; {data} is "
-                             "a Hub-ready folder or Hub id (its audio is checked as each item runs, and a failure "
-                             "is counted)") from None
+            raise ValueError(
+                f"--on-missing-audio {on_missing_audio} (on_missing_audio) applies to raw benchmark "
+                f"folders; {data} is "
+                "a Hub-ready folder or Hub id (its audio is checked as each item runs, and a failure "
+                "is counted)"
+            ) from None
         raise
     dataset = dataset.cast_column("audio", Audio(decode=False))
     if limit is not None:
@@ -245,9 +271,14 @@ def _dataset_items(benchmark: str, data: str, config: Optional[str], limit: Opti
     return [dict(row) for row in dataset], report
 
 
-def plan_units(items: Sequence[dict], conditions: Sequence[Condition], templates: Sequence[PromptTemplate],
-               names: dict[str, str], preparer: AudioPreparer, check: Optional[AudioCheck] = None
-               ) -> tuple[list[Unit], dict[str, int]]:
+def plan_units(
+    items: Sequence[dict],
+    conditions: Sequence[Condition],
+    templates: Sequence[PromptTemplate],
+    names: dict[str, str],
+    preparer: AudioPreparer,
+    check: Optional[AudioCheck] = None,
+) -> tuple[list[Unit], dict[str, int]]:
     """(units in output order, not-applicable counts by reason). ``names`` maps role -> model name. The
     silence and shuffled conditions run on ``check``'s items only (the others are not counted: run.json
     names the checked ones)."""
@@ -278,24 +309,47 @@ def plan_units(items: Sequence[dict], conditions: Sequence[Condition], templates
                 cache_key = (local_path(audio) or f"item {item_index}", condition)
                 if cache_key not in seconds_cache:
                     seconds_cache[cache_key] = preparer.expected_seconds(condition, audio)
-                units.append(Unit(len(units), item_index, str(item["id"]), condition, template, role,
-                                  unit_key(names[role], condition.name, template, str(item["id"])),
-                                  tuple(messages), seconds_cache[cache_key], audio_index))
+                units.append(
+                    Unit(
+                        len(units),
+                        item_index,
+                        str(item["id"]),
+                        condition,
+                        template,
+                        role,
+                        unit_key(names[role], condition.name, template, str(item["id"])),
+                        tuple(messages),
+                        seconds_cache[cache_key],
+                        audio_index,
+                    )
+                )
     return units, skipped
 
 
 def length_sorted(units: Iterable[Unit]) -> list[Unit]:
     """Longest first (audio seconds, then prompt characters); ties keep output order. Units of one adapter
     and of one audio presence are kept together, so batches never mix them."""
-    return sorted(units, key=lambda u: (u.role, not u.condition.sends_audio, -u.expected_seconds,
-                                        -sum(len(m["content"]) for m in u.messages), u.order))
+    return sorted(
+        units,
+        key=lambda u: (
+            u.role,
+            not u.condition.sends_audio,
+            -u.expected_seconds,
+            -sum(len(m["content"]) for m in u.messages),
+            u.order,
+        ),
+    )
 
 
 def batches(units: Sequence[Unit], size: int) -> list[list[Unit]]:
     out: list[list[Unit]] = []
     for unit in units:
-        if out and len(out[-1]) < size and out[-1][0].role == unit.role and \
-                out[-1][0].condition.sends_audio == unit.condition.sends_audio:
+        if (
+            out
+            and len(out[-1]) < size
+            and out[-1][0].role == unit.role
+            and out[-1][0].condition.sends_audio == unit.condition.sends_audio
+        ):
             out[-1].append(unit)
         else:
             out.append([unit])
@@ -305,6 +359,7 @@ def batches(units: Sequence[Unit], size: int) -> list[list[Unit]]:
 # ------------------------------------------------------------------------------------------------
 # Shards
 # ------------------------------------------------------------------------------------------------
+
 
 @dataclass
 class ShardRead:
@@ -409,12 +464,19 @@ def read_sent(folder: Path) -> dict[str, dict[str, Any]]:
                 model, condition = json.loads(key)[:2]
             except (TypeError, ValueError):
                 model = condition = None
-            if not isinstance(model, str) or not isinstance(condition, str) or isinstance(audio_s, bool) \
-                    or not isinstance(audio_s, (int, float)):
-                raise DataFileError(f"{path}:{number}: expected {{\"key\": a unit key, \"audio_s\": a number}} "
-                                    "(the journal of sent requests is damaged)")
-            entry = sent.setdefault(key, {"requests": 0, "audio_s": float(audio_s), "model": model,
-                                          "condition": condition})
+            if (
+                not isinstance(model, str)
+                or not isinstance(condition, str)
+                or isinstance(audio_s, bool)
+                or not isinstance(audio_s, (int, float))
+            ):
+                raise DataFileError(
+                    f'{path}:{number}: expected {{"key": a unit key, "audio_s": a number}} '
+                    "(the journal of sent requests is damaged)"
+                )
+            entry = sent.setdefault(
+                key, {"requests": 0, "audio_s": float(audio_s), "model": model, "condition": condition}
+            )
             entry["requests"] += 1
     return sent
 
@@ -438,6 +500,7 @@ def select_records(records: Iterable[dict]) -> tuple[dict[str, dict], int]:
 # Run file
 # ------------------------------------------------------------------------------------------------
 
+
 def package_versions() -> dict[str, str]:
     from importlib.metadata import PackageNotFoundError, version
 
@@ -454,10 +517,16 @@ def git_commit() -> Optional[dict[str, Any]]:
     """The commit of the checkout the package runs from (None outside a git checkout)."""
     folder = Path(__file__).resolve().parents[2]
     try:
-        commit = subprocess.run(["git", "-C", str(folder), "rev-parse", "HEAD"], capture_output=True, text=True,
-                                timeout=10, check=True).stdout.strip()
-        dirty = subprocess.run(["git", "-C", str(folder), "status", "--porcelain", "--untracked-files=no"],
-                               capture_output=True, text=True, timeout=30, check=True).stdout.strip()
+        commit = subprocess.run(
+            ["git", "-C", str(folder), "rev-parse", "HEAD"], capture_output=True, text=True, timeout=10, check=True
+        ).stdout.strip()
+        dirty = subprocess.run(
+            ["git", "-C", str(folder), "status", "--porcelain", "--untracked-files=no"],
+            capture_output=True,
+            text=True,
+            timeout=30,
+            check=True,
+        ).stdout.strip()
     except (OSError, subprocess.SubprocessError):
         return None
     return {"commit": commit, "dirty": bool(dirty)}
@@ -470,16 +539,31 @@ def _now() -> str:
 def _identity(config: RunConfig, adapters: dict[str, ModelAdapter]) -> dict[str, Any]:
     """What a resumed run must share with the outputs already in the folder: the benchmark, the decoding, and
     per model role ("main", "tb") the model's name and audio limit."""
-    return {"benchmark": config.benchmark, "decoding": config.decoding.to_dict(),
-            "models": {role: {"name": a.name, "max_audio_s": a.max_audio_s} for role, a in adapters.items()}}
+    return {
+        "benchmark": config.benchmark,
+        "decoding": config.decoding.to_dict(),
+        "models": {role: {"name": a.name, "max_audio_s": a.max_audio_s} for role, a in adapters.items()},
+    }
 
 
 # The parts of run.json that are read back (by a resume and by `audioreason score`), with their JSON types;
 # each may be absent, and those in RUN_FILE_NULLABLE null (the runner writes them so).
-RUN_FILE_FIELDS = {"identity": dict, "identity.models": dict, "config": dict, "config.benchmark": str,
-                   "config.data": str, "config.benchmark_config": str, "config.limit": int, "models": dict,
-                   "models.main": dict, "models.tb": dict, "counts": dict, "sessions": list, "status": str,
-                   "started": str}
+RUN_FILE_FIELDS = {
+    "identity": dict,
+    "identity.models": dict,
+    "config": dict,
+    "config.benchmark": str,
+    "config.data": str,
+    "config.benchmark_config": str,
+    "config.limit": int,
+    "models": dict,
+    "models.main": dict,
+    "models.tb": dict,
+    "counts": dict,
+    "sessions": list,
+    "status": str,
+    "started": str,
+}
 RUN_FILE_NULLABLE = {"config.benchmark_config", "config.limit"}
 
 
@@ -512,12 +596,19 @@ def check_resumable(run_file: Path, identity: dict[str, Any]) -> tuple[Optional[
     before = previous.get("identity", {})
     before_models = before.get("models", {})
     differs = {k: (before.get(k), identity[k]) for k in ("benchmark", "decoding") if before.get(k) != identity[k]}
-    differs.update({f"{role} model": (before_models[role], model) for role, model in identity["models"].items()
-                    if role in before_models and before_models[role] != model})
+    differs.update(
+        {
+            f"{role} model": (before_models[role], model)
+            for role, model in identity["models"].items()
+            if role in before_models and before_models[role] != model
+        }
+    )
     if differs:
         detail = "; ".join(f"{k}: {old} here before, {new} now" for k, (old, new) in differs.items())
-        raise ValueError(f"{run_file.parent} holds outputs of a different run ({', '.join(differs)} differ: "
-                         f"{detail}); use another --out folder")
+        raise ValueError(
+            f"{run_file.parent} holds outputs of a different run ({', '.join(differs)} differ: "
+            f"{detail}); use another --out folder"
+        )
     return previous, {**identity, "models": {**before_models, **identity["models"]}}
 
 
@@ -525,11 +616,19 @@ def check_resumable(run_file: Path, identity: dict[str, Any]) -> tuple[Optional[
 # The run
 # ------------------------------------------------------------------------------------------------
 
+
 class Runner:
     """Runs ``units`` of one process and writes their records."""
 
-    def __init__(self, adapters: dict[str, ModelAdapter], preparers: dict[str, AudioPreparer],
-                 items: Sequence[dict], decoding: DecodingParams, writer: ShardWriter, rank: int):
+    def __init__(
+        self,
+        adapters: dict[str, ModelAdapter],
+        preparers: dict[str, AudioPreparer],
+        items: Sequence[dict],
+        decoding: DecodingParams,
+        writer: ShardWriter,
+        rank: int,
+    ):
         self.adapters, self.preparers, self.items = adapters, preparers, items
         self.decoding, self.writer, self.rank = decoding, writer, rank
         self.clips = ClipCache()
@@ -549,11 +648,20 @@ class Runner:
         for unit in batch:
             start = time.perf_counter()
             source = unit.item_index if unit.audio_index is None else unit.audio_index
-            clip = self.clips.get(preparer, unit.condition, unit.item_index,
-                                  lambda: preparer.prepare(unit.condition, self.items[source].get("audio")))
+            clip = self.clips.get(
+                preparer,
+                unit.condition,
+                unit.item_index,
+                lambda: preparer.prepare(unit.condition, self.items[source].get("audio")),
+            )
             if isinstance(clip, AudioError):
-                no_audio = {"seconds": 0.0, "source_seconds": None, "truncated": False,
-                            "max_audio_s": preparer.max_audio_s, "sampling_rate": preparer.sampling_rate}
+                no_audio = {
+                    "seconds": 0.0,
+                    "source_seconds": None,
+                    "truncated": False,
+                    "max_audio_s": preparer.max_audio_s,
+                    "sampling_rate": preparer.sampling_rate,
+                }
                 ready.failed.append((unit, clip, no_audio, time.perf_counter() - start))
             else:
                 ready.clips.append((unit, clip, time.perf_counter() - start))
@@ -565,38 +673,57 @@ class Runner:
     def run_prepared(self, batch: Sequence[Unit], ready: PreparedBatch) -> list[dict]:
         """Generate the prepared batch and write its records (audio failures first, as they were found)."""
         adapter = self.adapters[batch[0].role]
-        records = [self.record(unit, adapter, Generation(text=None, error=f"audio: {err}"), info, seconds, 1)
-                   for unit, err, info, seconds in ready.failed]
+        records = [
+            self.record(unit, adapter, Generation(text=None, error=f"audio: {err}"), info, seconds, 1)
+            for unit, err, info, seconds in ready.failed
+        ]
         if ready.requests:
             given = {"prepared": ready.inputs} if ready.inputs is not None else {}
             generations = adapter.generate(ready.requests, self.decoding, **given)
             if len(generations) != len(ready.requests):
-                raise RuntimeError(f"{adapter.name} returned {len(generations)} outputs for {len(ready.requests)} "
-                                   "requests")
+                raise RuntimeError(
+                    f"{adapter.name} returned {len(generations)} outputs for {len(ready.requests)} requests"
+                )
             for (unit, audio, audio_s), generation in zip(ready.clips, generations):
-                info = audio.info if unit.audio_index is None else \
-                    {**audio.info, "donor": str(self.items[unit.audio_index]["id"])}  # shuffled: whose clip
+                info = (
+                    audio.info
+                    if unit.audio_index is None
+                    else {**audio.info, "donor": str(self.items[unit.audio_index]["id"])}
+                )  # shuffled: whose clip
                 records.append(self.record(unit, adapter, generation, info, audio_s, len(ready.clips)))
         self.writer.write_all(records)
         return records
 
-    def record(self, unit: Unit, adapter: ModelAdapter, generation: Generation, audio: dict, audio_s: float,
-               batch_size: int) -> dict:
+    def record(
+        self, unit: Unit, adapter: ModelAdapter, generation: Generation, audio: dict, audio_s: float, batch_size: int
+    ) -> dict:
         return OutputRecord(
-            key=unit.key, id=unit.item_id, index=unit.item_index, model=adapter.name,
-            adapter=getattr(adapter, "kind", type(adapter).__name__), condition=unit.condition.name,
-            template=unit.template.to_dict(), decoding=self.decoding.to_dict(),
-            output=generation.text, error=generation.error, finish_reason=generation.finish_reason,
+            key=unit.key,
+            id=unit.item_id,
+            index=unit.item_index,
+            model=adapter.name,
+            adapter=getattr(adapter, "kind", type(adapter).__name__),
+            condition=unit.condition.name,
+            template=unit.template.to_dict(),
+            decoding=self.decoding.to_dict(),
+            output=generation.text,
+            error=generation.error,
+            finish_reason=generation.finish_reason,
             details=generation.details or None,  # the adapter's own record (a cascade's transcript, retries)
-            audio=audio, tokens={"prompt": generation.prompt_tokens, "completion": generation.completion_tokens},
-            timings={"audio_s": round(audio_s, 6), "generate_s": round(generation.seconds, 6),
-                     "batch_size": batch_size},
+            audio=audio,
+            tokens={"prompt": generation.prompt_tokens, "completion": generation.completion_tokens},
+            timings={
+                "audio_s": round(audio_s, 6),
+                "generate_s": round(generation.seconds, 6),
+                "batch_size": batch_size,
+            },
             rank=self.rank,
         ).to_dict()
 
 
-def _adapters_for(config: RunConfig, conditions: Sequence[Condition], device: Optional[str],
-                  given: Optional[dict[str, ModelAdapter]]) -> dict[str, ModelAdapter]:
+def _adapters_for(
+    config: RunConfig, conditions: Sequence[Condition], device: Optional[str], given: Optional[dict[str, ModelAdapter]]
+) -> dict[str, ModelAdapter]:
     roles = {"tb" if c.kind == "tb" else "main" for c in conditions}
     if "tb" in roles and not config.tb_model and not (given and "tb" in given):
         raise ValueError("the tb condition needs a text backbone: set tb_model (--tb-model)")
@@ -610,8 +737,11 @@ def _adapters_for(config: RunConfig, conditions: Sequence[Condition], device: Op
     if "main" in roles:
         adapters["main"] = make_adapter(config.adapter, config.model, **options)
     if "tb" in roles:
-        tb_options = {k: v for k, v in options.items() if k not in ("preset", "max_audio_s")} \
-            if config.tb_options is None else {"device": device, **config.tb_options}
+        tb_options = (
+            {k: v for k, v in options.items() if k not in ("preset", "max_audio_s")}
+            if config.tb_options is None
+            else {"device": device, **config.tb_options}
+        )
         adapters["tb"] = make_adapter(config.tb_adapter, config.tb_model, **tb_options)
     for role, adapter in adapters.items():
         audio_conditions = [c.name for c in conditions if c.sends_audio and role == "main"]
@@ -620,8 +750,11 @@ def _adapters_for(config: RunConfig, conditions: Sequence[Condition], device: Op
     return adapters
 
 
-def run(config: RunConfig, adapters: Optional[dict[str, ModelAdapter]] = None,
-        on_batch: Optional[Callable[[int], None]] = None) -> Optional[dict[str, Any]]:
+def run(
+    config: RunConfig,
+    adapters: Optional[dict[str, ModelAdapter]] = None,
+    on_batch: Optional[Callable[[int], None]] = None,
+) -> Optional[dict[str, Any]]:
     """Run ``config`` in this process (one of ``accelerate launch``'s, or alone). ``adapters`` ({"main": ...,
     "tb": ...}) replaces building them from the config (tests, benchmarks, a sweep's model loaded once).
     ``on_batch(n)`` is told each finished batch's size (a sweep's own progress). Returns the run file's
@@ -642,8 +775,13 @@ def run(config: RunConfig, adapters: Optional[dict[str, ModelAdapter]] = None,
             state.destroy_process_group()
 
 
-def _run(config: RunConfig, given: Optional[dict[str, ModelAdapter]], state: Any, held: ExitStack,
-         on_batch: Optional[Callable[[int], None]] = None) -> Optional[dict[str, Any]]:
+def _run(
+    config: RunConfig,
+    given: Optional[dict[str, ModelAdapter]],
+    state: Any,
+    held: ExitStack,
+    on_batch: Optional[Callable[[int], None]] = None,
+) -> Optional[dict[str, Any]]:
     from ..data import benchmark_spec
 
     out = Path(config.out)
@@ -660,13 +798,14 @@ def _run(config: RunConfig, given: Optional[dict[str, ModelAdapter]], state: Any
     fragments = Path(config.fragment_cache) if config.fragment_cache else out / "fragments"
     preparers = {role: AudioPreparer(a.sampling_rate, a.max_audio_s, fragments) for role, a in adapters.items()}
     with state.main_process_first():  # one process builds the datasets cache, the others read it
-        items, skipped_at_load = load_items_reported(benchmark, config.data, config.benchmark_config, config.limit,
-                                                     config.on_missing_audio)
+        items, skipped_at_load = load_items_reported(
+            benchmark, config.data, config.benchmark_config, config.limit, config.on_missing_audio
+        )
     names = {role: a.name for role, a in adapters.items()}
-    check = choose_audio_check(conditions, [str(it["id"]) for it in items], config.audio_check,
-                               config.audio_check_seed)
-    units, not_applicable_counts = plan_units(items, conditions, templates, names, preparers.get("main") or
-                                              preparers["tb"], check)
+    check = choose_audio_check(conditions, [str(it["id"]) for it in items], config.audio_check, config.audio_check_seed)
+    units, not_applicable_counts = plan_units(
+        items, conditions, templates, names, preparers.get("main") or preparers["tb"], check
+    )
     previous, identity = check_resumable(out / RUN_FILE, _identity(config, adapters))
     shard_dir = out / SHARD_DIR
     before = read_shards(shard_dir) if shard_dir.is_dir() else ShardRead([])
@@ -676,12 +815,25 @@ def _run(config: RunConfig, given: Optional[dict[str, ModelAdapter]], state: Any
     if state.is_main_process:
         if previous is not None and previous.get("status") == "running":  # its session was killed
             previous = record_interrupted(out, previous, before.records)
-        session = {"started": started, "world_size": state.num_processes, "units": len(units),
-                   "resumed": len(units) - len(pending), "shard_records": _outcomes(before.records)}
-        write_run_file(out, {**(previous or {}), "identity": identity, "config": config.to_dict(),
-                             "status": "running", "started": (previous or {}).get("started", started),
-                             "session": session})
-    mine = length_sorted(pending)[state.process_index::state.num_processes]
+        session = {
+            "started": started,
+            "world_size": state.num_processes,
+            "units": len(units),
+            "resumed": len(units) - len(pending),
+            "shard_records": _outcomes(before.records),
+        }
+        write_run_file(
+            out,
+            {
+                **(previous or {}),
+                "identity": identity,
+                "config": config.to_dict(),
+                "status": "running",
+                "started": (previous or {}).get("started", started),
+                "session": session,
+            },
+        )
+    mine = length_sorted(pending)[state.process_index :: state.num_processes]
     writer = ShardWriter(shard_dir / f"rank-{state.process_index}.jsonl")
     journal = SentJournal(shard_dir / f"rank-{state.process_index}.sent")
     journal_sends(adapters.values(), journal)
@@ -705,9 +857,24 @@ def _run(config: RunConfig, given: Optional[dict[str, ModelAdapter]], state: Any
     state.wait_for_everyone()
     summary = None
     if state.is_main_process:
-        summary = gather(out, units, not_applicable_counts, config, adapters, templates, identity, previous,
-                         started, len(finished & {u.key for u in units}), state.num_processes, before.torn_lines,
-                         loop_seconds, skipped_at_load, done_before=finished, check=check)
+        summary = gather(
+            out,
+            units,
+            not_applicable_counts,
+            config,
+            adapters,
+            templates,
+            identity,
+            previous,
+            started,
+            len(finished & {u.key for u in units}),
+            state.num_processes,
+            before.torn_lines,
+            loop_seconds,
+            skipped_at_load,
+            done_before=finished,
+            check=check,
+        )
     state.wait_for_everyone()  # no process leaves before the outputs are gathered
     return summary
 
@@ -715,15 +882,33 @@ def _run(config: RunConfig, given: Optional[dict[str, ModelAdapter]], state: Any
 def _progress(total: int, enabled: bool, world: int):
     from tqdm.auto import tqdm
 
-    return tqdm(total=total, disable=not enabled, unit="item", dynamic_ncols=True,
-                desc="generating" if world == 1 else f"generating (rank 0 of {world})")
+    return tqdm(
+        total=total,
+        disable=not enabled,
+        unit="item",
+        dynamic_ncols=True,
+        desc="generating" if world == 1 else f"generating (rank 0 of {world})",
+    )
 
 
-def gather(out: Path, units: Sequence[Unit], not_applicable_counts: dict[str, int], config: RunConfig,
-           adapters: dict[str, ModelAdapter], templates: Sequence[PromptTemplate], identity: dict[str, Any],
-           previous: Optional[dict], started: str, resumed: int, world: int, torn_at_start: int,
-           loop_seconds: float, skipped_at_load: Sequence[dict] = (),
-           done_before: Iterable[str] = (), check: Optional[AudioCheck] = None) -> dict[str, Any]:
+def gather(
+    out: Path,
+    units: Sequence[Unit],
+    not_applicable_counts: dict[str, int],
+    config: RunConfig,
+    adapters: dict[str, ModelAdapter],
+    templates: Sequence[PromptTemplate],
+    identity: dict[str, Any],
+    previous: Optional[dict],
+    started: str,
+    resumed: int,
+    world: int,
+    torn_at_start: int,
+    loop_seconds: float,
+    skipped_at_load: Sequence[dict] = (),
+    done_before: Iterable[str] = (),
+    check: Optional[AudioCheck] = None,
+) -> dict[str, Any]:
     """Rank 0, after every process is done: outputs.jsonl in output order and run.json with the counts
     (``torn_at_start``: torn last lines the shards held when this session started, left by a killed run;
     ``skipped_at_load``: the items the loader left out, by the on_missing_audio policy; ``done_before``: the
@@ -742,19 +927,32 @@ def gather(out: Path, units: Sequence[Unit], not_applicable_counts: dict[str, in
     ran = len(units) - resumed
     done_before = set(done_before)
     audio_s = session_audio_seconds(r for r in ordered if r["key"] not in done_before)
-    sessions = sessions + [{"started": started, "finished": _now(), "world_size": world, "ran": ran,
-                            "generation_s": round(loop_seconds, 3),
-                            "items_per_s": round(ran / loop_seconds, 3) if ran and loop_seconds > 0 else None,
-                            "audio_s": audio_s,
-                            "real_time_factor": round(audio_s / loop_seconds, 3)
-                            if audio_s and loop_seconds > 0 else None}]
+    sessions = sessions + [
+        {
+            "started": started,
+            "finished": _now(),
+            "world_size": world,
+            "ran": ran,
+            "generation_s": round(loop_seconds, 3),
+            "items_per_s": round(ran / loop_seconds, 3) if ran and loop_seconds > 0 else None,
+            "audio_s": audio_s,
+            "real_time_factor": round(audio_s / loop_seconds, 3) if audio_s and loop_seconds > 0 else None,
+        }
+    ]
     usage = usage_summary(shards.records, {u.key for u in units}, read_sent(out / SHARD_DIR))
     summary = RunSummary(
         identity=identity,
         config=config.to_dict(),
-        models={role: {"name": a.name, "adapter": getattr(a, "kind", type(a).__name__),
-                       "description": a.description, "max_audio_s": a.max_audio_s,
-                       "sampling_rate": a.sampling_rate} for role, a in adapters.items()},
+        models={
+            role: {
+                "name": a.name,
+                "adapter": getattr(a, "kind", type(a).__name__),
+                "description": a.description,
+                "max_audio_s": a.max_audio_s,
+                "sampling_rate": a.sampling_rate,
+            }
+            for role, a in adapters.items()
+        },
         templates=[{"name": t.name, "hash": t.hash, "source": t.source} for t in templates],
         versions=package_versions(),
         git=git_commit(),
@@ -783,25 +981,31 @@ def gather(out: Path, units: Sequence[Unit], not_applicable_counts: dict[str, in
         status="finished" if len(ordered) == len(units) else "incomplete",
         outputs=OUTPUTS_FILE,
         cost=cost_of(usage, load_prices(config.prices)) if config.prices else None,
-        audio_check=None if check is None else
-        {**check.to_dict(), "units": [u.key for u in units if u.condition.kind in CHECK_KINDS]},
+        audio_check=None
+        if check is None
+        else {**check.to_dict(), "units": [u.key for u in units if u.condition.kind in CHECK_KINDS]},
     ).to_dict()
     summary = with_protocol(summary, _run_protocol(config, units, templates, adapters))
     write_run_file(out, summary)
     return summary
 
 
-def _run_protocol(config: RunConfig, units: Sequence[Unit], templates: Sequence[PromptTemplate],
-                  adapters: dict[str, ModelAdapter]) -> dict[str, Any]:
+def _run_protocol(
+    config: RunConfig, units: Sequence[Unit], templates: Sequence[PromptTemplate], adapters: dict[str, ModelAdapter]
+) -> dict[str, Any]:
     """This command's protocol block (``inference.protocol``): its items, templates, conditions, decoding."""
     from ..data import benchmark_spec
 
-    return run_protocol(benchmark=benchmark_spec(config.benchmark).name, data=config.data,
-                        benchmark_config=config.benchmark_config, item_ids=dict.fromkeys(u.item_id for u in units),
-                        templates=[t.to_dict() for t in templates],
-                        conditions=[c.name for c in parse_conditions(config.conditions)],
-                        decoding=config.decoding.to_dict(),
-                        text_backbone=adapters["tb"].name if "tb" in adapters else None)
+    return run_protocol(
+        benchmark=benchmark_spec(config.benchmark).name,
+        data=config.data,
+        benchmark_config=config.benchmark_config,
+        item_ids=dict.fromkeys(u.item_id for u in units),
+        templates=[t.to_dict() for t in templates],
+        conditions=[c.name for c in parse_conditions(config.conditions)],
+        decoding=config.decoding.to_dict(),
+        text_backbone=adapters["tb"].name if "tb" in adapters else None,
+    )
 
 
 def _outcomes(records: Iterable[dict]) -> dict[str, int]:
@@ -824,13 +1028,22 @@ def record_interrupted(out: Path, previous: dict[str, Any], records: Sequence[di
     now = _outcomes(records)
     shards = list((out / SHARD_DIR).glob("rank-*.jsonl"))
     last = max((p.stat().st_mtime for p in shards), default=None)
-    entry = {"started": begun.get("started"), "status": "interrupted", "world_size": begun.get("world_size"),
-             "last_write": (_dt.datetime.fromtimestamp(last, _dt.timezone.utc).isoformat(timespec="seconds")
-                            if last is not None else None),
-             "counts": {"total": begun.get("units"),
-                        "done": begun.get("resumed", 0) + now["ok"] - before.get("ok", 0),
-                        "failed": now["failed"] - before.get("failed", 0)},
-             "found": _now()}
+    entry = {
+        "started": begun.get("started"),
+        "status": "interrupted",
+        "world_size": begun.get("world_size"),
+        "last_write": (
+            _dt.datetime.fromtimestamp(last, _dt.timezone.utc).isoformat(timespec="seconds")
+            if last is not None
+            else None
+        ),
+        "counts": {
+            "total": begun.get("units"),
+            "done": begun.get("resumed", 0) + now["ok"] - before.get("ok", 0),
+            "failed": now["failed"] - before.get("failed", 0),
+        },
+        "found": _now(),
+    }
     updated = {k: v for k, v in previous.items() if k != "session"}
     updated.update(status="interrupted", sessions=sessions + [entry])
     write_run_file(out, updated)
@@ -854,6 +1067,26 @@ def write_run_file(out: Path, content: dict[str, Any]) -> None:
     os.replace(tmp, out / RUN_FILE)
 
 
-__all__ = ["ADAPTERS", "OUTPUTS_FILE", "RUN_FILE", "SHARD_DIR", "RunConfig", "Runner", "ShardWriter", "Unit", "batches",
-           "gather", "length_sorted", "load_items", "make_adapter", "plan_units", "read_shards",
-           "read_sent", "run", "select_records", "unit_key", "write_outputs", "write_run_file"]
+__all__ = [
+    "ADAPTERS",
+    "OUTPUTS_FILE",
+    "RUN_FILE",
+    "SHARD_DIR",
+    "RunConfig",
+    "Runner",
+    "ShardWriter",
+    "Unit",
+    "batches",
+    "gather",
+    "length_sorted",
+    "load_items",
+    "make_adapter",
+    "plan_units",
+    "read_shards",
+    "read_sent",
+    "run",
+    "select_records",
+    "unit_key",
+    "write_outputs",
+    "write_run_file",
+]

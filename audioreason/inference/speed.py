@@ -14,6 +14,7 @@ condition's outputs and audio over the generation seconds attributed to its reco
 request's share of its batch); with several processes these are one process's seconds, so a condition's rate is
 per process. Records without timings (imported predictions) give no speed: None with the reason.
 """
+
 from __future__ import annotations
 
 from typing import Any, Iterable, Mapping, Optional, Sequence
@@ -48,8 +49,7 @@ def speed_summary(records: Sequence[Mapping[str, Any]], sessions: Sequence[Mappi
         generate_s = (record.get("timings") or {}).get("generate_s")
         if not isinstance(generate_s, (int, float)) or isinstance(generate_s, bool):
             continue
-        entry = by_condition.setdefault(str(record.get("condition")),
-                                        {"samples": 0, "generate_s": 0.0, "audio_s": 0.0})
+        entry = by_condition.setdefault(str(record.get("condition")), {"samples": 0, "generate_s": 0.0, "audio_s": 0.0})
         entry["samples"] += 1
         entry["generate_s"] += generate_s
         entry["audio_s"] += _audio_seconds(record)
@@ -58,12 +58,18 @@ def speed_summary(records: Sequence[Mapping[str, Any]], sessions: Sequence[Mappi
         entry["samples_per_s"] = _rate(entry["samples"], entry["generate_s"])
         entry["real_time_factor"] = _rate(entry["audio_s"], entry["generate_s"])
     unavailable = None if ran and wall > 0 else "no session of this folder generated outputs (imported or resumed only)"
-    return {"samples_per_s": _rate(ran, wall), "real_time_factor": _rate(audio, audio_wall),
-            "samples": ran, "generation_s": round(wall, 3), "audio_s": round(audio, 3),
-            "by_condition": by_condition, "unavailable": unavailable,
-            "definition": "samples_per_s = outputs / wall s of the generation loop; real_time_factor = audio s "
-                          "sent / wall s (RTFx, higher is faster); per condition: over the seconds attributed "
-                          "to its records (one process's)"}
+    return {
+        "samples_per_s": _rate(ran, wall),
+        "real_time_factor": _rate(audio, audio_wall),
+        "samples": ran,
+        "generation_s": round(wall, 3),
+        "audio_s": round(audio, 3),
+        "by_condition": by_condition,
+        "unavailable": unavailable,
+        "definition": "samples_per_s = outputs / wall s of the generation loop; real_time_factor = audio s "
+        "sent / wall s (RTFx, higher is faster); per condition: over the seconds attributed "
+        "to its records (one process's)",
+    }
 
 
 def speed_line(speed: Optional[Mapping[str, Any]]) -> Optional[str]:
@@ -71,8 +77,10 @@ def speed_line(speed: Optional[Mapping[str, Any]]) -> Optional[str]:
     if not speed or speed.get("samples_per_s") is None:
         return None
     factor = speed.get("real_time_factor")
-    parts = [f"{speed['samples_per_s']:.3f} samples/s"
-             + (f", real-time factor {factor:.2f} (audio s per wall s)" if factor is not None else "")]
+    parts = [
+        f"{speed['samples_per_s']:.3f} samples/s"
+        + (f", real-time factor {factor:.2f} (audio s per wall s)" if factor is not None else "")
+    ]
     for name, entry in sorted((speed.get("by_condition") or {}).items()):
         if entry.get("samples_per_s") is None:
             continue

@@ -8,6 +8,7 @@ messages go through the tokenizer's chat template with the generation prompt; a 
 masks, ``takes_audio = False``: a request that carries audio is answered with an error, never with the
 audio silently dropped.
 """
+
 from __future__ import annotations
 
 import time
@@ -25,9 +26,16 @@ class TextLMAdapter:
     max_audio_s = None
     sampling_rate = 16000  # unused: no audio is taken
 
-    def __init__(self, model: str, *, dtype: str = "auto", device: Optional[str] = None,
-                 device_map: Optional[str] = None, attn_implementation: Optional[str] = None,
-                 gguf_file: Optional[str] = None):
+    def __init__(
+        self,
+        model: str,
+        *,
+        dtype: str = "auto",
+        device: Optional[str] = None,
+        device_map: Optional[str] = None,
+        attn_implementation: Optional[str] = None,
+        gguf_file: Optional[str] = None,
+    ):
         from transformers import AutoModelForCausalLM, AutoTokenizer
 
         options = load_options(dtype, device_map, attn_implementation)
@@ -60,8 +68,9 @@ class TextLMAdapter:
         start = time.perf_counter()
         texts = [self.prompt_text(r) for r in requests]
         # Chat templates write their own special tokens; a bare prompt gets the tokenizer's (e.g. BOS).
-        inputs = self.tokenizer(texts, return_tensors="pt", padding=True,
-                                add_special_tokens=not self.tokenizer.chat_template).to(self.model.device)
+        inputs = self.tokenizer(
+            texts, return_tensors="pt", padding=True, add_special_tokens=not self.tokenizer.chat_template
+        ).to(self.model.device)
         return generate_and_read(self.model, self.tokenizer, inputs, decoding, self.eos_ids, start)
 
 

@@ -45,6 +45,7 @@ tokenizer is mistral-common's, absent here, and its chat template takes audio as
 than samples), Granite Speech and Music Flamingo (evaluated by none of the four papers), Kimi-Audio,
 Baichuan-Omni and MOSS-Audio (not in transformers).
 """
+
 from __future__ import annotations
 
 import json
@@ -63,41 +64,91 @@ class Preset:
     checkpoint: str
     model_class: str
     processor_class: str
-    model_types: tuple[str, ...]        # config.json model_type values that select this preset
-    max_audio_s: Optional[float]        # None: no limit beyond the processor's own
+    model_types: tuple[str, ...]  # config.json model_type values that select this preset
+    max_audio_s: Optional[float]  # None: no limit beyond the processor's own
     max_audio_basis: str
     sampling_rate: int = 16000
-    submodule: Optional[str] = None     # generate with this sub-model (the Omni "thinker": text out only)
+    submodule: Optional[str] = None  # generate with this sub-model (the Omni "thinker": text out only)
     load_kwargs: Mapping[str, Any] = field(default_factory=dict)
     processor_cap: Optional[str] = None  # "n_samples" | "max_audio_len": where the processor cuts silently
-    audio_first: bool = True            # audio block before the text in the user turn (as the model cards)
+    audio_first: bool = True  # audio block before the text in the user turn (as the model cards)
     papers: str = ""
 
 
-PRESETS: dict[str, Preset] = {p.name: p for p in (
-    Preset("qwen2-audio", "Qwen/Qwen2-Audio-7B-Instruct", "Qwen2AudioForConditionalGeneration", "Qwen2AudioProcessor",
-           ("qwen2_audio",), 30.0, "Qwen2-Audio model card: clips up to 30 s (not in AudioSpan Table 6)",
-           processor_cap="n_samples", papers="ARIA-Rubrics; All That Glitters Is Not Audio"),
-    Preset("qwen2.5-omni", "Qwen/Qwen2.5-Omni-7B", "Qwen2_5OmniForConditionalGeneration", "Qwen2_5OmniProcessor",
-           ("qwen2_5_omni",), None, "not in AudioSpan Table 6; the processor's feature-extractor window applies",
-           submodule="thinker", load_kwargs={"enable_audio_output": False}, processor_cap="n_samples",
-           papers="ARIA-Rubrics; All That Glitters Is Not Audio"),
-    Preset("qwen3-omni", "Qwen/Qwen3-Omni-30B-A3B-Instruct", "Qwen3OmniMoeForConditionalGeneration",
-           "Qwen3OmniMoeProcessor", ("qwen3_omni_moe",), 4800.0, "AudioSpan Table 6: 80 min (position budget)",
-           submodule="thinker", load_kwargs={"enable_audio_output": False},
-           papers="AudioSpan; All That Glitters Is Not Audio"),
-    Preset("qwen3-omni-thinking", "Qwen/Qwen3-Omni-30B-A3B-Thinking", "Qwen3OmniMoeForConditionalGeneration",
-           "Qwen3OmniMoeProcessor", ("qwen3_omni_moe",), 4800.0, "AudioSpan Table 6: 80 min (position budget)",
-           submodule="thinker", load_kwargs={"enable_audio_output": False},
-           papers="AudioSpan; All That Glitters Is Not Audio (sampled at temperature 0.6 there)"),
-    Preset("audioflamingo3", "nvidia/audio-flamingo-3-hf", "AudioFlamingo3ForConditionalGeneration",
-           "AudioFlamingo3Processor", ("audioflamingo3",), 600.0,
-           "AF3 model card: up to 10 min (Table 6 lists its successor, Audio Flamingo Next, at 30 min)",
-           processor_cap="max_audio_len", papers="All That Glitters Is Not Audio"),
-    Preset("phi4-multimodal", "microsoft/Phi-4-multimodal-instruct", "Phi4MultimodalForCausalLM",
-           "Phi4MultimodalProcessor", ("phi4_multimodal",), 1800.0, "AudioSpan Table 6: 30 min (reported ceiling)",
-           papers="ARIA-Rubrics; AudioSpan"),
-)}
+PRESETS: dict[str, Preset] = {
+    p.name: p
+    for p in (
+        Preset(
+            "qwen2-audio",
+            "Qwen/Qwen2-Audio-7B-Instruct",
+            "Qwen2AudioForConditionalGeneration",
+            "Qwen2AudioProcessor",
+            ("qwen2_audio",),
+            30.0,
+            "Qwen2-Audio model card: clips up to 30 s (not in AudioSpan Table 6)",
+            processor_cap="n_samples",
+            papers="ARIA-Rubrics; All That Glitters Is Not Audio",
+        ),
+        Preset(
+            "qwen2.5-omni",
+            "Qwen/Qwen2.5-Omni-7B",
+            "Qwen2_5OmniForConditionalGeneration",
+            "Qwen2_5OmniProcessor",
+            ("qwen2_5_omni",),
+            None,
+            "not in AudioSpan Table 6; the processor's feature-extractor window applies",
+            submodule="thinker",
+            load_kwargs={"enable_audio_output": False},
+            processor_cap="n_samples",
+            papers="ARIA-Rubrics; All That Glitters Is Not Audio",
+        ),
+        Preset(
+            "qwen3-omni",
+            "Qwen/Qwen3-Omni-30B-A3B-Instruct",
+            "Qwen3OmniMoeForConditionalGeneration",
+            "Qwen3OmniMoeProcessor",
+            ("qwen3_omni_moe",),
+            4800.0,
+            "AudioSpan Table 6: 80 min (position budget)",
+            submodule="thinker",
+            load_kwargs={"enable_audio_output": False},
+            papers="AudioSpan; All That Glitters Is Not Audio",
+        ),
+        Preset(
+            "qwen3-omni-thinking",
+            "Qwen/Qwen3-Omni-30B-A3B-Thinking",
+            "Qwen3OmniMoeForConditionalGeneration",
+            "Qwen3OmniMoeProcessor",
+            ("qwen3_omni_moe",),
+            4800.0,
+            "AudioSpan Table 6: 80 min (position budget)",
+            submodule="thinker",
+            load_kwargs={"enable_audio_output": False},
+            papers="AudioSpan; All That Glitters Is Not Audio (sampled at temperature 0.6 there)",
+        ),
+        Preset(
+            "audioflamingo3",
+            "nvidia/audio-flamingo-3-hf",
+            "AudioFlamingo3ForConditionalGeneration",
+            "AudioFlamingo3Processor",
+            ("audioflamingo3",),
+            600.0,
+            "AF3 model card: up to 10 min (Table 6 lists its successor, Audio Flamingo Next, at 30 min)",
+            processor_cap="max_audio_len",
+            papers="All That Glitters Is Not Audio",
+        ),
+        Preset(
+            "phi4-multimodal",
+            "microsoft/Phi-4-multimodal-instruct",
+            "Phi4MultimodalForCausalLM",
+            "Phi4MultimodalProcessor",
+            ("phi4_multimodal",),
+            1800.0,
+            "AudioSpan Table 6: 30 min (reported ceiling)",
+            papers="ARIA-Rubrics; AudioSpan",
+        ),
+    )
+}
 
 
 def _model_type(path: str) -> Optional[str]:
@@ -116,9 +167,11 @@ def check_model_type(path: str, preset: Preset) -> None:
     remote-code "phi4mm" layout, on its Hub repository's main branch, instead of the transformers one)."""
     model_type = _model_type(path)
     if model_type is not None and model_type not in preset.model_types:
-        raise ValueError(f"{path} has model_type {model_type!r}; the {preset.name} preset loads "
-                         f"{preset.model_class} checkpoints ({', '.join(preset.model_types)}): use a "
-                         "transformers-format copy of the weights")
+        raise ValueError(
+            f"{path} has model_type {model_type!r}; the {preset.name} preset loads "
+            f"{preset.model_class} checkpoints ({', '.join(preset.model_types)}): use a "
+            "transformers-format copy of the weights"
+        )
 
 
 def resolve_preset(model: str, preset: Optional[str] = None, *, how: str = "pass preset=...") -> tuple[Preset, str]:
@@ -136,14 +189,16 @@ def resolve_preset(model: str, preset: Optional[str] = None, *, how: str = "pass
     model_type = _model_type(model)
     matches = [p for p in PRESETS.values() if model_type in p.model_types]
     if not matches:
-        raise ValueError(f"no preset for {model!r} (model_type {model_type!r}); name one of {', '.join(PRESETS)} "
-                         f"or {how}")
+        raise ValueError(
+            f"no preset for {model!r} (model_type {model_type!r}); name one of {', '.join(PRESETS)} or {how}"
+        )
     return matches[0], model
 
 
 # ------------------------------------------------------------------------------------------------
 # Processor
 # ------------------------------------------------------------------------------------------------
+
 
 def _refusing_stand_ins():
     from transformers.image_processing_utils import ImageProcessingMixin
@@ -206,8 +261,10 @@ def load_processor(path: str, preset: Preset) -> tuple[Any, str]:
     try:
         return audio_only_processor(preset.processor_class, path), "audio-only processor (no image/video parts)"
     except Exception as err:  # noqa: BLE001 - both failures are reported together
-        raise RuntimeError(f"cannot build the {preset.processor_class} for {path}: {first_error}; audio-only build: "
-                           f"{type(err).__name__}: {err}") from err
+        raise RuntimeError(
+            f"cannot build the {preset.processor_class} for {path}: {first_error}; audio-only build: "
+            f"{type(err).__name__}: {err}"
+        ) from err
 
 
 def processor_cap_s(processor: Any, preset: Preset) -> Optional[float]:
@@ -239,16 +296,20 @@ def checkpoint_cap_s(path: str, preset: Preset) -> Optional[float]:
     return None
 
 
-def refuse_above_cap(requested: Optional[float], cap: Optional[float], preset: Preset,
-                     what: str = "max_audio_s=") -> None:
+def refuse_above_cap(
+    requested: Optional[float], cap: Optional[float], preset: Preset, what: str = "max_audio_s="
+) -> None:
     if requested is not None and cap is not None and requested > cap:
-        raise ValueError(f"{what}{requested:g} exceeds the {cap:g} s the {preset.processor_class} keeps; it would "
-                         "cut the rest without a record")
+        raise ValueError(
+            f"{what}{requested:g} exceeds the {cap:g} s the {preset.processor_class} keeps; it would "
+            "cut the rest without a record"
+        )
 
 
 # ------------------------------------------------------------------------------------------------
 # Adapter
 # ------------------------------------------------------------------------------------------------
+
 
 class TransformersAudioAdapter:
     """A transformers audio-text model behind the ``ModelAdapter`` interface.
@@ -265,10 +326,18 @@ class TransformersAudioAdapter:
     kind = "transformers"
     takes_audio = True
 
-    def __init__(self, model: str, *, preset: Optional[str] = None, dtype: str = "auto",
-                 device: Optional[str] = None, device_map: Optional[str] = None,
-                 attn_implementation: Optional[str] = None, max_audio_s: Optional[float] = None,
-                 system_prompt: Optional[str] = None):
+    def __init__(
+        self,
+        model: str,
+        *,
+        preset: Optional[str] = None,
+        dtype: str = "auto",
+        device: Optional[str] = None,
+        device_map: Optional[str] = None,
+        attn_implementation: Optional[str] = None,
+        max_audio_s: Optional[float] = None,
+        system_prompt: Optional[str] = None,
+    ):
         import transformers
 
         self.preset, path = resolve_preset(model, preset)
@@ -290,12 +359,17 @@ class TransformersAudioAdapter:
         self.max_audio_s, self.max_audio_basis = self._limit(max_audio_s)
         self.system_prompt = system_prompt
         self.name = model
-        notes = [n for n in (processor_note, f"generates with .{self.preset.submodule}" if self.preset.submodule
-                             else "") if n]
-        self.description = (f"{model} ({self.preset.name} preset, {type(loaded).__name__}, dtype {self.model.dtype}, "
-                            f"attention {self.model.config._attn_implementation}, max audio "
-                            f"{self.max_audio_s if self.max_audio_s is not None else 'unlimited'} s: "
-                            f"{self.max_audio_basis}{'; ' + '; '.join(notes) if notes else ''})")
+        notes = [
+            n
+            for n in (processor_note, f"generates with .{self.preset.submodule}" if self.preset.submodule else "")
+            if n
+        ]
+        self.description = (
+            f"{model} ({self.preset.name} preset, {type(loaded).__name__}, dtype {self.model.dtype}, "
+            f"attention {self.model.config._attn_implementation}, max audio "
+            f"{self.max_audio_s if self.max_audio_s is not None else 'unlimited'} s: "
+            f"{self.max_audio_basis}{'; ' + '; '.join(notes) if notes else ''})"
+        )
 
     def _limit(self, requested: Optional[float]) -> tuple[Optional[float], str]:
         cap = processor_cap_s(self.processor, self.preset)
@@ -308,8 +382,12 @@ class TransformersAudioAdapter:
         return limit, basis
 
     # -- generation ------------------------------------------------------------------------------
-    def generate(self, requests: Sequence[GenerationRequest], decoding: DecodingParams,
-                 prepared: Optional["PreparedInputs"] = None) -> list[Generation]:
+    def generate(
+        self,
+        requests: Sequence[GenerationRequest],
+        decoding: DecodingParams,
+        prepared: Optional["PreparedInputs"] = None,
+    ) -> list[Generation]:
         """One Generation per request, in order. Audio and no-audio requests are batched apart.
         ``prepared``: this batch's processor inputs from ``prepare`` (computed ahead by the runner)."""
         results: list[Optional[Generation]] = [None] * len(requests)
@@ -320,8 +398,9 @@ class TransformersAudioAdapter:
 
             def run(batch: Sequence[GenerationRequest], ready: Optional[PreparedInputs] = ready) -> list[Generation]:
                 # The inputs computed ahead serve the whole group; a retry one request at a time encodes anew.
-                return self._batch(batch, decoding, ready if ready is not None and len(batch) == len(ready.keys)
-                                   else None)
+                return self._batch(
+                    batch, decoding, ready if ready is not None and len(batch) == len(ready.keys) else None
+                )
 
             for i, generation in zip(indices, generate_in_batches(group, run)):
                 results[i] = generation
@@ -343,8 +422,9 @@ class TransformersAudioAdapter:
 
     def conversation(self, request: GenerationRequest) -> list[dict[str, Any]]:
         """The request's messages as processor chat content, the audio block in the last user turn."""
-        messages = [{"role": m["role"], "content": [{"type": "text", "text": str(m["content"])}]}
-                    for m in request.messages]
+        messages = [
+            {"role": m["role"], "content": [{"type": "text", "text": str(m["content"])}]} for m in request.messages
+        ]
         if self.system_prompt:
             messages.insert(0, {"role": "system", "content": [{"type": "text", "text": self.system_prompt}]})
         if request.audio is not None:
@@ -358,18 +438,25 @@ class TransformersAudioAdapter:
 
     def _encode(self, requests: Sequence[GenerationRequest], processor: Any) -> Any:
         return processor.apply_chat_template(
-            [self.conversation(r) for r in requests], tokenize=True, return_dict=True, add_generation_prompt=True,
-            processor_kwargs={"text_kwargs": {"padding": True, "padding_side": "left"}}, return_tensors="pt")
+            [self.conversation(r) for r in requests],
+            tokenize=True,
+            return_dict=True,
+            add_generation_prompt=True,
+            processor_kwargs={"text_kwargs": {"padding": True, "padding_side": "left"}},
+            return_tensors="pt",
+        )
 
-    def _batch(self, requests: Sequence[GenerationRequest], decoding: DecodingParams,
-               ready: Optional["PreparedInputs"] = None) -> list[Generation]:
+    def _batch(
+        self, requests: Sequence[GenerationRequest], decoding: DecodingParams, ready: Optional["PreparedInputs"] = None
+    ) -> list[Generation]:
         if ready is not None:  # the processor ran ahead: its seconds still count in each request's share
             start, inputs = time.perf_counter() - ready.seconds, ready.inputs
         else:
             start = time.perf_counter()
             inputs = self._encode(requests, self.processor)
-        return generate_and_read(self.model, self.tokenizer, move_inputs(inputs, self.model), decoding, self.eos_ids,
-                                 start)
+        return generate_and_read(
+            self.model, self.tokenizer, move_inputs(inputs, self.model), decoding, self.eos_ids, start
+        )
 
 
 @dataclass(frozen=True)
@@ -392,5 +479,15 @@ def processor_copy(processor: Any) -> Optional[Any]:
         return None
 
 
-__all__ = ["PRESETS", "Preset", "TransformersAudioAdapter", "audio_only_processor", "check_model_type",
-           "checkpoint_cap_s", "load_processor", "processor_cap_s", "refuse_above_cap", "resolve_preset"]
+__all__ = [
+    "PRESETS",
+    "Preset",
+    "TransformersAudioAdapter",
+    "audio_only_processor",
+    "check_model_type",
+    "checkpoint_cap_s",
+    "load_processor",
+    "processor_cap_s",
+    "refuse_above_cap",
+    "resolve_preset",
+]

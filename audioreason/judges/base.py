@@ -1,4 +1,5 @@
 """Types shared by every judge backend: sampling parameters, one completion, a failed call, the protocol."""
+
 from __future__ import annotations
 
 import math
@@ -21,7 +22,14 @@ MMAR_CLIENT_REQUESTS = 3
 
 # Failure kinds counted per call (Completion.call_errors / JudgeCallError.kind).
 RATE_LIMITED, TIMEOUT, SERVER_ERROR, CONNECTION_ERROR, BAD_RESPONSE, CLIENT_ERROR, DEADLINE = (
-    "rate_limited", "timeout", "server_error", "connection_error", "bad_response", "client_error", "deadline")
+    "rate_limited",
+    "timeout",
+    "server_error",
+    "connection_error",
+    "bad_response",
+    "client_error",
+    "deadline",
+)
 # Kinds that a later attempt may cure (a busy or unreachable server), as opposed to a server that answers
 # with an error, a request it rejects, or an exhausted time budget.
 TRANSIENT_KINDS = frozenset({RATE_LIMITED, TIMEOUT, CONNECTION_ERROR})
@@ -46,8 +54,7 @@ class SamplingParams:
     def for_rater(self, rater: int) -> dict[str, Any]:
         """The request parameters rater ``rater`` sends (None values left out)."""
         seed = self.seed + rater if (self.seed is not None and self.seed_per_rater) else self.seed
-        params = {"temperature": self.temperature, "seed": seed, "max_tokens": self.max_tokens,
-                  "top_p": self.top_p}
+        params = {"temperature": self.temperature, "seed": seed, "max_tokens": self.max_tokens, "top_p": self.top_p}
         params = {k: v for k, v in params.items() if v is not None}
         params.update(self.extra)
         return params
@@ -78,8 +85,16 @@ class JudgeCallError(Exception):
     """A call that produced no reply: retries exhausted or an error that retrying cannot fix.
     Its message is already scrubbed of credentials."""
 
-    def __init__(self, message: str, *, kind: str, attempts: int = 1,
-                 call_errors: Optional[dict[str, int]] = None, waited_s: float = 0.0, retryable: bool = False):
+    def __init__(
+        self,
+        message: str,
+        *,
+        kind: str,
+        attempts: int = 1,
+        call_errors: Optional[dict[str, int]] = None,
+        waited_s: float = 0.0,
+        retryable: bool = False,
+    ):
         super().__init__(message)
         self.kind = kind
         self.attempts = attempts
@@ -126,8 +141,12 @@ class TimeBudget:
 
     def error(self, attempts: int = 0) -> "JudgeCallError":
         spent = self if self._own() <= 0 or self.parent is None else self.parent
-        return JudgeCallError(f"the {spent.what}'s time budget of {spent.seconds:g} s ran out", kind=DEADLINE,
-                              attempts=attempts, call_errors={DEADLINE: 1})
+        return JudgeCallError(
+            f"the {spent.what}'s time budget of {spent.seconds:g} s ran out",
+            kind=DEADLINE,
+            attempts=attempts,
+            call_errors={DEADLINE: 1},
+        )
 
 
 @runtime_checkable
@@ -137,12 +156,11 @@ class Judge(Protocol):
 
     name: str  # identifies the model in cache keys and results (never a URL or a key)
 
-    async def complete(self, messages: Sequence[Mapping[str, Any]], params: Mapping[str, Any],
-                       budget: Optional[TimeBudget] = None) -> Completion:
-        ...
+    async def complete(
+        self, messages: Sequence[Mapping[str, Any]], params: Mapping[str, Any], budget: Optional[TimeBudget] = None
+    ) -> Completion: ...
 
-    async def aclose(self) -> None:
-        ...
+    async def aclose(self) -> None: ...
 
 
 def judge_metadata(judge: Any) -> dict[str, Any]:
@@ -163,19 +181,23 @@ def judges_metadata(judges: Sequence[Any]) -> list[dict[str, Any]]:
 
 
 def offline_judge_label(entry: Mapping[str, Any]) -> str:
-    """"(offline judge: MODEL, constrained: HOW)" when a result was judged in process, else ""."""
+    """ "(offline judge: MODEL, constrained: HOW)" when a result was judged in process, else ""."""
     offline = [m for m in entry.get("judge_metadata") or [] if m.get("offline")]
     if not offline:
         return ""
-    parts = "; ".join(f"{m.get('model')}" + (f", constrained: {m['constraint']}" if m.get("constraint") else
-                                            ", unconstrained") for m in offline)
+    parts = "; ".join(
+        f"{m.get('model')}" + (f", constrained: {m['constraint']}" if m.get("constraint") else ", unconstrained")
+        for m in offline
+    )
     return f"(offline judge: {parts})"
 
 
 _KEEP_PREFIX_PATTERNS = (
     re.compile(r"(?i)(bearer\s+)[^\s\"',;)]+"),
-    re.compile(r"(?i)((?:api[-_ ]?key|token|secret|authorization|password)(?: provided)?[\"']?\s*[:=]\s*[\"']?)"
-               r"[^\s\"',;)]+"),
+    re.compile(
+        r"(?i)((?:api[-_ ]?key|token|secret|authorization|password)(?: provided)?[\"']?\s*[:=]\s*[\"']?)"
+        r"[^\s\"',;)]+"
+    ),
 )
 _KEY_SHAPED = re.compile(r"\b(?:sk-|sk_|pk-|rk-|sess-|AIza)[A-Za-z0-9_\-\*\.]{6,}")
 # The password of a URL's user info (scheme://user:PASSWORD@host), wherever a URL is quoted.

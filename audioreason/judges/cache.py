@@ -17,6 +17,7 @@ Nothing paid for is lost to the database: a write that still finds the file lock
 appended to a side file (``<cache>.spill.jsonl``), read back with the cache, and moved into the database
 when it is next opened. A file that is not a readable SQLite database raises ``CacheError`` naming it.
 """
+
 from __future__ import annotations
 
 import hashlib
@@ -41,11 +42,22 @@ def canonical_json(value: Any) -> str:
     return json.dumps(value, sort_keys=True, ensure_ascii=False, separators=(",", ":"), allow_nan=False)
 
 
-def cache_key(judge: str, messages: Sequence[Mapping[str, Any]], sampling: Mapping[str, Any], rater: int,
-              schema: Optional[Mapping[str, Any]] = None) -> str:
+def cache_key(
+    judge: str,
+    messages: Sequence[Mapping[str, Any]],
+    sampling: Mapping[str, Any],
+    rater: int,
+    schema: Optional[Mapping[str, Any]] = None,
+) -> str:
     """sha256 hex of the canonical request. ``sampling`` holds every parameter sent to the model."""
-    payload = {"format": CACHE_FORMAT, "judge": judge, "messages": [dict(m) for m in messages],
-               "sampling": dict(sampling), "rater": int(rater), "schema": schema}
+    payload = {
+        "format": CACHE_FORMAT,
+        "judge": judge,
+        "messages": [dict(m) for m in messages],
+        "sampling": dict(sampling),
+        "rater": int(rater),
+        "schema": schema,
+    }
     return hashlib.sha256(canonical_json(payload).encode("utf-8")).hexdigest()
 
 
@@ -95,8 +107,9 @@ class VerdictCache:
             for attempt in range(_OPEN_ATTEMPTS):
                 conn = None
                 try:
-                    conn = sqlite3.connect(str(self.path), timeout=self._busy_timeout_s, check_same_thread=False,
-                                           isolation_level=None)  # autocommit; transactions are explicit
+                    conn = sqlite3.connect(
+                        str(self.path), timeout=self._busy_timeout_s, check_same_thread=False, isolation_level=None
+                    )  # autocommit; transactions are explicit
                     conn.execute(f"PRAGMA busy_timeout={int(self._busy_timeout_s * 1000)}")
                     # WAL: readers never block the writer and a killed process leaves committed rows intact;
                     # synchronous=NORMAL is durable against process crashes (an OS crash may lose the last
@@ -124,9 +137,10 @@ class VerdictCache:
                     if not _locked(err):
                         raise self._error(err) from None
                     if attempt == _OPEN_ATTEMPTS - 1:
-                        raise CacheError(f"the judge cache {str(self.path)!r} stayed locked while opening: {err}") \
-                            from None
-                    time.sleep(0.05 * 2 ** attempt)
+                        raise CacheError(
+                            f"the judge cache {str(self.path)!r} stayed locked while opening: {err}"
+                        ) from None
+                    time.sleep(0.05 * 2**attempt)
                     continue
                 except sqlite3.DatabaseError as err:
                     if conn is not None:
@@ -137,8 +151,10 @@ class VerdictCache:
         return self._conn
 
     def _error(self, err: Exception) -> CacheError:
-        return CacheError(f"the judge cache {str(self.path)!r} cannot be used: {err}. It is not a readable "
-                          f"SQLite verdict cache; move it away or pass another cache path.")
+        return CacheError(
+            f"the judge cache {str(self.path)!r} cannot be used: {err}. It is not a readable "
+            f"SQLite verdict cache; move it away or pass another cache path."
+        )
 
     def _execute(self, sql: str, args: Sequence[Any] = ()) -> list[tuple]:
         """Run one statement under the connection lock; a damaged file is a CacheError naming it."""
@@ -160,7 +176,7 @@ class VerdictCache:
         keys = list(dict.fromkeys(keys))
         found: dict[str, dict[str, Any]] = {}
         for i in range(0, len(keys), _CHUNK):
-            chunk = keys[i:i + _CHUNK]
+            chunk = keys[i : i + _CHUNK]
             marks = ",".join("?" * len(chunk))
             for key, record in self._execute(f"SELECT key, record FROM judgements WHERE key IN ({marks})", chunk):
                 found[key] = json.loads(record)
@@ -170,9 +186,11 @@ class VerdictCache:
                 found[key] = spilled["record"]
         return found
 
-    _UPSERT = ("INSERT INTO judgements (key, judge, rater, status, record, created) VALUES (?, ?, ?, ?, ?, ?) "
-               "ON CONFLICT(key) DO UPDATE SET status=excluded.status, record=excluded.record, "
-               "created=excluded.created WHERE judgements.status != 'ok' AND excluded.status = 'ok'")
+    _UPSERT = (
+        "INSERT INTO judgements (key, judge, rater, status, record, created) VALUES (?, ?, ?, ?, ?, ?) "
+        "ON CONFLICT(key) DO UPDATE SET status=excluded.status, record=excluded.record, "
+        "created=excluded.created WHERE judgements.status != 'ok' AND excluded.status = 'ok'"
+    )
 
     def put(self, key: str, judge: str, rater: int, status: str, record: Mapping[str, Any]) -> str:
         """Store one record and commit it at once; returns "stored", or "spilled" when the database stayed
@@ -210,8 +228,12 @@ class VerdictCache:
                 os.fsync(f.fileno())
             self._remember_spilled(entry)
             self.spilled_writes += 1
-        log.warning("judge cache %s stayed locked: the verdict for %s was written to %s", self.path,
-                    entry["key"][:12], self.spill_path)
+        log.warning(
+            "judge cache %s stayed locked: the verdict for %s was written to %s",
+            self.path,
+            entry["key"][:12],
+            self.spill_path,
+        )
 
     def _remember_spilled(self, entry: Mapping[str, Any]) -> None:
         known = self._spilled.get(entry["key"])
@@ -232,8 +254,10 @@ class VerdictCache:
         try:
             conn.execute("BEGIN IMMEDIATE")
             for e in self._spilled.values():
-                conn.execute(self._UPSERT, (e["key"], e["judge"], e["rater"], e["status"],
-                                            canonical_json(e["record"]), time.time()))
+                conn.execute(
+                    self._UPSERT,
+                    (e["key"], e["judge"], e["rater"], e["status"], canonical_json(e["record"]), time.time()),
+                )
             conn.execute("COMMIT")
         except sqlite3.OperationalError as err:
             if conn.in_transaction:
@@ -258,8 +282,11 @@ class VerdictCache:
                 if row is not None and row[0] != owner and not self._claim_is_dead(row[0], row[1], now):
                     conn.execute("COMMIT")
                     return False
-                conn.execute("INSERT INTO claims (key, owner, expires) VALUES (?, ?, ?) ON CONFLICT(key) DO UPDATE "
-                             "SET owner=excluded.owner, expires=excluded.expires", (key, owner, now + ttl_s))
+                conn.execute(
+                    "INSERT INTO claims (key, owner, expires) VALUES (?, ?, ?) ON CONFLICT(key) DO UPDATE "
+                    "SET owner=excluded.owner, expires=excluded.expires",
+                    (key, owner, now + ttl_s),
+                )
                 conn.execute("COMMIT")
                 return True
             except sqlite3.OperationalError as err:
@@ -293,8 +320,7 @@ class VerdictCache:
     def counts(self) -> dict[str, int]:
         """Stored records per status (the side file's included)."""
         rows = dict(self._execute("SELECT key, status FROM judgements"))
-        rows.update({k: e["status"] for k, e in self._spilled.items()
-                     if k not in rows or e["status"] == "ok"})
+        rows.update({k: e["status"] for k, e in self._spilled.items() if k not in rows or e["status"] == "ok"})
         out: dict[str, int] = {}
         for status in rows.values():
             out[status] = out.get(status, 0) + 1

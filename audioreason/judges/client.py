@@ -44,6 +44,7 @@ logged or recorded, with the key and what of ``base_url`` may be a credential (i
 password; ``scrub`` also blanks any URL's password). httpx logs every request's full URL at INFO, so the
 client puts the same redaction on the HTTP client's loggers (httpx, httpx2, openai) when it is first used.
 """
+
 from __future__ import annotations
 
 import asyncio
@@ -61,8 +62,21 @@ from collections import deque
 from typing import Any, Callable, Mapping, Optional, Sequence
 
 from ..base.jsonl import json_type
-from .base import (BAD_RESPONSE, CLIENT_ERROR, CONNECTION_ERROR, MMAR_MAX_ATTEMPTS, RATE_LIMITED, SERVER_ERROR,
-                   TIMEOUT, Completion, JudgeCallError, JudgeUnavailable, TimeBudget, scrub, url_secrets)
+from .base import (
+    BAD_RESPONSE,
+    CLIENT_ERROR,
+    CONNECTION_ERROR,
+    MMAR_MAX_ATTEMPTS,
+    RATE_LIMITED,
+    SERVER_ERROR,
+    TIMEOUT,
+    Completion,
+    JudgeCallError,
+    JudgeUnavailable,
+    TimeBudget,
+    scrub,
+    url_secrets,
+)
 
 log = logging.getLogger("audioreason.judges")
 
@@ -70,9 +84,11 @@ DEFAULT_SERVER_ERROR_ATTEMPTS = 3
 DEFAULT_RECOVERY_S = 5.0
 _RETRYABLE_STATUS = {408, 409, 429}
 # What a refusal of the run's first request means (the judge cannot work at all: JudgeUnavailable).
-_UNAVAILABLE_STATUS = {401: "the server refused the credentials: check the key in {env}",
-                       403: "the server denied access with this key: check the key's permissions for the model",
-                       404: "unknown model {model!r}, or no chat-completions endpoint at this base_url"}
+_UNAVAILABLE_STATUS = {
+    401: "the server refused the credentials: check the key in {env}",
+    403: "the server denied access with this key: check the key's permissions for the model",
+    404: "unknown model {model!r}, or no chat-completions endpoint at this base_url",
+}
 
 
 HTTP_LOGGERS = ("httpx", "httpx2", "openai", "openai._base_client")
@@ -262,25 +278,47 @@ class OpenAICompatibleJudge:
     ``response_format`` (``audioreason.judges.structured``); off by default, as the official MMAR scorer.
     """
 
-    def __init__(self, model: str, *, base_url: Optional[str] = None, api_key_env: Optional[str] = "OPENAI_API_KEY",
-                 name: Optional[str] = None, concurrency: int = 8, timeout_s: float = 60.0,
-                 max_attempts: int = MMAR_MAX_ATTEMPTS, server_error_attempts: int = DEFAULT_SERVER_ERROR_ATTEMPTS,
-                 backoff_base_s: float = 1.0, backoff_max_s: float = 60.0,
-                 max_retry_after_s: float = 300.0, default_headers: Optional[Mapping[str, str]] = None,
-                 structured_outputs: bool = False, rng: Optional[random.Random] = None):
-        for option, value in (("concurrency", concurrency), ("max_attempts", max_attempts),
-                              ("server_error_attempts", server_error_attempts)):
+    def __init__(
+        self,
+        model: str,
+        *,
+        base_url: Optional[str] = None,
+        api_key_env: Optional[str] = "OPENAI_API_KEY",
+        name: Optional[str] = None,
+        concurrency: int = 8,
+        timeout_s: float = 60.0,
+        max_attempts: int = MMAR_MAX_ATTEMPTS,
+        server_error_attempts: int = DEFAULT_SERVER_ERROR_ATTEMPTS,
+        backoff_base_s: float = 1.0,
+        backoff_max_s: float = 60.0,
+        max_retry_after_s: float = 300.0,
+        default_headers: Optional[Mapping[str, str]] = None,
+        structured_outputs: bool = False,
+        rng: Optional[random.Random] = None,
+    ):
+        for option, value in (
+            ("concurrency", concurrency),
+            ("max_attempts", max_attempts),
+            ("server_error_attempts", server_error_attempts),
+        ):
             if isinstance(value, bool) or not isinstance(value, int) or value < 1:
                 raise ValueError(f"{option} must be an integer of at least 1, got {value!r}")
-        for option, value in (("timeout_s", timeout_s), ("backoff_base_s", backoff_base_s),
-                              ("backoff_max_s", backoff_max_s)):
+        for option, value in (
+            ("timeout_s", timeout_s),
+            ("backoff_base_s", backoff_base_s),
+            ("backoff_max_s", backoff_max_s),
+        ):
             if isinstance(value, bool) or not isinstance(value, (int, float)) or not 0 < value < math.inf:
                 raise ValueError(f"{option} must be a positive number of seconds, got {value!r}")
         if base_url is not None:
             parts = urllib.parse.urlsplit(str(base_url))
             if parts.scheme not in ("http", "https") or not parts.hostname:
-                raise ValueError(scrub(f"base_url must be an http(s) URL such as http://127.0.0.1:8000/v1, got "
-                                       f"{base_url!r}", url_secrets(str(base_url))))
+                raise ValueError(
+                    scrub(
+                        f"base_url must be an http(s) URL such as http://127.0.0.1:8000/v1, got {base_url!r}",
+                        url_secrets(str(base_url)),
+                    )
+                )
         self.model = model
         self.name = name or model
         self.base_url = base_url
@@ -304,9 +342,11 @@ class OpenAICompatibleJudge:
 
     def __repr__(self) -> str:
         base_url = None if self.base_url is None else scrub(self.base_url, self._secrets())
-        return (f"OpenAICompatibleJudge(model={self.model!r}, base_url={base_url!r}, "
-                f"api_key_env={self.api_key_env!r}, concurrency={self.concurrency}"
-                + (", structured_outputs=True)" if self.structured_outputs else ")"))
+        return (
+            f"OpenAICompatibleJudge(model={self.model!r}, base_url={base_url!r}, "
+            f"api_key_env={self.api_key_env!r}, concurrency={self.concurrency}"
+            + (", structured_outputs=True)" if self.structured_outputs else ")")
+        )
 
     # ------------------------------------------------------------------ per-loop resources
     def _where(self) -> str:
@@ -325,8 +365,10 @@ class OpenAICompatibleJudge:
         if self.base_url is None:
             raise self._unavailable(f"no API key: set the environment variable {self.api_key_env or 'OPENAI_API_KEY'}")
         if self.api_key_env and not is_local_url(self.base_url):
-            raise self._unavailable(f"no API key: set the environment variable {self.api_key_env} (the server is "
-                                    "not on this machine or a private network; api_key_env=None sends no key)")
+            raise self._unavailable(
+                f"no API key: set the environment variable {self.api_key_env} (the server is "
+                "not on this machine or a private network; api_key_env=None sends no key)"
+            )
         return "EMPTY"
 
     def check_key(self) -> None:
@@ -361,23 +403,33 @@ class OpenAICompatibleJudge:
         """Full jitter: uniform in [0, min(max, base * 2^(attempt-1))]."""
         return self._rng.uniform(0.0, min(self.backoff_max_s, self.backoff_base_s * 2 ** (attempt - 1)))
 
-    async def complete(self, messages: Sequence[Mapping[str, Any]], params: Mapping[str, Any],
-                       budget: Optional[TimeBudget] = None, on_send: Optional[Callable[[], None]] = None
-                       ) -> Completion:
+    async def complete(
+        self,
+        messages: Sequence[Mapping[str, Any]],
+        params: Mapping[str, Any],
+        budget: Optional[TimeBudget] = None,
+        on_send: Optional[Callable[[], None]] = None,
+    ) -> Completion:
         """One reply. ``on_send`` is called just before each request goes out (a run's journal of what was
         sent: a reply lost to a killed process was still sent, and may be billed)."""
         client, limiter, contact = self._resources()
         first = await contact.enter()
         try:
-            return await self._complete(client, limiter, contact if first else None, messages, params, budget,
-                                        on_send)
+            return await self._complete(client, limiter, contact if first else None, messages, params, budget, on_send)
         finally:
             if first and not contact.opened and contact.error is None:
                 contact.leave()
 
-    async def _complete(self, client: Any, limiter: AdaptiveLimiter, contact: Optional[_FirstContact],
-                        messages: Sequence[Mapping[str, Any]], params: Mapping[str, Any],
-                        budget: Optional[TimeBudget], on_send: Optional[Callable[[], None]]) -> Completion:
+    async def _complete(
+        self,
+        client: Any,
+        limiter: AdaptiveLimiter,
+        contact: Optional[_FirstContact],
+        messages: Sequence[Mapping[str, Any]],
+        params: Mapping[str, Any],
+        budget: Optional[TimeBudget],
+        on_send: Optional[Callable[[], None]],
+    ) -> Completion:
         """One reply; ``contact``: this request tries the server first, so its first answer decides the run."""
         # JSON-encoded once for all attempts (it holds the base64 audio of a served model's request).
         body = encode_json({"model": self.model, "messages": [dict(m) for m in messages], **params})
@@ -450,26 +502,41 @@ class OpenAICompatibleJudge:
             limiter.release(overloaded=overloaded, retry_after_s=retry_after)
             errors[kind] = errors.get(kind, 0) + 1
             if kind == SERVER_ERROR and errors[kind] >= self.server_error_attempts:
-                raise self._error(f"gave up after {errors[kind]} server errors; last error: {last_error}",
-                                  SERVER_ERROR, attempt, errors, waited)
+                raise self._error(
+                    f"gave up after {errors[kind]} server errors; last error: {last_error}",
+                    SERVER_ERROR,
+                    attempt,
+                    errors,
+                    waited,
+                )
             if attempt == self.max_attempts:
                 break
             # Honour Retry-After (every request waits for it in acquire()); otherwise back off with jitter.
             delay = self._backoff(attempt) if retry_after is None else 0.0
             if budget is not None and delay >= budget.remaining():
                 raise self._out_of_time(budget, attempt, errors, waited)
-            log.info("judge %s: %s (attempt %d of %d); retrying in %.2f s%s", self.name,
-                     scrub(last_error, self._secrets()), attempt, self.max_attempts, delay,
-                     f" after Retry-After {retry_after:g} s" if retry_after is not None else "")
+            log.info(
+                "judge %s: %s (attempt %d of %d); retrying in %.2f s%s",
+                self.name,
+                scrub(last_error, self._secrets()),
+                attempt,
+                self.max_attempts,
+                delay,
+                f" after Retry-After {retry_after:g} s" if retry_after is not None else "",
+            )
             if delay:
                 await asyncio.sleep(delay)
                 waited += delay
-        raise self._error(f"gave up after {self.max_attempts} attempts; last error: {last_error}",
-                          max(errors, key=errors.get) if errors else SERVER_ERROR, self.max_attempts, errors,
-                          waited, retryable=True)
+        raise self._error(
+            f"gave up after {self.max_attempts} attempts; last error: {last_error}",
+            max(errors, key=errors.get) if errors else SERVER_ERROR,
+            self.max_attempts,
+            errors,
+            waited,
+            retryable=True,
+        )
 
-    def _out_of_time(self, budget: TimeBudget, attempts: int, errors: dict[str, int], waited: float
-                     ) -> JudgeCallError:
+    def _out_of_time(self, budget: TimeBudget, attempts: int, errors: dict[str, int], waited: float) -> JudgeCallError:
         err = budget.error(attempts)
         for kind, n in errors.items():
             err.call_errors[kind] = err.call_errors.get(kind, 0) + n
@@ -477,12 +544,14 @@ class OpenAICompatibleJudge:
         log.warning("judge %s: %s", self.name, err)
         return err
 
-    def _error(self, message: str, kind: str, attempts: int, errors: dict[str, int], waited: float,
-               retryable: bool = False) -> JudgeCallError:
+    def _error(
+        self, message: str, kind: str, attempts: int, errors: dict[str, int], waited: float, retryable: bool = False
+    ) -> JudgeCallError:
         text = scrub(message, self._secrets())
         log.warning("judge %s: call failed: %s", self.name, text)
-        return JudgeCallError(text, kind=kind, attempts=attempts, call_errors=errors, waited_s=waited,
-                              retryable=retryable)
+        return JudgeCallError(
+            text, kind=kind, attempts=attempts, call_errors=errors, waited_s=waited, retryable=retryable
+        )
 
     @staticmethod
     def _read(response: Any) -> Completion:
@@ -496,8 +565,9 @@ class OpenAICompatibleJudge:
         content = message.get("content")
         if isinstance(content, list):  # content parts (some servers): keep the text parts
             content = "".join(part.get("text", "") for part in content if isinstance(part, dict))
-        return Completion(text=content, finish_reason=choices[0].get("finish_reason"),
-                          **token_counts(data.get("usage")))
+        return Completion(
+            text=content, finish_reason=choices[0].get("finish_reason"), **token_counts(data.get("usage"))
+        )
 
 
 def read_event_stream(body: str) -> Completion:
@@ -593,8 +663,9 @@ class _StatusError(Exception):
             data = None
         error = data.get("error", data) if isinstance(data, dict) else None
         message = error.get("message") if isinstance(error, dict) else None
-        super().__init__(f"Error code: {self.status_code}" + (f" - {message}" if isinstance(message, str) and message
-                                                               else ""))
+        super().__init__(
+            f"Error code: {self.status_code}" + (f" - {message}" if isinstance(message, str) and message else "")
+        )
 
 
 def encode_json(body: Any) -> bytes:
@@ -643,14 +714,23 @@ class _Transport:
         from openai import AsyncOpenAI, DefaultAsyncHttpxClient, Omit
 
         tls = httpx2.create_ssl_context()
-        self._new_http = lambda: DefaultAsyncHttpxClient(verify=tls, limits=httpx2.Limits(
-            max_connections=1, max_keepalive_connections=1))
+        self._new_http = lambda: DefaultAsyncHttpxClient(
+            verify=tls, limits=httpx2.Limits(max_connections=1, max_keepalive_connections=1)
+        )
         self._idle = [self._new_http()]  # LIFO: the most recently used connection goes next
-        sdk = AsyncOpenAI(api_key=api_key, base_url=base_url, max_retries=0, http_client=self._idle[0],
-                          default_headers=dict(default_headers) or None)
+        sdk = AsyncOpenAI(
+            api_key=api_key,
+            base_url=base_url,
+            max_retries=0,
+            http_client=self._idle[0],
+            default_headers=dict(default_headers) or None,
+        )
         # Lower-cased, in the SDK's order: the header lines are the bytes the SDK writes.
-        self.headers = {name.lower(): value for name, value in {**sdk.auth_headers, **sdk.default_headers}.items()
-                        if not isinstance(value, Omit)}
+        self.headers = {
+            name.lower(): value
+            for name, value in {**sdk.auth_headers, **sdk.default_headers}.items()
+            if not isinstance(value, Omit)
+        }
         self.headers["x-stainless-retry-count"] = "0"  # this client's own retries are not the SDK's
         base = sdk.base_url
         self.url = base.copy_with(raw_path=base.raw_path + b"chat/completions")
@@ -664,8 +744,9 @@ class _Transport:
         http = self._idle.pop() if self._idle else self._new_http()  # at most one per slot of the limiter
         try:
             headers = {**self.headers, "x-stainless-read-timeout": str(timeout)}
-            request = http.build_request("POST", self.url, content=body, headers=headers,
-                                         timeout=self._timeout_type(timeout))
+            request = http.build_request(
+                "POST", self.url, content=body, headers=headers, timeout=self._timeout_type(timeout)
+            )
             return await http.send(request)
         finally:
             self._idle.append(http)

@@ -18,6 +18,7 @@ bracket is written. Every reply then parses and every score is one of its criter
 A ``JsonReplySchema`` with a ``pattern`` (rubric generation, ``rubric_pattern``) is constrained the same
 way; a schema without a pattern is generated unconstrained.
 """
+
 from __future__ import annotations
 
 import json
@@ -49,38 +50,61 @@ def verdict_pattern(schema: VerdictSchema, justification_chars: int = DEFAULT_JU
     justification; criterion names JSON-encoded as written)."""
     just = _literal(f'"{JUSTIFICATION_KEY}": ') + _string(justification_chars)
     if schema.kind == "score":
-        return (_literal(f'{{"{schema.score_field}": ') + _options(schema.allowed_scores) + _literal(", ")
-                + just + _literal("}"))
-    objects = [_literal(f'{{"{NAME_KEY}": {json.dumps(c.name, ensure_ascii=False)}, "{SCORE_KEY}": ')
-               + _options(c.allowed) + _literal(", ") + just + _literal("}") for c in schema.criteria]
+        return (
+            _literal(f'{{"{schema.score_field}": ')
+            + _options(schema.allowed_scores)
+            + _literal(", ")
+            + just
+            + _literal("}")
+        )
+    objects = [
+        _literal(f'{{"{NAME_KEY}": {json.dumps(c.name, ensure_ascii=False)}, "{SCORE_KEY}": ')
+        + _options(c.allowed)
+        + _literal(", ")
+        + just
+        + _literal("}")
+        for c in schema.criteria
+    ]
     return _literal("[") + _literal(", ").join(objects) + _literal("]")
 
 
 def rubric_pattern(k: int, name_chars: int = 80, point_chars: int = 300, note_chars: int = 200) -> str:
     """k rubric criteria ``{"name", "scoring_point", "note"}`` (MMAR's released rubric fields), as a regex.
     Distinct names are not expressible here; ``validate_rubric`` checks them afterwards."""
-    one = (_literal('{"name": ') + _string(name_chars) + _literal(', "scoring_point": ') + _string(point_chars)
-           + _literal(', "note": ') + _string(note_chars) + _literal("}"))
+    one = (
+        _literal('{"name": ')
+        + _string(name_chars)
+        + _literal(', "scoring_point": ')
+        + _string(point_chars)
+        + _literal(', "note": ')
+        + _string(note_chars)
+        + _literal("}")
+    )
     return _literal("[") + _literal(", ").join([one] * k) + _literal("]")
 
 
-def pattern_for(schema: Optional[ReplySchema], justification_chars: int = DEFAULT_JUSTIFICATION_CHARS
-                ) -> Optional[str]:
+def pattern_for(schema: Optional[ReplySchema], justification_chars: int = DEFAULT_JUSTIFICATION_CHARS) -> Optional[str]:
     """The regex a reply to ``schema`` is held to, or None (no schema, or a JSON schema without a pattern)."""
     if isinstance(schema, VerdictSchema):
         return verdict_pattern(schema, justification_chars)
     return getattr(schema, "pattern", None)
 
 
-def token_budget(schema: Optional[ReplySchema], tokenizer: Any,
-                 justification_chars: int = DEFAULT_JUSTIFICATION_CHARS) -> Optional[int]:
+def token_budget(
+    schema: Optional[ReplySchema], tokenizer: Any, justification_chars: int = DEFAULT_JUSTIFICATION_CHARS
+) -> Optional[int]:
     """Enough new tokens for the longest reply the pattern allows (every free character one token, the
     fixed text as tokenized, plus the end token), so a constrained reply is never cut off."""
     if not isinstance(schema, VerdictSchema):
         return None
-    filled = VerdictSchema.from_criteria([(c.name, (max(c.allowed, key=lambda a: len(_format_number(a))),))
-                                          for c in schema.criteria], match_names=False) \
-        if schema.kind == "criteria" else schema
+    filled = (
+        VerdictSchema.from_criteria(
+            [(c.name, (max(c.allowed, key=lambda a: len(_format_number(a))),)) for c in schema.criteria],
+            match_names=False,
+        )
+        if schema.kind == "criteria"
+        else schema
+    )
     skeleton = verdict_pattern(filled, 1).replace(_string(1), '""')
     fixed = len(tokenizer(re.sub(r"\\(.)", r"\1", skeleton), add_special_tokens=False).input_ids)
     return fixed + schema.k * justification_chars + 1
@@ -94,8 +118,7 @@ class GrammarCache:
             import llguidance
             import llguidance.hf
         except ImportError as err:
-            raise ValueError(f"constrained decoding needs llguidance (pip install llguidance==1.9.1): {err}") \
-                from None
+            raise ValueError(f"constrained decoding needs llguidance (pip install llguidance==1.9.1): {err}") from None
         self._llg = llguidance
         self.tokenizer = llguidance.hf.from_tokenizer(tokenizer)
         self._grammars: dict[str, str] = {}
@@ -152,7 +175,7 @@ class GrammarLogitsProcessor:
         # Unpack the 32-bit words into one allowed flag per token; the model's logits may be wider than the
         # tokenizer's vocabulary (padding rows): those are never allowed.
         bits = (self.bitmask[rows].unsqueeze(-1) >> torch.arange(32, dtype=torch.int32)) & 1
-        allowed = bits.bool().flatten(1)[:, :self.vocab_size]
+        allowed = bits.bool().flatten(1)[:, : self.vocab_size]
         width = min(scores.shape[-1], self.vocab_size)
         keep = torch.zeros((len(constrained), scores.shape[-1]), dtype=torch.bool, device=scores.device)
         keep[:, :width] = allowed[:, :width].to(scores.device)
@@ -161,5 +184,13 @@ class GrammarLogitsProcessor:
         return scores
 
 
-__all__ = ["CONSTRAINT_LIBRARY", "DEFAULT_JUSTIFICATION_CHARS", "GrammarCache", "GrammarLogitsProcessor",
-           "pattern_for", "rubric_pattern", "token_budget", "verdict_pattern"]
+__all__ = [
+    "CONSTRAINT_LIBRARY",
+    "DEFAULT_JUSTIFICATION_CHARS",
+    "GrammarCache",
+    "GrammarLogitsProcessor",
+    "pattern_for",
+    "rubric_pattern",
+    "token_budget",
+    "verdict_pattern",
+]

@@ -16,6 +16,7 @@ dropped, so the raters after it are never paid for; ``EnsembleResult.skipped`` c
 share one ``TimeBudget`` of ``item_timeout_s`` seconds, counted from its first request's slot; a run may
 also have a budget (``run_timeout_s``, from its start): once spent, what is left fails as "deadline".
 """
+
 from __future__ import annotations
 
 import asyncio
@@ -47,8 +48,15 @@ class Aggregate:
     tie: bool = False  # majority only: several values shared the top count
 
     def to_dict(self) -> dict[str, Any]:
-        return {"value": self.value, "method": self.method, "n_valid": self.n_valid, "n_failed": self.n_failed,
-                "n_used": self.n_used, "trimmed": self.trimmed, "tie": self.tie}
+        return {
+            "value": self.value,
+            "method": self.method,
+            "n_valid": self.n_valid,
+            "n_failed": self.n_failed,
+            "n_used": self.n_used,
+            "trimmed": self.trimmed,
+            "tie": self.tie,
+        }
 
 
 def aggregate(values: Sequence[Optional[float]], method: str = "mean", trim: int = 1) -> Aggregate:
@@ -58,8 +66,11 @@ def aggregate(values: Sequence[Optional[float]], method: str = "mean", trim: int
     if trim < 0:
         raise ValueError("trim must be >= 0")
     # Exact fractions stay exact (audiospan_rubric averages them); everything else is read as a float.
-    valid = [v if isinstance(v, Fraction) else float(v)
-             for v in values if v is not None and not (isinstance(v, float) and math.isnan(v))]
+    valid = [
+        v if isinstance(v, Fraction) else float(v)
+        for v in values
+        if v is not None and not (isinstance(v, float) and math.isnan(v))
+    ]
     failed = len(values) - len(valid)
     if not valid:
         return Aggregate(None, method, 0, failed, 0)
@@ -67,7 +78,7 @@ def aggregate(values: Sequence[Optional[float]], method: str = "mean", trim: int
         return Aggregate(sum(valid) / len(valid), method, len(valid), failed, len(valid))
     if method == "trimmed_mean":
         cut = min(trim, (len(valid) - 1) // 2)
-        kept = sorted(valid)[cut:len(valid) - cut]
+        kept = sorted(valid)[cut : len(valid) - cut]
         return Aggregate(sum(kept) / len(kept), method, len(valid), failed, len(kept), trimmed=cut)
     counts = Counter(valid)
     top = max(counts.values())
@@ -112,9 +123,13 @@ class EnsembleResult:
         return len(self.results) - self.n_valid
 
     def to_dict(self) -> dict[str, Any]:
-        return {"item_id": self.item_id, "score": self.score.to_dict(),
-                "criteria": {k: a.to_dict() for k, a in self.criteria.items()},
-                "results": [r.to_dict() for r in self.results], "skipped": self.skipped}
+        return {
+            "item_id": self.item_id,
+            "score": self.score.to_dict(),
+            "criteria": {k: a.to_dict() for k, a in self.criteria.items()},
+            "results": [r.to_dict() for r in self.results],
+            "skipped": self.skipped,
+        }
 
 
 class JudgeEnsemble:
@@ -127,16 +142,27 @@ class JudgeEnsemble:
     max_reasks, on_invalid, retry_invalid_cached: passed to each ``JudgeRunner``.
     """
 
-    def __init__(self, raters: Sequence[Rater], *, aggregation: str = "mean", trim: int = 1,
-                 sampling: SamplingParams = SamplingParams(), cache: Union[VerdictCache, str, Path, None] = None,
-                 max_reasks: int = DEFAULT_MAX_REASKS, on_invalid: str = "reask", retry_invalid_cached: bool = True,
-                 item_timeout_s: Optional[float] = DEFAULT_ITEM_TIMEOUT_S, run_timeout_s: Optional[float] = None,
-                 stop_at_first_failure: bool = False):
+    def __init__(
+        self,
+        raters: Sequence[Rater],
+        *,
+        aggregation: str = "mean",
+        trim: int = 1,
+        sampling: SamplingParams = SamplingParams(),
+        cache: Union[VerdictCache, str, Path, None] = None,
+        max_reasks: int = DEFAULT_MAX_REASKS,
+        on_invalid: str = "reask",
+        retry_invalid_cached: bool = True,
+        item_timeout_s: Optional[float] = DEFAULT_ITEM_TIMEOUT_S,
+        run_timeout_s: Optional[float] = None,
+        stop_at_first_failure: bool = False,
+    ):
         if not raters:
             raise ValueError("an ensemble needs at least one rater")
         for name, value in (("item_timeout_s", item_timeout_s), ("run_timeout_s", run_timeout_s)):
-            if value is not None and (isinstance(value, bool) or not isinstance(value, (int, float))
-                                      or not value > 0 or math.isinf(value)):
+            if value is not None and (
+                isinstance(value, bool) or not isinstance(value, (int, float)) or not value > 0 or math.isinf(value)
+            ):
                 raise ValueError(f"{name} must be a positive number of seconds, or None; got {value!r}")
         if aggregation not in AGGREGATIONS:
             raise ValueError(f"unknown aggregation {aggregation!r}; choose one of {AGGREGATIONS}")
@@ -154,8 +180,14 @@ class JudgeEnsemble:
             params = r.sampling or sampling
             slot = (id(r.judge), id(params))
             if slot not in self._runners:
-                self._runners[slot] = JudgeRunner(r.judge, sampling=params, cache=self.cache, max_reasks=max_reasks,
-                                                  on_invalid=on_invalid, retry_invalid_cached=retry_invalid_cached)
+                self._runners[slot] = JudgeRunner(
+                    r.judge,
+                    sampling=params,
+                    cache=self.cache,
+                    max_reasks=max_reasks,
+                    on_invalid=on_invalid,
+                    retry_invalid_cached=retry_invalid_cached,
+                )
         self._rater_runner = [self._runners[(id(r.judge), id(r.sampling or sampling))] for r in self.raters]
 
     @classmethod
@@ -210,8 +242,10 @@ class JudgeEnsemble:
         budget = run_budget
         if self.item_timeout_s is not None:
             budget = TimeBudget(self.item_timeout_s, parent=run_budget)
-        calls = [(runner, JudgeRequest(item.item_id, item.messages, item.schema, rater.index))
-                 for rater, runner in zip(self.raters, self._rater_runner)]
+        calls = [
+            (runner, JudgeRequest(item.item_id, item.messages, item.schema, rater.index))
+            for rater, runner in zip(self.raters, self._rater_runner)
+        ]
         if not self.stop_at_first_failure:
             results = list(await asyncio.gather(*(runner.ajudge(request, budget) for runner, request in calls)))
             return self._combine(item, results)
@@ -227,6 +261,9 @@ class JudgeEnsemble:
         criteria: dict[str, Aggregate] = {}
         if item.schema.kind == "criteria":
             for c in item.schema.criteria:
-                criteria[c.name] = aggregate([r.verdict.score_of(c.name) if r.verdict is not None else None
-                                              for r in results], self.aggregation, self.trim)
+                criteria[c.name] = aggregate(
+                    [r.verdict.score_of(c.name) if r.verdict is not None else None for r in results],
+                    self.aggregation,
+                    self.trim,
+                )
         return EnsembleResult(item.item_id, results, score, criteria, skipped)

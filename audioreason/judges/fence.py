@@ -6,6 +6,7 @@ as instructions. Here each marker carries a tag derived from the text (the first
 sha256), so the markers are the same for the same text (the judge cache still works) and a text cannot
 contain its own closing marker: it would have to contain a hash of itself.
 """
+
 from __future__ import annotations
 
 import hashlib

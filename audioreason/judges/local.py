@@ -16,6 +16,7 @@ options), with at least the token budget the grammar's longest reply needs. The 
 says so (``... [constrained: llguidance regex, justification <= N chars]``): constrained and free replies
 are different judges in results and cache keys.
 """
+
 from __future__ import annotations
 
 import asyncio
@@ -43,10 +44,19 @@ class _Pending:
 class LocalJudge:
     """A transformers causal LM as a judge. ``name`` defaults to the description of its weights."""
 
-    def __init__(self, model: str = DEFAULT_LOCAL_JUDGE, *, name: Optional[str] = None,
-                 max_new_tokens: int = 512, max_input_tokens: int = 4096, batch_size: int = 4,
-                 allow_download: bool = False, backend: Any = None, constrained: bool = False,
-                 justification_chars: int = DEFAULT_JUSTIFICATION_CHARS):
+    def __init__(
+        self,
+        model: str = DEFAULT_LOCAL_JUDGE,
+        *,
+        name: Optional[str] = None,
+        max_new_tokens: int = 512,
+        max_input_tokens: int = 4096,
+        batch_size: int = 4,
+        allow_download: bool = False,
+        backend: Any = None,
+        constrained: bool = False,
+        justification_chars: int = DEFAULT_JUSTIFICATION_CHARS,
+    ):
         """``backend``: an already loaded ``audioreason.backends.lm.CausalLM`` (skips the registry).
         ``constrained``: decode each reply under its schema's grammar (module docstring)."""
         if backend is None:
@@ -57,11 +67,15 @@ class LocalJudge:
         self.model, self.tokenizer = backend.model, backend.tokenizer
         self.constrained = bool(constrained)
         self.justification_chars = int(justification_chars)
-        self.constraint = (f"{CONSTRAINT_LIBRARY} regex, justification <= {self.justification_chars} chars"
-                           if self.constrained else None)
+        self.constraint = (
+            f"{CONSTRAINT_LIBRARY} regex, justification <= {self.justification_chars} chars"
+            if self.constrained
+            else None
+        )
         self.model_description = backend.description
-        self.name = name or (f"{backend.description} [constrained: {self.constraint}]" if self.constrained
-                             else backend.description)
+        self.name = name or (
+            f"{backend.description} [constrained: {self.constraint}]" if self.constrained else backend.description
+        )
         self._grammars: Any = None
         if self.constrained:
             from .constrained import GrammarCache
@@ -79,8 +93,9 @@ class LocalJudge:
         return f"LocalJudge({self.name!r}, max_new_tokens={self.max_new_tokens}, batch_size={self.batch_size})"
 
     def encode(self, messages: Sequence[Mapping[str, Any]]) -> list[int]:
-        encoded = self.tokenizer.apply_chat_template([dict(m) for m in messages], add_generation_prompt=True,
-                                                     tokenize=True)
+        encoded = self.tokenizer.apply_chat_template(
+            [dict(m) for m in messages], add_generation_prompt=True, tokenize=True
+        )
         if hasattr(encoded, "keys") and "input_ids" in encoded:  # a BatchEncoding in newer transformers
             encoded = encoded["input_ids"]
         return list(encoded)
@@ -90,11 +105,15 @@ class LocalJudge:
 
     def metadata(self) -> dict[str, Any]:
         """What results record about this judge: the weights and the constraint (None: free decoding)."""
-        return {"name": self.name, "model": self.model_description, "offline": True,
-                "constraint": self.constraint}
+        return {"name": self.name, "model": self.model_description, "offline": True, "constraint": self.constraint}
 
-    async def complete(self, messages: Sequence[Mapping[str, Any]], params: Mapping[str, Any],
-                       budget: Optional[TimeBudget] = None, schema: Any = None) -> Completion:
+    async def complete(
+        self,
+        messages: Sequence[Mapping[str, Any]],
+        params: Mapping[str, Any],
+        budget: Optional[TimeBudget] = None,
+        schema: Any = None,
+    ) -> Completion:
         """One reply. A generation in progress is not interrupted: ``budget`` is checked before it starts.
         ``schema``: the reply schema, which a constrained judge decodes under (ignored otherwise)."""
         if budget is not None:
@@ -103,8 +122,9 @@ class LocalJudge:
                 raise budget.error()
         ids = self.encode(messages)
         if len(ids) > self.max_input_tokens:
-            raise JudgeCallError(f"prompt of {len(ids)} tokens exceeds max_input_tokens={self.max_input_tokens}",
-                                 kind="client_error")
+            raise JudgeCallError(
+                f"prompt of {len(ids)} tokens exceeds max_input_tokens={self.max_input_tokens}", kind="client_error"
+            )
         loop = asyncio.get_running_loop()
         params = dict(params)
         pattern = pattern_for(schema, self.justification_chars) if self.constrained else None
@@ -125,9 +145,11 @@ class LocalJudge:
                 except Exception as err:  # an OOM or a model error fails these calls, not the run
                     for p in batch:
                         if not p.future.done():
-                            p.future.set_exception(JudgeCallError(f"local generation failed: "
-                                                                  f"{type(err).__name__}: {err}",
-                                                                  kind="local_error"))
+                            p.future.set_exception(
+                                JudgeCallError(
+                                    f"local generation failed: {type(err).__name__}: {err}", kind="local_error"
+                                )
+                            )
                     continue
                 for p, completion in zip(batch, outputs):
                     if not p.future.done():
@@ -146,7 +168,7 @@ class LocalJudge:
         # batch runs to the largest); free replies share one only with the same budget.
         group = self._group(head)
         batch = [p for p in self._pending if self._greedy(p.params) and self._group(p) == group]
-        batch = batch[:self.batch_size]
+        batch = batch[: self.batch_size]
         taken = {id(p) for p in batch}
         self._pending = [p for p in self._pending if id(p) not in taken]
         return batch
@@ -172,8 +194,12 @@ class LocalJudge:
         mask = [[0] * (width - len(p.ids)) + [1] * len(p.ids) for p in batch]
         sampling: dict[str, Any] = {"do_sample": False}
         if not self._greedy(params):
-            sampling = {"do_sample": True, "temperature": float(params["temperature"]),
-                        "top_p": float(params.get("top_p") or 1.0), "top_k": 0}
+            sampling = {
+                "do_sample": True,
+                "temperature": float(params["temperature"]),
+                "top_p": float(params.get("top_p") or 1.0),
+                "top_k": 0,
+            }
             if params.get("seed") is not None:
                 torch.manual_seed(int(params["seed"]))
         eos = self.tokenizer.eos_token_id
@@ -187,19 +213,33 @@ class LocalJudge:
             matchers = [self._grammars.matcher(p.pattern) if p.pattern is not None else None for p in batch]
             grammar_eos = self._grammars.tokenizer.eos_token
             eos_ids.add(grammar_eos)
-            extra = {"logits_processor": LogitsProcessorList([GrammarLogitsProcessor(
-                matchers, self._grammars.tokenizer.vocab_size, sorted(eos_ids))]), "eos_token_id": sorted(eos_ids)}
+            extra = {
+                "logits_processor": LogitsProcessorList(
+                    [GrammarLogitsProcessor(matchers, self._grammars.tokenizer.vocab_size, sorted(eos_ids))]
+                ),
+                "eos_token_id": sorted(eos_ids),
+            }
         with torch.inference_mode():
-            out = self.model.generate(input_ids=torch.tensor(rows), attention_mask=torch.tensor(mask),
-                                      max_new_tokens=budget, pad_token_id=pad, **extra, **sampling)
+            out = self.model.generate(
+                input_ids=torch.tensor(rows),
+                attention_mask=torch.tensor(mask),
+                max_new_tokens=budget,
+                pad_token_id=pad,
+                **extra,
+                **sampling,
+            )
         completions = []
         for p, row in zip(batch, out[:, width:].tolist()):
             stopped = next((i for i, t in enumerate(row) if t in eos_ids), None)
             new = row if stopped is None else row[:stopped]
-            completions.append(Completion(
-                text=self.tokenizer.decode(new, skip_special_tokens=True),
-                finish_reason="stop" if stopped is not None else "length",
-                prompt_tokens=len(p.ids), completion_tokens=len(new) + (stopped is not None)))
+            completions.append(
+                Completion(
+                    text=self.tokenizer.decode(new, skip_special_tokens=True),
+                    finish_reason="stop" if stopped is not None else "length",
+                    prompt_tokens=len(p.ids),
+                    completion_tokens=len(new) + (stopped is not None),
+                )
+            )
         return completions
 
 
@@ -209,16 +249,20 @@ def _available_gb() -> float:
         with open("/proc/meminfo") as f:
             for line in f:
                 if line.startswith("MemAvailable:"):
-                    return int(line.split()[1]) / 2 ** 20
+                    return int(line.split()[1]) / 2**20
     except OSError:
         pass
     import psutil
 
-    return psutil.virtual_memory().available / 2 ** 30
+    return psutil.virtual_memory().available / 2**30
 
 
-def offline_judge(model: Optional[str] = None, *, justification_chars: int = DEFAULT_JUSTIFICATION_CHARS,
-                  min_free_gb: float = OFFLINE_JUDGE_MIN_FREE_GB) -> LocalJudge:
+def offline_judge(
+    model: Optional[str] = None,
+    *,
+    justification_chars: int = DEFAULT_JUSTIFICATION_CHARS,
+    min_free_gb: float = OFFLINE_JUDGE_MIN_FREE_GB,
+) -> LocalJudge:
     """The constrained offline judge: ``model`` if given, else Qwen2.5-Coder-0.5B-Instruct when its package
     is installed and ``min_free_gb`` of memory is available (its load peaks near 3.9 GB), else SmolLM2-135M.
     The choice is in the judge's name and ``metadata()``, so every result records it."""

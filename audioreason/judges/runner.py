@@ -16,6 +16,7 @@ An invalid reply is handled in one of two ways (``on_invalid``):
     has ``max_reasks + 1`` attempts in all, and a call that failed for a transient reason (rate limit,
     timeout, connection: ``base.TRANSIENT_KINDS``) uses one of them too; any other call failure ends it.
 """
+
 from __future__ import annotations
 
 import asyncio
@@ -28,8 +29,16 @@ from dataclasses import asdict, dataclass, field, fields
 from pathlib import Path
 from typing import Any, Mapping, Optional, Sequence, Union
 
-from .base import (TRANSIENT_KINDS, Completion, Judge, JudgeCallError, JudgeUnavailable, SamplingParams, TimeBudget,
-                   scrub)
+from .base import (
+    TRANSIENT_KINDS,
+    Completion,
+    Judge,
+    JudgeCallError,
+    JudgeUnavailable,
+    SamplingParams,
+    TimeBudget,
+    scrub,
+)
 from .cache import VerdictCache, cache_key
 from .structured import response_format
 from .verdicts import ReplySchema, Verdict, parse_verdict, reask_messages
@@ -143,9 +152,15 @@ class JudgeStats:
     # Verdicts (cached ones too) by the model version their server reported; "" counts those with none.
     served_models: dict[str, int] = field(default_factory=dict)
 
-    _ERROR_FIELDS = {"rate_limited": "rate_limited", "timeout": "timeouts", "server_error": "server_errors",
-                     "connection_error": "connection_errors", "bad_response": "bad_responses",
-                     "client_error": "client_errors", "deadline": "deadlines"}
+    _ERROR_FIELDS = {
+        "rate_limited": "rate_limited",
+        "timeout": "timeouts",
+        "server_error": "server_errors",
+        "connection_error": "connection_errors",
+        "bad_response": "bad_responses",
+        "client_error": "client_errors",
+        "deadline": "deadlines",
+    }
 
     def add(self, result: JudgeResult) -> None:
         self.requests += 1
@@ -172,8 +187,14 @@ class JudgeStats:
         served = dict(self.served_models)
         for name, n in other.served_models.items():
             served[name] = served.get(name, 0) + n
-        return JudgeStats(**{f.name: getattr(self, f.name) + getattr(other, f.name) for f in fields(self)
-                             if f.name != "served_models"}, served_models=served)
+        return JudgeStats(
+            **{
+                f.name: getattr(self, f.name) + getattr(other, f.name)
+                for f in fields(self)
+                if f.name != "served_models"
+            },
+            served_models=served,
+        )
 
     def to_dict(self) -> dict[str, Any]:
         return asdict(self)
@@ -192,10 +213,17 @@ class JudgeRunner:
     claim_ttl_s: how long this runner's claim on a key keeps other processes waiting for its verdict.
     """
 
-    def __init__(self, judge: Judge, *, sampling: SamplingParams = SamplingParams(),
-                 cache: Union[VerdictCache, str, Path, None] = None, max_reasks: int = DEFAULT_MAX_REASKS,
-                 on_invalid: str = "reask", retry_invalid_cached: bool = True,
-                 claim_ttl_s: float = DEFAULT_CLAIM_TTL_S):
+    def __init__(
+        self,
+        judge: Judge,
+        *,
+        sampling: SamplingParams = SamplingParams(),
+        cache: Union[VerdictCache, str, Path, None] = None,
+        max_reasks: int = DEFAULT_MAX_REASKS,
+        on_invalid: str = "reask",
+        retry_invalid_cached: bool = True,
+        claim_ttl_s: float = DEFAULT_CLAIM_TTL_S,
+    ):
         if max_reasks < 0:
             raise ValueError("max_reasks must be >= 0")
         if on_invalid not in ON_INVALID:
@@ -222,12 +250,14 @@ class JudgeRunner:
         return params
 
     def key(self, request: JudgeRequest) -> str:
-        return cache_key(self.judge.name, request.messages, self.params(request), request.rater,
-                         request.schema.to_dict())
+        return cache_key(
+            self.judge.name, request.messages, self.params(request), request.rater, request.schema.to_dict()
+        )
 
     # ------------------------------------------------------------------ batch entry points
     def run(self, requests: Sequence[JudgeRequest]) -> list[JudgeResult]:
         """Synchronous ``arun`` (not from inside a running event loop: await ``arun`` there)."""
+
         async def main() -> list[JudgeResult]:
             try:
                 return await self.arun(requests)
@@ -236,8 +266,9 @@ class JudgeRunner:
 
         return asyncio.run(main())
 
-    async def arun(self, requests: Sequence[JudgeRequest],
-                   budgets: Optional[Sequence[Optional[TimeBudget]]] = None) -> list[JudgeResult]:
+    async def arun(
+        self, requests: Sequence[JudgeRequest], budgets: Optional[Sequence[Optional[TimeBudget]]] = None
+    ) -> list[JudgeResult]:
         """Results in request order. Cached requests are answered without a call; identical requests in
         one batch are judged once. ``budgets``: an optional time budget per request."""
         budgets = list(budgets) if budgets is not None else [None] * len(requests)
@@ -311,8 +342,9 @@ class JudgeRunner:
     async def _judge_one(self, request: JudgeRequest, key: str, budget: Optional[TimeBudget] = None) -> JudgeResult:
         started = time.monotonic()
         params = self.params(request)
-        result = JudgeResult(item_id=request.item_id, rater=request.rater, judge=self.judge.name, key=key,
-                             status=CALL_FAILED)
+        result = JudgeResult(
+            item_id=request.item_id, rater=request.rater, judge=self.judge.name, key=key, status=CALL_FAILED
+        )
         messages = [dict(m) for m in request.messages]
         resend = self.on_invalid == "resend"
         secrets = getattr(self.judge, "_secrets", list)()
@@ -339,8 +371,7 @@ class JudgeRunner:
                 result.error = scrub(f"{type(err).__name__}: {err}", secrets)
                 log.exception("judge %s: unexpected error", self.judge.name)
                 break
-            self._account(result, completion.attempts, completion.call_errors, completion.waited_s,
-                          completion)
+            self._account(result, completion.attempts, completion.call_errors, completion.waited_s, completion)
             # A reply that quotes the key (a server echoing its request) must not carry it into the cache.
             reply = scrub(completion.text, secrets) if completion.text is not None else ""
             result.replies.append(reply)
@@ -356,19 +387,30 @@ class JudgeRunner:
             if not last:
                 result.reasks += 1
                 if not resend:
-                    messages = reask_messages(request.messages, reply, outcome.error or "invalid", request.schema,
-                                              truncated=completion.finish_reason == "length")
+                    messages = reask_messages(
+                        request.messages,
+                        reply,
+                        outcome.error or "invalid",
+                        request.schema,
+                        truncated=completion.finish_reason == "length",
+                    )
         result.elapsed_s = time.monotonic() - started
         if self.cache is not None and result.status in (OK, INVALID):
             # Committed now (or spilled to the side file): a run killed after this line keeps this judgement.
-            where = await asyncio.to_thread(self.cache.put, key, self.judge.name, request.rater, result.status,
-                                            result.to_dict())
+            where = await asyncio.to_thread(
+                self.cache.put, key, self.judge.name, request.rater, result.status, result.to_dict()
+            )
             self.stats.cache_spilled += where == "spilled"
         return result
 
     @staticmethod
-    def _account(result: JudgeResult, attempts: int, call_errors: Mapping[str, int], waited_s: float,
-                 completion: Optional[Completion] = None) -> None:
+    def _account(
+        result: JudgeResult,
+        attempts: int,
+        call_errors: Mapping[str, int],
+        waited_s: float,
+        completion: Optional[Completion] = None,
+    ) -> None:
         result.calls += attempts
         result.retries += max(0, attempts - 1)
         for kind, n in call_errors.items():

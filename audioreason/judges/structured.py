@@ -21,6 +21,7 @@ OpenAI, vLLM (xgrammar/guidance/outlines) and llama.cpp's server:
 Sources: OpenAI, "Structured Outputs" guide (https://platform.openai.com/docs/guides/structured-outputs, the
 supported schema subset); vLLM, "Structured Outputs" (https://docs.vllm.ai/en/stable/features/structured_outputs/).
 """
+
 from __future__ import annotations
 
 from typing import Any, Optional, Sequence
@@ -49,13 +50,22 @@ def verdict_json_schema(schema: ReplySchema) -> Optional[dict[str, Any]]:
     if schema.kind == "score":
         return _object({schema.score_field: _score_schema(schema.allowed_scores), JUSTIFICATION_KEY: justification})
     if schema.match_names:
-        branches = [_object({NAME_KEY: {"type": "string", "enum": [c.name]}, SCORE_KEY: _score_schema(c.allowed),
-                             JUSTIFICATION_KEY: justification}) for c in schema.criteria]
+        branches = [
+            _object(
+                {
+                    NAME_KEY: {"type": "string", "enum": [c.name]},
+                    SCORE_KEY: _score_schema(c.allowed),
+                    JUSTIFICATION_KEY: justification,
+                }
+            )
+            for c in schema.criteria
+        ]
         item = branches[0] if len(branches) == 1 else {"anyOf": branches}
     else:
         options = [a for c in schema.criteria for a in c.allowed]
-        item = _object({NAME_KEY: {"type": "string"}, SCORE_KEY: _score_schema(options),
-                        JUSTIFICATION_KEY: justification})
+        item = _object(
+            {NAME_KEY: {"type": "string"}, SCORE_KEY: _score_schema(options), JUSTIFICATION_KEY: justification}
+        )
     listing = {"type": "array", "items": item, "minItems": schema.k, "maxItems": schema.k}
     return _object({WRAPPER_KEY: listing})
 

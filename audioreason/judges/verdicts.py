@@ -21,6 +21,7 @@ whole reply when there is none) must be one JSON list of exactly k objects with 
 objects are matched to criteria by position, a name that differs is only a warning; a score must be a
 number (JSON ``true``/``false`` count as 1/0, as Python's bool is a number) among the criterion's options.
 """
+
 from __future__ import annotations
 
 import json
@@ -75,9 +76,14 @@ class VerdictSchema:
     reading: str = "tolerant"  # or "mmar_official" (criteria only): see the module docstring
 
     @classmethod
-    def from_criteria(cls, criteria: Iterable[Union[Criterion, Mapping[str, Any], tuple]], *,
-                      require_justification: bool = False, match_names: bool = True,
-                      reading: str = "tolerant") -> "VerdictSchema":
+    def from_criteria(
+        cls,
+        criteria: Iterable[Union[Criterion, Mapping[str, Any], tuple]],
+        *,
+        require_justification: bool = False,
+        match_names: bool = True,
+        reading: str = "tolerant",
+    ) -> "VerdictSchema":
         """Criteria as ``Criterion``, ``(name, allowed)`` or MMAR rubric dicts (``name`` and ``choices``).
         ``reading="mmar_official"`` matches by position (``match_names`` is then False)."""
         built = []
@@ -95,19 +101,32 @@ class VerdictSchema:
             match_names = False
         names = [_normalize_name(c.name) for c in built]
         if match_names and len(set(names)) != len(names):
-            raise ValueError("criterion names must be distinct when replies are matched by name; "
-                             "pass match_names=False to match by position")
-        return cls("criteria", tuple(built), require_justification=require_justification, match_names=match_names,
-                   reading=reading)
+            raise ValueError(
+                "criterion names must be distinct when replies are matched by name; "
+                "pass match_names=False to match by position"
+            )
+        return cls(
+            "criteria",
+            tuple(built),
+            require_justification=require_justification,
+            match_names=match_names,
+            reading=reading,
+        )
 
     @classmethod
-    def single_score(cls, allowed: Iterable[Number] = (1, 2, 3, 4, 5), *, score_field: str = SCORE_KEY,
-                     require_justification: bool = False) -> "VerdictSchema":
+    def single_score(
+        cls,
+        allowed: Iterable[Number] = (1, 2, 3, 4, 5),
+        *,
+        score_field: str = SCORE_KEY,
+        require_justification: bool = False,
+    ) -> "VerdictSchema":
         allowed = tuple(allowed)
         if not allowed:
             raise ValueError("a single-score schema needs allowed scores")
-        return cls("score", score_field=score_field, allowed_scores=allowed,
-                   require_justification=require_justification)
+        return cls(
+            "score", score_field=score_field, allowed_scores=allowed, require_justification=require_justification
+        )
 
     def __post_init__(self) -> None:
         if self.kind not in ("criteria", "score"):
@@ -125,9 +144,14 @@ class VerdictSchema:
 
     def to_dict(self) -> dict[str, Any]:
         """Canonical form (part of the cache key: a changed schema is a different request)."""
-        d = {"kind": self.kind, "criteria": [[c.name, list(c.allowed)] for c in self.criteria],
-             "score_field": self.score_field, "allowed_scores": list(self.allowed_scores),
-             "require_justification": self.require_justification, "match_names": self.match_names}
+        d = {
+            "kind": self.kind,
+            "criteria": [[c.name, list(c.allowed)] for c in self.criteria],
+            "score_field": self.score_field,
+            "allowed_scores": list(self.allowed_scores),
+            "require_justification": self.require_justification,
+            "match_names": self.match_names,
+        }
         if self.reading != "tolerant":  # older cache keys stay valid for the tolerant reading
             d["reading"] = self.reading
         return d
@@ -137,12 +161,17 @@ class VerdictSchema:
         just = "required" if self.require_justification else "optional"
         if self.kind == "score":
             options = ", ".join(_format_number(a) for a in self.allowed_scores)
-            return (f'a single JSON object {{"{self.score_field}": <one of {options}>, '
-                    f'"{JUSTIFICATION_KEY}": "<short reason>"}} (justification {just}) and nothing else')
-        lines = [f'a JSON list of exactly {self.k} object{"s" if self.k != 1 else ""}, one per criterion, each '
-                 f'{{"{NAME_KEY}": "<criterion name>", "{SCORE_KEY}": <score>, "{JUSTIFICATION_KEY}": '
-                 f'"<short reason>"}} (justification {just}), and nothing else. The criteria'
-                 + (" (names exactly as written)" if self.match_names else " in this order") + ":"]
+            return (
+                f'a single JSON object {{"{self.score_field}": <one of {options}>, '
+                f'"{JUSTIFICATION_KEY}": "<short reason>"}} (justification {just}) and nothing else'
+            )
+        lines = [
+            f"a JSON list of exactly {self.k} object{'s' if self.k != 1 else ''}, one per criterion, each "
+            f'{{"{NAME_KEY}": "<criterion name>", "{SCORE_KEY}": <score>, "{JUSTIFICATION_KEY}": '
+            f'"<short reason>"}} (justification {just}), and nothing else. The criteria'
+            + (" (names exactly as written)" if self.match_names else " in this order")
+            + ":"
+        ]
         for c in self.criteria:
             options = " or ".join(_format_number(a) for a in c.allowed)
             lines.append(f"- {c.name}: score {options}")
@@ -239,7 +268,7 @@ def _strip_thinking(text: str) -> str:
     text = _THINK.sub(" ", text)
     lowered = text.lower()
     if "</think>" in lowered:  # an opening tag the template already emitted: keep what follows the close
-        text = text[lowered.rindex("</think>") + len("</think>"):]
+        text = text[lowered.rindex("</think>") + len("</think>") :]
     return text
 
 
@@ -271,8 +300,10 @@ def extract_json_values(text: str) -> tuple[list[Any], Optional[str]]:
             continue
         except json.JSONDecodeError as err:
             if best_error is None or err.pos - i > best_error[0]:
-                best_error = (err.pos - i, f"{err.msg} at character {err.pos - i} of the JSON starting "
-                                           f"{text[i:i + 40]!r}")
+                best_error = (
+                    err.pos - i,
+                    f"{err.msg} at character {err.pos - i} of the JSON starting {text[i : i + 40]!r}",
+                )
             i += 1
             continue
         if isinstance(value, (dict, list)):
@@ -282,8 +313,11 @@ def extract_json_values(text: str) -> tuple[list[Any], Optional[str]]:
     # k objects written one after another (no brackets): also offer them as one list.
     run: list[_Found] = []
     for f in found + [None]:  # type: ignore[list-item]
-        if f is not None and isinstance(f.value, dict) and (
-                not run or re.fullmatch(r"[\s,]*", text[run[-1].end:f.start])):
+        if (
+            f is not None
+            and isinstance(f.value, dict)
+            and (not run or re.fullmatch(r"[\s,]*", text[run[-1].end : f.start]))
+        ):
             run.append(f)
             continue
         if len(run) > 1:
@@ -300,13 +334,17 @@ class _Invalid(Exception):
 def _check_score(value: Any, allowed: Sequence[Number], where: str) -> Number:
     # JSON true/false are not scores: a bool is an int in Python, so reject it explicitly.
     if isinstance(value, bool) or not isinstance(value, (int, float)) or not math.isfinite(value):
-        raise _Invalid(f"{where}: the score must be a number, one of "
-                       f"{[_format_number(a) for a in allowed]}, got {json.dumps(value)}")
+        raise _Invalid(
+            f"{where}: the score must be a number, one of "
+            f"{[_format_number(a) for a in allowed]}, got {json.dumps(value)}"
+        )
     for option in allowed:
         if value == option:
             return option
-    raise _Invalid(f"{where}: score {json.dumps(value)} is not allowed; allowed scores are "
-                   f"{', '.join(_format_number(a) for a in allowed)}")
+    raise _Invalid(
+        f"{where}: score {json.dumps(value)} is not allowed; allowed scores are "
+        f"{', '.join(_format_number(a) for a in allowed)}"
+    )
 
 
 def _justification(obj: Mapping[str, Any], where: str, required: bool) -> str:
@@ -369,8 +407,13 @@ def _validate_criteria(value: Any, schema: VerdictSchema) -> Verdict:
     scores = []
     for criterion, obj in pairs:
         where = f"criterion {criterion.name!r}"
-        scores.append(CriterionScore(criterion.name, _check_score(obj[SCORE_KEY], criterion.allowed, where),
-                                     _justification(obj, where, schema.require_justification)))
+        scores.append(
+            CriterionScore(
+                criterion.name,
+                _check_score(obj[SCORE_KEY], criterion.allowed, where),
+                _justification(obj, where, schema.require_justification),
+            )
+        )
     return Verdict(tuple(scores), schema.max_total)
 
 
@@ -378,14 +421,20 @@ def _validate_score(value: Any, schema: VerdictSchema) -> Verdict:
     if isinstance(value, list) and len(value) == 1:
         value = value[0]
     if not isinstance(value, dict):
-        raise _Invalid(f"expected one JSON object with a \"{schema.score_field}\" field, got a JSON "
-                       f"{type(value).__name__}")
+        raise _Invalid(
+            f'expected one JSON object with a "{schema.score_field}" field, got a JSON {type(value).__name__}'
+        )
     if schema.score_field not in value:
         raise _Invalid(f'the object has no "{schema.score_field}" field')
     score = _check_score(value[schema.score_field], schema.allowed_scores, f'"{schema.score_field}"')
-    return Verdict((CriterionScore(schema.score_field, score,
-                                   _justification(value, "the verdict", schema.require_justification)),),
-                   schema.max_total)
+    return Verdict(
+        (
+            CriterionScore(
+                schema.score_field, score, _justification(value, "the verdict", schema.require_justification)
+            ),
+        ),
+        schema.max_total,
+    )
 
 
 def validate_value(value: Any, schema: ReplySchema) -> Verdict:
@@ -424,10 +473,19 @@ def parse_mmar_official(reply: str, schema: VerdictSchema) -> ParseOutcome:
             warnings.append(f"criterion {n}: expected the name {criterion.name!r}, got {obj[NAME_KEY]!r}")
         score = obj[SCORE_KEY]
         if not isinstance(score, (int, float)) or score not in criterion.allowed:
-            return ParseOutcome(None, f"criterion {n} ({criterion.name!r}): score {json.dumps(score)} is not one "
-                                      f"of {[_format_number(a) for a in criterion.allowed]}", 1)
-        scores.append(CriterionScore(criterion.name, int(score) if isinstance(score, bool) else score,
-                                     _justification(obj, f"criterion {n}", False)))
+            return ParseOutcome(
+                None,
+                f"criterion {n} ({criterion.name!r}): score {json.dumps(score)} is not one "
+                f"of {[_format_number(a) for a in criterion.allowed]}",
+                1,
+            )
+        scores.append(
+            CriterionScore(
+                criterion.name,
+                int(score) if isinstance(score, bool) else score,
+                _justification(obj, f"criterion {n}", False),
+            )
+        )
     return ParseOutcome(Verdict(tuple(scores), schema.max_total), None, 1, warnings)
 
 
@@ -454,29 +512,47 @@ def parse_verdict(reply: Optional[str], schema: ReplySchema) -> ParseOutcome:
     if len(valid) == 1:
         return ParseOutcome(valid[0], None, len(values))
     if len(valid) > 1:
-        return ParseOutcome(None, f"the reply contains {len(valid)} different verdicts; give exactly one",
-                            len(values))
+        return ParseOutcome(None, f"the reply contains {len(valid)} different verdicts; give exactly one", len(values))
     # Explain the candidate that came closest to the expected container (a list for criteria).
     want = {"criteria": list, "score": dict}.get(schema.kind, object)
     shaped = [e for v, e in zip(values, errors) if isinstance(v, want)]
     return ParseOutcome(None, (shaped or errors)[-1], len(values))
 
 
-REASK_TEMPLATE = ("Your previous reply could not be used: {error}.{cut}\n"
-                  "Judge the same submission again and reply with {format}")
+REASK_TEMPLATE = (
+    "Your previous reply could not be used: {error}.{cut}\nJudge the same submission again and reply with {format}"
+)
 
 
-def reask_messages(messages: Sequence[Mapping[str, Any]], reply: Optional[str], error: str,
-                   schema: ReplySchema, truncated: bool = False) -> list[dict[str, Any]]:
+def reask_messages(
+    messages: Sequence[Mapping[str, Any]],
+    reply: Optional[str],
+    error: str,
+    schema: ReplySchema,
+    truncated: bool = False,
+) -> list[dict[str, Any]]:
     """The original conversation, the judge's invalid reply as an assistant turn, and a user turn with
     the validation error; never the identical prompt again, and the system prompt is left untouched."""
     cut = " The reply was cut off at the token limit; keep the justifications short." if truncated else ""
     follow_up = REASK_TEMPLATE.format(error=error.rstrip("."), cut=cut, format=schema.format_instructions())
-    return [dict(m) for m in messages] + [{"role": "assistant", "content": reply or ""},
-                                          {"role": "user", "content": follow_up}]
+    return [dict(m) for m in messages] + [
+        {"role": "assistant", "content": reply or ""},
+        {"role": "user", "content": follow_up},
+    ]
 
 
-__all__ = ["Criterion", "CriterionScore", "JsonReplySchema", "ParseOutcome", "REASK_TEMPLATE", "ReplySchema",
-           "Verdict", "VerdictSchema", "extract_json_values", "parse_mmar_official", "parse_verdict", "reask_messages",
-           "validate_value"]
-
+__all__ = [
+    "Criterion",
+    "CriterionScore",
+    "JsonReplySchema",
+    "ParseOutcome",
+    "REASK_TEMPLATE",
+    "ReplySchema",
+    "Verdict",
+    "VerdictSchema",
+    "extract_json_values",
+    "parse_mmar_official",
+    "parse_verdict",
+    "reask_messages",
+    "validate_value",
+]

@@ -12,6 +12,7 @@ per-item views of a run: ``run_view`` reads a run folder or bundle, ``runs`` ope
 is its table of headlines, ``item_table`` its rows per output (two runs compared), ``item_page`` one output's page,
 ``bundles`` a run packed for a Space and uploads unpacked within caps.
 """
+
 from .build import build_report, render
 from .load import Entry, Results, ResultsError, detect_scorer, load_results
 

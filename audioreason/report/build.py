@@ -7,6 +7,7 @@ figures; the audio-reliance check of each run (``report.reliance``); the validit
 comparison (a leaderboard marking neighbours not significantly different, and ``audioreason compare`` per
 pair); what did not run and why.
 """
+
 from __future__ import annotations
 
 import datetime as _dt
@@ -49,8 +50,10 @@ def _validity_inputs(entries: Sequence[Entry]) -> tuple[list[dict[str, Any]], Op
         if len(group) > 1:
             group = [e for e in group if e.condition in (None, "full")]
         if len(group) != 1:
-            return [], (f"{key[0]} on {key[1]} has {len(group)} results (conditions or templates); the statistics "
-                        "need one per (model, benchmark)")
+            return [], (
+                f"{key[0]} on {key[1]} has {len(group)} results (conditions or templates); the statistics "
+                "need one per (model, benchmark)"
+            )
         # the measures on the 0-1 scale, as the tables read them (a result written in percent included)
         result = group[0].result
         scaled = {m: fraction(v, group[0].scorer, m, result) for m, v in result.items() if m in MEASURES}
@@ -78,15 +81,31 @@ def validity_section(results: Results) -> tuple[Optional[Table], Optional[Figure
         except ValueError as err:
             notes.append(f"{scorer}: validity statistics not computed: {err}")
             continue
-        rows = [[s.get("measure") or "", s["name"], _stat(s.get("value")), _stat(s.get("p_value")),
-                 "" if not s.get("ci") else f"[{_stat(s['ci'][0])}, {_stat(s['ci'][1])}]", str(s.get("n") or ""),
-                 s.get("unavailable") or "", s.get("inputs") or ""] for s in report["statistics"]]
+        rows = [
+            [
+                s.get("measure") or "",
+                s["name"],
+                _stat(s.get("value")),
+                _stat(s.get("p_value")),
+                "" if not s.get("ci") else f"[{_stat(s['ci'][0])}, {_stat(s['ci'][1])}]",
+                str(s.get("n") or ""),
+                s.get("unavailable") or "",
+                s.get("inputs") or "",
+            ]
+            for s in report["statistics"]
+        ]
         notes += [f"{n['statistic']}: {n['reason']}" for n in report["not_applicable"]] + report["warnings"]
-        table = Table("validity", f"Validity statistics of the {scorer} results (ARIA-Rubrics §4)",
-                      ["measure", "statistic", "value", "p", "95% interval", "n", "unavailable", "inputs"], rows)
-        described = (f"{scorer} measures of {len(report['models'])} models on {', '.join(report['benchmarks'])}: "
-                     f"one value per (model, benchmark)")
-        later = [s for s in VALIDITY_SCORERS[VALIDITY_SCORERS.index(scorer) + 1:] if results.of(s)]
+        table = Table(
+            "validity",
+            f"Validity statistics of the {scorer} results (ARIA-Rubrics §4)",
+            ["measure", "statistic", "value", "p", "95% interval", "n", "unavailable", "inputs"],
+            rows,
+        )
+        described = (
+            f"{scorer} measures of {len(report['models'])} models on {', '.join(report['benchmarks'])}: "
+            f"one value per (model, benchmark)"
+        )
+        later = [s for s in VALIDITY_SCORERS[VALIDITY_SCORERS.index(scorer) + 1 :] if results.of(s)]
         notes += [f"{s}: validity statistics not shown (the report shows one scorer's: {scorer}'s)" for s in later]
         return table, correlation_heatmap(report["correlation_matrix"], described), notes
     return None, None, notes
@@ -100,17 +119,25 @@ def _stat(value: Any) -> str:
 
 def _html_table(table: Table) -> str:
     head = "".join(f"<th>{html.escape(h)}</th>" for h in table.header)
-    body = "".join("<tr>" + "".join(f"<td class=\"{'unavailable' if c == 'n/a' else ''}\">{html.escape(c)}</td>"
-                                    for c in row) + "</tr>" for row in table.rows)
+    body = "".join(
+        "<tr>"
+        + "".join(f'<td class="{"unavailable" if c == "n/a" else ""}">{html.escape(c)}</td>' for c in row)
+        + "</tr>"
+        for row in table.rows
+    )
     notes = "".join(f"<li>{html.escape(n)}</li>" for n in table.notes)
-    return (f"<section id=\"table-{table.key}\"><h3>{html.escape(table.title)}</h3><table><tr>{head}</tr>{body}"
-            f"</table>" + (f"<ul class=\"note\">{notes}</ul>" if notes else "") + "</section>")
+    return (
+        f'<section id="table-{table.key}"><h3>{html.escape(table.title)}</h3><table><tr>{head}</tr>{body}'
+        f"</table>" + (f'<ul class="note">{notes}</ul>' if notes else "") + "</section>"
+    )
 
 
 def _html_figure(figure: Figure) -> str:
     caption = "".join(f"<li>{html.escape(line)}</li>" for line in figure.caption)
-    return (f"<figure id=\"figure-{figure.key}\"><h3>{html.escape(figure.title)}</h3>{figure.svg}"
-            f"<figcaption><ul>{caption}</ul></figcaption></figure>")
+    return (
+        f'<figure id="figure-{figure.key}"><h3>{html.escape(figure.title)}</h3>{figure.svg}'
+        f"<figcaption><ul>{caption}</ul></figcaption></figure>"
+    )
 
 
 def _runs_html(results: Results) -> str:
@@ -118,18 +145,33 @@ def _runs_html(results: Results) -> str:
     for run in results.runs:
         options = run.get("options") or {}
         judge = options.get("judge") or {}
-        rows.append([run.get("model"), run.get("benchmark"), run.get("description") or run.get("adapter"),
-                     run.get("status"), str((run.get("counts") or {}).get("written", "")),
-                     f"backbones {options.get('aria_backbones')}; judge {judge.get('model') or judge.get('judge')}; "
-                     f"extraction {options.get('extraction')}", run.get("scored"), run.get("source")])
-    table = Table("runs", "Runs", ["model", "benchmark", "adapter", "status", "outputs", "scoring options", "scored",
-                                   "results file"], [[str(c) if c is not None else "" for c in r] for r in rows])
+        rows.append(
+            [
+                run.get("model"),
+                run.get("benchmark"),
+                run.get("description") or run.get("adapter"),
+                run.get("status"),
+                str((run.get("counts") or {}).get("written", "")),
+                f"backbones {options.get('aria_backbones')}; judge {judge.get('model') or judge.get('judge')}; "
+                f"extraction {options.get('extraction')}",
+                run.get("scored"),
+                run.get("source"),
+            ]
+        )
+    table = Table(
+        "runs",
+        "Runs",
+        ["model", "benchmark", "adapter", "status", "outputs", "scoring options", "scored", "results file"],
+        [[str(c) if c is not None else "" for c in r] for r in rows],
+    )
     return _html_table(table) if rows else ""
 
 
 # Each section's heading: accuracy's, then the one each scorer's declaration gives.
-SECTION_TITLES = {ACCURACY: "Accuracy",
-                  **{section.name: section.title for declaration in DECLARATIONS for section in declaration.results}}
+SECTION_TITLES = {
+    ACCURACY: "Accuracy",
+    **{section.name: section.title for declaration in DECLARATIONS for section in declaration.results},
+}
 
 
 def render(results: Results, title: str = "audioreason report") -> tuple[str, str, dict[str, Any]]:
@@ -145,66 +187,99 @@ def render(results: Results, title: str = "audioreason report") -> tuple[str, st
     from ..version import __version__
 
     models = unique(e.model for e in results.entries)
-    intro = (f"{len(results.entries)} results of {len(models)} model(s) ({', '.join(models)}) from "
-             f"{len(results.sources)} file(s); scorers: {', '.join(results.scorers()) or 'none'}. Made {made} by "
-             f"audioreason {__version__}.")
+    intro = (
+        f"{len(results.entries)} results of {len(models)} model(s) ({', '.join(models)}) from "
+        f"{len(results.sources)} file(s); scorers: {', '.join(results.scorers()) or 'none'}. Made {made} by "
+        f"audioreason {__version__}."
+    )
     sections, md = [], [f"# {title}\n\n{intro}\n\n" + "".join(f"- {s}\n" for s in results.sources)]
     md += [markdown(harness)] if harness is not None else []
     for scorer in results.scorers():
         own_figures = [f for s, f in figures if s == scorer]
         own_tables = [t for s, t in tables if s == scorer]
-        sections.append(f"<section id=\"{scorer}\"><h2>{html.escape(SECTION_TITLES[scorer])}</h2>"
-                        + "".join(map(_html_figure, own_figures)) + "".join(map(_html_table, own_tables))
-                        + "</section>")
+        sections.append(
+            f'<section id="{scorer}"><h2>{html.escape(SECTION_TITLES[scorer])}</h2>'
+            + "".join(map(_html_figure, own_figures))
+            + "".join(map(_html_table, own_tables))
+            + "</section>"
+        )
         md += [markdown(t) for t in own_tables]
         md += [f"Figure (HTML report): {f.title}\n" for f in own_figures]
     from .reliance import reliance_table
 
     reliance = reliance_table(results)
     if reliance is not None:
-        sections.append(f"<section id=\"audio_reliance\"><h2>{html.escape(reliance.title)}</h2>"
-                        f"{_html_table(reliance)}</section>")
+        sections.append(
+            f'<section id="audio_reliance"><h2>{html.escape(reliance.title)}</h2>{_html_table(reliance)}</section>'
+        )
         md.append(markdown(reliance))
     if validity_table is not None or validity_notes:
         notes = "".join(f"<li>{html.escape(n)}</li>" for n in validity_notes)
-        sections.append("<section id=\"validity\"><h2>Validity statistics (ARIA-Rubrics §4)</h2>"
-                         + (_html_figure(heatmap) if heatmap is not None else "")
-                         + (_html_table(validity_table) if validity_table is not None else "")
-                         + (f"<ul class=\"note\">{notes}</ul>" if notes else "") + "</section>")
+        sections.append(
+            '<section id="validity"><h2>Validity statistics (ARIA-Rubrics §4)</h2>'
+            + (_html_figure(heatmap) if heatmap is not None else "")
+            + (_html_table(validity_table) if validity_table is not None else "")
+            + (f'<ul class="note">{notes}</ul>' if notes else "")
+            + "</section>"
+        )
         md += [markdown(validity_table)] if validity_table is not None else []
         md += ["\n".join(f"- {n}" for n in validity_notes) + "\n"] if validity_notes else []
     if compared or compare_notes:
         notes = "".join(f"<li>{html.escape(n)}</li>" for n in compare_notes)
-        sections.append("<section id=\"comparison\"><h2>Comparison of runs (audioreason compare)</h2>"
-                        + "".join(map(_html_table, compared)) + (f"<ul class=\"note\">{notes}</ul>" if notes else "")
-                        + "</section>")
-        md += [markdown(t) for t in compared] + (["\n".join(f"- {n}" for n in compare_notes) + "\n"]
-                                                  if compare_notes else [])
+        sections.append(
+            '<section id="comparison"><h2>Comparison of runs (audioreason compare)</h2>'
+            + "".join(map(_html_table, compared))
+            + (f'<ul class="note">{notes}</ul>' if notes else "")
+            + "</section>"
+        )
+        md += [markdown(t) for t in compared] + (
+            ["\n".join(f"- {n}" for n in compare_notes) + "\n"] if compare_notes else []
+        )
     if skipped is not None:
         sections.append(_html_table(skipped))
         md.append(markdown(skipped))
-    nav = " · ".join(f"<a href=\"#{s}\">{html.escape(SECTION_TITLES[s])}</a>" for s in results.scorers())
-    page = (f"<!DOCTYPE html><html lang=\"en\"><head><meta charset=\"utf-8\"><title>{html.escape(title)}</title>"
-            f"<style>{CSS}</style></head><body><h1>{html.escape(title)}</h1><p>{html.escape(intro)}</p>"
-            f"<nav>{nav}</nav><ul class=\"note\">" + "".join(f"<li>{html.escape(s)}</li>" for s in results.sources)
-            + "</ul>" + _runs_html(results) + (_html_table(harness) if harness is not None else "")
-            + "".join(sections) + "</body></html>")
+    nav = " · ".join(f'<a href="#{s}">{html.escape(SECTION_TITLES[s])}</a>' for s in results.scorers())
+    page = (
+        f'<!DOCTYPE html><html lang="en"><head><meta charset="utf-8"><title>{html.escape(title)}</title>'
+        f"<style>{CSS}</style></head><body><h1>{html.escape(title)}</h1><p>{html.escape(intro)}</p>"
+        f'<nav>{nav}</nav><ul class="note">'
+        + "".join(f"<li>{html.escape(s)}</li>" for s in results.sources)
+        + "</ul>"
+        + _runs_html(results)
+        + (_html_table(harness) if harness is not None else "")
+        + "".join(sections)
+        + "</body></html>"
+    )
     all_figures = [f for _, f in figures] + ([heatmap] if heatmap is not None else [])
-    all_tables_ = [t for _, t in tables] + compared + [t for t in (harness, validity_table, skipped, reliance)
-                                                       if t is not None]
-    summary = {"entries": len(results.entries), "scorers": results.scorers(), "figures": [f.key for f in all_figures],
-               "tables": [t.key for t in all_tables_], "not_run": results.not_run, "validity_notes": validity_notes}
+    all_tables_ = (
+        [t for _, t in tables] + compared + [t for t in (harness, validity_table, skipped, reliance) if t is not None]
+    )
+    summary = {
+        "entries": len(results.entries),
+        "scorers": results.scorers(),
+        "figures": [f.key for f in all_figures],
+        "tables": [t.key for t in all_tables_],
+        "not_run": results.not_run,
+        "validity_notes": validity_notes,
+    }
     return page, "\n".join(md), summary
 
 
-def build_report(paths: Union[str, Path, Sequence[Union[str, Path]]], out: Union[str, Path],
-                 markdown_out: Optional[Union[str, Path]] = None, title: str = "audioreason report") -> dict[str, Any]:
+def build_report(
+    paths: Union[str, Path, Sequence[Union[str, Path]]],
+    out: Union[str, Path],
+    markdown_out: Optional[Union[str, Path]] = None,
+    title: str = "audioreason report",
+) -> dict[str, Any]:
     """Write the HTML report to ``out`` and its tables to ``markdown_out`` (default: ``out`` with .md);
     returns what was written (figures, tables, what did not run)."""
     results = load_results(paths)
     if not results.entries:
-        raise ValueError("the results hold no scorer result (every scorer was not applicable or unavailable: "
-                         + "; ".join(f"{n['scorer']}: {n['reason']}" for n in results.not_run) + ")")
+        raise ValueError(
+            "the results hold no scorer result (every scorer was not applicable or unavailable: "
+            + "; ".join(f"{n['scorer']}: {n['reason']}" for n in results.not_run)
+            + ")"
+        )
     for entry in results.entries:  # a field of the wrong type: one line naming its file, before any figure
         with reading(entry.source):
             for scorer, make in TABLES:

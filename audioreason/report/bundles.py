@@ -2,6 +2,7 @@
 *bundle*, read as any run: ``run_view``); ``stage_uploads`` turns uploaded files into paths ``runs.open_run``
 takes, an uploaded zip within caps (``MAX_ZIP_BYTES``, ``MAX_ZIP_MEMBERS``), checked from its headers and again
 while extracting."""
+
 from __future__ import annotations
 
 import json
@@ -18,6 +19,7 @@ from .runs import open_run
 # What a Space ships
 # ---------------------------------------------------------------------------------------------
 
+
 def export_bundle(run_folder: Any, out: Any) -> Path:
     """Copy a scored run into ``out`` with its items' metadata and audio (``benchmark_items.jsonl`` and
     ``audio/``), so that it opens with no benchmark folder. Returns ``out``."""
@@ -25,8 +27,10 @@ def export_bundle(run_folder: Any, out: Any) -> Path:
     if not view.outputs or not view.results.entries:
         raise ValueError(f"{run_folder}: a bundle needs a scored run folder (run.json, outputs.jsonl, results.json)")
     if not view.items:
-        raise ValueError(f"{run_folder}: the benchmark items cannot be read ({'; '.join(view.notes)}); a bundle "
-                         "ships the questions and audio")
+        raise ValueError(
+            f"{run_folder}: the benchmark items cannot be read ({'; '.join(view.notes)}); a bundle "
+            "ships the questions and audio"
+        )
     out = Path(out)
     (out / "audio").mkdir(parents=True, exist_ok=True)
     for name in (RUN_FILE, OUTPUTS_FILE, RESULTS_FILE, ITEMS_FILE):
@@ -67,15 +71,18 @@ def _unzip(path: Path, target: Path, max_bytes: int, max_members: int) -> None:
     import zipfile
 
     def too_big(size: int) -> ValueError:
-        return ValueError(f"{path.name}: expands to {size:,} bytes or more; an uploaded zip may expand to at most "
-                          f"{max_bytes:,} (open a bigger run from its folder)")
+        return ValueError(
+            f"{path.name}: expands to {size:,} bytes or more; an uploaded zip may expand to at most "
+            f"{max_bytes:,} (open a bigger run from its folder)"
+        )
 
     try:
         with zipfile.ZipFile(path) as z:
             members = z.infolist()
             if len(members) > max_members:
-                raise ValueError(f"{path.name}: {len(members):,} files in the zip; an upload may hold at most "
-                                 f"{max_members:,}")
+                raise ValueError(
+                    f"{path.name}: {len(members):,} files in the zip; an upload may hold at most {max_members:,}"
+                )
             unsafe = [m.filename for m in members if m.filename.startswith("/") or ".." in Path(m.filename).parts]
             if unsafe:
                 raise ValueError(f"{path.name}: unsafe paths in the zip: {unsafe[:3]}")
@@ -102,8 +109,9 @@ def _unzip(path: Path, target: Path, max_bytes: int, max_members: int) -> None:
         raise ValueError(f"{path.name}: cannot be unpacked ({type(err).__name__}: {err})") from None
 
 
-def stage_uploads(files: Sequence[Any], dest: Any, max_bytes: int = MAX_ZIP_BYTES,
-                  max_members: int = MAX_ZIP_MEMBERS) -> list[Path]:
+def stage_uploads(
+    files: Sequence[Any], dest: Any, max_bytes: int = MAX_ZIP_BYTES, max_members: int = MAX_ZIP_MEMBERS
+) -> list[Path]:
     """Uploaded files as paths ``open_run`` and ``load_results`` take: a .zip is unpacked (at most
     ``max_bytes`` uncompressed in ``max_members`` files) and each folder in it that holds results.json or
     run.json is one run; loose run-folder files (run.json, outputs.jsonl, results.json, items.jsonl,
@@ -129,8 +137,10 @@ def stage_uploads(files: Sequence[Any], dest: Any, max_bytes: int = MAX_ZIP_BYTE
         elif path.suffix == ".json":
             paths.append(path)
         else:
-            raise ValueError(f"{path.name}: give a zipped run folder, run-folder files ({', '.join(RUN_FOLDER_FILES)}) "
-                             "or a scorer's output (.json)")
+            raise ValueError(
+                f"{path.name}: give a zipped run folder, run-folder files ({', '.join(RUN_FOLDER_FILES)}) "
+                "or a scorer's output (.json)"
+            )
     if loose.is_dir():
         paths.append(loose)
     return paths

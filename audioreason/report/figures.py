@@ -12,6 +12,7 @@ is a labelled mark ("n/a" at the bar's foot), never a 0 bar. Error bars are the 
 carries in its result (``D["uncertainty"][F]["ci95"]``, ``interval``); a value without one has none. The
 drawn intervals are read back from the artists into ``Figure.intervals`` (what the tests check).
 """
+
 from __future__ import annotations
 
 import io
@@ -27,8 +28,13 @@ from .scale import display, fraction, judged, number, unavailable
 
 LINKS = ("P", "U", "R")
 DECOMPOSITION = ("TS", "FS", "XS", "AH", "UN")
-DECOMPOSITION_NAMES = {"TS": "text-sufficient", "FS": "fragment-sufficient", "XS": "cross-fragment",
-                       "AH": "audio-hurt", "UN": "unsolved"}
+DECOMPOSITION_NAMES = {
+    "TS": "text-sufficient",
+    "FS": "fragment-sufficient",
+    "XS": "cross-fragment",
+    "AH": "audio-hurt",
+    "UN": "unsolved",
+}
 MODE_COLOURS = {"Reasoning": "#2ca02c", "Decoration": "#d62728", "Scaffolding": "#ff7f0e", None: "#7f7f7f"}
 
 
@@ -44,8 +50,10 @@ class Figure:
 
 
 CI_LABEL = "_ci95"  # the label of an error bar's line collection (an underscore keeps it out of legends)
-INTERVAL_NOTE = ("error bars: the 95% interval each value carries in its result (uncertainty.ci95; its method and "
-                 "resamples are in results.json); a value without one has none")
+INTERVAL_NOTE = (
+    "error bars: the 95% interval each value carries in its result (uncertainty.ci95; its method and "
+    "resamples are in results.json); a value without one has none"
+)
 NA_FONT = 6  # an n/a mark's size; _slot leaves each bar at least this much room
 
 
@@ -57,8 +65,16 @@ def _pyplot():
 
     # Stable element ids (the same data, the same file); every text (labels, titles, ticks, legends) as plain
     # text: a model named "gpt$\\frac{$x" is a name, not mathtext to parse.
-    plt.rcParams.update({"svg.fonttype": "none", "font.size": 9, "axes.titlesize": 10, "figure.dpi": 100,
-                         "svg.hashsalt": "audioreason", "text.parse_math": False})
+    plt.rcParams.update(
+        {
+            "svg.fonttype": "none",
+            "font.size": 9,
+            "axes.titlesize": 10,
+            "figure.dpi": 100,
+            "svg.hashsalt": "audioreason",
+            "text.parse_math": False,
+        }
+    )
     return plt
 
 
@@ -74,8 +90,14 @@ def _drawn_intervals(fig: Any) -> list[dict[str, Any]]:
     for ax in fig.axes:
         for collection in ax.collections:
             if collection.get_label() == CI_LABEL:
-                out += [{"axes": ax.get_title() or ax.get_ylabel(), "from": [float(v) for v in seg[0]],
-                         "to": [float(v) for v in seg[-1]]} for seg in collection.get_segments()]
+                out += [
+                    {
+                        "axes": ax.get_title() or ax.get_ylabel(),
+                        "from": [float(v) for v in seg[0]],
+                        "to": [float(v) for v in seg[-1]],
+                    }
+                    for seg in collection.get_segments()
+                ]
     return out
 
 
@@ -86,7 +108,7 @@ def _svg(fig: Any) -> tuple[str, list[dict[str, Any]]]:
     fig.savefig(buffer, format="svg", bbox_inches="tight", metadata={"Date": None})
     _pyplot().close(fig)
     text = buffer.getvalue()
-    text = text[text.index("<svg"):]  # drop the XML prolog and DOCTYPE: the SVG sits inline in HTML
+    text = text[text.index("<svg") :]  # drop the XML prolog and DOCTYPE: the SVG sits inline in HTML
     return re.sub(r"<metadata>.*?</metadata>\s*", "", text, count=1, flags=re.S), intervals
 
 
@@ -108,8 +130,14 @@ def interval(values: Any, name: str) -> Optional[tuple[float, float]]:
     return float(ci[0]), float(ci[1])
 
 
-def _errorbars(ax: Any, xs: Sequence[float], values: Sequence[Optional[float]],
-               cis: Sequence[Optional[tuple[float, float]]], horizontal: bool = False, **style: Any) -> None:
+def _errorbars(
+    ax: Any,
+    xs: Sequence[float],
+    values: Sequence[Optional[float]],
+    cis: Sequence[Optional[tuple[float, float]]],
+    horizontal: bool = False,
+    **style: Any,
+) -> None:
     """An error bar from low to high at each x whose value and interval are known (none for an n/a)."""
     shown = [(x, ci) for x, v, ci in zip(xs, values, cis) if v is not None and ci is not None]
     if not shown:
@@ -117,8 +145,11 @@ def _errorbars(ax: Any, xs: Sequence[float], values: Sequence[Optional[float]],
     at = [x for x, _ in shown]
     mid, half = [(lo + hi) / 2 for _, (lo, hi) in shown], [(hi - lo) / 2 for _, (lo, hi) in shown]
     style = {"ecolor": "#222222", "elinewidth": 0.9, "capsize": 2, **style}
-    drawn = (ax.errorbar(mid, at, xerr=half, fmt="none", **style) if horizontal
-             else ax.errorbar(at, mid, yerr=half, fmt="none", **style))
+    drawn = (
+        ax.errorbar(mid, at, xerr=half, fmt="none", **style)
+        if horizontal
+        else ax.errorbar(at, mid, yerr=half, fmt="none", **style)
+    )
     for collection in drawn.lines[2]:
         collection.set_label(CI_LABEL)
 
@@ -128,8 +159,14 @@ def _slot(n_sets: int) -> float:
     return max(0.9, 0.13 * n_sets)
 
 
-def _bars(ax: Any, xs: Sequence[float], shares: Sequence[Optional[float]], width: float = 0.8,
-          cis: Optional[Sequence[Optional[tuple[float, float]]]] = None, **style: Any) -> list[Optional[float]]:
+def _bars(
+    ax: Any,
+    xs: Sequence[float],
+    shares: Sequence[Optional[float]],
+    width: float = 0.8,
+    cis: Optional[Sequence[Optional[tuple[float, float]]]] = None,
+    **style: Any,
+) -> list[Optional[float]]:
     """Bars of ``shares`` (fractions) at ``xs`` with their intervals; a missing one draws no bar and "n/a" at
     its foot, never a 0 bar. Returns the heights (None: n/a), for ``Figure.data``."""
     ax.bar(xs, [math.nan if v is None else v for v in shares], width, **style)
@@ -174,6 +211,7 @@ def _colours(n: int) -> list[Any]:
 # Provenance
 # ---------------------------------------------------------------------------------------------
 
+
 def _judge(entry: Entry) -> Optional[str]:
     judges = entry.result.get("judges")
     if judges:
@@ -181,8 +219,11 @@ def _judge(entry: Entry) -> Optional[str]:
         from ..judges.base import offline_judge_label
 
         label = offline_judge_label(entry.result)
-        return (f"{', '.join(map(str, judges))}" + (f", {raters} rater(s)" if raters else "")
-                + (f" {label}" if label else ""))
+        return (
+            f"{', '.join(map(str, judges))}"
+            + (f", {raters} rater(s)" if raters else "")
+            + (f" {label}" if label else "")
+        )
     judge = (entry.options.get("judge") or {}) if isinstance(entry.options.get("judge"), dict) else {}
     return judge.get("model") or judge.get("judge")
 
@@ -211,6 +252,7 @@ def provenance(entries: Sequence[Entry]) -> list[str]:
 # ARIA: radar and ARIA vs accuracy with the reasoning-mode regions
 # ---------------------------------------------------------------------------------------------
 
+
 def aria_radar(entries: Sequence[Entry]) -> Optional[Figure]:
     """M1-M6 per set on one radar, each vertex with its interval (a radial bar); an unavailable metric
     leaves a gap (never a 0)."""
@@ -226,8 +268,14 @@ def aria_radar(entries: Sequence[Entry]) -> Optional[Figure]:
         values = [fraction(e.result.get(m), "aria", m, e.result) for m in METRICS]
         missing += [f"{m} of {e.label}" for m, v in zip(METRICS, values) if v is None]
         ys = [math.nan if v is None else v for v in values]
-        ax.plot(angles + angles[:1], ys + ys[:1], marker="o", ms=3, color=colour,
-                label=f"{e.label}: {e.result.get('reasoning_mode') or 'no mode'}")
+        ax.plot(
+            angles + angles[:1],
+            ys + ys[:1],
+            marker="o",
+            ms=3,
+            color=colour,
+            label=f"{e.label}: {e.result.get('reasoning_mode') or 'no mode'}",
+        )
         _errorbars(ax, angles, values, [interval(e.result, m) for m in METRICS], ecolor=colour, capsize=0)
     ax.set_xticks(angles)
     ax.set_xticklabels([f"{m}\n{METRIC_NAMES[m]}" for m in METRICS], fontsize=7)
@@ -249,11 +297,18 @@ def mode_regions(rule: str) -> list[tuple[str, tuple[float, float], tuple[float,
 
     if rule == "fitted":
         t = FittedThresholds()
-        return [("Reasoning", (t.accuracy, 1), (t.aria_reasoning, 1)), ("Decoration", (t.accuracy, 1), (0, t.aria_reasoning)),
-                ("Scaffolding", (0, t.accuracy), (t.aria_scaffolding, 1)), ("Decoration", (0, t.accuracy), (0, t.aria_scaffolding))]
+        return [
+            ("Reasoning", (t.accuracy, 1), (t.aria_reasoning, 1)),
+            ("Decoration", (t.accuracy, 1), (0, t.aria_reasoning)),
+            ("Scaffolding", (0, t.accuracy), (t.aria_scaffolding, 1)),
+            ("Decoration", (0, t.accuracy), (0, t.aria_scaffolding)),
+        ]
     t = ProfileThresholds()
-    return [("Reasoning", (t.accuracy, 1), (t.aria, 1)), ("Decoration", (t.accuracy, 1), (0, t.aria)),
-            (None, (0, t.accuracy), (0, 1))]
+    return [
+        ("Reasoning", (t.accuracy, 1), (t.aria, 1)),
+        ("Decoration", (t.accuracy, 1), (0, t.aria)),
+        (None, (0, t.accuracy), (0, 1)),
+    ]
 
 
 def _default_mode(result: dict[str, Any]) -> Optional[str]:
@@ -269,7 +324,9 @@ def _default_mode(result: dict[str, Any]) -> Optional[str]:
 def aria_vs_accuracy(entries: Sequence[Entry]) -> Optional[Figure]:
     """Each set at (accuracy, ARIA) with both intervals, over the mode regions of its rule; a hollow marker is
     an ARIA that averages fewer than six metrics (not comparable, no mode)."""
-    placed = [e for e in entries if number(e.result.get("aria")) is not None and number(e.result.get("accuracy")) is not None]
+    placed = [
+        e for e in entries if number(e.result.get("aria")) is not None and number(e.result.get("accuracy")) is not None
+    ]
     if not placed:
         return None
     plt = _pyplot()
@@ -278,32 +335,53 @@ def aria_vs_accuracy(entries: Sequence[Entry]) -> Optional[Figure]:
     fig, ax = _figure(width, 5.0)
     for mode, (x0, x1), (y0, y1) in mode_regions(rules[0]):
         ax.add_patch(plt.Rectangle((x0, y0), x1 - x0, y1 - y0, color=MODE_COLOURS[mode], alpha=0.12, lw=0))
-        ax.text((x0 + x1) / 2, y1 - 0.02, mode or "Scaffolding (by M2-M5)\nor no mode", ha="center", va="top",
-                fontsize=7, color=MODE_COLOURS[mode])
+        ax.text(
+            (x0 + x1) / 2,
+            y1 - 0.02,
+            mode or "Scaffolding (by M2-M5)\nor no mode",
+            ha="center",
+            va="top",
+            fontsize=7,
+            color=MODE_COLOURS[mode],
+        )
     caption = provenance(placed)
     for e, colour in zip(placed, _colours(len(placed))):
         x, y = fraction(e.result["accuracy"], "aria", "accuracy", e.result), number(e.result["aria"])
         complete = bool(e.result.get("aria_complete", len(e.result.get("aria_metrics") or []) == 6))
-        ax.scatter([x], [y], s=40, color=colour, facecolors=colour if complete else "none", zorder=3,
-                   label=f"{e.label}: {e.result.get('reasoning_mode') or 'no mode'}")
+        ax.scatter(
+            [x],
+            [y],
+            s=40,
+            color=colour,
+            facecolors=colour if complete else "none",
+            zorder=3,
+            label=f"{e.label}: {e.result.get('reasoning_mode') or 'no mode'}",
+        )
         _errorbars(ax, [x], [y], [interval(e.result, "aria")], ecolor=colour)
         _errorbars(ax, [y], [x], [interval(e.result, "accuracy")], horizontal=True, ecolor=colour)
         if not complete:
-            caption.append(f"{e.label}: ARIA averages {'+'.join(e.result.get('aria_metrics') or [])} only (hollow "
-                           "marker): not comparable with the six-metric ARIA; no mode")
+            caption.append(
+                f"{e.label}: ARIA averages {'+'.join(e.result.get('aria_metrics') or [])} only (hollow "
+                "marker): not comparable with the six-metric ARIA; no mode"
+            )
         elif _default_mode(e.result) != e.result.get("reasoning_mode"):
             caption.append(f"{e.label}: its recorded mode differs from the default thresholds' (custom thresholds)")
     # a margin around [0, 1]: a point at 0 or 1 (and its marker) is drawn whole
-    ax.set(xlim=(-0.04, 1.04), ylim=(-0.04, 1.04), xlabel="accuracy (ARIA App. E answer)", ylabel="ARIA (mean of M1-M6)")
+    ax.set(
+        xlim=(-0.04, 1.04), ylim=(-0.04, 1.04), xlabel="accuracy (ARIA App. E answer)", ylabel="ARIA (mean of M1-M6)"
+    )
     _axes_legend(fig, [ax], width)
-    caption.append(f"regions: rule {rules[0]!r} at its default thresholds (ARIA-Rubrics §3.4)"
-                   + (f"; other rules present: {rules[1:]}" if len(rules) > 1 else ""))
+    caption.append(
+        f"regions: rule {rules[0]!r} at its default thresholds (ARIA-Rubrics §3.4)"
+        + (f"; other rules present: {rules[1:]}" if len(rules) > 1 else "")
+    )
     return _made("aria_modes", "ARIA vs accuracy with the reasoning-mode regions (ARIA-Rubrics §3.4)", fig, caption)
 
 
 # ---------------------------------------------------------------------------------------------
 # Accuracy
 # ---------------------------------------------------------------------------------------------
+
 
 def accuracy_bars(entries: Sequence[Entry]) -> Optional[Figure]:
     """One horizontal bar per set (its full name on the axis, wrapped): the correct share with its interval,
@@ -320,9 +398,14 @@ def accuracy_bars(entries: Sequence[Entry]) -> Optional[Figure]:
     ys = list(range(len(entries)))
     # A missing accuracy or count is a gap (no bar, "n/a"), never a 0 bar.
     ax.barh(ys, [math.nan if v is None else v for v in correct], 0.7, color="#1f77b4", label="correct")
-    ax.barh(ys, [math.nan if u is None or v is None else u for v, u in zip(correct, unanswered)], 0.7,
-            left=[math.nan if v is None else v for v in correct], color="#c7c7c7",
-            label="unanswered (no choice extracted)")
+    ax.barh(
+        ys,
+        [math.nan if u is None or v is None else u for v, u in zip(correct, unanswered)],
+        0.7,
+        left=[math.nan if v is None else v for v in correct],
+        color="#c7c7c7",
+        label="unanswered (no choice extracted)",
+    )
     for y, v in zip(ys, correct):
         if v is None:
             ax.text(0.01, y, "n/a", va="center", fontsize=7, color="#555555")
@@ -333,13 +416,15 @@ def accuracy_bars(entries: Sequence[Entry]) -> Optional[Figure]:
     _axes_legend(fig, [ax], width)
     caption = provenance(entries)
     caption += [f"{e.label}: accuracy not available" for e, v in zip(entries, correct) if v is None]
-    return _made("accuracy", "Accuracy and unanswered share per set", fig, caption,
-                 {"correct": dict(zip(names, correct))})
+    return _made(
+        "accuracy", "Accuracy and unanswered share per set", fig, caption, {"correct": dict(zip(names, correct))}
+    )
 
 
 # ---------------------------------------------------------------------------------------------
 # Text prior: retention curves and the item decomposition
 # ---------------------------------------------------------------------------------------------
+
 
 def _per_model(entries: Sequence[Entry], table: str) -> list[tuple[Entry, str, dict[str, Any]]]:
     rows = []
@@ -359,16 +444,23 @@ def retention_curves(entries: Sequence[Entry]) -> Optional[Figure]:
     fig, ax = _figure(width, 4.0)
     caption, drawn = provenance(entries), 0
     for (e, model, per_n), colour in zip(rows, _colours(len(rows))):
-        points = sorted((int(n), fraction(v.get("R_N"), e.scorer, "R_N", e.result), interval(v, "R_N"))
-                        for n, v in per_n.items() if isinstance(v, dict))
+        points = sorted(
+            (int(n), fraction(v.get("R_N"), e.scorer, "R_N", e.result), interval(v, "R_N"))
+            for n, v in per_n.items()
+            if isinstance(v, dict)
+        )
         shown = [(n, r) for n, r, _ in points if r is not None]
-        caption += [f"{model}: R_{n} undefined ({per_n[str(n)].get('reason') or 'no value'})"
-                    for n, r, _ in points if r is None]
+        caption += [
+            f"{model}: R_{n} undefined ({per_n[str(n)].get('reason') or 'no value'})" for n, r, _ in points if r is None
+        ]
         if shown:
             drawn += 1
-            ax.plot(*zip(*shown), marker="o", ms=3, color=colour, label=f"{model} [{e.template}]" if e.template else model)
-            _errorbars(ax, [n for n, _, _ in points], [r for _, r, _ in points], [ci for _, _, ci in points],
-                       ecolor=colour)
+            ax.plot(
+                *zip(*shown), marker="o", ms=3, color=colour, label=f"{model} [{e.template}]" if e.template else model
+            )
+            _errorbars(
+                ax, [n for n, _, _ in points], [r for _, r, _ in points], [ci for _, _, ci in points], ecolor=colour
+            )
     if not drawn:
         return None
     ax.axhline(1, color="grey", lw=0.8, ls=":")
@@ -396,15 +488,21 @@ def decomposition_bars(entries: Sequence[Entry]) -> Optional[Figure]:
     ax.set(xlabel="share of the items scored under Full and None (0-1)", xlim=(0, 1))
     _axes_legend(fig, [ax], width)
     caption = provenance(entries)
-    caption += [f"{m}: {v['XS_unverified']} XS item(s) rest on errored or missing fragments (XS/AN bounds "
-                f"{v.get('XS_over_AN_bounds')})" for _, m, v in rows if v.get("XS_unverified")]
-    return _made("decomposition", "Item decomposition TS/FS/XS/AH/UN (All That Glitters Is Not Audio, Table 1)",
-                 fig, caption)
+    caption += [
+        f"{m}: {v['XS_unverified']} XS item(s) rest on errored or missing fragments (XS/AN bounds "
+        f"{v.get('XS_over_AN_bounds')})"
+        for _, m, v in rows
+        if v.get("XS_unverified")
+    ]
+    return _made(
+        "decomposition", "Item decomposition TS/FS/XS/AH/UN (All That Glitters Is Not Audio, Table 1)", fig, caption
+    )
 
 
 # ---------------------------------------------------------------------------------------------
 # AudioSpan: chain ladder and per-link bars; rubric histogram, semantic vs temporal, rubric by tier
 # ---------------------------------------------------------------------------------------------
+
 
 def chain_ladder(chains: Sequence[dict[str, Any]]) -> list[Optional[float]]:
     """Share of chains whose first k links are correct, k = 1, 2, 3 (their mean is Eq. 3's Chain)."""
@@ -422,8 +520,9 @@ def uniform_options(random_chain: Any) -> Optional[int]:
     value = number(random_chain)
     if value is None:
         return None
-    return next((n for n in range(2, 27) if math.isclose(random_chain_expectation([n] * 3), value, abs_tol=1e-12)),
-                None)
+    return next(
+        (n for n in range(2, 27) if math.isclose(random_chain_expectation([n] * 3), value, abs_tol=1e-12)), None
+    )
 
 
 def anchor_chain_figure(entries: Sequence[Entry]) -> Optional[Figure]:
@@ -444,16 +543,30 @@ def anchor_chain_figure(entries: Sequence[Entry]) -> Optional[Figure]:
         if None not in rungs:  # no per-chain outcomes: no bars (an empty rung is not a 0)
             ladder.bar(xs, rungs, bar, color=colour)
         per_link = [fraction(chain.get(name), "anchor_chain", name, chain) for name in LINKS]
-        _bars(links, xs, per_link, bar, [interval(chain, name) for name in LINKS], color=colour,
-              label=f"{e.label}: Chain {display(chain.get('chain'), 'anchor_chain', 'chain', chain)}")
+        _bars(
+            links,
+            xs,
+            per_link,
+            bar,
+            [interval(chain, name) for name in LINKS],
+            color=colour,
+            label=f"{e.label}: Chain {display(chain.get('chain'), 'anchor_chain', 'chain', chain)}",
+        )
         if None in rungs:
             caption.append(f"{e.label}: the result lists no per-chain outcomes; ladder not drawn")
-        caption.append(f"{e.label}: {chain.get('n')} chains, {chain.get('unparsed')} unparsed replies, "
-                       f"{e.result.get('chains_incomplete', 0)} incomplete chains left out")
+        caption.append(
+            f"{e.label}: {chain.get('n')} chains, {chain.get('unparsed')} unparsed replies, "
+            f"{e.result.get('chains_incomplete', 0)} incomplete chains left out"
+        )
     if guess:
-        ladder.plot(range(3), [1 / guess ** k for k in (1, 2, 3)], "k--", marker="x",
-                    label=f"uniform guess ({guess} options): Chain "
-                          f"{display(rows[0].result['chain']['random_chain'], 'anchor_chain', 'random_chain')}")
+        ladder.plot(
+            range(3),
+            [1 / guess**k for k in (1, 2, 3)],
+            "k--",
+            marker="x",
+            label=f"uniform guess ({guess} options): Chain "
+            f"{display(rows[0].result['chain']['random_chain'], 'anchor_chain', 'random_chain')}",
+        )
         links.axhline(1 / guess, color="k", ls="--", lw=1, label=f"random 1/{guess}")
     else:
         caption.append("random baseline: option counts differ across links; see random_chain in the table")
@@ -462,8 +575,12 @@ def anchor_chain_figure(entries: Sequence[Entry]) -> Optional[Figure]:
     links.set_xticks(range(3), ["P\n(perception)", "U\n(understanding)", "R\n(reasoning)"])
     links.set(ylabel="accuracy (0-1)", ylim=(0, 1), title="per-link accuracy")
     _axes_legend(fig, [links, ladder], width)
-    return _made("anchor_chain", "Anchor Chain ladder and per-link accuracy with the random baseline "
-                                 "(AudioSpan Eq. 3, App. B.3)", fig, caption)
+    return _made(
+        "anchor_chain",
+        "Anchor Chain ladder and per-link accuracy with the random baseline (AudioSpan Eq. 3, App. B.3)",
+        fig,
+        caption,
+    )
 
 
 def rubric_figure(entries: Sequence[Entry]) -> Optional[Figure]:
@@ -492,38 +609,77 @@ def rubric_figure(entries: Sequence[Entry]) -> Optional[Figure]:
             source = r if key is None else (r.get("by_importance") or {}).get(key) or {}
             sem = fraction(source.get("semantic"), e.scorer, "semantic", r)
             tem = fraction(source.get("temporal"), e.scorer, "temporal", r)
-            _bars(axes2, [2 * j + offset], [sem], bar, [interval(source, "semantic")], color=colour,
-                  label=e.label if j == 0 else None)
-            _bars(axes2, [2 * j + 1 + offset], [tem], bar, [interval(source, "temporal")], color=colour, hatch="//",
-                  alpha=0.6)
-            caption += [f"{e.label}: {axis} of {name} criteria undefined (no verdict on that axis)"
-                        for axis, v in (("semantic", sem), ("temporal", tem)) if v is None]
+            _bars(
+                axes2,
+                [2 * j + offset],
+                [sem],
+                bar,
+                [interval(source, "semantic")],
+                color=colour,
+                label=e.label if j == 0 else None,
+            )
+            _bars(
+                axes2,
+                [2 * j + 1 + offset],
+                [tem],
+                bar,
+                [interval(source, "temporal")],
+                color=colour,
+                hatch="//",
+                alpha=0.6,
+            )
+            caption += [
+                f"{e.label}: {axis} of {name} criteria undefined (no verdict on that axis)"
+                for axis, v in (("semantic", sem), ("temporal", tem))
+                if v is None
+            ]
         by_tier = (r.get("by") or {}).get("duration_tier") or {}
         means = [fraction(judged(by_tier.get(t) or {}, "mean"), e.scorer, "rubric", r) for t in tier_names]
-        data[f"by tier: {e.label}"] = dict(zip(tier_names, _bars(
-            tiers, [k + offset for k in range(len(tier_names))], means, bar,
-            [interval(by_tier.get(t), "mean") for t in tier_names], color=colour)))
+        data[f"by tier: {e.label}"] = dict(
+            zip(
+                tier_names,
+                _bars(
+                    tiers,
+                    [k + offset for k in range(len(tier_names))],
+                    means,
+                    bar,
+                    [interval(by_tier.get(t), "mean") for t in tier_names],
+                    color=colour,
+                ),
+            )
+        )
         headline = f"n/a ({unavailable(r)})" if unavailable(r) else display(r.get("rubric"), e.scorer, "rubric", r)
         caption.append(f"{e.label}: {r.get('n_failed', 0)} item(s) whose judging failed; Rubric {headline}")
-        caption += [f"{e.label}: Rubric of tier {t} n/a (every item sent to the judge failed)" for t, m in
-                    zip(tier_names, means) if m is None and (by_tier.get(t) or {}).get("mean") is not None]
+        caption += [
+            f"{e.label}: Rubric of tier {t} n/a (every item sent to the judge failed)"
+            for t, m in zip(tier_names, means)
+            if m is None and (by_tier.get(t) or {}).get("mean") is not None
+        ]
     hist.set_xticks(range(10), [f"{b / 10:.1f}-{(b + 1) / 10:.1f}" for b in range(10)], fontsize=7)
     hist.set(xlabel="item Rubric (0-1)", ylabel="share of items", title="Rubric histogram")
-    axes2.set_xticks(range(6), [f"{name}\n{axis}" for name, _ in groups for axis in ("semantic", "temporal")],
-                     fontsize=7)
+    axes2.set_xticks(
+        range(6), [f"{name}\n{axis}" for name, _ in groups for axis in ("semantic", "temporal")], fontsize=7
+    )
     axes2.set(ylabel="share (0-1)", ylim=(0, 1), title="semantic vs temporal (Eq. 4; temporal hatched)")
     tiers.set_xticks(range(len(tier_names)), tier_names)
     tiers.set(ylabel="mean Rubric (0-1)", ylim=(0, 1), title="Rubric by duration tier")
     _axes_legend(fig, [axes2], width)
-    caption.append("semantic and temporal are reported overall and by importance; a split by tier is not in the "
-                   "scorer's results")
-    return _made("audiospan_rubric", "AudioSpan Rubric: histogram, semantic vs temporal, by tier (AudioSpan Eq. 2, "
-                                     "Eq. 4, App. D.4)", fig, caption, data)
+    caption.append(
+        "semantic and temporal are reported overall and by importance; a split by tier is not in the scorer's results"
+    )
+    return _made(
+        "audiospan_rubric",
+        "AudioSpan Rubric: histogram, semantic vs temporal, by tier (AudioSpan Eq. 2, Eq. 4, App. D.4)",
+        fig,
+        caption,
+        data,
+    )
 
 
 # ---------------------------------------------------------------------------------------------
 # MMAR-Rubrics per modality and category
 # ---------------------------------------------------------------------------------------------
+
 
 def mmar_rubrics_figure(entries: Sequence[Entry]) -> Optional[Figure]:
     """Rubrics (bars) and Accuracy (dots), each with its interval, per modality and per category
@@ -544,11 +700,29 @@ def mmar_rubrics_figure(entries: Sequence[Entry]) -> Optional[Figure]:
             # a row whose judged items all failed is n/a (no bar), as in the table; a gated-only row is a real 0
             rub = [fraction(judged(table.get(n) or {}, "rubrics"), e.scorer, "rubrics", e.result) for n in names]
             acc = [fraction((table.get(n) or {}).get("accuracy"), e.scorer, "accuracy", e.result) for n in names]
-            data[f"{group}: {e.label} Rubrics"] = dict(zip(names, _bars(
-                ax, xs, rub, bar, [interval(table.get(n), "rubrics") for n in names], color=colour,
-                label=f"{e.label} Rubrics")))
-            ax.scatter(xs, [math.nan if v is None else v for v in acc], color="k", marker="_", s=60, zorder=3,
-                       label="Accuracy (dash; its interval in grey)")
+            data[f"{group}: {e.label} Rubrics"] = dict(
+                zip(
+                    names,
+                    _bars(
+                        ax,
+                        xs,
+                        rub,
+                        bar,
+                        [interval(table.get(n), "rubrics") for n in names],
+                        color=colour,
+                        label=f"{e.label} Rubrics",
+                    ),
+                )
+            )
+            ax.scatter(
+                xs,
+                [math.nan if v is None else v for v in acc],
+                color="k",
+                marker="_",
+                s=60,
+                zorder=3,
+                label="Accuracy (dash; its interval in grey)",
+            )
             _errorbars(ax, xs, acc, [interval(table.get(n), "accuracy") for n in names], ecolor="#888888", capsize=0)
         ax.set_xticks(range(len(names)), names, fontsize=7)
         ax.set(ylabel="score (0-1)", ylim=(0, 1), title=f"by {group}")
@@ -558,14 +732,17 @@ def mmar_rubrics_figure(entries: Sequence[Entry]) -> Optional[Figure]:
             caption.append(f"{e.label}: Rubrics n/a: {unavailable(e.result)}")
         if any(v is None for g in ("modality", "category") for v in data.get(f"{g}: {e.label} Rubrics", {}).values()):
             caption.append(f"{e.label}: n/a (no bar): every item of that group sent to the judge failed")
-        caption.append(f"{e.label}: judged {e.result.get('n_judged')}, gated {e.result.get('n_gated')}, "
-                       f"failed {e.result.get('n_failed')} of {e.result.get('n')}")
+        caption.append(
+            f"{e.label}: judged {e.result.get('n_judged')}, gated {e.result.get('n_gated')}, "
+            f"failed {e.result.get('n_failed')} of {e.result.get('n')}"
+        )
     return _made("mmar_rubrics", "MMAR-Rubrics per modality and category (arXiv:2602.14224 §3.2)", fig, caption, data)
 
 
 # ---------------------------------------------------------------------------------------------
 # Validity: the correlation matrix of validity_report
 # ---------------------------------------------------------------------------------------------
+
 
 def correlation_heatmap(matrix: Optional[dict[str, Any]], inputs: str) -> Optional[Figure]:
     if not matrix or len(matrix.get("names") or []) < 2:
@@ -585,14 +762,28 @@ def correlation_heatmap(matrix: Optional[dict[str, Any]], inputs: str) -> Option
 
 # The scorers' figures, by the name a declaration gives them (``scorers.declare.Results.figures``), in the order
 # a report draws them.
-RENDERERS: dict[str, Callable[[Sequence[Entry]], Optional[Figure]]] = {draw.__name__: draw for draw in (
-    aria_radar, aria_vs_accuracy, retention_curves, decomposition_bars, anchor_chain_figure, rubric_figure,
-    mmar_rubrics_figure)}
+RENDERERS: dict[str, Callable[[Sequence[Entry]], Optional[Figure]]] = {
+    draw.__name__: draw
+    for draw in (
+        aria_radar,
+        aria_vs_accuracy,
+        retention_curves,
+        decomposition_bars,
+        anchor_chain_figure,
+        rubric_figure,
+        mmar_rubrics_figure,
+    )
+}
 # (results section, figure): accuracy's, then every figure a section's declaration names.
 FIGURES: list[tuple[str, Callable[[Sequence[Entry]], Optional[Figure]]]] = [
     (ACCURACY, accuracy_bars),
-    *((section.name, draw) for name, draw in RENDERERS.items() for declaration in DECLARATIONS
-      for section in declaration.results if name in section.figures),
+    *(
+        (section.name, draw)
+        for name, draw in RENDERERS.items()
+        for declaration in DECLARATIONS
+        for section in declaration.results
+        if name in section.figures
+    ),
 ]
 
 
@@ -601,6 +792,24 @@ def draw_all(results: Results) -> list[tuple[str, Figure]]:
     return [(scorer, fig) for scorer, draw in FIGURES if (fig := draw(results.of(scorer))) is not None]
 
 
-__all__ = ["FIGURES", "Figure", "RENDERERS", "INTERVAL_NOTE", "accuracy_bars", "anchor_chain_figure", "aria_radar", "aria_vs_accuracy",
-           "chain_ladder", "correlation_heatmap", "decomposition_bars", "draw_all", "interval", "mmar_rubrics_figure",
-           "mode_regions", "provenance", "retention_curves", "rubric_figure", "uniform_options"]
+__all__ = [
+    "FIGURES",
+    "Figure",
+    "RENDERERS",
+    "INTERVAL_NOTE",
+    "accuracy_bars",
+    "anchor_chain_figure",
+    "aria_radar",
+    "aria_vs_accuracy",
+    "chain_ladder",
+    "correlation_heatmap",
+    "decomposition_bars",
+    "draw_all",
+    "interval",
+    "mmar_rubrics_figure",
+    "mode_regions",
+    "provenance",
+    "retention_curves",
+    "rubric_figure",
+    "uniform_options",
+]

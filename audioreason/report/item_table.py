@@ -3,6 +3,7 @@ condition, filtered by category, duration tier, anchor operation and reasoning m
 ``facet_values``), with whether it is right by each rule (``item_verdicts``). With a ``second`` run, each row
 gets that run's verdicts on the same item (``counterpart``, ``same_item``) and the rules on which they differ
 (``differing``), optionally only the items where they disagree (``DISAGREE``)."""
+
 from __future__ import annotations
 
 from dataclasses import dataclass
@@ -17,13 +18,30 @@ FILTERS = ("category", "duration_tier", "operation", "reasoning_mode")
 
 def _item_facets(view: RunView, row: Mapping[str, Any], modes: Mapping[tuple, Optional[str]]) -> dict[str, str]:
     item = view.items.get(str(row.get("id")), {})
-    return {"category": str(item.get("category") or ""), "duration_tier": str(item.get("duration_tier") or ""),
-            "operation": str(item.get("operation") or ""),
-            "reasoning_mode": str(modes.get((row.get("model"), row.get("condition"), row.get("template"))) or "")}
+    return {
+        "category": str(item.get("category") or ""),
+        "duration_tier": str(item.get("duration_tier") or ""),
+        "operation": str(item.get("operation") or ""),
+        "reasoning_mode": str(modes.get((row.get("model"), row.get("condition"), row.get("template"))) or ""),
+    }
 
 
-ITEM_COLUMNS = ["run", "item", "model", "condition", "template", "category", "tier", "operation", "mode",
-                "correct", "ARIA", "rubric", "second run: correct", "differs on"]
+ITEM_COLUMNS = [
+    "run",
+    "item",
+    "model",
+    "condition",
+    "template",
+    "category",
+    "tier",
+    "operation",
+    "mode",
+    "correct",
+    "ARIA",
+    "rubric",
+    "second run: correct",
+    "differs on",
+]
 DISAGREE = ("benchmark", "any")  # which verdicts a comparison of two runs filters on
 
 
@@ -44,8 +62,11 @@ def _row(view: RunView, key: str) -> dict[str, Any]:
         return view.rows[key]
     record = view.outputs.get(key, {})
     row = {k: record.get(k) for k in ("key", "id", "model", "condition")}
-    row["template"] = (record.get("template") or {}).get("name") if isinstance(record.get("template"), Mapping) \
+    row["template"] = (
+        (record.get("template") or {}).get("name")
+        if isinstance(record.get("template"), Mapping)
         else record.get("template")
+    )
     return row
 
 
@@ -56,11 +77,15 @@ def item_verdicts(view: RunView, key: str) -> dict[str, bool]:
     function from the output and the item (absent when the item is not at hand)."""
     row = _row(view, key)
     verdicts = [v for v in (row.get("accuracy") or {}).values() if isinstance(v, Mapping)]
-    out = {rule: bool(v["correct"]) for rule, v in (row.get("accuracy") or {}).items()
-           if isinstance(v, Mapping) and v.get("correct") is not None}
+    out = {
+        rule: bool(v["correct"])
+        for rule, v in (row.get("accuracy") or {}).items()
+        if isinstance(v, Mapping) and v.get("correct") is not None
+    }
     if view.benchmark_rule == OFFICIAL_VERDICT:
-        recorded = next((v["official_scorer_correct"] for v in verdicts
-                         if isinstance(v.get("official_scorer_correct"), bool)), None)
+        recorded = next(
+            (v["official_scorer_correct"] for v in verdicts if isinstance(v.get("official_scorer_correct"), bool)), None
+        )
         if recorded is not None:
             return {OFFICIAL_VERDICT: recorded, **out}
         from audioreason.evaluation.sections import is_mcq, official_scorer_correct
@@ -90,8 +115,9 @@ def _by_item(view: RunView) -> dict[tuple[str, Any], list[str]]:
     return out
 
 
-def counterpart(row: Mapping[str, Any], other: RunView,
-                index: Optional[Mapping[tuple[str, Any], list[str]]] = None) -> Optional[str]:
+def counterpart(
+    row: Mapping[str, Any], other: RunView, index: Optional[Mapping[tuple[str, Any], list[str]]] = None
+) -> Optional[str]:
     """The key of the same item in ``other``: same item id, condition and template, else the same item id and
     condition (two models' templates may differ); None when ``other`` has no such output."""
     same_item = (index if index is not None else _by_item(other)).get((str(row.get("id")), row.get("condition")), [])
@@ -140,8 +166,12 @@ def facet_values(views: Sequence[RunView]) -> dict[str, list[str]]:
     return {k: sorted(v) for k, v in out.items()}
 
 
-def item_rows(views: Sequence[RunView], filters: Optional[Mapping[str, Sequence[str]]] = None,
-              second: Optional[int] = None, disagree: Optional[str] = None) -> list[ItemRow]:
+def item_rows(
+    views: Sequence[RunView],
+    filters: Optional[Mapping[str, Sequence[str]]] = None,
+    second: Optional[int] = None,
+    disagree: Optional[str] = None,
+) -> list[ItemRow]:
     """One row per output; ``filters`` keep the rows whose facet is one of the values given (an empty selection
     keeps every row). ``second``: the index of a run to compare with: the other runs' rows each get that run's
     verdicts on the same item (``counterpart``), and ``disagree`` ("benchmark" or "any", ``differing``) keeps
@@ -166,24 +196,58 @@ def item_rows(views: Sequence[RunView], filters: Optional[Mapping[str, Sequence[
                 continue
             other = counterpart(row, views[second], index) if second is not None else None
             differs = differing(view, key, views[second], other, "any") if other else []
-            if disagree is not None and not (differs if disagree == "any" else
-                                             other and differing(view, key, views[second], other, disagree)):
+            if disagree is not None and not (
+                differs if disagree == "any" else other and differing(view, key, views[second], other, disagree)
+            ):
                 continue
             aria = row.get("aria") if isinstance(row.get("aria"), Mapping) else {}
             theirs = ("(not in it)" if other is None else _correct(views[second], other)) if second is not None else ""
-            table.append(ItemRow(n, key, [
-                view.name, str(row.get("id")), str(row.get("model")), str(row.get("condition") or ""),
-                str(row.get("template") or ""), facets["category"], facets["duration_tier"], facets["operation"],
-                facets["reasoning_mode"], _correct(view, key), display(aria.get("aria"), "aria", "aria", aria)
-                if aria else "", _rubric(row), theirs, ", ".join(differs)], other))
+            table.append(
+                ItemRow(
+                    n,
+                    key,
+                    [
+                        view.name,
+                        str(row.get("id")),
+                        str(row.get("model")),
+                        str(row.get("condition") or ""),
+                        str(row.get("template") or ""),
+                        facets["category"],
+                        facets["duration_tier"],
+                        facets["operation"],
+                        facets["reasoning_mode"],
+                        _correct(view, key),
+                        display(aria.get("aria"), "aria", "aria", aria) if aria else "",
+                        _rubric(row),
+                        theirs,
+                        ", ".join(differs),
+                    ],
+                    other,
+                )
+            )
     return table
 
 
-def item_table(views: Sequence[RunView], filters: Optional[Mapping[str, Sequence[str]]] = None,
-               second: Optional[int] = None, disagree: Optional[str] = None) -> list[list[str]]:
+def item_table(
+    views: Sequence[RunView],
+    filters: Optional[Mapping[str, Sequence[str]]] = None,
+    second: Optional[int] = None,
+    disagree: Optional[str] = None,
+) -> list[list[str]]:
     """The cells of ``item_rows`` (``ITEM_COLUMNS``)."""
     return [r.cells for r in item_rows(views, filters, second, disagree)]
 
 
-__all__ = ["DISAGREE", "FILTERS", "ITEM_COLUMNS", "ItemRow", "counterpart", "differing", "facet_values", "item_rows",
-           "item_table", "item_verdicts", "same_item"]
+__all__ = [
+    "DISAGREE",
+    "FILTERS",
+    "ITEM_COLUMNS",
+    "ItemRow",
+    "counterpart",
+    "differing",
+    "facet_values",
+    "item_rows",
+    "item_table",
+    "item_verdicts",
+    "same_item",
+]

@@ -3,6 +3,7 @@ the 95% interval results.json records for it (``scale.interval``; a judged score
 ``scale.rater_spread``), the accuracy by the benchmark's own rule (``load.BENCHMARK_ACCURACY``), and the
 legends that say what is shown (``correct_legend``, ``interval_legend``). A sweep's table of every run's
 headlines is another one, ``evaluation.leaderboard``'s."""
+
 from __future__ import annotations
 
 from typing import Any, Mapping, Optional, Sequence
@@ -11,8 +12,21 @@ from .load import BENCHMARK_ACCURACY, Entry, benchmark_key, unique
 from .run_view import RunView
 from .scale import display, interval, judged, rater_spread
 
-LEADERBOARD_COLUMNS = ["run", "benchmark", "model", "condition", "template", "n", "accuracy (rule)", "ARIA",
-                       "reasoning mode", "MMAR Rubrics", "AudioSpan Rubric", "Chain", "R_TP"]
+LEADERBOARD_COLUMNS = [
+    "run",
+    "benchmark",
+    "model",
+    "condition",
+    "template",
+    "n",
+    "accuracy (rule)",
+    "ARIA",
+    "reasoning mode",
+    "MMAR Rubrics",
+    "AudioSpan Rubric",
+    "Chain",
+    "R_TP",
+]
 
 
 def _accuracy_headline(entries: Sequence[Entry], benchmark: Optional[str]) -> str:
@@ -42,56 +56,83 @@ def _valued(values: Mapping[str, Any], field_name: str, scorer: str, value: Any 
 def correct_legend(views: Sequence[RunView]) -> str:
     """What the item table's "correct" column and the leaderboard's accuracy mean for the open runs."""
     benchmarks = unique(benchmark_key(e.benchmark or v.benchmark) for v in views for e in v.results.of("accuracy"))
-    rules = "; ".join(f"{b}: {BENCHMARK_ACCURACY[b][2]}" if b in BENCHMARK_ACCURACY else f"{b or 'no benchmark'}: "
-                      "the one rule it was scored with" for b in benchmarks)
-    return ("**correct**: for each answer-extraction rule the output was scored with, whether the choice that "
-            "rule extracts is the gold answer (`rule yes|no`; on MMAR and MMAU also the `official scorer`'s "
-            "string match on the whole reply; an anchor link: the Chain scorer's verdict). "
-            "**accuracy (rule)** on the leaderboard is each benchmark's own rule"
-            + (f" ({rules})" if rules else "") + "; `audioreason score --extraction all` scores every rule.")
+    rules = "; ".join(
+        f"{b}: {BENCHMARK_ACCURACY[b][2]}"
+        if b in BENCHMARK_ACCURACY
+        else f"{b or 'no benchmark'}: the one rule it was scored with"
+        for b in benchmarks
+    )
+    return (
+        "**correct**: for each answer-extraction rule the output was scored with, whether the choice that "
+        "rule extracts is the gold answer (`rule yes|no`; on MMAR and MMAU also the `official scorer`'s "
+        "string match on the whole reply; an anchor link: the Chain scorer's verdict). "
+        "**accuracy (rule)** on the leaderboard is each benchmark's own rule"
+        + (f" ({rules})" if rules else "")
+        + "; `audioreason score --extraction all` scores every rule."
+    )
 
 
-METHODS = {"wilson": "the Wilson score interval of a binomial proportion (a plain accuracy)",
-           "bootstrap_percentile": "percentile bootstrap over items",
-           "bootstrap_bca": "bias-corrected and accelerated (BCa) bootstrap over items"}
+METHODS = {
+    "wilson": "the Wilson score interval of a binomial proportion (a plain accuracy)",
+    "bootstrap_percentile": "percentile bootstrap over items",
+    "bootstrap_bca": "bias-corrected and accelerated (BCa) bootstrap over items",
+}
 
 
 def _uncertainties(entry: Entry) -> list[Mapping[str, Any]]:
     """The uncertainty records of an entry's headlines (its own, its chain's, its text prior's)."""
     r = entry.result
     holders = [r, r.get("chain"), r.get("text_prior")]
-    return [u for h in holders if isinstance(h, Mapping) and isinstance(h.get("uncertainty"), Mapping)
-            for u in h["uncertainty"].values() if isinstance(u, Mapping)]
+    return [
+        u
+        for h in holders
+        if isinstance(h, Mapping) and isinstance(h.get("uncertainty"), Mapping)
+        for u in h["uncertainty"].values()
+        if isinstance(u, Mapping)
+    ]
 
 
 def interval_legend(views: Sequence[RunView]) -> str:
     """What the brackets beside the leaderboard's headlines are: each interval method the open runs used, with
     its resamples and seed; "" when no run carries intervals (nothing is shown then)."""
-    found = unique((u.get("method"), u.get("resamples"), u.get("seed")) for v in views for e in v.results.entries
-                   for u in _uncertainties(e) if u.get("method"))
+    found = unique(
+        (u.get("method"), u.get("resamples"), u.get("seed"))
+        for v in views
+        for e in v.results.entries
+        for u in _uncertainties(e)
+        if u.get("method")
+    )
     spread = any(isinstance(e.result.get("rater_spread"), Mapping) for v in views for e in v.results.entries)
     if not found and not spread:
         return ""
-    how = "; ".join(f"`{m}`: {METHODS.get(m, m)}" + (f" ({resamples} resamples, seed {seed})" if resamples else "")
-                    for m, resamples, seed in found)
-    return ("**[lo, hi]** beside a headline: its 95% interval over the items, as `audioreason score` recorded it"
-            + (f" ({how})" if how else "") + "; `[no interval: why]` where none could be computed."
-            + (" **rater sd**: the mean over items of the standard deviation of the raters' scores." if spread else ""))
+    how = "; ".join(
+        f"`{m}`: {METHODS.get(m, m)}" + (f" ({resamples} resamples, seed {seed})" if resamples else "")
+        for m, resamples, seed in found
+    )
+    return (
+        "**[lo, hi]** beside a headline: its 95% interval over the items, as `audioreason score` recorded it"
+        + (f" ({how})" if how else "")
+        + "; `[no interval: why]` where none could be computed."
+        + (" **rater sd**: the mean over items of the standard deviation of the raters' scores." if spread else "")
+    )
 
 
 def _headline(entry: Entry) -> tuple[str, str]:
     """(column, value text) of a scorer's headline for the leaderboard (accuracy: ``_accuracy_headline``)."""
     r = entry.result
     if entry.scorer == "aria":
-        return "ARIA", _valued(r, "aria", "aria") + ("" if r.get("aria_complete", True) else
-                                                    f" (of {'+'.join(r.get('aria_metrics') or [])})")
+        return "ARIA", _valued(r, "aria", "aria") + (
+            "" if r.get("aria_complete", True) else f" (of {'+'.join(r.get('aria_metrics') or [])})"
+        )
     if entry.scorer in ("mmar_rubrics", "audiospan_rubric"):
         from ..judges.base import offline_judge_label
 
         label = offline_judge_label(r)  # a score from an in-process judge says so beside the number
         field = "rubrics" if entry.scorer == "mmar_rubrics" else "rubric"
-        return ("MMAR Rubrics" if field == "rubrics" else "AudioSpan Rubric",
-                _valued(r, field, entry.scorer, judged(r, field)) + rater_spread(r) + (f" {label}" if label else ""))
+        return (
+            "MMAR Rubrics" if field == "rubrics" else "AudioSpan Rubric",
+            _valued(r, field, entry.scorer, judged(r, field)) + rater_spread(r) + (f" {label}" if label else ""),
+        )
     if entry.scorer == "anchor_chain" and isinstance(r.get("chain"), Mapping):
         c = r["chain"]
         random = display(c.get("random_chain"), entry.scorer, "random_chain", c)
@@ -113,7 +154,13 @@ def leaderboard(views: Sequence[RunView]) -> list[list[str]]:
     for view in views:
         for entry in view.results.entries:
             conditions = [entry.condition] if entry.scorer != "text_prior_decomposition" else ["(all)"]
-            key = (view.name, entry.benchmark or view.benchmark or "", entry.model, conditions[0] or "", entry.template or "")
+            key = (
+                view.name,
+                entry.benchmark or view.benchmark or "",
+                entry.model,
+                conditions[0] or "",
+                entry.template or "",
+            )
             row = rows.setdefault(key, {"n": ""})
             if entry.scorer == "accuracy":
                 accuracy.setdefault(key, []).append(entry)

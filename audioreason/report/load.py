@@ -12,6 +12,7 @@ Each scorer result becomes one ``Entry`` (a scorer's numbers for one model under
 with its per-item rows); a scorer that did not run is kept in ``not_run`` with its reason, so the report can
 say why a figure is missing.
 """
+
 from __future__ import annotations
 
 import json
@@ -53,8 +54,12 @@ def reading(where: Any) -> Iterator[None]:
 # official scorer (the string match of their evaluation scripts on the whole reply, which `audioreason score`
 # puts in every rule's entry); AudioSpan: App. C.1, the reply is exactly one option letter.
 OFFICIAL = (None, "official_scorer_accuracy", "official MMAR/MMAU scorer")
-BENCHMARK_ACCURACY = {"mmar": OFFICIAL, "mmau": OFFICIAL, "mmau_test_mini": OFFICIAL,
-                      "audiospan": ("exact_letter", "accuracy", "exact_letter, AudioSpan App. C.1")}
+BENCHMARK_ACCURACY = {
+    "mmar": OFFICIAL,
+    "mmau": OFFICIAL,
+    "mmau_test_mini": OFFICIAL,
+    "audiospan": ("exact_letter", "accuracy", "exact_letter, AudioSpan App. C.1"),
+}
 
 
 def benchmark_key(name: Optional[str]) -> str:
@@ -88,7 +93,7 @@ class Entry:
 class Results:
     entries: list[Entry] = field(default_factory=list)
     not_run: list[dict[str, str]] = field(default_factory=list)  # {source, scorer, status, reason}
-    runs: list[dict[str, Any]] = field(default_factory=list)     # what produced each results.json
+    runs: list[dict[str, Any]] = field(default_factory=list)  # what produced each results.json
     sources: list[str] = field(default_factory=list)
 
     def of(self, scorer: str) -> list[Entry]:
@@ -148,24 +153,45 @@ def _score_output(path: Path, data: Mapping[str, Any], out: Results) -> None:
     items_file = path.with_name(ITEMS_FILE)
     if items_file.is_file():
         rows = read_json_records(items_file)
-    out.runs.append({"source": str(path), **{k: run.get(k) for k in ("model", "adapter", "description", "benchmark",
-                                                                      "status", "counts", "lmms_eval")},
-                     "scored": (data.get("scored") or {}).get("finished"), "options": options,
-                     "items_file": str(items_file) if rows else None, "audio_reliance": data.get("audio_reliance")})
+    out.runs.append(
+        {
+            "source": str(path),
+            **{
+                k: run.get(k) for k in ("model", "adapter", "description", "benchmark", "status", "counts", "lmms_eval")
+            },
+            "scored": (data.get("scored") or {}).get("finished"),
+            "options": options,
+            "items_file": str(items_file) if rows else None,
+            "audio_reliance": data.get("audio_reliance"),
+        }
+    )
     for scorer, section in (data.get("scorers") or {}).items():
         if not isinstance(section, Mapping):
             raise ResultsError(f"{path}: scorers.{scorer} is {type(section).__name__}, not an object")
         if section.get("status") != "ok":
-            out.not_run.append({"source": str(path), "scorer": scorer, "status": str(section.get("status")),
-                                "reason": str(section.get("reason") or "")})
+            out.not_run.append(
+                {
+                    "source": str(path),
+                    "scorer": scorer,
+                    "status": str(section.get("status")),
+                    "reason": str(section.get("reason") or ""),
+                }
+            )
             continue
         for n, result in enumerate(section.get("results") or []):
             if not isinstance(result, Mapping):
                 raise ResultsError(f"{path}: scorers.{scorer}.results[{n}] is not an object")
             result = dict(result) if file_scale is None else {"scale": file_scale, **result}
-            entry = Entry(scorer, dict(result), str(result.get("model") or run.get("model") or path.parent.name),
-                          run.get("benchmark"), result.get("condition"), result.get("template"), str(path),
-                          options=dict(options))
+            entry = Entry(
+                scorer,
+                dict(result),
+                str(result.get("model") or run.get("model") or path.parent.name),
+                run.get("benchmark"),
+                result.get("condition"),
+                result.get("template"),
+                str(path),
+                options=dict(options),
+            )
             entry.items = [row for row in rows if _row_of(row, entry)]
             out.entries.append(entry)
 
@@ -192,17 +218,29 @@ def _bare_results(path: Path, data: Any, out: Results) -> None:
             raise ResultsError(f"{where}: 'result' is {type(result).__name__}, not a scorer's result")
         scorer = element.get("scorer") or detect_scorer(result)
         if scorer not in SCORERS:
-            raise ResultsError(f"{where}: not a scorer's result (none of the keys a scorer writes: rubrics, rubric "
-                               f"and semantic, chain, text_prior, M1-M6, accuracy); give results.json of "
-                               f"`audioreason score` or a metric's compute() output")
+            raise ResultsError(
+                f"{where}: not a scorer's result (none of the keys a scorer writes: rubrics, rubric "
+                f"and semantic, chain, text_prior, M1-M6, accuracy); give results.json of "
+                f"`audioreason score` or a metric's compute() output"
+            )
         result = dict(result)
         items = result.pop("items", None) or []
         declaration = owner(scorer)
         if declaration is not None and declaration.name == scorer:
             result = declaration.bare(result)  # a compute() output as results.json's entry holds it
         model = element.get("model") or result.get("model") or path.stem
-        out.entries.append(Entry(scorer, result, str(model), element.get("benchmark"), element.get("condition"),
-                                 element.get("template"), where, [dict(i) for i in items if isinstance(i, Mapping)]))
+        out.entries.append(
+            Entry(
+                scorer,
+                result,
+                str(model),
+                element.get("benchmark"),
+                element.get("condition"),
+                element.get("template"),
+                where,
+                [dict(i) for i in items if isinstance(i, Mapping)],
+            )
+        )
 
 
 def load_results(paths: Union[str, Path, Sequence[Union[str, Path]]]) -> Results:
@@ -215,8 +253,11 @@ def load_results(paths: Union[str, Path, Sequence[Union[str, Path]]]) -> Results
         path = Path(given).expanduser()
         if path.is_dir():
             if not (path / RESULTS_FILE).is_file():
-                hint = (" (it holds a run: score it first with `audioreason score`)" if (path / "run.json").is_file()
-                        else "")
+                hint = (
+                    " (it holds a run: score it first with `audioreason score`)"
+                    if (path / "run.json").is_file()
+                    else ""
+                )
                 raise ResultsError(f"{path}: no {RESULTS_FILE} in this folder{hint}")
             path = path / RESULTS_FILE
         if not path.is_file():
@@ -236,5 +277,16 @@ def unique(values: Iterable[Any]) -> list[Any]:
     return [v for v in dict.fromkeys(values) if v is not None]
 
 
-__all__ = ["Entry", "ITEMS_FILE", "RESULTS_FILE", "Results", "ResultsError", "SCORERS", "detect_scorer",
-           "load_results", "read_json", "reading", "unique"]
+__all__ = [
+    "Entry",
+    "ITEMS_FILE",
+    "RESULTS_FILE",
+    "Results",
+    "ResultsError",
+    "SCORERS",
+    "detect_scorer",
+    "load_results",
+    "read_json",
+    "reading",
+    "unique",
+]

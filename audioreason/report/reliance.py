@@ -1,6 +1,7 @@
 """The report's audio-reliance table: each scored run's check (``evaluation.reliance``), its verdict with the
 share of outputs that changed under silence or shuffled audio and the accuracy under each condition, with
 their intervals; a run scored without the check is listed as not checked, with why."""
+
 from __future__ import annotations
 
 from typing import Any, Mapping, Optional
@@ -31,17 +32,40 @@ def reliance_table(results: Results) -> Optional[Table]:
             continue
         for e in section.get("results") or []:
             acc = e.get("accuracy") or {}
-            rows.append([name, str(e.get("template")), str(e.get("verdict")),
-                         _value((e.get("changed") or {}).get("either"), "share"),
-                         *(_value(acc.get(c), "accuracy") for c in ("full", "silence", "shuffled")),
-                         str(e.get("n")), str(e.get("reason"))])
+            rows.append(
+                [
+                    name,
+                    str(e.get("template")),
+                    str(e.get("verdict")),
+                    _value((e.get("changed") or {}).get("either"), "share"),
+                    *(_value(acc.get(c), "accuracy") for c in ("full", "silence", "shuffled")),
+                    str(e.get("n")),
+                    str(e.get("reason")),
+                ]
+            )
     if not rows:
         return None
-    return Table("audio_reliance", TITLE, ["run", "template", "verdict", "outputs changed", "accuracy full",
-                                           "accuracy silence", "accuracy shuffled", "n", "reason"], rows,
-                 ["Checked items run again with silence of the same length and with another item's audio "
-                  "(audioreason run --audio-check N); audio ignored: no output changed, or the accuracy under "
-                  "silence lies inside full's interval. [lo, hi]: Wilson intervals."])
+    return Table(
+        "audio_reliance",
+        TITLE,
+        [
+            "run",
+            "template",
+            "verdict",
+            "outputs changed",
+            "accuracy full",
+            "accuracy silence",
+            "accuracy shuffled",
+            "n",
+            "reason",
+        ],
+        rows,
+        [
+            "Checked items run again with silence of the same length and with another item's audio "
+            "(audioreason run --audio-check N); audio ignored: no output changed, or the accuracy under "
+            "silence lies inside full's interval. [lo, hi]: Wilson intervals."
+        ],
+    )
 
 
 __all__ = ["reliance_table"]

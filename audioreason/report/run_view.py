@@ -12,6 +12,7 @@ line naming it.
 ``read_run`` only reads; ``runs.open_run``, what callers use, also checks that the run's leaderboard rows and
 item table can be shown.
 """
+
 from __future__ import annotations
 
 import json
@@ -20,8 +21,19 @@ from functools import cached_property
 from pathlib import Path
 from typing import Any, Mapping, Optional
 
-from .load import (BENCHMARK_ACCURACY, ITEMS_FILE, RESULTS_FILE, Results, ResultsError, benchmark_key,
-                   load_results, read_json, read_json_records, reading, unique)
+from .load import (
+    BENCHMARK_ACCURACY,
+    ITEMS_FILE,
+    RESULTS_FILE,
+    Results,
+    ResultsError,
+    benchmark_key,
+    load_results,
+    read_json,
+    read_json_records,
+    reading,
+    unique,
+)
 
 RUN_FILE, OUTPUTS_FILE = "run.json", "outputs.jsonl"  # the names `audioreason run` writes
 BENCHMARK_ITEMS_FILE = "benchmark_items.jsonl"
@@ -34,15 +46,16 @@ class RunView:
     folder: Path
     run: dict[str, Any]
     results: Results
-    outputs: dict[str, dict[str, Any]]   # output key -> the runner's record
-    rows: dict[str, dict[str, Any]]      # output key -> items.jsonl row (each scorer's per-item values)
-    items: dict[str, dict[str, Any]]     # item id -> the benchmark item (no audio bytes)
+    outputs: dict[str, dict[str, Any]]  # output key -> the runner's record
+    rows: dict[str, dict[str, Any]]  # output key -> items.jsonl row (each scorer's per-item values)
+    items: dict[str, dict[str, Any]]  # item id -> the benchmark item (no audio bytes)
     notes: list[str] = field(default_factory=list)
 
     @property
     def benchmark(self) -> Optional[str]:
         return (self.run.get("config") or {}).get("benchmark") or next(
-            (r.get("benchmark") for r in self.results.runs if r.get("benchmark")), None)
+            (r.get("benchmark") for r in self.results.runs if r.get("benchmark")), None
+        )
 
     @cached_property
     def benchmark_rule(self) -> Optional[str]:
@@ -91,8 +104,10 @@ def _benchmark_items(folder: Path, run: Mapping[str, Any], notes: list[str]) -> 
             if item["audio"] is None and audio:
                 outside.append(str(audio))
         if outside:
-            notes.append(f"{len(outside)} item(s) of {BENCHMARK_ITEMS_FILE} name audio outside the bundle "
-                         f"({', '.join(map(repr, outside[:3]))}{', ...' if len(outside) > 3 else ''}): not played")
+            notes.append(
+                f"{len(outside)} item(s) of {BENCHMARK_ITEMS_FILE} name audio outside the bundle "
+                f"({', '.join(map(repr, outside[:3]))}{', ...' if len(outside) > 3 else ''}): not played"
+            )
         return {str(it.get("id")): it for it in items}
     config = run.get("config") or {}
     if not config.get("benchmark") or not config.get("data"):
@@ -101,11 +116,18 @@ def _benchmark_items(folder: Path, run: Mapping[str, Any], notes: list[str]) -> 
     try:
         from ..inference.runner import load_items
 
-        loaded = load_items(config["benchmark"], config["data"], config.get("benchmark_config"), config.get("limit"),
-                            config.get("on_missing_audio") or "raise")
+        loaded = load_items(
+            config["benchmark"],
+            config["data"],
+            config.get("benchmark_config"),
+            config.get("limit"),
+            config.get("on_missing_audio") or "raise",
+        )
     except (ImportError, OSError, ValueError) as err:
-        notes.append(f"the benchmark items at {config['data']!r} cannot be read here ({type(err).__name__}: {err}); "
-                     "the questions, choices and audio are not shown")
+        notes.append(
+            f"the benchmark items at {config['data']!r} cannot be read here ({type(err).__name__}: {err}); "
+            "the questions, choices and audio are not shown"
+        )
         return {}
     return {str(it["id"]): _plain_item(it) for it in loaded}
 
@@ -144,8 +166,14 @@ def read_run(path: Path) -> RunView:
         for entry in results.entries:
             for n, item_row in enumerate(entry.items):
                 key = f"{entry.source}#{n}"
-                rows[key] = {"key": key, "id": str(item_row.get("id", n)), "model": entry.model,
-                             "condition": entry.condition, "template": entry.template, entry.scorer: item_row}
+                rows[key] = {
+                    "key": key,
+                    "id": str(item_row.get("id", n)),
+                    "model": entry.model,
+                    "condition": entry.condition,
+                    "template": entry.template,
+                    entry.scorer: item_row,
+                }
     return RunView(folder.name if path.is_dir() else path.name, folder, run, results, outputs, rows, items, notes)
 
 

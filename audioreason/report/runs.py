@@ -2,6 +2,7 @@
 (``run_view.read_run``) and builds its leaderboard rows and item table once, so that a field of the wrong
 type is a ``ResultsError`` naming the file when the run is opened, not later in a Space handler; ``open_runs``
 opens several, with an error line for each that does not open."""
+
 from __future__ import annotations
 
 from pathlib import Path

@@ -16,6 +16,7 @@ Everything shown goes through ``fraction`` (to a number in [0, 1]) and ``display
 (None, NaN: unavailable or undefined) is "n/a", never 0; so is a judged score whose judged items all failed
 (``unavailable``, ``judged``: a headline or one breakdown row).
 """
+
 from __future__ import annotations
 
 import math
@@ -34,8 +35,10 @@ LEGACY_PERCENT_FIELDS: dict[str, frozenset[str]] = {
 # raters' satisfied/total).
 LEGACY_FRACTION_FIELDS: dict[str, frozenset[str]] = {"mmar_rubrics": frozenset({"item.score"})}
 # The headline values that tell an old result: any above 1 cannot be a fraction.
-LEGACY_HEADLINES: dict[str, tuple[str, ...]] = {"mmar_rubrics": ("rubrics", "accuracy"),
-                                                "audiospan_rubric": ("rubric", "semantic", "temporal")}
+LEGACY_HEADLINES: dict[str, tuple[str, ...]] = {
+    "mmar_rubrics": ("rubrics", "accuracy"),
+    "audiospan_rubric": ("rubric", "semantic", "temporal"),
+}
 
 
 def _legacy_percent(scorer: str, result: Optional[Mapping[str, Any]]) -> bool:
@@ -45,8 +48,13 @@ def _legacy_percent(scorer: str, result: Optional[Mapping[str, Any]]) -> bool:
     values = [result.get(k) for k in LEGACY_HEADLINES.get(scorer, ())]
     if scorer == "text_prior_decomposition":
         per_model = (result.get("retention") or {}).get("per_model") or {}
-        values = [v.get("R_N") for per_n in per_model.values() if isinstance(per_n, Mapping)
-                  for v in per_n.values() if isinstance(v, Mapping)]
+        values = [
+            v.get("R_N")
+            for per_n in per_model.values()
+            if isinstance(per_n, Mapping)
+            for v in per_n.values()
+            if isinstance(v, Mapping)
+        ]
     return any((number(v) or 0) > 1 for v in values)
 
 
@@ -56,7 +64,7 @@ STATED = {100: PERCENT, "100": PERCENT, "0-100": PERCENT, 1: FRACTION, "1": FRAC
 def stated_scale(stated: Any, where: str) -> float:
     """A stated scale (100, 1, "0-100", "0-1") as the value of a perfect score; anything else is an error."""
     if isinstance(stated, bool) or not isinstance(stated, (int, float, str)) or stated not in STATED:
-        raise ValueError(f"{where} states scale {stated!r}; expected 1, 100, \"0-1\" or \"0-100\"")
+        raise ValueError(f'{where} states scale {stated!r}; expected 1, 100, "0-1" or "0-100"')
     return STATED[stated]
 
 
@@ -135,5 +143,19 @@ def rater_spread(values: Any) -> str:
     return f"; rater sd {'n/a' if sd is None else f'{sd:.{DECIMALS}f}'} ({raters} rater{'' if raters == 1 else 's'})"
 
 
-__all__ = ["DECIMALS", "FRACTION", "LEGACY_FRACTION_FIELDS", "LEGACY_PERCENT_FIELDS", "PERCENT", "display", "fraction",
-           "interval", "judged", "number", "rater_spread", "scale_of", "stated_scale", "unavailable"]
+__all__ = [
+    "DECIMALS",
+    "FRACTION",
+    "LEGACY_FRACTION_FIELDS",
+    "LEGACY_PERCENT_FIELDS",
+    "PERCENT",
+    "display",
+    "fraction",
+    "interval",
+    "judged",
+    "number",
+    "rater_spread",
+    "scale_of",
+    "stated_scale",
+    "unavailable",
+]

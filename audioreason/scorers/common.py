@@ -2,6 +2,7 @@
 distinct (an id keys the judge cache and the per-item rows, and a repeated one would count a question twice).
 Each scorer's ``check_items`` keeps its own fields: their records differ by design (an MMAR item, an AudioSpan
 open-ended item, an MCQ)."""
+
 from __future__ import annotations
 
 from typing import Any, Mapping

@@ -6,6 +6,7 @@ Only the shape lives here (plain data and the callables' places; it imports noth
 declarations themselves build results sections and printed rows, so they sit in layer 9 (ARCHITECTURE.md):
 a scorer's ``formulas.py`` and ``scorer.py`` (layer 6) never import them.
 """
+
 from __future__ import annotations
 
 from dataclasses import dataclass, field
@@ -33,14 +34,14 @@ class Results:
 class Judged:
     """How the run scoring gets a judged scorer its judge and runs it (``evaluation.score``)."""
 
-    client: Callable[[str, Any], Any]                   # (model, JudgeOptions) -> an OpenAI-compatible judge
-    to_judge: Callable[[Any], int]                      # (the run) -> items sent to the judge (progress)
+    client: Callable[[str, Any], Any]  # (model, JudgeOptions) -> an OpenAI-compatible judge
+    to_judge: Callable[[Any], int]  # (the run) -> items sent to the judge (progress)
     make_scorer: Callable[[Any, Any, str, Mapping[str, Any]], Any]  # (judge, ScoreOptions, cache, options)
-    section: Callable[..., Any]                         # (make_scorer, sets, items, uncertainty) -> Section
-    headline: str                                       # the entry's headline, unavailable when every item failed
-    prompt_sha256: Callable[[Any], str]                 # (a scorer) -> the sha256 of the wording it sends
-    default_model: Optional[str] = None                 # the judge model when none is given
-    no_model: str = ""                                  # without a default: why there is no judge
+    section: Callable[..., Any]  # (make_scorer, sets, items, uncertainty) -> Section
+    headline: str  # the entry's headline, unavailable when every item failed
+    prompt_sha256: Callable[[Any], str]  # (a scorer) -> the sha256 of the wording it sends
+    default_model: Optional[str] = None  # the judge model when none is given
+    no_model: str = ""  # without a default: why there is no judge
     protocol: Callable[[Any], dict] = field(default=lambda scorer: {})  # (a scorer) -> its own protocol fields
 
 

@@ -7,6 +7,7 @@ which run, in what order, which are judged), the printed table (``evaluation.tab
 A new scorer: its folder ``scorers/<name>/`` (``formulas.py``, ``scorer.py``, ``declaration.py`` with its
 ``DECLARATION``, ``scorers.declare``) and its line below. Layer 9 (ARCHITECTURE.md), as the declarations.
 """
+
 from __future__ import annotations
 
 from typing import Any, Mapping, Optional, Sequence
@@ -20,6 +21,7 @@ from audioreason.scorers.mmar_rubrics.declaration import DECLARATION as MMAR_RUB
 from audioreason.scorers.audiospan_rubric.declaration import DECLARATION as AUDIOSPAN_RUBRIC
 from audioreason.scorers.anchor_chain.declaration import DECLARATION as ANCHOR_CHAIN
 from audioreason.scorers.text_prior.declaration import DECLARATION as TEXT_PRIOR
+
 DECLARATIONS: tuple[Declaration, ...] = (ARIA, MMAR_RUBRICS, AUDIOSPAN_RUBRIC, ANCHOR_CHAIN, TEXT_PRIOR)
 
 ACCURACY = "accuracy"  # the run scoring's own section (evaluation.sections): answer extraction, no scorer folder
@@ -44,13 +46,22 @@ def owner(section: str) -> Optional[Declaration]:
     return next((d for d in DECLARATIONS if section in d.sections), None)
 
 
-def fit_reason(scorer: str, benchmark: str, items: Sequence[Mapping[str, Any]], sets: Sequence[Any]
-               ) -> Optional[str]:
+def fit_reason(scorer: str, benchmark: str, items: Sequence[Mapping[str, Any]], sets: Sequence[Any]) -> Optional[str]:
     """Why ``scorer`` does not fit this run (None when it does)."""
     if scorer == ACCURACY:
         return accuracy_fit(benchmark, items, sets)
     return declaration(scorer).fit(benchmark, items, sets)
 
 
-__all__ = ["ACCURACY", "BY_NAME", "DECLARATIONS", "JUDGED", "NAMES", "SCORERS", "SECTIONS", "declaration",
-           "fit_reason", "owner"]
+__all__ = [
+    "ACCURACY",
+    "BY_NAME",
+    "DECLARATIONS",
+    "JUDGED",
+    "NAMES",
+    "SCORERS",
+    "SECTIONS",
+    "declaration",
+    "fit_reason",
+    "owner",
+]

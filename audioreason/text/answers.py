@@ -13,6 +13,7 @@ Three families, each documented in README.md ("Answer extraction"):
 Every extractor returns an ``ExtractedAnswer`` whose ``method`` says how it decided, so unanswered rates
 and the share of each rule can be reported with the score.
 """
+
 from __future__ import annotations
 
 import re
@@ -70,7 +71,7 @@ def bare_letter_index(prediction: str, n_choices: int) -> Optional[int]:
 
 def _contains_run(haystack: list[str], needle: list[str]) -> bool:
     n = len(needle)
-    return n > 0 and any(haystack[i:i + n] == needle for i in range(len(haystack) - n + 1))
+    return n > 0 and any(haystack[i : i + n] == needle for i in range(len(haystack) - n + 1))
 
 
 def strict_string_match(answer: str, prediction: str, choices: Sequence[str]) -> bool:
@@ -88,13 +89,13 @@ def strict_string_match(answer: str, prediction: str, choices: Sequence[str]) ->
     if not official_string_match(answer, prediction, choices):
         return False
     gold_seq = _WORD.findall(answer.lower())
-    reordered = [seq for seq in (_WORD.findall(c.lower()) for c in choices)
-                 if set(seq) == set(gold_seq) and seq != gold_seq]
+    reordered = [
+        seq for seq in (_WORD.findall(c.lower()) for c in choices) if set(seq) == set(gold_seq) and seq != gold_seq
+    ]
     if not reordered:
         return True
     predicted_seq = _WORD.findall(prediction.lower())
-    return _contains_run(predicted_seq, gold_seq) and not any(
-        _contains_run(predicted_seq, seq) for seq in reordered)
+    return _contains_run(predicted_seq, gold_seq) and not any(_contains_run(predicted_seq, seq) for seq in reordered)
 
 
 def extract_string_match(prediction: str, choices: Sequence[str], *, strict: bool = False) -> ExtractedAnswer:
@@ -108,8 +109,9 @@ def extract_string_match(prediction: str, choices: Sequence[str], *, strict: boo
     accepted = [i for i, c in enumerate(choices) if rule(c, prediction or "", choices)]
     texts = {choices[i].strip() for i in accepted}
     if len(texts) == 1:
-        return ExtractedAnswer(accepted[0], "strict_match" if strict else "official_match",
-                               prediction, choices[accepted[0]])
+        return ExtractedAnswer(
+            accepted[0], "strict_match" if strict else "official_match", prediction, choices[accepted[0]]
+        )
     return ExtractedAnswer(None, "ambiguous" if texts else UNANSWERED, prediction)
 
 
@@ -141,7 +143,7 @@ def aria_candidate(output: str, tags: str = "bracket") -> Optional[str]:
         found = list(_ANSWER_TAG.finditer(output))
         if not found:
             return None
-        after = output[found[-1].end():]
+        after = output[found[-1].end() :]
     elif tags == "tolerant":
         slots = parse_cot(output)
         if "answer" in slots.missing:
@@ -154,8 +156,9 @@ def aria_candidate(output: str, tags: str = "bracket") -> Optional[str]:
     return first_line.strip(_STRIP_CHARS)
 
 
-def extract_aria(output: Any, choices: Sequence[str], *, tags: str = "bracket",
-                 substring: str = "first") -> ExtractedAnswer:
+def extract_aria(
+    output: Any, choices: Sequence[str], *, tags: str = "bracket", substring: str = "first"
+) -> ExtractedAnswer:
     """ARIA-Rubrics Appendix E answer extraction.
 
     Stage 1 takes the candidate after the last ``[ANSWER]`` tag (``aria_candidate``). Stage 2 compares it,
@@ -208,7 +211,8 @@ _OPTION_LETTER = r"[(\[]?\s*\**\s*(?:([B-Z])\b(?![-'’])|(A)(?=\s*[).:\],;*]|\s
 _STATEMENT = re.compile(
     r"(?i:(?:final\s+|correct\s+)?answer\s*(?:is|would\s+be|should\s+be|[:：=])|"
     r"(?:correct|right|best)\s+(?:option|choice)\s+is|I\s+(?:choose|select|pick)|"
-    r"答案(?:是|为)?[:：]?|选择?)\s*[:：]?\s*(?i:option|choice)?\s*" + _OPTION_LETTER)
+    r"答案(?:是|为)?[:：]?|选择?)\s*[:：]?\s*(?i:option|choice)?\s*" + _OPTION_LETTER
+)
 _LEADING = re.compile(r"^\s*[*_`]*\s*(?:\(([A-Z])\)|([B-Z])[).:]|(A)[).:])")
 _NORM = re.compile(r"\w+")
 
@@ -248,8 +252,9 @@ def _content_in(text: str, choices: Sequence[str]) -> Optional[int]:
 Judge = Callable[[str, str, Sequence[str]], Optional[int]]
 
 
-def extract_hybrid(output: Any, choices: Sequence[str], *, question: str = "",
-                   judge: Optional[Judge] = None) -> ExtractedAnswer:
+def extract_hybrid(
+    output: Any, choices: Sequence[str], *, question: str = "", judge: Optional[Judge] = None
+) -> ExtractedAnswer:
     """Hybrid MCQ extraction of "All That Glitters Is Not Audio" (§3.3).
 
     ``<think>`` blocks are removed; then, first in the answer slot (when the output has one) and then in
@@ -267,8 +272,10 @@ def extract_hybrid(output: Any, choices: Sequence[str], *, question: str = "",
         return ExtractedAnswer(None, UNANSWERED, visible)
     slots = parse_cot(visible)
     regions = ([slots.answer] if "answer" not in slots.missing and slots.source == "output" else []) + [visible]
-    for finder, method in ((lambda t: _letter_in(t, len(choices)), "letter_regex"),
-                           (lambda t: _content_in(t, choices), "content")):
+    for finder, method in (
+        (lambda t: _letter_in(t, len(choices)), "letter_regex"),
+        (lambda t: _content_in(t, choices), "content"),
+    ):
         for region in regions:
             index = finder(region)
             if index is not None:
@@ -289,6 +296,7 @@ def extract_hybrid(output: Any, choices: Sequence[str], *, question: str = "",
 # ---------------------------------------------------------------------------------------------
 # Scoring helpers
 # ---------------------------------------------------------------------------------------------
+
 
 def is_gold(extracted: ExtractedAnswer, answer: str) -> bool:
     """Whether the extracted choice is the gold answer (compared by text, so a duplicated choice

@@ -4,16 +4,17 @@ Multiple-choice items (native Accuracy and anchor Chain) use ``MCQ_INSTRUCTION``
 (Rubric) use ``OEQ_INSTRUCTION``. ``build_prompt(item)`` writes the text prompt the runner sends with the
 audio: the instruction, the question, then for an MCQ one option per line as ``A. text``.
 """
+
 from __future__ import annotations
 
 from typing import Any, Mapping, Sequence
 
 from audioreason.text.cot import LETTERS
 
-MCQ_INSTRUCTION = ("Listen carefully to the audio and answer the following question. "
-                   "Answer with ONLY the option letter.")
-OEQ_INSTRUCTION = ("Listen carefully to the audio and answer the following question. "
-                   "Cite audio timestamps in your analysis.")
+MCQ_INSTRUCTION = "Listen carefully to the audio and answer the following question. Answer with ONLY the option letter."
+OEQ_INSTRUCTION = (
+    "Listen carefully to the audio and answer the following question. Cite audio timestamps in your analysis."
+)
 TEMPLATES = {"mcq": MCQ_INSTRUCTION, "oeq": OEQ_INSTRUCTION}
 
 

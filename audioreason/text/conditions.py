@@ -13,6 +13,7 @@ the clip, another item's clip); frag:N:k = the k-th (0-based) of N equal-duratio
 the text-prior scorer takes full, none, tb and fragments. A run's request may also name ``frag`` or ``frag:N``,
 which expand to several conditions: that grammar is the runner's (``inference.conditions.expand_condition``).
 """
+
 from __future__ import annotations
 
 import re
@@ -27,9 +28,9 @@ _FRAGMENT = re.compile(r"^frag:(\d+):(\d+)$")
 
 @dataclass(frozen=True, order=True)
 class Condition:
-    kind: str                 # full | none | tb | frag | anchored | silence | shuffled
-    n: Optional[int] = None   # fragments per clip (frag only)
-    k: Optional[int] = None   # fragment index, 0-based (frag only)
+    kind: str  # full | none | tb | frag | anchored | silence | shuffled
+    n: Optional[int] = None  # fragments per clip (frag only)
+    k: Optional[int] = None  # fragment index, 0-based (frag only)
 
     @property
     def name(self) -> str:

@@ -6,6 +6,7 @@ acoustic properties and temporal order without interpretation; Analysis links ob
 meanings without concluding; Reasoning weighs the evidence and eliminates alternatives; Answer states
 the final choice.
 """
+
 from __future__ import annotations
 
 import re
@@ -51,8 +52,7 @@ def build_cot_prompt(question: str, choices: Sequence[str]) -> str:
     if not choices:
         raise ValueError("a multiple-choice prompt needs at least one choice")
     example = choices[1] if len(choices) > 1 else choices[0]
-    return COT_TEMPLATE.format(question=question.strip(), choices=format_choices(choices),
-                               example_choice=example)
+    return COT_TEMPLATE.format(question=question.strip(), choices=format_choices(choices), example_choice=example)
 
 
 # ---------------------------------------------------------------------------------------------
@@ -88,10 +88,10 @@ _LINE_HEADER = re.compile(
 _CLOSING_TAG = re.compile(rf"(?:\[/|</)\s*(?:{_ANY_WORD})\s*(?:\]|>)", re.IGNORECASE)
 _THINK_BLOCK = re.compile(r"<think>(.*?)(?:</think>|\Z)", re.IGNORECASE | re.DOTALL)
 _THINK_CLOSE = re.compile(r"</think>", re.IGNORECASE)
-_ENTITIES_LABEL = re.compile(r"(?:\*\*|__)?[ \t]*entit(?:y|ies)[ \t]*(?:\*\*|__)?[ \t]*[:：][ \t]*(?:\*\*|__)?",
-                             re.IGNORECASE)
-_DESCRIPTION_LABEL = re.compile(r"(?:\*\*|__)?\s*description\s*(?:\*\*|__)?\s*[:：]\s*(?:\*\*|__)?",
-                                re.IGNORECASE)
+_ENTITIES_LABEL = re.compile(
+    r"(?:\*\*|__)?[ \t]*entit(?:y|ies)[ \t]*(?:\*\*|__)?[ \t]*[:：][ \t]*(?:\*\*|__)?", re.IGNORECASE
+)
+_DESCRIPTION_LABEL = re.compile(r"(?:\*\*|__)?\s*description\s*(?:\*\*|__)?\s*[:：]\s*(?:\*\*|__)?", re.IGNORECASE)
 _BULLET = re.compile(r"^\s*(?:[-*+•]|\d+[.)])\s+(.*\S)\s*$")
 _ENTITY_SPLIT = re.compile(r"[,;，；、]")
 
@@ -107,7 +107,7 @@ def split_think(text: str) -> tuple[str, str]:
     close = list(_THINK_CLOSE.finditer(visible))
     if close:
         thoughts.insert(0, visible[: close[-1].start()])
-        visible = visible[close[-1].end():]
+        visible = visible[close[-1].end() :]
     return visible, "\n".join(t.strip() for t in thoughts if t.strip())
 
 
@@ -150,11 +150,11 @@ def _perception_parts(perception: str) -> tuple[list[str], str]:
     label = _ENTITIES_LABEL.search(perception)
     if not label:
         return [], perception
-    after = perception[label.end():]
+    after = perception[label.end() :]
     desc_label = _DESCRIPTION_LABEL.search(after)
     first_line, _, remainder = after.partition("\n")
     if desc_label and desc_label.start() <= len(first_line):  # "Entities: a, b. Description: ..."
-        entity_text, description = after[: desc_label.start()], after[desc_label.end():]
+        entity_text, description = after[: desc_label.start()], after[desc_label.end() :]
         return _split_entities(entity_text), description.strip()
     if first_line.strip():
         entities = _split_entities(first_line)
@@ -173,7 +173,7 @@ def _perception_parts(perception: str) -> tuple[list[str], str]:
         rest = "\n".join(rest_lines)
     before = perception[: label.start()].strip()
     desc_label = _DESCRIPTION_LABEL.search(rest)
-    description = rest[desc_label.end():] if desc_label else rest
+    description = rest[desc_label.end() :] if desc_label else rest
     description = "\n".join(p for p in (before, description.strip()) if p)
     return entities, description.strip()
 
@@ -194,8 +194,13 @@ def _parse_visible(text: str) -> CoTSlots | None:
             chosen[slot] = next((t for t in reversed(texts) if t), "")
     entities, description = _perception_parts(chosen["perception"])
     missing = tuple(s for s in SLOT_NAMES if not chosen[s]) + (() if entities else ("entities",))
-    return CoTSlots(entities=entities, description=_clean(description), missing=missing,
-                    repeated={s: len(t) for s, t in sections.items() if len(t) > 1}, **chosen)
+    return CoTSlots(
+        entities=entities,
+        description=_clean(description),
+        missing=missing,
+        repeated={s: len(t) for s, t in sections.items() if len(t) > 1},
+        **chosen,
+    )
 
 
 def parse_cot(output: Any) -> CoTSlots:

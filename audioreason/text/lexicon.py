@@ -15,6 +15,7 @@ CC BY-SA 4.0), which the repository ships as ``tests/data/audioset_ontology.json
 
     python -c "from audioreason.text.lexicon import write_audio_vocabulary; write_audio_vocabulary('tests/data/audioset_ontology.json')"
 """
+
 from __future__ import annotations
 
 import hashlib
@@ -28,35 +29,227 @@ from lemminflect import getLemma
 
 # NLTK 3.8 `stopwords.words("english")`, in NLTK's order (179 words). Written out so NLTK is not a dependency.
 NLTK_STOPWORDS: tuple[str, ...] = (
-    "i", "me", "my", "myself", "we", "our", "ours", "ourselves", "you", "you're", "you've", "you'll",
-    "you'd", "your", "yours", "yourself", "yourselves", "he", "him", "his", "himself", "she", "she's",
-    "her", "hers", "herself", "it", "it's", "its", "itself", "they", "them", "their", "theirs",
-    "themselves", "what", "which", "who", "whom", "this", "that", "that'll", "these", "those", "am", "is",
-    "are", "was", "were", "be", "been", "being", "have", "has", "had", "having", "do", "does", "did",
-    "doing", "a", "an", "the", "and", "but", "if", "or", "because", "as", "until", "while", "of", "at",
-    "by", "for", "with", "about", "against", "between", "into", "through", "during", "before", "after",
-    "above", "below", "to", "from", "up", "down", "in", "out", "on", "off", "over", "under", "again",
-    "further", "then", "once", "here", "there", "when", "where", "why", "how", "all", "any", "both",
-    "each", "few", "more", "most", "other", "some", "such", "no", "nor", "not", "only", "own", "same",
-    "so", "than", "too", "very", "s", "t", "can", "will", "just", "don", "don't", "should", "should've",
-    "now", "d", "ll", "m", "o", "re", "ve", "y", "ain", "aren", "aren't", "couldn", "couldn't", "didn",
-    "didn't", "doesn", "doesn't", "hadn", "hadn't", "hasn", "hasn't", "haven", "haven't", "isn", "isn't",
-    "ma", "mightn", "mightn't", "mustn", "mustn't", "needn", "needn't", "shan", "shan't", "shouldn",
-    "shouldn't", "wasn", "wasn't", "weren", "weren't", "won", "won't", "wouldn", "wouldn't",
+    "i",
+    "me",
+    "my",
+    "myself",
+    "we",
+    "our",
+    "ours",
+    "ourselves",
+    "you",
+    "you're",
+    "you've",
+    "you'll",
+    "you'd",
+    "your",
+    "yours",
+    "yourself",
+    "yourselves",
+    "he",
+    "him",
+    "his",
+    "himself",
+    "she",
+    "she's",
+    "her",
+    "hers",
+    "herself",
+    "it",
+    "it's",
+    "its",
+    "itself",
+    "they",
+    "them",
+    "their",
+    "theirs",
+    "themselves",
+    "what",
+    "which",
+    "who",
+    "whom",
+    "this",
+    "that",
+    "that'll",
+    "these",
+    "those",
+    "am",
+    "is",
+    "are",
+    "was",
+    "were",
+    "be",
+    "been",
+    "being",
+    "have",
+    "has",
+    "had",
+    "having",
+    "do",
+    "does",
+    "did",
+    "doing",
+    "a",
+    "an",
+    "the",
+    "and",
+    "but",
+    "if",
+    "or",
+    "because",
+    "as",
+    "until",
+    "while",
+    "of",
+    "at",
+    "by",
+    "for",
+    "with",
+    "about",
+    "against",
+    "between",
+    "into",
+    "through",
+    "during",
+    "before",
+    "after",
+    "above",
+    "below",
+    "to",
+    "from",
+    "up",
+    "down",
+    "in",
+    "out",
+    "on",
+    "off",
+    "over",
+    "under",
+    "again",
+    "further",
+    "then",
+    "once",
+    "here",
+    "there",
+    "when",
+    "where",
+    "why",
+    "how",
+    "all",
+    "any",
+    "both",
+    "each",
+    "few",
+    "more",
+    "most",
+    "other",
+    "some",
+    "such",
+    "no",
+    "nor",
+    "not",
+    "only",
+    "own",
+    "same",
+    "so",
+    "than",
+    "too",
+    "very",
+    "s",
+    "t",
+    "can",
+    "will",
+    "just",
+    "don",
+    "don't",
+    "should",
+    "should've",
+    "now",
+    "d",
+    "ll",
+    "m",
+    "o",
+    "re",
+    "ve",
+    "y",
+    "ain",
+    "aren",
+    "aren't",
+    "couldn",
+    "couldn't",
+    "didn",
+    "didn't",
+    "doesn",
+    "doesn't",
+    "hadn",
+    "hadn't",
+    "hasn",
+    "hasn't",
+    "haven",
+    "haven't",
+    "isn",
+    "isn't",
+    "ma",
+    "mightn",
+    "mightn't",
+    "mustn",
+    "mustn't",
+    "needn",
+    "needn't",
+    "shan",
+    "shan't",
+    "shouldn",
+    "shouldn't",
+    "wasn",
+    "wasn't",
+    "weren",
+    "weren't",
+    "won",
+    "won't",
+    "wouldn",
+    "wouldn't",
 )
 
 # The paper's "30 custom" stopwords are not published. Ours: words of the CoT template itself and the
 # hedging/discourse words every CoT repeats; none names a sound. Generic audio words (audio, sound, speech,
 # voice, music, song, instrument) are deliberately absent: the paper counts them (its Table 12).
 # could/would/might need no entry: they lemmatise to can/will/may, which are already stopwords.
-CUSTOM_STOPWORDS: frozenset[str] = frozenset({
-    # the four-step template's own words
-    "perception", "analysis", "reasoning", "reason", "answer", "entity", "entities", "description",
-    "step", "question", "option", "choice",
-    # discourse and hedging
-    "therefore", "thus", "hence", "however", "likely", "suggest", "indicate", "based", "also", "may",
-    "must", "seem", "perhaps", "possibly", "probably", "overall", "conclusion", "correct",
-})
+CUSTOM_STOPWORDS: frozenset[str] = frozenset(
+    {
+        # the four-step template's own words
+        "perception",
+        "analysis",
+        "reasoning",
+        "reason",
+        "answer",
+        "entity",
+        "entities",
+        "description",
+        "step",
+        "question",
+        "option",
+        "choice",
+        # discourse and hedging
+        "therefore",
+        "thus",
+        "hence",
+        "however",
+        "likely",
+        "suggest",
+        "indicate",
+        "based",
+        "also",
+        "may",
+        "must",
+        "seem",
+        "perhaps",
+        "possibly",
+        "probably",
+        "overall",
+        "conclusion",
+        "correct",
+    }
+)
 
 STOPWORDS: frozenset[str] = frozenset(NLTK_STOPWORDS) | CUSTOM_STOPWORDS
 
@@ -114,21 +307,20 @@ NON_SOUND_WORD_GROUPS: dict[str, str] = {
     # would match the everyday verb), and "saw" (Sawing), whose word vector is the past tense of "see"
     "grammar and lemmatiser leftovers": "etc non dive leave type file write saw",
     "mood, occasion and use of music": "angry happy sad funny scary tender excite birthday christmas wed theme "
-                                       "background dance video game",
+    "background dance video game",
     "places, cultures and eras": "africa america asia latin eastern middle french bollywood christian traditional "
-                                 "independent new age oldschool progressive psychedelic carioca",
+    "independent new age oldschool progressive psychedelic carioca",
     "genre names whose everyday sense is not a sound": "house country soul trap grime garage swing blue jungle dub "
-                                                       "hip hop",
+    "hip hop",
     # "Children playing", "Keys jangling", "Bird call": the sound is named by the other words of the class
     "everyday words that only name a sound inside a compound": "play key call",
-    "qualifiers and parts of compound names that name no sound alone":
-        "air alert battle belly block bowl busy cap card cash change civil clear close open communication computer "
-        "condition cream ice defense dental dentist detector domestic home double duct effect emission otoacoustic "
-        "electric emergency farm fastener hook loop fill finger fix flight fork hair hand hat kit land lawn lens "
-        "reflex single light heavy medium machine mechanical mechanism motorize pack pass police power race rail "
-        "register reverse roadway run section sew signal slide smoke start steel surface synthetic throat tire "
-        "toilet tool transport tubular unit vacuum cleaner wheel wild window wing work stomach heart roll bay bow "
-        "wow clip doo doodle cock tape",
+    "qualifiers and parts of compound names that name no sound alone": "air alert battle belly block bowl busy cap card cash change civil clear close open communication computer "
+    "condition cream ice defense dental dentist detector domestic home double duct effect emission otoacoustic "
+    "electric emergency farm fastener hook loop fill finger fix flight fork hair hand hat kit land lawn lens "
+    "reflex single light heavy medium machine mechanical mechanism motorize pack pass police power race rail "
+    "register reverse roadway run section sew signal slide smoke start steel surface synthetic throat tire "
+    "toilet tool transport tubular unit vacuum cleaner wheel wild window wing work stomach heart roll bay bow "
+    "wow clip doo doodle cock tape",
 }
 NON_SOUND_WORDS: frozenset[str] = frozenset(w for words in NON_SOUND_WORD_GROUPS.values() for w in words.split())
 
@@ -137,36 +329,36 @@ NON_SOUND_WORDS: frozenset[str] = frozenset(w for words in NON_SOUND_WORD_GROUPS
 # synonyms or near-duplicates; hypernyms (airplane/aircraft, canidae/dog) and distinct things
 # (chicken/rooster, marimba/xylophone) stay. Keys and values are lemmas as `content_words` returns them.
 SYNONYMS: dict[str, str] = {
-    "infant": "baby",          # Baby cry, infant cry
-    "kid": "child",            # Child speech, kid speaking
-    "woman": "female",         # Female speech, woman speaking
-    "man": "male",             # Male speech, man speaking
-    "sob": "cry",              # Crying, sobbing
-    "chortle": "chuckle",      # Chuckle, chortle
-    "eructation": "burp",      # Burping, eructation
-    "mastication": "chew",     # Chewing, mastication
-    "tweet": "chirp",          # Chirp, tweet
-    "whinny": "neigh",         # Neigh, whinny
-    "ass": "donkey",           # Donkey, ass
-    "seagull": "gull",         # Gull, seagull
-    "housefly": "fly",         # Fly, housefly
-    "moan": "wail",            # Wail, moan
-    "fiddle": "violin",        # Violin, fiddle
-    "gunfire": "gunshot",      # Gunshot, gunfire
-    "chink": "clink",          # Chink, clink
-    "silverware": "cutlery",   # Cutlery, silverware
-    "razor": "shaver",         # Electric shaver, electric razor
-    "faucet": "tap",           # Water tap, faucet
-    "airscrew": "propeller",   # Propeller, airscrew
-    "auto": "car",             # Race car, auto racing
-    "metro": "subway",         # Subway, metro, underground
-    "underground": "subway",   # Subway, metro, underground
-    "surf": "wave",            # Waves, surf
-    "splatter": "splash",      # Splash, splatter
-    "thud": "thump",           # Thump, thud
-    "dribble": "trickle",      # Trickle, dribble
-    "swoosh": "whoosh",        # Whoosh, swoosh, swish
-    "swish": "whoosh",         # Whoosh, swoosh, swish
+    "infant": "baby",  # Baby cry, infant cry
+    "kid": "child",  # Child speech, kid speaking
+    "woman": "female",  # Female speech, woman speaking
+    "man": "male",  # Male speech, man speaking
+    "sob": "cry",  # Crying, sobbing
+    "chortle": "chuckle",  # Chuckle, chortle
+    "eructation": "burp",  # Burping, eructation
+    "mastication": "chew",  # Chewing, mastication
+    "tweet": "chirp",  # Chirp, tweet
+    "whinny": "neigh",  # Neigh, whinny
+    "ass": "donkey",  # Donkey, ass
+    "seagull": "gull",  # Gull, seagull
+    "housefly": "fly",  # Fly, housefly
+    "moan": "wail",  # Wail, moan
+    "fiddle": "violin",  # Violin, fiddle
+    "gunfire": "gunshot",  # Gunshot, gunfire
+    "chink": "clink",  # Chink, clink
+    "silverware": "cutlery",  # Cutlery, silverware
+    "razor": "shaver",  # Electric shaver, electric razor
+    "faucet": "tap",  # Water tap, faucet
+    "airscrew": "propeller",  # Propeller, airscrew
+    "auto": "car",  # Race car, auto racing
+    "metro": "subway",  # Subway, metro, underground
+    "underground": "subway",  # Subway, metro, underground
+    "surf": "wave",  # Waves, surf
+    "splatter": "splash",  # Splash, splatter
+    "thud": "thump",  # Thump, thud
+    "dribble": "trickle",  # Trickle, dribble
+    "swoosh": "whoosh",  # Whoosh, swoosh, swish
+    "swish": "whoosh",  # Whoosh, swoosh, swish
 }
 
 AUDIO_VOCABULARY_FILE: Path = Path(__file__).resolve().parents[1] / "resources" / "aria" / "audio_vocabulary.txt"
@@ -186,8 +378,11 @@ def _audio_class_names(ontology: list[dict[str, Any]]) -> list[str]:
             continue
         seen.add(class_id)
         stack.extend(by_id[class_id]["child_ids"])
-    events = [by_id[i] for i in seen
-              if by_id[i]["name"] not in AUDIO_ROOTS and "abstract" not in by_id[i].get("restrictions", [])]
+    events = [
+        by_id[i]
+        for i in seen
+        if by_id[i]["name"] not in AUDIO_ROOTS and "abstract" not in by_id[i].get("restrictions", [])
+    ]
     return sorted(c["name"] for c in events)
 
 

@@ -16,6 +16,7 @@ The search, on the reply with ``, . ! ? ; : '`` stripped from both ends and one 
 
 MMAR's letters are those of the item's options (as many as it has); MMAU's are always A-D.
 """
+
 from __future__ import annotations
 
 from typing import Sequence

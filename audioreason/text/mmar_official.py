@@ -15,6 +15,7 @@ the string constant ``EVALUATE_SYS_PROMPT`` and the functions ``clean`` and
 that function with the arguments the official scorer passes (question, answer, thinking, cue, predicted
 reasoning, predicted answer, rubric).
 """
+
 from __future__ import annotations
 
 import ast
@@ -53,8 +54,12 @@ class OfficialPrompt:
         system: Optional[str] = None
         functions: dict[str, ast.FunctionDef] = {}
         for node in tree.body:
-            if (isinstance(node, ast.Assign) and len(node.targets) == 1 and isinstance(node.targets[0], ast.Name)
-                    and node.targets[0].id == SYSTEM_CONSTANT):
+            if (
+                isinstance(node, ast.Assign)
+                and len(node.targets) == 1
+                and isinstance(node.targets[0], ast.Name)
+                and node.targets[0].id == SYSTEM_CONSTANT
+            ):
                 try:
                     system = ast.literal_eval(node.value)
                 except ValueError:
@@ -65,8 +70,10 @@ class OfficialPrompt:
         if not isinstance(system, str):
             missing.insert(0, f"{SYSTEM_CONSTANT} (a string constant)")
         if missing:
-            raise OfficialScorerError(f"{str(path)!r} does not look like the official MMAR-Rubrics scorer "
-                                      f"(code/evaluation_rubrics.py): it lacks {', '.join(missing)}")
+            raise OfficialScorerError(
+                f"{str(path)!r} does not look like the official MMAR-Rubrics scorer "
+                f"(code/evaluation_rubrics.py): it lacks {', '.join(missing)}"
+            )
         namespace: dict[str, Any] = {"__name__": "mmar_official_prompt"}
         module = ast.Module(body=[functions[name] for name in (*HELPER_FUNCTIONS, USER_FUNCTION)], type_ignores=[])
         exec(compile(module, str(path), "exec"), namespace)  # noqa: S102 - the user's own copy of the scorer
@@ -75,19 +82,31 @@ class OfficialPrompt:
     def user(self, item: Mapping[str, Any], reasoning: Optional[str], answer: Optional[str]) -> str:
         """The user turn, built by the official function from the same fields the official scorer passes."""
         try:
-            text = self.build_user(item["question"], item["answer"], item.get("thinking") or "",
-                                   list(item.get("cue") or []), "" if reasoning is None else str(reasoning),
-                                   "" if answer is None else str(answer), item["rubric"])
+            text = self.build_user(
+                item["question"],
+                item["answer"],
+                item.get("thinking") or "",
+                list(item.get("cue") or []),
+                "" if reasoning is None else str(reasoning),
+                "" if answer is None else str(answer),
+                item["rubric"],
+            )
         except Exception as err:  # a changed signature or a helper we did not take: say which file
-            raise OfficialScorerError(f"the official prompt function in {self.path!r} failed on item "
-                                      f"{item.get('id')!r}: {type(err).__name__}: {err}") from None
+            raise OfficialScorerError(
+                f"the official prompt function in {self.path!r} failed on item "
+                f"{item.get('id')!r}: {type(err).__name__}: {err}"
+            ) from None
         if not isinstance(text, str):
             raise OfficialScorerError(f"{USER_FUNCTION} in {self.path!r} returned {type(text).__name__}, not str")
         return text
 
-    def messages(self, item: Mapping[str, Any], reasoning: Optional[str], answer: Optional[str]
-                 ) -> list[dict[str, str]]:
-        return [{"role": "system", "content": self.system}, {"role": "user", "content": self.user(item, reasoning, answer)}]
+    def messages(
+        self, item: Mapping[str, Any], reasoning: Optional[str], answer: Optional[str]
+    ) -> list[dict[str, str]]:
+        return [
+            {"role": "system", "content": self.system},
+            {"role": "user", "content": self.user(item, reasoning, answer)},
+        ]
 
     @property
     def source(self) -> dict[str, str]:

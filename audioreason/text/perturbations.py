@@ -44,6 +44,7 @@ SHA-512 by ``random``, so draws do not depend on the process, the platform or th
 A slot that is missing from the original stays missing in every perturbation that keeps it (no content is
 invented for it); a perturbation that replaces a slot writes it whether or not the original had it.
 """
+
 from __future__ import annotations
 
 import random
@@ -54,9 +55,32 @@ from audioreason.text.answers import extract_aria
 from audioreason.text.cot import LETTERS, parse_cot
 from audioreason.base.schema import CoTSlots
 
-DECORATION_WORDS = ("i", "love", "dog", "blue", "table", "happy", "window", "coffee", "green", "sunday", "paper",
-                    "run", "tree", "yellow", "book", "smile", "cat", "door", "sweet", "cloud", "chair", "bread",
-                    "apple", "ticket")
+DECORATION_WORDS = (
+    "i",
+    "love",
+    "dog",
+    "blue",
+    "table",
+    "happy",
+    "window",
+    "coffee",
+    "green",
+    "sunday",
+    "paper",
+    "run",
+    "tree",
+    "yellow",
+    "book",
+    "smile",
+    "cat",
+    "door",
+    "sweet",
+    "cloud",
+    "chair",
+    "bread",
+    "apple",
+    "ticket",
+)
 DECORATION_LENGTH = 24
 IRRELEVANT_SENTENCES = (
     "The Pacific is the largest ocean on Earth.",
@@ -82,6 +106,7 @@ HINTS = (
 # Rendering
 # ---------------------------------------------------------------------------------------------
 
+
 def _present(slots: CoTSlots, name: str) -> bool:
     return name not in slots.missing
 
@@ -94,17 +119,25 @@ def render_cot(entities: Sequence[str], description: str, analysis: str, reasoni
         perception = f"Entities: {', '.join(entities)}" + (f"\nDescription: {description}" if description else "")
     else:
         perception = description
-    for header, text in (("PERCEPTION", perception), ("ANALYSIS", analysis), ("REASONING", reasoning),
-                         ("ANSWER", answer)):
+    for header, text in (
+        ("PERCEPTION", perception),
+        ("ANALYSIS", analysis),
+        ("REASONING", reasoning),
+        ("ANSWER", answer),
+    ):
         if text:
             parts.append(f"[{header}]\n{text}")
     return "\n".join(parts)
 
 
 def _slot_parts(slots: CoTSlots) -> dict[str, Any]:
-    return {"entities": list(slots.entities),
-            "description": slots.description if _present(slots, "perception") else "",
-            "analysis": slots.analysis, "reasoning": slots.reasoning, "answer": slots.answer}
+    return {
+        "entities": list(slots.entities),
+        "description": slots.description if _present(slots, "perception") else "",
+        "analysis": slots.analysis,
+        "reasoning": slots.reasoning,
+        "answer": slots.answer,
+    }
 
 
 def _with(slots: CoTSlots, **changes: Any) -> str:
@@ -118,6 +151,7 @@ def _append(text: str, sentence: str) -> str:
 # ---------------------------------------------------------------------------------------------
 # Draws
 # ---------------------------------------------------------------------------------------------
+
 
 def rng_for(name: str, item: Mapping[str, Any], seed: int) -> random.Random:
     """The generator of one (perturbation, item, seed)."""
@@ -144,6 +178,7 @@ def choice_text(item: Mapping[str, Any], index: int) -> str:
 # The perturbations: (parsed original, item, generator) -> perturbed CoT text
 # ---------------------------------------------------------------------------------------------
 
+
 def rendered(slots: CoTSlots, item: Mapping[str, Any], rng: random.Random) -> str:
     return _with(slots)
 
@@ -151,8 +186,9 @@ def rendered(slots: CoTSlots, item: Mapping[str, Any], rng: random.Random) -> st
 def no_struct(slots: CoTSlots, item: Mapping[str, Any], rng: random.Random) -> str:
     parts = _slot_parts(slots)
     entities = f"I hear {', '.join(parts['entities'])}." if parts["entities"] else ""
-    prose = " ".join(" ".join(t.split()) for t in (entities, parts["description"], parts["analysis"],
-                                                    parts["reasoning"]) if t)
+    prose = " ".join(
+        " ".join(t.split()) for t in (entities, parts["description"], parts["analysis"], parts["reasoning"]) if t
+    )
     answer = f"[ANSWER]\n{parts['answer']}" if parts["answer"] else ""
     return "\n".join(p for p in (prose, answer) if p)
 
@@ -164,8 +200,12 @@ def ans_swap(slots: CoTSlots, item: Mapping[str, Any], rng: random.Random) -> st
 def irrelevant(slots: CoTSlots, item: Mapping[str, Any], rng: random.Random) -> str:
     first, second, third = rng.sample(IRRELEVANT_SENTENCES, 3)
     parts = _slot_parts(slots)
-    return _with(slots, description=_append(parts["description"], first),
-                 analysis=_append(parts["analysis"], second), reasoning=_append(parts["reasoning"], third))
+    return _with(
+        slots,
+        description=_append(parts["description"], first),
+        analysis=_append(parts["analysis"], second),
+        reasoning=_append(parts["reasoning"], third),
+    )
 
 
 def wrong_perc(slots: CoTSlots, item: Mapping[str, Any], rng: random.Random) -> str:
@@ -187,30 +227,37 @@ def decoration(slots: CoTSlots, item: Mapping[str, Any], rng: random.Random) -> 
 
 def scaffolding(slots: CoTSlots, item: Mapping[str, Any], rng: random.Random) -> str:
     wrong = str(item["choices"][wrong_choice(item, slots, rng)]).strip()
-    return render_cot([wrong], f"The sound is alike {wrong}.",
-                      f"A sound alike {wrong} points to {wrong}.",
-                      f"Since the sound is alike {wrong}, the answer must be {wrong}.", slots.answer)
+    return render_cot(
+        [wrong],
+        f"The sound is alike {wrong}.",
+        f"A sound alike {wrong} points to {wrong}.",
+        f"Since the sound is alike {wrong}, the answer must be {wrong}.",
+        slots.answer,
+    )
 
 
 @dataclass(frozen=True)
 class Perturbation:
     name: str
     paper_name: str
-    kind: str     # "baseline", "non-adversarial", "adversarial" (Table 7's words) or "mode" (§4's injections)
+    kind: str  # "baseline", "non-adversarial", "adversarial" (Table 7's words) or "mode" (§4's injections)
     function: Callable[[CoTSlots, Mapping[str, Any], random.Random], str]
     keeps_answer: bool
 
 
-PERTURBATIONS: dict[str, Perturbation] = {p.name: p for p in (
-    Perturbation("rendered", "Original CoT", "baseline", rendered, True),
-    Perturbation("no_struct", "NoStruct", "non-adversarial", no_struct, True),
-    Perturbation("ans_swap", "AnsSwap", "adversarial", ans_swap, False),
-    Perturbation("irrelevant", "Irrelevant", "non-adversarial", irrelevant, True),
-    Perturbation("wrong_perc", "WrongPerc", "adversarial", wrong_perc, True),
-    Perturbation("rand_hints", "RandHints", "non-adversarial", rand_hints, True),
-    Perturbation("decoration", "Decoration", "mode", decoration, True),
-    Perturbation("scaffolding", "Scaffolding", "mode", scaffolding, True),
-)}
+PERTURBATIONS: dict[str, Perturbation] = {
+    p.name: p
+    for p in (
+        Perturbation("rendered", "Original CoT", "baseline", rendered, True),
+        Perturbation("no_struct", "NoStruct", "non-adversarial", no_struct, True),
+        Perturbation("ans_swap", "AnsSwap", "adversarial", ans_swap, False),
+        Perturbation("irrelevant", "Irrelevant", "non-adversarial", irrelevant, True),
+        Perturbation("wrong_perc", "WrongPerc", "adversarial", wrong_perc, True),
+        Perturbation("rand_hints", "RandHints", "non-adversarial", rand_hints, True),
+        Perturbation("decoration", "Decoration", "mode", decoration, True),
+        Perturbation("scaffolding", "Scaffolding", "mode", scaffolding, True),
+    )
+}
 CHECKS = tuple(name for name in PERTURBATIONS if name != "rendered")
 
 
@@ -235,5 +282,18 @@ def perturb(name: str, output: Any, item: Mapping[str, Any], seed: int = 0) -> s
     return PERTURBATIONS[name].function(parse_cot(output), item, rng_for(name, item, seed))
 
 
-__all__ = ["CHECKS", "DECORATION_LENGTH", "DECORATION_WORDS", "HINTS", "IRRELEVANT_SENTENCES", "PERTURBATIONS",
-           "Perturbation", "choice_text", "parse_perturbations", "perturb", "render_cot", "rng_for", "wrong_choice"]
+__all__ = [
+    "CHECKS",
+    "DECORATION_LENGTH",
+    "DECORATION_WORDS",
+    "HINTS",
+    "IRRELEVANT_SENTENCES",
+    "PERTURBATIONS",
+    "Perturbation",
+    "choice_text",
+    "parse_perturbations",
+    "perturb",
+    "render_cot",
+    "rng_for",
+    "wrong_choice",
+]

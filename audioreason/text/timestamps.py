@@ -35,6 +35,7 @@ Times in AudioSpan's records and anchor manifests are data, not model text, and 
 never None): ``parse_record_time`` (a number, "522.64 s", "12:30", "01:04:00") and ``parse_record_span``
 ([a, b], {start, end}, "a-b"); ``clock`` writes seconds back as MM:SS or HH:MM:SS.
 """
+
 from __future__ import annotations
 
 import math
@@ -44,7 +45,7 @@ from fractions import Fraction
 from numbers import Rational, Real
 from typing import Any, Mapping, Optional, Sequence, Tuple, Union
 
-TOLERANCE_S = 5.0       # C.3: a point is correct within +-5 s of the reference range
+TOLERANCE_S = 5.0  # C.3: a point is correct within +-5 s of the reference range
 SPAN_TOLERANCE_S = 0.0  # C.3: a span is correct when it overlaps the range (no widening)
 Span = Tuple[float, float]
 
@@ -83,18 +84,25 @@ _S = r"seconds?|secs?|s|秒钟|秒鐘|秒"
 _WORD_END = r"(?![a-z])"  # "2 ms" is not 2 minutes, "3 secondary" no time
 _JOIN = r"\s*(?:,\s*|and\s+)?"  # "1 hour, 2 minutes and 3 seconds"
 _START = r"(?<![0-9a-z.:：'’])"
-_UNITS = (rf"{_START}{_NUM}[\s-]*(?:{_H}){_WORD_END}(?:{_JOIN}{_NUM}\s*(?:{_M}){_WORD_END})?"
-          rf"(?:{_JOIN}{_NUM}\s*(?:{_S}){_WORD_END})?"
-          rf"|{_START}{_NUM}[\s-]*(?:{_M}){_WORD_END}(?:{_JOIN}{_NUM}\s*(?:{_S}){_WORD_END})?"
-          rf"|{_START}{_NUM}[\s-]*(?:{_S}){_WORD_END}")
+_UNITS = (
+    rf"{_START}{_NUM}[\s-]*(?:{_H}){_WORD_END}(?:{_JOIN}{_NUM}\s*(?:{_M}){_WORD_END})?"
+    rf"(?:{_JOIN}{_NUM}\s*(?:{_S}){_WORD_END})?"
+    rf"|{_START}{_NUM}[\s-]*(?:{_M}){_WORD_END}(?:{_JOIN}{_NUM}\s*(?:{_S}){_WORD_END})?"
+    rf"|{_START}{_NUM}[\s-]*(?:{_S}){_WORD_END}"
+)
 _CLOCK_LABEL = r"(?:\s*(?:minutes?|mins?|seconds?|secs?|hours?|hrs?|s|分钟|秒)(?![a-z]))?"  # "1:02 min"
-_CLOCK = (r"(?<![\d:：.])\d+[:：]\d{1,2}[:：]\d{2}(?:\.\d+|,\d{3}(?!\d))?(?![\d:：])"
-          r"|(?<![\d:：.])\d+[:：]\d{2}(?:\.\d+)?(?![\d:：])")
+_CLOCK = (
+    r"(?<![\d:：.])\d+[:：]\d{1,2}[:：]\d{2}(?:\.\d+|,\d{3}(?!\d))?(?![\d:：])"
+    r"|(?<![\d:：.])\d+[:：]\d{2}(?:\.\d+)?(?![\d:：])"
+)
 _PRIME = r"(?<![\d.])\d+\s*['′’]\s*\d{1,2}(?:\.\d+)?\s*(?:\"|″|''|”|′′)"
 _ISO = r"(?<![a-z])P(?:\d+D)?T(?=\d)(?:\d+(?:\.\d+)?H)?(?:\d+(?:\.\d+)?M)?(?:\d+(?:\.\d+)?S)?(?![a-z0-9])"
 _BARE = r"(?<![\d.:：])\d+(?:\.\d+)?(?![\d:：])"
-_TOKEN = re.compile(rf"(?P<iso>{_ISO})|(?P<clock>(?:{_CLOCK}){_CLOCK_LABEL})|(?P<prime>{_PRIME})"
-                    rf"|(?P<units>{_UNITS})|(?P<bare>{_BARE})", re.IGNORECASE)
+_TOKEN = re.compile(
+    rf"(?P<iso>{_ISO})|(?P<clock>(?:{_CLOCK}){_CLOCK_LABEL})|(?P<prime>{_PRIME})"
+    rf"|(?P<units>{_UNITS})|(?P<bare>{_BARE})",
+    re.IGNORECASE,
+)
 
 _UNIT_PART = re.compile(rf"({_NUM})[\s-]*({_H}|{_M}|{_S}){_WORD_END}", re.IGNORECASE)
 _ISO_PARTS = re.compile(r"(?:(\d+)D)?T(?:([\d.]+)H)?(?:([\d.]+)M)?(?:([\d.]+)S)?", re.IGNORECASE)
@@ -103,15 +111,23 @@ _LONE_UNITS = {"h", "m", "分", "时", "時"}  # too ambiguous alone: metres, "p
 # Context that makes a match something other than a time into the recording.
 _TIME_OF_DAY_AFTER = re.compile(r"\s*(?:[ap]\.?\s?m\.?(?![a-z])|o'clock)", re.IGNORECASE)
 _TIME_OF_DAY_BEFORE = re.compile(r"(?:上午|下午|晚上|凌晨|中午|早上|傍晚|清晨)\s*$")
-_SCORE_BEFORE = re.compile(r"(?:\b(?:score[sd]?|ratio|odds|won|lost|beat)\s*(?:(?:was|is|of|were|at|by)\s*)?"
-                           r"|比分|比例|比数|比數)(?:是|为|為)?\s*$", re.IGNORECASE)
-_DURATION_BEFORE = re.compile(r"(?:\b(?:for|lasting|lasts|lasted|last|every|each|within|first|next|another)"
-                              r"\s+(?:(?:about|around|roughly|the|only)\s+)*"
-                              r"|持续|持續|每|长达|長達|历时|歷時|前|最后|最後)\s*$", re.IGNORECASE)
-_DURATION_AFTER = re.compile(r"\s*(?:(?:later|earlier|afterwards?|before|ago|apart|long|of)(?![a-z])"
-                             r"|after(?![a-z])(?!\s+the\s+(?:start|beginning))"
-                             r"|之后|之後|以后|以後|后|後|之前|以前|前(?![后後])|之内|之內|以内|以內|内|內|长|長)",
-                             re.IGNORECASE)
+_SCORE_BEFORE = re.compile(
+    r"(?:\b(?:score[sd]?|ratio|odds|won|lost|beat)\s*(?:(?:was|is|of|were|at|by)\s*)?"
+    r"|比分|比例|比数|比數)(?:是|为|為)?\s*$",
+    re.IGNORECASE,
+)
+_DURATION_BEFORE = re.compile(
+    r"(?:\b(?:for|lasting|lasts|lasted|last|every|each|within|first|next|another)"
+    r"\s+(?:(?:about|around|roughly|the|only)\s+)*"
+    r"|持续|持續|每|长达|長達|历时|歷時|前|最后|最後)\s*$",
+    re.IGNORECASE,
+)
+_DURATION_AFTER = re.compile(
+    r"\s*(?:(?:later|earlier|afterwards?|before|ago|apart|long|of)(?![a-z])"
+    r"|after(?![a-z])(?!\s+the\s+(?:start|beginning))"
+    r"|之后|之後|以后|以後|后|後|之前|以前|前(?![后後])|之内|之內|以内|以內|内|內|长|長)",
+    re.IGNORECASE,
+)
 
 # Span connectors: what may stand between two times that make one span.
 _RANGE_SEP = re.compile(r"\s*(?:-|–|—|―|~|～|〜|to|until|till|through|thru|至|到)\s*", re.IGNORECASE)
@@ -123,27 +139,30 @@ _OPEN = re.compile(r"[\[(（【]\s*$")
 _CLOSE = re.compile(r"\s*[\])）】]")
 
 # What a whole string may hold around its one time.
-_FILLER = re.compile(r"(?:\s|[\[\](){}（）【】,，.。;；:：!！?？~～≈@=]"
-                     r"|\b(?:at|around|about|approx|approximately|roughly|near|nearly|circa|ca|the|mark|in|into"
-                     r"|timestamp|time|t|from|between|and|to)\b"
-                     r"|约|約|大约|大約|大概|左右|处|處|时|時|第|在|的|位置|时间点|時間點|时刻|時刻|前后|前後|附近"
-                     r"|从|從|之间|之間)*", re.IGNORECASE)
+_FILLER = re.compile(
+    r"(?:\s|[\[\](){}（）【】,，.。;；:：!！?？~～≈@=]"
+    r"|\b(?:at|around|about|approx|approximately|roughly|near|nearly|circa|ca|the|mark|in|into"
+    r"|timestamp|time|t|from|between|and|to)\b"
+    r"|约|約|大约|大約|大概|左右|处|處|时|時|第|在|的|位置|时间点|時間點|时刻|時刻|前后|前後|附近"
+    r"|从|從|之间|之間)*",
+    re.IGNORECASE,
+)
 
 
 @dataclass(frozen=True)
 class _Token:
     start: int
     end: int
-    kind: str                 # iso, clock, prime, units, bare
-    value: Fraction           # seconds
-    factor: Optional[int]     # seconds per unit when the token is one number with one unit ("45 s": 1)
+    kind: str  # iso, clock, prime, units, bare
+    value: Fraction  # seconds
+    factor: Optional[int]  # seconds per unit when the token is one number with one unit ("45 s": 1)
 
 
 @dataclass(frozen=True)
 class _Time:
-    start: int                # position in the text
+    start: int  # position in the text
     end: int
-    lo: Fraction              # seconds
+    lo: Fraction  # seconds
     hi: Fraction
     is_span: bool
     kinds: frozenset
@@ -184,7 +203,7 @@ def _read_iso(s: str) -> Fraction:
 
 def _token(text: str, match: re.Match) -> Optional[_Token]:
     kind, s = match.lastgroup, match.group(0)
-    before, after = text[:match.start()], text[match.end():]
+    before, after = text[: match.start()], text[match.end() :]
     factor = None
     if kind == "clock":
         if _TIME_OF_DAY_AFTER.match(after) or _TIME_OF_DAY_BEFORE.search(before) or _SCORE_BEFORE.search(before):
@@ -208,10 +227,12 @@ def _token(text: str, match: re.Match) -> Optional[_Token]:
 def _joined(text: str, a: _Token, b: _Token, bare_seconds: bool) -> Optional[tuple[Fraction, Fraction]]:
     """The span a and b make together, or None: they must be joined by a range connector (or "between ...
     and", or "[a, b]"), run forwards, and share a unit when the first is a bare number."""
-    gap = text[a.end:b.start]
-    if not (_RANGE_SEP.fullmatch(gap)
-            or (_AND.fullmatch(gap) and (_BETWEEN_BEFORE.search(text[:a.start]) or _BETWEEN_AFTER.match(text[b.end:])))
-            or (_LIST_SEP.fullmatch(gap) and _OPEN.search(text[:a.start]) and _CLOSE.match(text[b.end:]))):
+    gap = text[a.end : b.start]
+    if not (
+        _RANGE_SEP.fullmatch(gap)
+        or (_AND.fullmatch(gap) and (_BETWEEN_BEFORE.search(text[: a.start]) or _BETWEEN_AFTER.match(text[b.end :])))
+        or (_LIST_SEP.fullmatch(gap) and _OPEN.search(text[: a.start]) and _CLOSE.match(text[b.end :]))
+    ):
         return None
     lo, hi = a.value, b.value
     if a.kind == "bare":
@@ -230,7 +251,7 @@ def _is_duration(text: str, t: _Time) -> bool:
     """A unit-written time that reads as a length or a relative time ("for 30 s", "5 seconds later")."""
     if not t.kinds <= {"units", "bare"}:
         return False
-    return bool(_DURATION_BEFORE.search(text[:t.start]) or _DURATION_AFTER.match(text[t.end:]))
+    return bool(_DURATION_BEFORE.search(text[: t.start]) or _DURATION_AFTER.match(text[t.end :]))
 
 
 def _scan(text: str, bare_seconds: bool) -> list[_Time]:
@@ -248,8 +269,7 @@ def _scan(text: str, bare_seconds: bool) -> list[_Time]:
             continue
         times.append(_Time(a.start, a.end, a.value, a.value, False, frozenset({a.kind})))
         i += 1
-    return [t for t in times
-            if not _is_duration(text, t) and (bare_seconds or t.kinds != {"bare"})]
+    return [t for t in times if not _is_duration(text, t) and (bare_seconds or t.kinds != {"bare"})]
 
 
 def _read_whole(text: str) -> Optional[_Time]:
@@ -258,7 +278,7 @@ def _read_whole(text: str) -> Optional[_Time]:
     if len(times) != 1:
         return None
     t = times[0]
-    rest = text[:t.start] + " " + text[t.end:]
+    rest = text[: t.start] + " " + text[t.end :]
     return t if _FILLER.fullmatch(rest) else None
 
 
@@ -288,8 +308,9 @@ def parse_timestamp(text: Any, *, strict: bool = False) -> Optional[float]:
     t = None if text is None else _exact(text)
     if t is None or t.is_span:
         if strict:
-            raise ValueError(f"not a timestamp: {text!r} (expected e.g. MM:SS, HH:MM:SS, '522.640 s', "
-                             f"'1 min 2 s', '1分2秒')")
+            raise ValueError(
+                f"not a timestamp: {text!r} (expected e.g. MM:SS, HH:MM:SS, '522.640 s', '1 min 2 s', '1分2秒')"
+            )
         return None
     return float(t.lo)
 
@@ -318,8 +339,9 @@ def overlaps(a: Sequence[Any], b: Sequence[Any], tolerance_s: Any = SPAN_TOLERAN
     return a0 <= b1 + tol and b0 <= a1 + tol
 
 
-def temporal_match(predicted: Any, time_range: Any, tolerance_s: Any = TOLERANCE_S,
-                   span_tolerance_s: Any = SPAN_TOLERANCE_S) -> Optional[bool]:
+def temporal_match(
+    predicted: Any, time_range: Any, tolerance_s: Any = TOLERANCE_S, span_tolerance_s: Any = SPAN_TOLERANCE_S
+) -> Optional[bool]:
     """The C.3 temporal check of a predicted time against the reference range [start, end]: a point is
     correct when start - ``tolerance_s`` <= t <= end + ``tolerance_s``; a span when it overlaps the range
     (``span_tolerance_s`` > 0 also accepts a span that ends that close to it: an option, not the paper).
@@ -378,7 +400,7 @@ def parse_record_span(value: Any) -> Optional[list[float]]:
     elif _is_range_text(value):
         text = value.strip()
         cut = re.search(r"\s*[-–~]\s*", text[1:])
-        start, end = text[: cut.start() + 1], text[cut.end() + 1:]
+        start, end = text[: cut.start() + 1], text[cut.end() + 1 :]
     else:
         raise ValueError(f"not a [start, end] span: {value!r}")
     span = [parse_record_time(start), parse_record_time(end)]
@@ -395,8 +417,11 @@ def is_single_span(value: Any) -> bool:
     """A span given on its own ({start, end}, "a-b", [a, b]) rather than a list of spans."""
     if isinstance(value, (Mapping, str)):
         return True
-    return (isinstance(value, (list, tuple)) and len(value) == 2
-            and all(isinstance(v, (int, float)) or (isinstance(v, str) and not _is_range_text(v)) for v in value))
+    return (
+        isinstance(value, (list, tuple))
+        and len(value) == 2
+        and all(isinstance(v, (int, float)) or (isinstance(v, str) and not _is_range_text(v)) for v in value)
+    )
 
 
 def clock(seconds: float) -> str:

@@ -1,7 +1,8 @@
 """Build the Hub-ready mmau_test_mini folder from its raw folder: see README.md beside this file.
 
-    python datasets_scripts/mmau_test_mini/build.py RAW_DIR OUT_DIR [--on-missing-audio skip] [--push-to-hub ORG/NAME]
+python datasets_scripts/mmau_test_mini/build.py RAW_DIR OUT_DIR [--on-missing-audio skip] [--push-to-hub ORG/NAME]
 """
+
 import sys
 from pathlib import Path
 

@@ -3,6 +3,7 @@
 A thin `evaluate` shell: all logic lives in the installed `audioreason` package (evaluate copies this
 file alone into its cache, so it must not import siblings). See README.md (the metric card).
 """
+
 import datasets
 import evaluate
 
@@ -61,16 +62,34 @@ class AnchorChain(shells.ShellMetric):  # not imported by name: evaluate takes t
     SCORER = "anchor_chain"
 
     def _info(self):
-        return evaluate.MetricInfo(description=_DESCRIPTION, citation=_CITATION,
-                                   inputs_description=_KWARGS_DESCRIPTION, features=shells.features(self.SCORER),
-                                   reference_urls=["https://arxiv.org/abs/2608.26431"])
+        return evaluate.MetricInfo(
+            description=_DESCRIPTION,
+            citation=_CITATION,
+            inputs_description=_KWARGS_DESCRIPTION,
+            features=shells.features(self.SCORER),
+            reference_urls=["https://arxiv.org/abs/2608.26431"],
+        )
 
-    def _compute(self, predictions, references, choices=None, task="chain", parse="exact", return_items=False,
-                 item_id=None, rows="all", **columns):
+    def _compute(
+        self,
+        predictions,
+        references,
+        choices=None,
+        task="chain",
+        parse="exact",
+        return_items=False,
+        item_id=None,
+        rows="all",
+        **columns,
+    ):
         columns = {k: shells.present(v) for k, v in columns.items()}
         check_task_columns(task, columns)
         chosen = shells.select_rows(self.SCORER, rows, len(references), choices=choices)
         item_id = shells.present(item_id)
-        items = items_from_columns(chosen.pick(references), chosen.pick(choices), id=chosen.pick(item_id),
-                                   **{k: chosen.pick(v) for k, v in columns.items()})
+        items = items_from_columns(
+            chosen.pick(references),
+            chosen.pick(choices),
+            id=chosen.pick(item_id),
+            **{k: chosen.pick(v) for k, v in columns.items()},
+        )
         return chosen.noted(score_task(task, items, chosen.pick(predictions), parse=parse, return_items=return_items))

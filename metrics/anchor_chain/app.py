@@ -1,6 +1,7 @@
 """Space widget for the `anchor_chain` metric: paste AudioSpan anchor links or native MCQs with the model's
 replies (JSON Lines) and see the Chain score, per-link accuracy, the grounding split and the breakdowns,
 or native MCQ Accuracy, each beside its random baseline."""
+
 import json
 import os
 
@@ -34,9 +35,11 @@ def score(rows_text: str, task: str, parse: str):
 
 def build_demo() -> gr.Blocks:
     with gr.Blocks(title="AudioSpan anchor Chain and MCQ Accuracy") as demo:
-        gr.Markdown("# AudioSpan: anchor Chain and MCQ Accuracy\nOne JSON object per line: the item "
-                    "(chain_id, link_position 1/2/3, choices, answer or answer_index, optional operation, "
-                    "duration_tier, language, cognitive_level, dimension) and the model's `reply`.")
+        gr.Markdown(
+            "# AudioSpan: anchor Chain and MCQ Accuracy\nOne JSON object per line: the item "
+            "(chain_id, link_position 1/2/3, choices, answer or answer_index, optional operation, "
+            "duration_tier, language, cognitive_level, dimension) and the model's `reply`."
+        )
         with gr.Row():
             with gr.Column():
                 rows = gr.Textbox(label="Items with replies (JSON Lines)", lines=14, value=EXAMPLE_CHAIN)

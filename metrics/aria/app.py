@@ -1,5 +1,6 @@
 """Space widget for the `aria` metric: paste a four-step CoT, the choices and the gold answer (and,
 for M1, upload the audio); see the parsed slots, the extracted answer and M1-M6."""
+
 import os
 
 import gradio as gr
@@ -8,9 +9,11 @@ from audioreason.scorers.aria.scorer import AriaScorer
 from audioreason.text.cot import parse_cot
 from audioreason.base.scale import rounded
 
-EXAMPLE = ("[PERCEPTION]\nEntities: dog, car horn\nDescription: A dog barks twice, then a car horn sounds.\n"
-           "[ANALYSIS]\nThe barks are close and loud; the horn is further away.\n"
-           "[REASONING]\nThe main sound source is the dog.\n[ANSWER]\n(A) Dog barking")
+EXAMPLE = (
+    "[PERCEPTION]\nEntities: dog, car horn\nDescription: A dog barks twice, then a car horn sounds.\n"
+    "[ANALYSIS]\nThe barks are close and loud; the horn is further away.\n"
+    "[REASONING]\nThe main sound source is the dog.\n[ANSWER]\n(A) Dog barking"
+)
 
 
 def score(cot: str, choices_text: str, gold: str, audio_path, backbones: str, m3_mode: str, progress=gr.Progress()):
@@ -23,14 +26,17 @@ def score(cot: str, choices_text: str, gold: str, audio_path, backbones: str, m3
     progress(0.1, desc=f"loading the {backbones} backbones and scoring M1-M6")
     try:
         result = AriaScorer(backbones=backbones, m3_mode=m3_mode).score(
-            [cot or ""], [gold.strip()], [choices], audio=[audio_path] if audio_path else None, return_items=True)
+            [cot or ""], [gold.strip()], [choices], audio=[audio_path] if audio_path else None, return_items=True
+        )
     except ValueError as err:  # input the scorer refuses (it names the field)
         raise gr.Error(str(err))
     progress(1.0, desc="done")
     item = result.pop("items")[0]
     slots = parse_cot(cot)
-    table = [[name, getattr(slots, name) if name != "entities" else ", ".join(slots.entities)]
-             for name in ("entities", "description", "analysis", "reasoning", "answer")]
+    table = [
+        [name, getattr(slots, name) if name != "entities" else ", ".join(slots.entities)]
+        for name in ("entities", "description", "analysis", "reasoning", "answer")
+    ]
     return table, item["extracted"], rounded(result)  # 0-1, 4 decimals for reading
 
 
@@ -50,8 +56,9 @@ def build_demo() -> gr.Blocks:
                 slots = gr.Dataframe(headers=["slot", "text"], label="Parsed slots")
                 extracted = gr.JSON(label="Extracted answer (ARIA Appendix E)")
                 metrics = gr.JSON(label="Scores")
-        button.click(score, [cot, choices, gold, audio, backbones, m3_mode], [slots, extracted, metrics],
-                     api_name="score")
+        button.click(
+            score, [cot, choices, gold, audio, backbones, m3_mode], [slots, extracted, metrics], api_name="score"
+        )
     return demo
 
 

@@ -3,6 +3,7 @@
 A thin `evaluate` shell: all logic lives in the installed `audioreason` package (evaluate copies this
 file alone into its cache, so it must not import siblings). See README.md (the metric card).
 """
+
 import datasets
 import evaluate
 
@@ -61,12 +62,29 @@ class Aria(shells.ShellMetric):  # not imported by name: evaluate takes the firs
             reference_urls=["https://arxiv.org/abs/2602.14224"],
         )
 
-    def _compute(self, predictions, references, choices=None, audio=None, model=None, condition=None,
-                 return_items=False, rows="all", **options):
+    def _compute(
+        self,
+        predictions,
+        references,
+        choices=None,
+        audio=None,
+        model=None,
+        condition=None,
+        return_items=False,
+        rows="all",
+        **options,
+    ):
         check_columns(shells.present(choices), model)
         chosen = shells.select_rows(self.SCORER, rows, len(predictions), condition=condition)
         if chosen.every_row:
             check_one_condition(condition)
         scorer = AriaScorer(AriaConfig(), **options)
-        return chosen.noted(scorer.score(chosen.pick(predictions), chosen.pick(references), chosen.pick(choices),
-                                         audio=chosen.pick(shells.present(audio)), return_items=return_items))
+        return chosen.noted(
+            scorer.score(
+                chosen.pick(predictions),
+                chosen.pick(references),
+                chosen.pick(choices),
+                audio=chosen.pick(shells.present(audio)),
+                return_items=return_items,
+            )
+        )

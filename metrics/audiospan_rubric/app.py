@@ -3,6 +3,7 @@ paste OEQ items, the model's answers and the judge's replies (JSON Lines) and se
 temporal%, where the deterministic timestamp check disagrees with the judge, and the breakdowns. The replies
 are validated exactly as a judge's (index order, count, dimension rules). Scoring only: the judge runs
 elsewhere (any OpenAI-compatible endpoint through `audioreason.scorers.audiospan_rubric.scorer.AudioSpanRubricScorer`)."""
+
 import json
 import os
 
@@ -13,23 +14,48 @@ from audioreason.base.jsonl import parse_json_records
 from audioreason.base.scale import rounded
 from audioreason.apps.spaces import load_file
 
-EXAMPLE = "\n".join(json.dumps(row) for row in [
-    {"item": {"id": "oeq1", "duration_tier": "S", "language": "en", "cognitive_level": "P",
-              "dimension": "localization",
-              "rubric": [{"text": "Says the siren starts at about 1:05", "importance": "essential",
-                          "time_range": [60.0, 75.0], "localization": True},
-                         {"text": "Mentions the dog barking after the siren", "importance": "supporting",
-                          "time_range": [70.0, 80.0], "localization": False}]},
-     "response": "The siren starts at 1:05, and then a dog barks at 2:30.",
-     "judge_reply": {"criteria": [{"index": 0, "semantic": "none", "temporal": "correct"},
-                                  {"index": 1, "semantic": "correct", "temporal": "wrong"}]}},
-])
+EXAMPLE = "\n".join(
+    json.dumps(row)
+    for row in [
+        {
+            "item": {
+                "id": "oeq1",
+                "duration_tier": "S",
+                "language": "en",
+                "cognitive_level": "P",
+                "dimension": "localization",
+                "rubric": [
+                    {
+                        "text": "Says the siren starts at about 1:05",
+                        "importance": "essential",
+                        "time_range": [60.0, 75.0],
+                        "localization": True,
+                    },
+                    {
+                        "text": "Mentions the dog barking after the siren",
+                        "importance": "supporting",
+                        "time_range": [70.0, 80.0],
+                        "localization": False,
+                    },
+                ],
+            },
+            "response": "The siren starts at 1:05, and then a dog barks at 2:30.",
+            "judge_reply": {
+                "criteria": [
+                    {"index": 0, "semantic": "none", "temporal": "correct"},
+                    {"index": 1, "semantic": "correct", "temporal": "wrong"},
+                ]
+            },
+        },
+    ]
+)
 
 
 def score(rows_text: str):
     try:
-        rows = parse_json_records(rows_text, needed=("item", "judge_reply"),
-                                  hint="each line holds item, response, judge_reply")
+        rows = parse_json_records(
+            rows_text, needed=("item", "judge_reply"), hint="each line holds item, response, judge_reply"
+        )
     except ValueError as err:
         raise gr.Error(str(err))
     try:
@@ -43,9 +69,11 @@ def score(rows_text: str):
 
 def build_demo() -> gr.Blocks:
     with gr.Blocks(title="AudioSpan Rubric") as demo:
-        gr.Markdown("# AudioSpan Rubric\nOne JSON object per line: `item` (with its `rubric` criteria), the "
-                    "model's `response`, and the judge's `judge_reply` ({criteria: [{index, semantic, "
-                    "temporal}]}). Verdicts are validated against the dimension rules before scoring.")
+        gr.Markdown(
+            "# AudioSpan Rubric\nOne JSON object per line: `item` (with its `rubric` criteria), the "
+            "model's `response`, and the judge's `judge_reply` ({criteria: [{index, semantic, "
+            "temporal}]}). Verdicts are validated against the dimension rules before scoring."
+        )
         with gr.Row():
             rows = gr.Textbox(label="Items, responses and judge replies (JSON Lines)", lines=14, value=EXAMPLE)
             upload = gr.File(label="or load a JSON Lines file", file_types=[".jsonl", ".json", ".txt"])

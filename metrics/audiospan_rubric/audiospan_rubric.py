@@ -5,6 +5,7 @@ Comprehension (arXiv:2608.26431).
 A thin `evaluate` shell: all logic lives in the installed `audioreason` package (evaluate copies this
 file alone into its cache, so it must not import siblings). See README.md (the metric card).
 """
+
 import datasets
 import evaluate
 
@@ -84,13 +85,32 @@ class AudiospanRubric(shells.ShellMetric):  # not imported by name: evaluate tak
             reference_urls=["https://arxiv.org/abs/2608.26431"],
         )
 
-    def _compute(self, predictions, references, item_id=None, choices=None, verdicts=None, mcq_correct=None,
-                 items=None, judge=None, judge_model=None, return_items=False, rows="all", **options):
+    def _compute(
+        self,
+        predictions,
+        references,
+        item_id=None,
+        choices=None,
+        verdicts=None,
+        mcq_correct=None,
+        items=None,
+        judge=None,
+        judge_model=None,
+        return_items=False,
+        rows="all",
+        **options,
+    ):
         chosen = shells.select_rows(self.SCORER, rows, len(references), choices=choices)
         names = chosen.pick(item_names(references, shells.present(item_id)))
         records = items_from_json(names) if items is None else shells.items_for_references(items, names)
         mcq = mcq_correct if isinstance(mcq_correct, dict) else chosen.pick(shells.present(mcq_correct))
-        result = score_inputs(records, chosen.pick(predictions), verdicts=chosen.pick(shells.present(verdicts)),
-                              mcq_correct=mcq, return_items=return_items, options=options,
-                              judge=lambda: shells.judge_from_options(judge, judge_model, options, missing=NO_JUDGE))
+        result = score_inputs(
+            records,
+            chosen.pick(predictions),
+            verdicts=chosen.pick(shells.present(verdicts)),
+            mcq_correct=mcq,
+            return_items=return_items,
+            options=options,
+            judge=lambda: shells.judge_from_options(judge, judge_model, options, missing=NO_JUDGE),
+        )
         return chosen.noted(result)

@@ -4,6 +4,7 @@ rater's verdicts. The judge is either an OpenAI-compatible server (the paper's g
 or the judge replies written in the records (``judge_replies``: one per rater), which the widget's example
 uses so that it scores with no server: recorded replies are validated, trimmed and averaged exactly as live
 ones (arXiv:2602.14224 §3.2)."""
+
 import json
 import os
 from importlib import resources
@@ -28,18 +29,28 @@ def _example() -> str:
     five recorded replies (5, 4, 4, 3 and 2 of 5 criteria met: middle three 0.8, 0.8, 0.6, item 0.7333), the
     second answered wrong (gated: 0, no judge call). By hand: Rubrics = (0.7333 + 0) / 2 = 0.3667,
     Accuracy = 0.5 (0-1, the project's one scale; the paper prints x100)."""
-    rows = [json.loads(line) for line in (resources.files("audioreason") / "resources" / "demo" /
-                                          "mmar_sample.jsonl").read_text("utf-8").splitlines() if line.strip()]
+    rows = [
+        json.loads(line)
+        for line in (resources.files("audioreason") / "resources" / "demo" / "mmar_sample.jsonl")
+        .read_text("utf-8")
+        .splitlines()
+        if line.strip()
+    ]
     first, second = rows[0], rows[1]
     names = [c["name"] for c in first["rubric"]]
 
     def reply(met: int) -> list:
-        return [{"name": n, "score": int(i < met), "justification": "met" if i < met else "not addressed"}
-                for i, n in enumerate(names)]
+        return [
+            {"name": n, "score": int(i < met), "justification": "met" if i < met else "not addressed"}
+            for i, n in enumerate(names)
+        ]
 
-    first.update(reasoning="Throat singing and long-song phrasing point to Mongolian steppe music; the dry sound "
-                           "with no echo suits open, flat land rather than a canyon or a forest.",
-                 predicted_answer=first["answer"], judge_replies=[reply(m) for m in (5, 4, 4, 3, 2)])
+    first.update(
+        reasoning="Throat singing and long-song phrasing point to Mongolian steppe music; the dry sound "
+        "with no echo suits open, flat land rather than a canyon or a forest.",
+        predicted_answer=first["answer"],
+        judge_replies=[reply(m) for m in (5, 4, 4, 3, 2)],
+    )
     wrong = next(c for c in second["choices"] if c != second["answer"])
     second.update(reasoning="The man sounds pleased and calm.", predicted_answer=wrong, judge_replies=[])
     return "\n".join(json.dumps(r, ensure_ascii=False) for r in (first, second))
@@ -55,8 +66,16 @@ def _records(text: str) -> list:
         raise gr.Error(str(err))
 
 
-def score(records_text: str, model: str, base_url: str, api_key_env: str, compat: bool, raters: float,
-          judge_kind: str = JUDGES[1], progress=gr.Progress()):
+def score(
+    records_text: str,
+    model: str,
+    base_url: str,
+    api_key_env: str,
+    compat: bool,
+    raters: float,
+    judge_kind: str = JUDGES[1],
+    progress=gr.Progress(),
+):
     """The widget's /score endpoint; ``judge_kind`` comes last so that API calls written for the server judge
     (six arguments) keep working."""
     rows = _records(records_text)
@@ -66,28 +85,39 @@ def score(records_text: str, model: str, base_url: str, api_key_env: str, compat
     if judge_kind == JUDGES[0]:
         judge = RecordedReplies(rows)
     else:
-        judge = default_judge(bool(compat), model or MMAR_JUDGE_MODEL, base_url=base_url or None,
-                              api_key_env=api_key_env or "OPENAI_API_KEY")
+        judge = default_judge(
+            bool(compat),
+            model or MMAR_JUDGE_MODEL,
+            base_url=base_url or None,
+            api_key_env=api_key_env or "OPENAI_API_KEY",
+        )
     progress(0.1, desc=f"judging {len(rows)} record(s) x {n_raters} rater(s)")
     try:
         scorer = MMARRubricsScorer(judge, compat=bool(compat), raters=n_raters)
-        result = scorer.score(rows, [r["reasoning"] for r in rows], [r["predicted_answer"] for r in rows],
-                              return_items=True)
+        result = scorer.score(
+            rows, [r["reasoning"] for r in rows], [r["predicted_answer"] for r in rows], return_items=True
+        )
     except (ValueError, JudgeUnavailable) as err:  # a record check_items names, or a judge that cannot work
         raise gr.Error(str(err))
     progress(1.0, desc="done")
-    overall = {"headers": ["group", "value"] + COLUMNS,
-               "data": rounded([["overall", "all"] + [result[c] for c in COLUMNS]]
-                               + [[g, name] + [t[c] for c in COLUMNS] for g in GROUPS for name, t in result[g].items()])}
+    overall = {
+        "headers": ["group", "value"] + COLUMNS,
+        "data": rounded(
+            [["overall", "all"] + [result[c] for c in COLUMNS]]
+            + [[g, name] + [t[c] for c in COLUMNS] for g in GROUPS for name, t in result[g].items()]
+        ),
+    }
     return overall, rounded(json.loads(json.dumps(result, default=str)))
 
 
 def build_demo() -> gr.Blocks:
     with gr.Blocks(title="MMAR-Rubrics") as demo:
-        gr.Markdown("# MMAR-Rubrics\nAnswer-gated rubric scoring by an LLM judge (see the metric card). One "
-                    "MMAR record per line (as in MMAR-meta.jsonl) plus `reasoning` and `predicted_answer`. The "
-                    "judge is an OpenAI-compatible server (its key is read from the named environment variable) "
-                    "or the replies written in each record's `judge_replies` (one per rater), as in the example.")
+        gr.Markdown(
+            "# MMAR-Rubrics\nAnswer-gated rubric scoring by an LLM judge (see the metric card). One "
+            "MMAR record per line (as in MMAR-meta.jsonl) plus `reasoning` and `predicted_answer`. The "
+            "judge is an OpenAI-compatible server (its key is read from the named environment variable) "
+            "or the replies written in each record's `judge_replies` (one per rater), as in the example."
+        )
         with gr.Row():
             with gr.Column():
                 records = gr.Textbox(label="Records (JSON Lines)", lines=12, value=EXAMPLE)
@@ -102,8 +132,9 @@ def build_demo() -> gr.Blocks:
             with gr.Column():
                 table = gr.Dataframe(label="Rubrics and Accuracy (0-1; the paper prints x100)")
                 details = gr.JSON(label="Result, with every rater's verdicts")
-        button.click(score, [records, model, base_url, key_env, compat, raters, judge_kind], [table, details],
-                     api_name="score")
+        button.click(
+            score, [records, model, base_url, key_env, compat, raters, judge_kind], [table, details], api_name="score"
+        )
         upload.upload(load_file, [upload], [records], api_name=False)
     return demo
 

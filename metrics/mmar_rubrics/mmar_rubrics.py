@@ -60,6 +60,7 @@ Examples:
     ...              compat=True)
 """
 
+
 @evaluate.utils.file_utils.add_start_docstrings(_DESCRIPTION, _KWARGS_DESCRIPTION)
 class MmarRubrics(shells.ShellMetric):  # not imported by name: evaluate takes the first Metric class it sees
     SCORER = "mmar_rubrics"
@@ -73,15 +74,19 @@ class MmarRubrics(shells.ShellMetric):  # not imported by name: evaluate takes t
             reference_urls=["https://arxiv.org/abs/2602.14224"],
         )
 
-    def _compute(self, predictions, references, answers=None, items=None, judge=None, model=None,
-                 return_items=False, **options):
+    def _compute(
+        self, predictions, references, answers=None, items=None, judge=None, model=None, return_items=False, **options
+    ):
         answers = shells.present(answers)
         if answers is None or items is None:
-            raise ValueError("mmar_rubrics needs answers=[...] (predicted answers) and items=[...] or a "
-                             "JSONL path (the MMAR records the references name)")
+            raise ValueError(
+                "mmar_rubrics needs answers=[...] (predicted answers) and items=[...] or a "
+                "JSONL path (the MMAR records the references name)"
+            )
         chosen = items_for_references(items, references)
         compat = bool(options.get("compat", False))
-        judge = judge_from_options(judge, model or MMAR_JUDGE_MODEL, options,
-                                   lambda name, **client: default_judge(compat, name, **client))
+        judge = judge_from_options(
+            judge, model or MMAR_JUDGE_MODEL, options, lambda name, **client: default_judge(compat, name, **client)
+        )
         scorer = MMARRubricsScorer(judge, **options)
         return scorer.score(chosen, predictions, answers, return_items=return_items)

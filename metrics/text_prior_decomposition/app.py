@@ -1,6 +1,7 @@
 """Space widget for the `text_prior_decomposition` metric: paste per-condition records (JSON Lines) and
 see the text-prior rate, the retention curve, the item decomposition and the per-category table; or
 upload a clip and cut it into the paper's equal-duration fragments."""
+
 import json
 import os
 import tempfile
@@ -22,14 +23,20 @@ ZERO_AN = ["as_zero", "exclude"]
 
 def score(records_text: str, errored_fragments: str, chance: float, zero_an_models: str = "as_zero"):
     try:
-        result = score_text_prior(records_from_jsonl(records_text), errored_fragments=errored_fragments,
-                                  chance=chance or None, zero_an_models=zero_an_models)
+        result = score_text_prior(
+            records_from_jsonl(records_text),
+            errored_fragments=errored_fragments,
+            chance=chance or None,
+            zero_an_models=zero_an_models,
+        )
     except ValueError as err:
         raise gr.Error(str(err))
     tables = summary_tables(result)
     by_category = tables.get("by_category", (["category"], []))
-    frames = [{"headers": h, "data": rows} for h, rows in
-              (tables["text_prior"], tables["retention"], tables["decomposition"], by_category)]
+    frames = [
+        {"headers": h, "data": rows}
+        for h, rows in (tables["text_prior"], tables["retention"], tables["decomposition"], by_category)
+    ]
     return (*frames, rounded(json.loads(json.dumps(result, default=str))))  # 0-1, 4 decimals for reading
 
 
@@ -47,25 +54,32 @@ def fragment(audio_path, ns, rate, progress=gr.Progress()):
     rows = [[f.condition, f.start, f.stop, round(f.seconds, 3), "written"] for f in result.fragments]
     rows += [[s.condition, s.start, s.stop, 0.0, f"skipped: {s.reason}"] for s in result.skipped]
     rows.sort(key=lambda r: tuple(int(x) for x in r[0].split(":")[1:]))
-    return {"headers": ["condition", "start", "stop", "seconds", "status"], "data": rows}, \
-        [str(f.path) for f in result.fragments]
+    return {"headers": ["condition", "start", "stop", "seconds", "status"], "data": rows}, [
+        str(f.path) for f in result.fragments
+    ]
 
 
 def build_demo() -> gr.Blocks:
     with gr.Blocks(title="Text prior and audio reliance") as demo:
-        gr.Markdown("# All That Glitters Is Not Audio\nText-prior rate, retention R_N and the TS/FS/XS/AH/UN "
-                    "decomposition (see the metric card). One JSON record per line: model, item_id, condition "
-                    "(full | none | tb | frag:N:k), prediction (true/false, raw output, or null), and optionally "
-                    "reference, choices, category.")
+        gr.Markdown(
+            "# All That Glitters Is Not Audio\nText-prior rate, retention R_N and the TS/FS/XS/AH/UN "
+            "decomposition (see the metric card). One JSON record per line: model, item_id, condition "
+            "(full | none | tb | frag:N:k), prediction (true/false, raw output, or null), and optionally "
+            "reference, choices, category."
+        )
         with gr.Tab("Score"):
             with gr.Row():
                 with gr.Column():
                     records = gr.Textbox(label="Records (JSON Lines)", lines=14, value=EXAMPLE)
                     mode = gr.Dropdown(MODES, value="separate", label="Errored fragment predictions")
-                    chance = gr.Number(value=0, label="TB chance level for every item (0: 1 / number of choices; "
-                                                      "the paper's MMAU and MMAR numbers use 0.25)")
-                    zero_an = gr.Dropdown(ZERO_AN, value="as_zero",
-                                          label="XS/AN model mean: a model with no audio-needed item counts")
+                    chance = gr.Number(
+                        value=0,
+                        label="TB chance level for every item (0: 1 / number of choices; "
+                        "the paper's MMAU and MMAR numbers use 0.25)",
+                    )
+                    zero_an = gr.Dropdown(
+                        ZERO_AN, value="as_zero", label="XS/AN model mean: a model with no audio-needed item counts"
+                    )
                     button = gr.Button("Score", variant="primary")
                 with gr.Column():
                     text_prior = gr.Dataframe(label="Text prior (0-1)")
@@ -73,8 +87,12 @@ def build_demo() -> gr.Blocks:
                     decomposition = gr.Dataframe(label="Item decomposition (counts)")
                     by_category = gr.Dataframe(label="By category (Table 5)")
                     full = gr.JSON(label="Full result")
-            button.click(score, [records, mode, chance, zero_an], [text_prior, retention, decomposition, by_category, full],
-                         api_name="score")
+            button.click(
+                score,
+                [records, mode, chance, zero_an],
+                [text_prior, retention, decomposition, by_category, full],
+                api_name="score",
+            )
         with gr.Tab("Fragments"):
             with gr.Row():
                 with gr.Column():

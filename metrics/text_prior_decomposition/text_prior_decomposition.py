@@ -4,6 +4,7 @@ the TS / FS / XS / AH / UN item decomposition, for several models at once.
 A thin `evaluate` shell: all logic lives in the installed `audioreason` package (evaluate copies this
 file alone into its cache, so it must not import siblings). See README.md (the metric card).
 """
+
 import datasets
 import evaluate
 
@@ -108,30 +109,46 @@ class TextPriorDecomposition(ChoosesFeatures, shells.ShellMetric):  # not import
         return ["" if r is None else r for r in references]
 
     def compute(self, *, predictions=None, references=None, **kwargs):
-        """Score every row; ``references`` may be omitted when the predictions are correctness values.
-"""
+        """Score every row; ``references`` may be omitted when the predictions are correctness values."""
         return super().compute(predictions=predictions, references=self._references(predictions, references), **kwargs)
 
     def add_batch(self, *, predictions=None, references=None, **kwargs):
-        """Add rows; their predictions must be of the kind earlier batches held.
-"""
+        """Add rows; their predictions must be of the kind earlier batches held."""
         if predictions is not None:
             self.choose_features(predictions)
-        return super().add_batch(predictions=predictions, references=self._references(predictions, references),
-                                 **kwargs)
+        return super().add_batch(
+            predictions=predictions, references=self._references(predictions, references), **kwargs
+        )
 
     def add(self, *, prediction=None, reference=None, **kwargs):
-        """Add one row.
-"""
+        """Add one row."""
         self.choose_features([prediction])
         return super().add(prediction=prediction, reference="" if reference is None else reference, **kwargs)
 
-    def _compute(self, predictions, references, model=None, item_id=None, condition=None, choices=None,
-                 category=None, question=None, rows="all", **options):
+    def _compute(
+        self,
+        predictions,
+        references,
+        model=None,
+        item_id=None,
+        condition=None,
+        choices=None,
+        category=None,
+        question=None,
+        rows="all",
+        **options,
+    ):
         shells.check_rows(rows)  # every row applies: the decomposition reads every condition
         references = [r if r else None for r in references]
         present = shells.present
-        records = records_from_columns(predictions, references, model=present(model), item_id=present(item_id),
-                                       condition=present(condition), choices=present(choices),
-                                       category=present(category), question=present(question))
+        records = records_from_columns(
+            predictions,
+            references,
+            model=present(model),
+            item_id=present(item_id),
+            condition=present(condition),
+            choices=present(choices),
+            category=present(category),
+            question=present(question),
+        )
         return score_text_prior(records, **options)

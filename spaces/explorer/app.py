@@ -9,6 +9,7 @@ by category, duration tier, anchor operation and reasoning mode.
 It opens with the runs in ``runs/`` beside this file (a built Space: ``audioreason space build explorer``),
 else the run folders given on the command line (``python app.py RUN_DIR...``), else the demo's run. All the
 logic is in ``audioreason.report``: ``runs``, ``leaderboard``, ``item_table``, ``item_page`` and ``bundles``."""
+
 import os
 import sys
 import tempfile
@@ -19,8 +20,13 @@ import gradio as gr
 from audioreason.report.bundles import stage_uploads
 from audioreason.report.item_page import item_detail
 from audioreason.report.item_table import FILTERS, ITEM_COLUMNS, facet_values, item_rows, same_item
-from audioreason.report.leaderboard import (LEADERBOARD_COLUMNS, correct_legend, filled_columns, interval_legend,
-                                            leaderboard)
+from audioreason.report.leaderboard import (
+    LEADERBOARD_COLUMNS,
+    correct_legend,
+    filled_columns,
+    interval_legend,
+    leaderboard,
+)
 from audioreason.report.runs import open_run
 from audioreason.apps.spaces import opening_runs
 
@@ -80,8 +86,10 @@ def _board(views: list) -> dict:
 
 def _widths(table: dict) -> list:
     """Column widths that keep every header on one line (a long cell wraps instead, up to 40 characters)."""
-    return [f"{int(8.5 * min(max([len(h)] + [len(str(r[n])) for r in table['data']]), 40)) + 28}px"
-            for n, h in enumerate(table["headers"])]
+    return [
+        f"{int(8.5 * min(max([len(h)] + [len(str(r[n])) for r in table['data']]), 40)) + 28}px"
+        for n, h in enumerate(table["headers"])
+    ]
 
 
 def _sized(table: dict):
@@ -110,16 +118,25 @@ def _state(paths: list, errors: list = ()):
     rows = _rows(paths)
     choices = _choices(paths, rows)
     runs = [(NO_SECOND, NO_SECOND)] + [(v.name, str(n)) for n, v in enumerate(views)]
-    return (paths, _sized(_board(views)), _legend(views), gr.update(choices=runs, value=NO_SECOND),
-            *(gr.update(choices=facets[f], value=[]) for f in FILTERS), _sized(_table(rows, False)),
-            gr.update(choices=choices, value=choices[0][1] if choices else None), _notes(paths, list(errors)))
+    return (
+        paths,
+        _sized(_board(views)),
+        _legend(views),
+        gr.update(choices=runs, value=NO_SECOND),
+        *(gr.update(choices=facets[f], value=[]) for f in FILTERS),
+        _sized(_table(rows, False)),
+        gr.update(choices=choices, value=choices[0][1] if choices else None),
+        _notes(paths, list(errors)),
+    )
 
 
 def load(files, paths, progress=gr.Progress()):
     """Add uploaded runs to the ones already open."""
     if not files:
-        raise gr.Error("Upload a zipped run folder, the files of one (results.json, items.jsonl, outputs.jsonl, "
-                       "run.json), or a scorer's output (.json).")
+        raise gr.Error(
+            "Upload a zipped run folder, the files of one (results.json, items.jsonl, outputs.jsonl, "
+            "run.json), or a scorer's output (.json)."
+        )
     progress(0.1, desc="unpacking")
     try:
         staged = stage_uploads([getattr(f, "name", f) for f in files], tempfile.mkdtemp(prefix="explorer-"))
@@ -141,8 +158,10 @@ def load(files, paths, progress=gr.Progress()):
 def refilter(paths, second, shown, category, tier, operation, mode):
     rows = _rows(paths or [], (category, tier, operation, mode), second, shown)
     choices = _choices(paths or [], rows)
-    return (_sized(_table(rows, _second(paths or [], second) is not None)),
-            gr.update(choices=choices, value=choices[0][1] if choices else None))
+    return (
+        _sized(_table(rows, _second(paths or [], second) is not None)),
+        gr.update(choices=choices, value=choices[0][1] if choices else None),
+    )
 
 
 def _one(view, key) -> tuple:
@@ -170,8 +189,13 @@ def show(paths, choice, second=NO_SECOND):
         return audio, page, None, "<p><i>Choose a second run to see its output for this item beside it.</i></p>", raw
     other_key = same_item(view, key, views[other])
     if other_key is None:
-        return (audio, page, None, f"<p><i>{views[other].name} has no output for this item under this "
-                "condition.</i></p>", raw)
+        return (
+            audio,
+            page,
+            None,
+            f"<p><i>{views[other].name} has no output for this item under this condition.</i></p>",
+            raw,
+        )
     audio_b, page_b, raw_b = _one(views[other], other_key)
     return audio, page, audio_b, page_b, {view.name: raw, views[other].name: raw_b}
 
@@ -193,9 +217,11 @@ def build_demo(paths=None) -> gr.Blocks:
     detail = show(paths, first) if first else EMPTY[1:]
     runs = [(NO_SECOND, NO_SECOND)] + [(v.name, str(n)) for n, v in enumerate(views)]
     with gr.Blocks(title="audioreason results explorer") as demo:
-        gr.Markdown("# Results explorer\nScored runs item by item (ARIA-Rubrics, MMAR-Rubrics, AudioSpan, text "
-                    "prior). Upload a zipped run folder of `audioreason run` + `audioreason score`, its files, or a "
-                    "scorer's per-item output (`compute(..., return_items=True)` saved as JSON).")
+        gr.Markdown(
+            "# Results explorer\nScored runs item by item (ARIA-Rubrics, MMAR-Rubrics, AudioSpan, text "
+            "prior). Upload a zipped run folder of `audioreason run` + `audioreason score`, its files, or a "
+            "scorer's per-item output (`compute(..., return_items=True)` saved as JSON)."
+        )
         state = gr.State(paths)
         notes = gr.Markdown(_notes(paths, errors))
         with gr.Row():
@@ -207,10 +233,13 @@ def build_demo(paths=None) -> gr.Blocks:
             second = gr.Dropdown(runs, value=NO_SECOND, label="Second run, side by side")
             shown = gr.Radio(list(SHOWN), value="all items", label="Items to list (with a second run)")
         with gr.Row():
-            filters = [gr.Dropdown(facets[f], value=[], multiselect=True, label=label) for f, label in
-                       zip(FILTERS, ("category", "duration tier", "anchor operation", "reasoning mode"))]
-        table = gr.Dataframe(_table(rows, False), label="Items", wrap=True, max_height=320,
-                             column_widths=_widths(_table(rows, False)))
+            filters = [
+                gr.Dropdown(facets[f], value=[], multiselect=True, label=label)
+                for f, label in zip(FILTERS, ("category", "duration tier", "anchor operation", "reasoning mode"))
+            ]
+        table = gr.Dataframe(
+            _table(rows, False), label="Items", wrap=True, max_height=320, column_widths=_widths(_table(rows, False))
+        )
         item = gr.Dropdown(choices, value=first, label="Item (id | model | condition | run)")
         with gr.Row(equal_height=False):
             with gr.Column():

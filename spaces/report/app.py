@@ -6,6 +6,7 @@ its Markdown tables to download.
 It opens with the runs in ``runs/`` beside this file (a built Space: ``audioreason space build report``),
 else the results given on the command line (``python app.py RESULTS...``), else the demo's run. All the
 logic is in ``audioreason.report``."""
+
 import os
 import sys
 import tempfile
@@ -16,7 +17,6 @@ import gradio as gr
 from audioreason.report import ResultsError, build_report
 from audioreason.report.bundles import stage_uploads
 from audioreason.apps.spaces import opening_runs
-
 
 
 def initial_results() -> list:
@@ -34,12 +34,14 @@ def render(paths: list, title: str, progress=gr.Progress()):
     except (ResultsError, ValueError) as err:
         raise gr.Error(str(err))
     progress(1.0, desc="done")
-    status = (f"{summary['entries']} results ({', '.join(summary['scorers'])}): {len(summary['figures'])} figures, "
-              f"{len(summary['tables'])} tables" + "".join(f"\n- not run: {n['scorer']} ({n['status']}): {n['reason']}"
-                                                         for n in summary["not_run"]))
+    status = (
+        f"{summary['entries']} results ({', '.join(summary['scorers'])}): {len(summary['figures'])} figures, "
+        f"{len(summary['tables'])} tables"
+        + "".join(f"\n- not run: {n['scorer']} ({n['status']}): {n['reason']}" for n in summary["not_run"])
+    )
     page = out.read_text(encoding="utf-8")
-    body = page[page.index("<body>") + len("<body>"):page.rindex("</body>")]
-    style = page[page.index("<style>"):page.index("</style>") + len("</style>")]
+    body = page[page.index("<body>") + len("<body>") : page.rindex("</body>")]
+    style = page[page.index("<style>") : page.index("</style>") + len("</style>")]
     return style + body, [summary["html"], summary["markdown"]], status
 
 
@@ -56,9 +58,11 @@ def upload(files, title, progress=gr.Progress()):
 def build_demo(paths=None) -> gr.Blocks:
     paths = initial_results() if paths is None else [str(p) for p in paths]
     with gr.Blocks(title="audioreason report") as demo:
-        gr.Markdown("# audioreason report\nTables, figures and validity statistics of scored results (the HTML of "
-                    "`audioreason report`). It opens with the bundled run; upload `results.json` of `audioreason "
-                    "score`, a zipped run folder, or a scorer's output saved as JSON to see yours.")
+        gr.Markdown(
+            "# audioreason report\nTables, figures and validity statistics of scored results (the HTML of "
+            "`audioreason report`). It opens with the bundled run; upload `results.json` of `audioreason "
+            "score`, a zipped run folder, or a scorer's output saved as JSON to see yours."
+        )
         with gr.Row():
             files = gr.File(label="Results to report on", file_count="multiple", file_types=[".json", ".zip", ".jsonl"])
             with gr.Column():

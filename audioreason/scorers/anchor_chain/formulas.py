@@ -12,6 +12,7 @@ Exact arithmetic: every value is a ``fractions.Fraction`` in [0, 1] (k/3, produc
 mean of chains scored 2/3 and 1 is exactly 5/6; callers turn values into floats only for output
 (``audioreason.base.scale``).
 """
+
 from __future__ import annotations
 
 from fractions import Fraction

@@ -20,6 +20,7 @@ strings) and a gold answer (``answer`` as choice text or letter, or ``answer_ind
 must be distinct (a repeated id would count one question twice). A bad item is one ValueError naming it
 (position and id) and the field.
 """
+
 from __future__ import annotations
 
 import numbers
@@ -32,8 +33,15 @@ from audioreason.text.cot import LETTERS
 from audioreason.base.scale import floats
 from audioreason.base.schema import ExtractedAnswer
 from audioreason.scorers.common import check_distinct_id, item_where as _where
-from audioreason.scorers.anchor_chain.formulas import (LINKS, accuracy, chain_score, grounding_split, mean,
-                                                       per_link_accuracy, random_chain_expectation)
+from audioreason.scorers.anchor_chain.formulas import (
+    LINKS,
+    accuracy,
+    chain_score,
+    grounding_split,
+    mean,
+    per_link_accuracy,
+    random_chain_expectation,
+)
 
 PARSE_MODES = ("exact", "tolerant")
 CHAIN_BREAKDOWNS = ("operation", "duration_tier", "language")
@@ -50,7 +58,7 @@ def parse_answer(reply: Any, choices: Sequence[str], parse: str = "exact") -> Ex
     if parse == "tolerant":
         return extract_hybrid(reply, list(choices))
     text = reply.strip()
-    if len(text) == 1 and text in LETTERS[:len(choices)]:
+    if len(text) == 1 and text in LETTERS[: len(choices)]:
         index = LETTERS.index(text)
         return ExtractedAnswer(index, "exact", text, choices[index])
     return ExtractedAnswer(None, UNANSWERED, text)
@@ -68,12 +76,16 @@ def check_items(items: Sequence[Any]) -> None:
         choices = item.get("choices")
         if choices is None:
             raise ValueError(f"{where}: the field 'choices' is missing")
-        if (isinstance(choices, (str, bytes, Mapping)) or not isinstance(choices, Iterable)
-                or not all(isinstance(c, str) for c in choices)):
+        if (
+            isinstance(choices, (str, bytes, Mapping))
+            or not isinstance(choices, Iterable)
+            or not all(isinstance(c, str) for c in choices)
+        ):
             raise ValueError(f"{where}: 'choices' must be a list of strings, got {choices!r}")
         if item.get("answer") is None and item.get("answer_index") is None:
-            raise ValueError(f"{where}: the field 'answer' is missing (give the gold choice text or letter, "
-                             "or answer_index)")
+            raise ValueError(
+                f"{where}: the field 'answer' is missing (give the gold choice text or letter, or answer_index)"
+            )
         if item.get("id") is not None:
             check_distinct_id(seen, n, item, where)
 
@@ -95,7 +107,7 @@ def gold_index(item: Mapping[str, Any], where: Optional[str] = None) -> int:
         stripped = answer.strip()
         if stripped in [c.strip() for c in choices]:
             return [c.strip() for c in choices].index(stripped)
-        if len(stripped) == 1 and stripped.upper() in LETTERS[:len(choices)]:
+        if len(stripped) == 1 and stripped.upper() in LETTERS[: len(choices)]:
             return LETTERS.index(stripped.upper())
     raise ValueError(f"{name}: no usable gold answer (answer={answer!r}, answer_index={idx!r})")
 
@@ -108,9 +120,17 @@ def _score_rows(items: Sequence[Mapping[str, Any]], predictions: Sequence[Any], 
     for n, (item, reply) in enumerate(zip(items, predictions)):
         gold = gold_index(item, _where(n, item))
         got = parse_answer(reply, item["choices"], parse)
-        rows.append({"item": item, "pred_index": got.index, "method": got.method, "gold_index": gold,
-                     "parsed": got.index is not None, "correct": got.index == gold,
-                     "n_options": len(item["choices"])})
+        rows.append(
+            {
+                "item": item,
+                "pred_index": got.index,
+                "method": got.method,
+                "gold_index": gold,
+                "parsed": got.index is not None,
+                "correct": got.index == gold,
+                "n_options": len(item["choices"]),
+            }
+        )
     return rows
 
 
@@ -126,6 +146,7 @@ def _group_by(rows: Sequence[dict], field: str, summarise) -> dict[str, dict]:
 # ---------------------------------------------------------------------------------------------
 # Chains
 # ---------------------------------------------------------------------------------------------
+
 
 def build_chains(items: Sequence[Mapping[str, Any]]) -> list[list[int]]:
     """Row indices of each chain, in order of first appearance; raises ValueError naming the chain for a
@@ -148,8 +169,9 @@ def build_chains(items: Sequence[Mapping[str, Any]]) -> list[list[int]]:
         for i in rows:
             pos = items[i].get("link_position")
             if isinstance(pos, bool) or not isinstance(pos, numbers.Integral) or pos not in (1, 2, 3):
-                raise ValueError(f"chain {cid!r}: item {items[i].get('id', i)!r} has link_position {pos!r}, "
-                                 f"expected 1, 2 or 3")
+                raise ValueError(
+                    f"chain {cid!r}: item {items[i].get('id', i)!r} has link_position {pos!r}, expected 1, 2 or 3"
+                )
             positions.append(int(pos))
         if len(rows) > 3:
             raise ValueError(f"chain {cid!r} has {len(rows)} links (positions {positions}), expected 3")
@@ -160,27 +182,33 @@ def build_chains(items: Sequence[Mapping[str, Any]]) -> list[list[int]]:
         if missing:
             raise ValueError(f"chain {cid!r} is missing link(s) {missing} (positions {positions})")
         if positions != [1, 2, 3]:
-            raise ValueError(f"chain {cid!r} has its links out of order in the input: positions {positions}, "
-                             f"expected [1, 2, 3]")
+            raise ValueError(
+                f"chain {cid!r} has its links out of order in the input: positions {positions}, expected [1, 2, 3]"
+            )
         for field in CHAIN_BREAKDOWNS:
             values = {items[i].get(field) for i in rows}
             if len(values) > 1:
-                raise ValueError(f"chain {cid!r} has different {field} values across its links: "
-                                 f"{sorted(map(str, values))}")
+                raise ValueError(
+                    f"chain {cid!r} has different {field} values across its links: {sorted(map(str, values))}"
+                )
         chains.append(rows)
     return chains
 
 
 def _chain_summary(chains: Sequence[dict]) -> dict[str, Any]:
     links = [c["links"] for c in chains]
-    out = {"chain": mean([c["chain"] for c in chains]),
-           "random_chain": mean([c["random_chain"] for c in chains]), "n": len(chains)}
+    out = {
+        "chain": mean([c["chain"] for c in chains]),
+        "random_chain": mean([c["random_chain"] for c in chains]),
+        "n": len(chains),
+    }
     out.update(per_link_accuracy(links))
     return out
 
 
-def score_anchor_chain(items: Sequence[Mapping[str, Any]], predictions: Sequence[Any], *, parse: str = "exact",
-                       return_items: bool = False) -> dict[str, Any]:
+def score_anchor_chain(
+    items: Sequence[Mapping[str, Any]], predictions: Sequence[Any], *, parse: str = "exact", return_items: bool = False
+) -> dict[str, Any]:
     """Chain (Eq. 3), per-link P/U/R, the D.5 grounding split, breakdowns by operation, duration tier and
     language, the random baseline beside each score, and unparsed counts (overall and per link).
 
@@ -193,10 +221,16 @@ def score_anchor_chain(items: Sequence[Mapping[str, Any]], predictions: Sequence
     for idx in build_chains(items):
         first = items[idx[0]]
         links = [rows[i]["correct"] for i in idx]
-        chains.append({"chain_id": str(first["chain_id"]), "links": links, "chain": chain_score(links),
-                       "random_chain": random_chain_expectation([rows[i]["n_options"] for i in idx]),
-                       "unparsed": [not rows[i]["parsed"] for i in idx],
-                       **{f: first.get(f) for f in CHAIN_BREAKDOWNS}})
+        chains.append(
+            {
+                "chain_id": str(first["chain_id"]),
+                "links": links,
+                "chain": chain_score(links),
+                "random_chain": random_chain_expectation([rows[i]["n_options"] for i in idx]),
+                "unparsed": [not rows[i]["parsed"] for i in idx],
+                **{f: first.get(f) for f in CHAIN_BREAKDOWNS},
+            }
+        )
     result = _chain_summary(chains)
     result["grounding"] = grounding_split([c["links"] for c in chains])
     for field in CHAIN_BREAKDOWNS:
@@ -214,14 +248,19 @@ def score_anchor_chain(items: Sequence[Mapping[str, Any]], predictions: Sequence
 # Native MCQ Accuracy
 # ---------------------------------------------------------------------------------------------
 
+
 def _mcq_summary(rows: Sequence[dict]) -> dict[str, Any]:
-    return {"accuracy": accuracy([r["correct"] for r in rows]),
-            "random_accuracy": mean([Fraction(1, r["n_options"]) for r in rows]),
-            "unparsed": sum(not r["parsed"] for r in rows), "n": len(rows)}
+    return {
+        "accuracy": accuracy([r["correct"] for r in rows]),
+        "random_accuracy": mean([Fraction(1, r["n_options"]) for r in rows]),
+        "unparsed": sum(not r["parsed"] for r in rows),
+        "n": len(rows),
+    }
 
 
-def score_mcq_accuracy(items: Sequence[Mapping[str, Any]], predictions: Sequence[Any], *, parse: str = "exact",
-                       return_items: bool = False) -> dict[str, Any]:
+def score_mcq_accuracy(
+    items: Sequence[Mapping[str, Any]], predictions: Sequence[Any], *, parse: str = "exact", return_items: bool = False
+) -> dict[str, Any]:
     """Native MCQ Accuracy (Eq. 1) with the random baseline (mean 1/n_options), unparsed count and
     breakdowns by duration tier, language, cognitive level and dimension."""
     rows = _score_rows(items, predictions, parse)
@@ -230,8 +269,16 @@ def score_mcq_accuracy(items: Sequence[Mapping[str, Any]], predictions: Sequence
         result[f"by_{field}"] = _group_by(rows, field, _mcq_summary)
     result["parse"] = parse
     if return_items:
-        result["items"] = [{"id": r["item"].get("id"), "pred_index": r["pred_index"], "gold_index": r["gold_index"],
-                            "correct": r["correct"], "method": r["method"]} for r in rows]
+        result["items"] = [
+            {
+                "id": r["item"].get("id"),
+                "pred_index": r["pred_index"],
+                "gold_index": r["gold_index"],
+                "correct": r["correct"],
+                "method": r["method"],
+            }
+            for r in rows
+        ]
     return floats(result)
 
 
@@ -249,15 +296,22 @@ def check_task_columns(task: str, columns: Mapping[str, Optional[Sequence[Any]]]
         raise ValueError(f"unknown argument(s) for task={task!r}: {sorted(unknown)}")
 
 
-def score_task(task: str, items: Sequence[Mapping[str, Any]], predictions: Sequence[Any], *, parse: str = "exact",
-               return_items: bool = False) -> dict[str, Any]:
+def score_task(
+    task: str,
+    items: Sequence[Mapping[str, Any]],
+    predictions: Sequence[Any],
+    *,
+    parse: str = "exact",
+    return_items: bool = False,
+) -> dict[str, Any]:
     """The Chain (task "chain") or the native MCQ Accuracy (task "accuracy") of ``items``."""
     score = score_anchor_chain if task == "chain" else score_mcq_accuracy
     return score(items, predictions, parse=parse, return_items=return_items)
 
 
-def items_from_columns(references: Sequence[Any], choices: Sequence[Sequence[str]],
-                       **columns: Optional[Sequence[Any]]) -> list[dict]:
+def items_from_columns(
+    references: Sequence[Any], choices: Sequence[Sequence[str]], **columns: Optional[Sequence[Any]]
+) -> list[dict]:
     """Item dicts from parallel columns (the `evaluate` shell): ``references`` are gold texts or letters."""
     n = len(references)
     # An empty choices=[] for no rows is given, not missing: no rows is scored as n = 0 below.
@@ -284,27 +338,48 @@ def items_from_columns(references: Sequence[Any], choices: Sequence[Sequence[str
 # Demo
 # ---------------------------------------------------------------------------------------------
 
+
 def demo_items() -> tuple[list[dict[str, Any]], list[str], list[dict[str, Any]], list[str]]:
     """A hand-written AudioSpan-shaped sample: four anchor chains (one per outcome pattern) and six
     native MCQs, with replies in the C.1 format ("Answer with ONLY the option letter")."""
     choices = ["first", "second", "third", "fourth"]
     # chain id -> (operation, tier, language, replies for P, U, R); gold is always "B"
-    chains = {"c1": ("addition", "S", "en", ["B", "B", "B"]),      # all right: 1
-              "c2": ("deletion", "M", "zh", ["B", "B", "A"]),      # R wrong: 2/3
-              "c3": ("modification", "L", "en", ["A", "B", "B"]),  # P wrong: 0 (U, R answered "by guessing")
-              "c4": ("addition", "M", "en", ["B", "b", "B"])}      # "b" is unparsed in exact mode: 1/3
+    chains = {
+        "c1": ("addition", "S", "en", ["B", "B", "B"]),  # all right: 1
+        "c2": ("deletion", "M", "zh", ["B", "B", "A"]),  # R wrong: 2/3
+        "c3": ("modification", "L", "en", ["A", "B", "B"]),  # P wrong: 0 (U, R answered "by guessing")
+        "c4": ("addition", "M", "en", ["B", "b", "B"]),
+    }  # "b" is unparsed in exact mode: 1/3
     anchor, anchor_replies = [], []
     for cid, (operation, tier, language, replies) in chains.items():
         for position, reply in enumerate(replies, start=1):
-            anchor.append({"id": f"{cid}-{position}", "chain_id": cid, "link_position": position,
-                           "operation": operation, "duration_tier": tier, "language": language,
-                           "choices": choices, "answer": "second", "answer_index": 1})
+            anchor.append(
+                {
+                    "id": f"{cid}-{position}",
+                    "chain_id": cid,
+                    "link_position": position,
+                    "operation": operation,
+                    "duration_tier": tier,
+                    "language": language,
+                    "choices": choices,
+                    "answer": "second",
+                    "answer_index": 1,
+                }
+            )
             anchor_replies.append(reply)
-    native = [{"id": f"n{i}", "duration_tier": tier, "language": "en", "cognitive_level": level,
-               "dimension": "localization" if level == "P" else "inference", "choices": choices,
-               "answer": "third", "answer_index": 2}
-              for i, (tier, level) in enumerate([("S", "P"), ("S", "U"), ("M", "R"), ("M", "P"), ("L", "U"),
-                                                 ("L", "R")])]
+    native = [
+        {
+            "id": f"n{i}",
+            "duration_tier": tier,
+            "language": "en",
+            "cognitive_level": level,
+            "dimension": "localization" if level == "P" else "inference",
+            "choices": choices,
+            "answer": "third",
+            "answer_index": 2,
+        }
+        for i, (tier, level) in enumerate([("S", "P"), ("S", "U"), ("M", "R"), ("M", "P"), ("L", "U"), ("L", "R")])
+    ]
     native_replies = ["C", "C", "A", "C", "The answer is C", "D"]
     return anchor, anchor_replies, native, native_replies
 
@@ -316,10 +391,22 @@ def demo_rows() -> list[tuple[str, Optional[float], int, str]]:
     mcq = score_mcq_accuracy(native, native_replies)
     note = "hand-written AudioSpan-shaped sample, exact-letter parsing"
     return [
-        ("anchor_chain: Chain (Eq. 3)", chain["chain"], chain["n"],
-         f"{note}; random {chain['random_chain']:.4f}; unparsed {chain['unparsed']}"),
-        ("anchor_chain: P link accuracy", chain["P"], chain["n"],
-         f"U {chain['U']:.4f}, R {chain['R']:.4f} (per-link accuracy, not truncated)"),
-        ("audiospan: native MCQ Accuracy (Eq. 1)", mcq["accuracy"], mcq["n"],
-         f"{note}; random {mcq['random_accuracy']:.4f}; unparsed {mcq['unparsed']}"),
+        (
+            "anchor_chain: Chain (Eq. 3)",
+            chain["chain"],
+            chain["n"],
+            f"{note}; random {chain['random_chain']:.4f}; unparsed {chain['unparsed']}",
+        ),
+        (
+            "anchor_chain: P link accuracy",
+            chain["P"],
+            chain["n"],
+            f"U {chain['U']:.4f}, R {chain['R']:.4f} (per-link accuracy, not truncated)",
+        ),
+        (
+            "audiospan: native MCQ Accuracy (Eq. 1)",
+            mcq["accuracy"],
+            mcq["n"],
+            f"{note}; random {mcq['random_accuracy']:.4f}; unparsed {mcq['unparsed']}",
+        ),
     ]

@@ -2,6 +2,7 @@
 sections of the results (``aria`` and the CoT perturbation checks, ``perturbations``), their printed rows and
 their report tables and figures. Layer 9 (ARCHITECTURE.md): it builds results sections, so the scorer
 (``scorer.py``, ``formulas.py``) never imports it."""
+
 from __future__ import annotations
 
 from dataclasses import replace
@@ -20,13 +21,25 @@ def fit(benchmark: str, items: Sequence[Mapping[str, Any]], sets: Sequence[Outpu
         return "ARIA scores multiple-choice CoTs against a gold choice; the run has none"
     if not any(s.template == "aria_cot" for s in sets):
         used = ", ".join(sorted({s.template for s in sets}))
-        return (f"ARIA scores four-step CoT outputs (ARIA-Rubrics §3.2: the aria_cot template); this run used "
-                f"{used}")
+        return f"ARIA scores four-step CoT outputs (ARIA-Rubrics §3.2: the aria_cot template); this run used {used}"
     return None
 
 
-ARIA_SUMMARY = ("M1", "M2", "M3", "M4", "M5", "M6", "aria", "aria_metrics", "aria_complete", "accuracy",
-                "unanswered_rate", "reasoning_mode", "reasoning_mode_rule")
+ARIA_SUMMARY = (
+    "M1",
+    "M2",
+    "M3",
+    "M4",
+    "M5",
+    "M6",
+    "aria",
+    "aria_metrics",
+    "aria_complete",
+    "accuracy",
+    "unanswered_rate",
+    "reasoning_mode",
+    "reasoning_mode_rule",
+)
 
 
 def aria_sets(sets: Sequence[OutputSet], items: Mapping[str, Mapping[str, Any]]) -> list[OutputSet]:
@@ -47,25 +60,38 @@ def aria_inputs(output_set: OutputSet, items: Mapping[str, Mapping[str, Any]]) -
     return [it["answer"] for it in chosen], [list(it["choices"]) for it in chosen], [it.get("audio") for it in chosen]
 
 
-def aria_section(scorer: Any, sets: Sequence[OutputSet], items: Mapping[str, Mapping[str, Any]],
-                 progress: Callable[[int], None], uncertainty: Any = None) -> Section:
+def aria_section(
+    scorer: Any,
+    sets: Sequence[OutputSet],
+    items: Mapping[str, Mapping[str, Any]],
+    progress: Callable[[int], None],
+    uncertainty: Any = None,
+) -> Section:
     section = Section("ok")
     for output_set in aria_sets(sets, items):
         references, choices, audio = aria_inputs(output_set, items)
         result = scorer.score(output_set.texts(), references, choices, audio=audio, return_items=True)
         progress(len(output_set.records))
         per_item = result.pop("items")
-        section.results.append({**output_set.describe(), **result, "n": len(output_set.records),
-                                "failed": output_set.failed,
-                                "uncertainty": aria_uncertainty(result, per_item, uncertainty)})
+        section.results.append(
+            {
+                **output_set.describe(),
+                **result,
+                "n": len(output_set.records),
+                "failed": output_set.failed,
+                "uncertainty": aria_uncertainty(result, per_item, uncertainty),
+            }
+        )
         for record, row in zip(output_set.records, per_item):
-            section.items[record["key"]] = {k: row.get(k) for k in ("M1", "M2", "M3", "M4", "M5", "M6", "aria",
-                                                                    "correct")}
+            section.items[record["key"]] = {
+                k: row.get(k) for k in ("M1", "M2", "M3", "M4", "M5", "M6", "aria", "correct")
+            }
     return section
 
 
-def aria_uncertainty(result: Mapping[str, Any], per_item: Sequence[Mapping[str, Any]], uncertainty: Any = None
-                     ) -> dict[str, dict[str, Any]]:
+def aria_uncertainty(
+    result: Mapping[str, Any], per_item: Sequence[Mapping[str, Any]], uncertainty: Any = None
+) -> dict[str, dict[str, Any]]:
     """Bootstrap intervals over items of each metric's mean (its scored items, clipped to [0, 1], as the
     headline is computed), of ARIA (the mean of the metric means, recomputed in every resample) and the
     Wilson interval of the accuracy."""
@@ -98,8 +124,14 @@ def _mean_of_nanmeans(*columns, axis=-1):
     return np.mean([np.nanmean(c, axis=axis) for c in columns], axis=0)
 
 
-def perturbation_section(scorer: Any, sets: Sequence[OutputSet], items: Mapping[str, Mapping[str, Any]],
-                         names: Sequence[str], seed: int, progress: Callable[[int], None]) -> Section:
+def perturbation_section(
+    scorer: Any,
+    sets: Sequence[OutputSet],
+    items: Mapping[str, Mapping[str, Any]],
+    names: Sequence[str],
+    seed: int,
+    progress: Callable[[int], None],
+) -> Section:
     """ARIA on each perturbation of each aria_cot set, beside the re-rendered originals (``rendered``): per
     perturbation the metric deltas (perturbed minus rendered), accuracy and unanswered rate (Table 7's Acc.
     and No Ans.), the answer-change rate (the ARIA App. E answer differs from the rendered original's, an
@@ -137,20 +169,38 @@ def perturbation_section(scorer: Any, sets: Sequence[OutputSet], items: Mapping[
         for name in texts:
             result = scored[name]
             changed = [row["extracted"]["index"] != b for row, b in zip(result["items"], base_answers)]
-            rows.append({"perturbation": name, "paper_name": PERTURBATIONS[name].paper_name,
-                         "kind": PERTURBATIONS[name].kind,
-                         **{k: result.get(k) for k in ARIA_SUMMARY},
-                         "delta": {m: _delta(result.get(m), base.get(m)) for m in ("M1", "M2", "M3", "M4", "M5",
-                                                                                  "M6", "aria", "accuracy")},
-                         "answer_change_rate": sum(changed) / len(changed), "answer_changed": sum(changed),
-                         "note": result.get("note")})
+            rows.append(
+                {
+                    "perturbation": name,
+                    "paper_name": PERTURBATIONS[name].paper_name,
+                    "kind": PERTURBATIONS[name].kind,
+                    **{k: result.get(k) for k in ARIA_SUMMARY},
+                    "delta": {
+                        m: _delta(result.get(m), base.get(m))
+                        for m in ("M1", "M2", "M3", "M4", "M5", "M6", "aria", "accuracy")
+                    },
+                    "answer_change_rate": sum(changed) / len(changed),
+                    "answer_changed": sum(changed),
+                    "note": result.get("note"),
+                }
+            )
             for record, text, row, moved in zip(output_set.records, texts[name], result["items"], changed):
                 section.items.setdefault(record["key"], {})[name] = {
-                    "aria": row.get("aria"), "choice": row["extracted"]["choice"], "changed": moved,
-                    "text": text}
-        section.results.append({**output_set.describe(), "n": len(output_set.records), "not_perturbed": len(skipped),
-                                "seed": seed,
-                                "backbones": base.get("backbones"), "perturbations": rows})
+                    "aria": row.get("aria"),
+                    "choice": row["extracted"]["choice"],
+                    "changed": moved,
+                    "text": text,
+                }
+        section.results.append(
+            {
+                **output_set.describe(),
+                "n": len(output_set.records),
+                "not_perturbed": len(skipped),
+                "seed": seed,
+                "backbones": base.get("backbones"),
+                "perturbations": rows,
+            }
+        )
     return section
 
 
@@ -158,7 +208,6 @@ def _delta(value: Any, base: Any) -> Optional[float]:
     if value is None or base is None:
         return None
     return float(value) - float(base)
-
 
 
 def score(scoring: Any) -> dict[str, Section]:
@@ -177,15 +226,17 @@ def score(scoring: Any) -> dict[str, Section]:
     n = sum(len(s.records) for s in sets)
     passes = (1 if want_aria else 0) + (len(options.perturbations) + 1 if options.perturbations else 0)
     # An unreadable clip is that item's M1 (counted in audio_errors), unless the user's options say otherwise.
-    scorer = AriaScorer(backbones=options.aria_backbones,
-                        **{"on_audio_error": "skip", **options.scorer_options.get(NAME, {})})
+    scorer = AriaScorer(
+        backbones=options.aria_backbones, **{"on_audio_error": "skip", **options.scorer_options.get(NAME, {})}
+    )
     bar = scoring.bar(n * passes, NAME)
     try:
         if want_aria:
             out[NAME] = aria_section(scorer, run.sets, run.items, bar.update, scoring.uncertainty)
         if options.perturbations:
-            out[CHECKS] = perturbation_section(scorer, run.sets, run.items, options.perturbations,
-                                                      options.seed, bar.update)
+            out[CHECKS] = perturbation_section(
+                scorer, run.sets, run.items, options.perturbations, options.seed, bar.update
+            )
     finally:
         bar.close()
     return out
@@ -194,14 +245,28 @@ def score(scoring: Any) -> dict[str, Section]:
 def aria_rows(entry: Mapping[str, Any], label: Callable[[str], str]) -> list[Row]:
     from audioreason.scorers.aria.formulas import METRIC_NAMES, METRICS
 
-    rows = [Row(label(f"aria: {m} {METRIC_NAMES[m]}"), entry.get(m), entry["n"], entry["backbones"][m],
-                interval=_interval(entry, m)) for m in METRICS]
+    rows = [
+        Row(
+            label(f"aria: {m} {METRIC_NAMES[m]}"),
+            entry.get(m),
+            entry["n"],
+            entry["backbones"][m],
+            interval=_interval(entry, m),
+        )
+        for m in METRICS
+    ]
     covered = "+".join(entry.get("aria_metrics") or []) or "none"
     mode = _mode(entry)
-    rows.append(Row(label(f"aria: ARIA (mean of {covered})"), entry.get("aria"), entry["n"],
-                    f"reasoning mode: {mode}; {_outputs_note(entry)}", interval=_interval(entry, "aria")))
+    rows.append(
+        Row(
+            label(f"aria: ARIA (mean of {covered})"),
+            entry.get("aria"),
+            entry["n"],
+            f"reasoning mode: {mode}; {_outputs_note(entry)}",
+            interval=_interval(entry, "aria"),
+        )
+    )
     return rows
-
 
 
 def perturbation_rows(entry: Mapping[str, Any], label: Callable[[str], str]) -> list[Row]:
@@ -209,13 +274,21 @@ def perturbation_rows(entry: Mapping[str, Any], label: Callable[[str], str]) -> 
     for p in entry["perturbations"]:
         mode = _mode(p)
         delta = p["delta"]["aria"]
-        note = (f"{p['paper_name']}: accuracy {p['accuracy']:.4f}, answers changed "
-                f"{p['answer_change_rate']:.4f}, ARIA delta "
-                f"{'n/a' if delta is None else f'{delta:+.4f}'}; mode {mode}")
-        rows.append(Row(label(f"perturbation: {p['perturbation']}"), p.get("aria"), entry["n"], note,
-                        round(p["unanswered_rate"] * entry["n"])))
+        note = (
+            f"{p['paper_name']}: accuracy {p['accuracy']:.4f}, answers changed "
+            f"{p['answer_change_rate']:.4f}, ARIA delta "
+            f"{'n/a' if delta is None else f'{delta:+.4f}'}; mode {mode}"
+        )
+        rows.append(
+            Row(
+                label(f"perturbation: {p['perturbation']}"),
+                p.get("aria"),
+                entry["n"],
+                note,
+                round(p["unanswered_rate"] * entry["n"]),
+            )
+        )
     return rows
-
 
 
 def _config_fields() -> tuple[str, ...]:
@@ -231,13 +304,19 @@ def detect(result: Mapping[str, Any]) -> bool:
 
 
 DECLARATION = Declaration(
-    name=NAME, folder="aria",
+    name=NAME,
+    folder="aria",
     inputs={"choices": "texts", "audio": "text", "model": "text", "condition": "text"},
-    options=("return_items", "rows", "backbones"), more_options=_config_fields,  # and every AriaConfig field
-    fit=fit, score=score, detect=detect, protocol=("backbones",),
-    results=(Results(NAME, "ARIA-Rubrics", aria_rows, tables=("aria_table",),
-                     figures=("aria_radar", "aria_vs_accuracy")),
-             Results(CHECKS, "CoT perturbations", perturbation_rows, tables=("perturbations_table",))),
+    options=("return_items", "rows", "backbones"),
+    more_options=_config_fields,  # and every AriaConfig field
+    fit=fit,
+    score=score,
+    detect=detect,
+    protocol=("backbones",),
+    results=(
+        Results(NAME, "ARIA-Rubrics", aria_rows, tables=("aria_table",), figures=("aria_radar", "aria_vs_accuracy")),
+        Results(CHECKS, "CoT perturbations", perturbation_rows, tables=("perturbations_table",)),
+    ),
 )
 
 

@@ -4,6 +4,7 @@ No model is loaded here: each function takes the numbers a backbone produced (co
 probabilities) and returns a metric, so every formula is testable by hand. ``None`` marks an absent
 slot; NaN marks a value that could not be computed (it propagates and is counted by the caller).
 """
+
 from __future__ import annotations
 
 import math
@@ -34,16 +35,19 @@ def m1_acoustic_grounding(entity_audio_cosines: Sequence[float]) -> float:
     return float(np.mean(entity_audio_cosines)) if len(entity_audio_cosines) else 0.0
 
 
-def m2_inter_step_coherence(cos_analysis_perception: Optional[float],
-                            cos_reasoning_analysis: Optional[float]) -> float:
+def m2_inter_step_coherence(cos_analysis_perception: Optional[float], cos_reasoning_analysis: Optional[float]) -> float:
     """½[cos(f(A), f(P)) + cos(f(R), f(A))]; 0 when any of P, A, R is absent (given as None)."""
     if cos_analysis_perception is None or cos_reasoning_analysis is None:
         return 0.0
     return 0.5 * (cos_analysis_perception + cos_reasoning_analysis)
 
 
-def m3_chain_coverage(sigma_perception: Optional[float], sigma_analysis: Optional[float],
-                      sigma_reasoning: Optional[float], answer_present: bool) -> float:
+def m3_chain_coverage(
+    sigma_perception: Optional[float],
+    sigma_analysis: Optional[float],
+    sigma_reasoning: Optional[float],
+    answer_present: bool,
+) -> float:
     """Mean of the substantiveness scores of P, A, R (absent: 0) and 1 for a non-empty Answer."""
     sigmas = [0.0 if s is None else s for s in (sigma_perception, sigma_analysis, sigma_reasoning)]
     return (sum(sigmas) + (1.0 if answer_present else 0.0)) / 4
@@ -57,8 +61,9 @@ def causality_term(info: float) -> float:
     return 1 / (1 + math.exp(info))
 
 
-def m4_step_causality(ppl_p: float, ppl_pa: Optional[float], ppl_par: Optional[float],
-                      absent: str = "info_zero") -> float:
+def m4_step_causality(
+    ppl_p: float, ppl_pa: Optional[float], ppl_par: Optional[float], absent: str = "info_zero"
+) -> float:
     """RSC = ½ Σ_{i∈{A,R}} 1/(1+e^Info_i), Info_A = PPL(gold|P,A) − PPL(gold|P),
     Info_R = PPL(gold|P,A,R) − PPL(gold|P,A) (ARIA §3.3.4, Eq. 3). ``ppl_pa``/``ppl_par`` are None
     when A/R is absent.
@@ -137,8 +142,11 @@ class FittedThresholds:
 RULE_THRESHOLDS = {"paper": ProfileThresholds, "fitted": FittedThresholds}  # the thresholds each rule reads
 
 
-def reasoning_mode(profile: Mapping[str, float], rule: str = "paper",
-                   thresholds: Union[ProfileThresholds, FittedThresholds, None] = None) -> Optional[str]:
+def reasoning_mode(
+    profile: Mapping[str, float],
+    rule: str = "paper",
+    thresholds: Union[ProfileThresholds, FittedThresholds, None] = None,
+) -> Optional[str]:
     """Reasoning / Scaffolding / Decoration for a model's mean scores (``profile``: M2..M5, ``aria``,
     ``accuracy``, all in [0, 1]); None when the rule names no mode for the profile.
 

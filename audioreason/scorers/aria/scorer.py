@@ -5,6 +5,7 @@ registry), so scoring several models' outputs reuses models and caches. The form
 ``scorers/aria/formulas.py``. ``batched=False`` runs the straightforward one-item-at-a-time loop over the same
 models without caches: the benchmark's baseline and the tests' reference.
 """
+
 from __future__ import annotations
 
 import math
@@ -100,13 +101,18 @@ OPTION_VALUES = {
     "mode_rule": F.MODE_RULES,
 }
 # The whole-number options' (least, greatest) value; a seed seeds numpy (the M1 crops), which takes 0 .. 2**32 - 1.
-WHOLE_NUMBERS = {"batch_size": (1, None), "m3_retries": (0, None), "m4_max_segment_tokens": (1, None),
-                 "seed": (0, 2**32 - 1)}
+WHOLE_NUMBERS = {
+    "batch_size": (1, None),
+    "m3_retries": (0, None),
+    "m4_max_segment_tokens": (1, None),
+    "seed": (0, 2**32 - 1),
+}
 
 
 def _check_config(c: AriaConfig) -> AriaConfig:
     """The config with whole numbers as ints, or a ValueError naming the first bad option, its value and
     what it may be; checked before any backbone loads or any item is read."""
+
     def refuse(name: str, allowed: str) -> None:
         raise ValueError(f"{name} must be {allowed}, got {getattr(c, name)!r}")
 
@@ -116,10 +122,15 @@ def _check_config(c: AriaConfig) -> AriaConfig:
     ints = {}
     for name, (least, greatest) in WHOLE_NUMBERS.items():
         value = getattr(c, name)
-        if isinstance(value, (bool, np.bool_)) or not isinstance(value, (int, np.integer)) or value < least or \
-                (greatest is not None and value > greatest):
-            refuse(name, f"a whole number >= {least}" if greatest is None else
-                   f"a whole number from {least} to {greatest}")
+        if (
+            isinstance(value, (bool, np.bool_))
+            or not isinstance(value, (int, np.integer))
+            or value < least
+            or (greatest is not None and value > greatest)
+        ):
+            refuse(
+                name, f"a whole number >= {least}" if greatest is None else f"a whole number from {least} to {greatest}"
+            )
         ints[name] = int(value)
     for name in ("batched", "allow_download"):
         if not isinstance(getattr(c, name), (bool, np.bool_)):
@@ -162,8 +173,10 @@ def check_one_condition(condition: Optional[Sequence[Any]]) -> None:
     condition)."""
     conditions = sorted({c for c in condition or [] if c is not None})
     if len(conditions) > 1:
-        raise ValueError(f"the condition column holds {conditions}: aria scores one condition; rows='applicable' "
-                         f"scores the full-audio rows and counts the rest")
+        raise ValueError(
+            f"the condition column holds {conditions}: aria scores one condition; rows='applicable' "
+            f"scores the full-audio rows and counts the rest"
+        )
 
 
 def _present(slots: CoTSlots, name: str) -> bool:
@@ -226,8 +239,10 @@ class AriaScorer:
                 continue
             if not slots.entities:
                 counts["m1_items_without_entities"] += 1
-            cosines = [float((text_vecs[e] if c.batched else clap.embed_texts([e], use_cache=False)[0]) @ a)
-                       for e in slots.entities]
+            cosines = [
+                float((text_vecs[e] if c.batched else clap.embed_texts([e], use_cache=False)[0]) @ a)
+                for e in slots.entities
+            ]
             values.append(F.m1_acoustic_grounding(cosines))
         return values
 
@@ -261,13 +276,23 @@ class AriaScorer:
         todo = list(range(len(texts)))
         for attempt in range(c.m3_retries + 1):
             if attempt == 0:  # greedy, batched
-                replies = lm.generate(M3_PREFIX, [bodies[i] for i in todo], M3_TAIL, max_new_tokens=10,
-                                      stop=_NUMBER_DONE, **kwargs)
+                replies = lm.generate(
+                    M3_PREFIX, [bodies[i] for i in todo], M3_TAIL, max_new_tokens=10, stop=_NUMBER_DONE, **kwargs
+                )
             else:  # greedy would repeat itself: retries sample, one prompt at a time so that the draw
                 # depends on (seed, attempt) only, never on which prompts shared a batch
-                replies = [lm.generate(M3_PREFIX, [bodies[i]], M3_TAIL, max_new_tokens=10,
-                                       sample_seed=c.seed + attempt, batch_size=1,
-                                       reuse_prefix=c.batched)[0] for i in todo]
+                replies = [
+                    lm.generate(
+                        M3_PREFIX,
+                        [bodies[i]],
+                        M3_TAIL,
+                        max_new_tokens=10,
+                        sample_seed=c.seed + attempt,
+                        batch_size=1,
+                        reuse_prefix=c.batched,
+                    )[0]
+                    for i in todo
+                ]
             failed = []
             for i, reply in zip(todo, replies):
                 m = _NUMBER.search(reply)
@@ -307,13 +332,20 @@ class AriaScorer:
             if not (has_a or has_r):
                 continue  # both terms absent: no perplexity is needed
             segments = [M4_SEGMENTS["perception"].format(p.perception) if _present(p, "perception") else ""]
-            segments += [M4_SEGMENTS[n].format(getattr(p, n)) for n, has in
-                         (("analysis", has_a), ("reasoning", has_r)) if has]
+            segments += [
+                M4_SEGMENTS[n].format(getattr(p, n)) for n, has in (("analysis", has_a), ("reasoning", has_r)) if has
+            ]
             requests.append((segments, M4_CUE, " " + gold.strip()))
             owners.append(i)
         step = c.batch_size if c.batched else 1
-        scored = dict(zip(owners, lm.cumulative_perplexities(requests, c.m4_max_segment_tokens, step,
-                                                              reuse_prefix=c.batched) if requests else []))
+        scored = dict(
+            zip(
+                owners,
+                lm.cumulative_perplexities(requests, c.m4_max_segment_tokens, step, reuse_prefix=c.batched)
+                if requests
+                else [],
+            )
+        )
         values = []
         for i, p in enumerate(parsed):
             if i not in scored:
@@ -322,23 +354,26 @@ class AriaScorer:
             ppl, truncated = scored[i]
             counts["m4_truncated_items"] += truncated
             has_a, has_r = _present(p, "analysis"), _present(p, "reasoning")
-            values.append(F.m4_step_causality(ppl[0], ppl[1] if has_a else None,
-                                              ppl[-1] if has_r else None, c.m4_absent))
+            values.append(
+                F.m4_step_causality(ppl[0], ppl[1] if has_a else None, ppl[-1] if has_r else None, c.m4_absent)
+            )
         return values
 
     def _m5(self, parsed, counts) -> list[float]:
         nli, c = self.backend("nli"), self.config
         steps = (("perception", "analysis"), ("analysis", "reasoning"), ("reasoning", "answer"))
-        pairs = [(getattr(p, a), getattr(p, b)) for p in parsed for a, b in steps
-                 if _present(p, a) and _present(p, b)]
+        pairs = [(getattr(p, a), getattr(p, b)) for p in parsed for a, b in steps if _present(p, a) and _present(p, b)]
         if c.batched:
             probs = dict(zip(pairs, nli.entailment(pairs, c.batch_size))) if pairs else {}
             g = lambda pair: probs[pair]  # noqa: E731
         else:
             g = lambda pair: float(nli.entailment([pair], 1, use_cache=False)[0])  # noqa: E731
-        return [F.m5_reasoning_progress(*[g((getattr(p, a), getattr(p, b)))
-                                          if _present(p, a) and _present(p, b) else None for a, b in steps])
-                for p in parsed]
+        return [
+            F.m5_reasoning_progress(
+                *[g((getattr(p, a), getattr(p, b))) if _present(p, a) and _present(p, b) else None for a, b in steps]
+            )
+            for p in parsed
+        ]
 
     def _m6(self, predictions, counts) -> list[float]:
         vectors = self.backend("vectors")
@@ -358,19 +393,37 @@ class AriaScorer:
         return values
 
     # ------------------------------------------------------------------ scoring
-    def score(self, predictions: Sequence[Any], references: Sequence[str], choices: Sequence[Sequence[str]],
-              audio: Optional[Sequence[Any]] = None, return_items: bool = False) -> dict[str, Any]:
+    def score(
+        self,
+        predictions: Sequence[Any],
+        references: Sequence[str],
+        choices: Sequence[Sequence[str]],
+        audio: Optional[Sequence[Any]] = None,
+        return_items: bool = False,
+    ) -> dict[str, Any]:
         """Score raw model outputs against gold answers. See metrics/aria/README.md for the output."""
         predictions = list(predictions)
         _validate(predictions, references, choices, audio)
         c = self.config
         parsed = [parse_cot(p) for p in predictions]
-        extracted = [answers.extract_aria(p, ch, tags=c.answer_tags, substring=c.answer_substring)
-                     for p, ch in zip(predictions, choices)]
-        counts: dict[str, int] = {k: 0 for k in (
-            "audio_errors", "m1_items_without_entities", "m2_items_missing_slot", "m3_retries",
-            "m3_unparsed_slots", "m4_truncated_items", "m6_words", "m6_words_without_vector",
-            "m6_items_without_words")}
+        extracted = [
+            answers.extract_aria(p, ch, tags=c.answer_tags, substring=c.answer_substring)
+            for p, ch in zip(predictions, choices)
+        ]
+        counts: dict[str, int] = {
+            k: 0
+            for k in (
+                "audio_errors",
+                "m1_items_without_entities",
+                "m2_items_missing_slot",
+                "m3_retries",
+                "m3_unparsed_slots",
+                "m4_truncated_items",
+                "m6_words",
+                "m6_words_without_vector",
+                "m6_items_without_words",
+            )
+        }
         runners: dict[str, Callable[[], list[float]]] = {
             "M1": lambda: self._m1(parsed, audio, counts),
             "M2": lambda: self._m2(parsed, counts),
@@ -405,38 +458,46 @@ class AriaScorer:
         complete = len(means) == len(F.METRICS)
         correct = [answers.is_gold(e, ref) for e, ref in zip(extracted, references)]
         accuracy = sum(correct) / n if n else float("nan")
-        result.update({
-            "aria": F.aria_score(means),  # the mean of the metric means, as the paper's Table 1
-            "aria_std": _nanstats(item_aria)[1],
-            "aria_metrics": sorted(means),
-            "aria_complete": complete,
-            "accuracy": accuracy,
-            "unanswered_rate": sum(not e.answered for e in extracted) / n if n else float("nan"),
-            "answer_methods": answers.summarize(extracted)["methods"],
-            "backbones": backbones,
-            "counts": {"items": n, **counts},
-        })
+        result.update(
+            {
+                "aria": F.aria_score(means),  # the mean of the metric means, as the paper's Table 1
+                "aria_std": _nanstats(item_aria)[1],
+                "aria_metrics": sorted(means),
+                "aria_complete": complete,
+                "accuracy": accuracy,
+                "unanswered_rate": sum(not e.answered for e in extracted) / n if n else float("nan"),
+                "answer_methods": answers.summarize(extracted)["methods"],
+                "backbones": backbones,
+                "counts": {"items": n, **counts},
+            }
+        )
         result["reasoning_mode_rule"] = self.config.mode_rule
         if complete:
-            profile = {**{m: means[m] for m in ("M2", "M3", "M4", "M5")}, "aria": result["aria"],
-                       "accuracy": accuracy}
+            profile = {**{m: means[m] for m in ("M2", "M3", "M4", "M5")}, "aria": result["aria"], "accuracy": accuracy}
             result["reasoning_mode"] = F.reasoning_mode(profile, self.config.mode_rule, self.config.mode_thresholds)
             if result["reasoning_mode"] is None:
-                result["note"] = ("the profile matches none of the paper's three modes (ARIA §3.4: low accuracy "
-                                  "without the Scaffolding pattern of low M2, M4, M5 and high M3)")
+                result["note"] = (
+                    "the profile matches none of the paper's three modes (ARIA §3.4: low accuracy "
+                    "without the Scaffolding pattern of low M2, M4, M5 and high M3)"
+                )
         else:
             result["reasoning_mode"] = None
             missing = sorted(set(F.METRICS) - set(means))
-            result["note"] = (f"ARIA covers only {', '.join(sorted(means))}: {', '.join(missing)} unavailable; "
-                              "it is not comparable to the paper's six-metric ARIA and no reasoning mode is given")
+            result["note"] = (
+                f"ARIA covers only {', '.join(sorted(means))}: {', '.join(missing)} unavailable; "
+                "it is not comparable to the paper's six-metric ARIA and no reasoning mode is given"
+            )
         if return_items:
-            result["items"] = [{
-                "index": i,
-                **{m: raw[m][i] for m in raw},
-                **{f"{m}_clipped": clipped[m][i] for m in clipped},
-                "aria": item_aria[i],
-                "extracted": extracted[i].to_dict(),
-                "correct": correct[i],
-                "slots": parsed[i].to_dict(),
-            } for i in range(n)]
+            result["items"] = [
+                {
+                    "index": i,
+                    **{m: raw[m][i] for m in raw},
+                    **{f"{m}_clipped": clipped[m][i] for m in clipped},
+                    "aria": item_aria[i],
+                    "extracted": extracted[i].to_dict(),
+                    "correct": correct[i],
+                    "slots": parsed[i].to_dict(),
+                }
+                for i in range(n)
+            ]
         return result

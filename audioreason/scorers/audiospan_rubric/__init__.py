@@ -1,6 +1,7 @@
 """the AudioSpan Rubric: ``formulas`` (the pure functions) and ``scorer`` (the class); the evaluate module is
 ``metrics/audiospan_rubric/``. The entry points are importable from here, each imported on first use (a report that
 reads ``formulas`` alone never loads the scorer's backends)."""
+
 from typing import TYPE_CHECKING
 
 from audioreason.base.lazy import lazy_exports

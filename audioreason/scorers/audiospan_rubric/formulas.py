@@ -11,6 +11,7 @@ raters at 3/5, 4/5 and 1 average exactly 4/5, which passes; in floats it is 0.79
 orders). Numbers passed in are read with ``audioreason.text.timestamps.as_fraction`` (a float as the decimal it
 prints as); callers convert to float only for output.
 """
+
 from __future__ import annotations
 
 import math
@@ -34,8 +35,7 @@ def _check(value: str, allowed: Mapping, what: str) -> str:
     return value
 
 
-def criterion_score(importance: str, semantic: str, temporal: str, *,
-                    localization: Optional[bool] = None) -> Fraction:
+def criterion_score(importance: str, semantic: str, temporal: str, *, localization: Optional[bool] = None) -> Fraction:
     """s_c of Eq. 2 / Table 7.
 
     essential: graded on one dimension, chosen by the judge (C.3): semantic "none" means it was graded on
@@ -64,8 +64,10 @@ def essential_graded_on_time(semantic: str, temporal: str) -> bool:
     """The judge's choice of dimension for an essential criterion, read from its labels (C.3): True for
     temporal only (semantic "none"), False for semantic only (temporal "none"). ValueError otherwise."""
     if (semantic == "none") == (temporal == "none"):
-        raise ValueError(f"an essential criterion is graded on exactly one dimension: semantic {semantic!r} "
-                         f"with temporal {temporal!r} grades {'none' if semantic == 'none' else 'both'}")
+        raise ValueError(
+            f"an essential criterion is graded on exactly one dimension: semantic {semantic!r} "
+            f"with temporal {temporal!r} grades {'none' if semantic == 'none' else 'both'}"
+        )
     return semantic == "none"
 
 
@@ -77,8 +79,7 @@ def rubric_score(criteria: Sequence[Mapping[str, Any]]) -> Optional[Fraction]:
         w = WEIGHTS.get(c["importance"])
         if w is None:
             raise ValueError(f"unknown importance {c['importance']!r}")
-        num += w * criterion_score(c["importance"], c["semantic"], c["temporal"],
-                                   localization=c.get("localization"))
+        num += w * criterion_score(c["importance"], c["semantic"], c["temporal"], localization=c.get("localization"))
         den += w
     return num / den if den else None
 
@@ -104,9 +105,13 @@ def semantic_temporal(criteria: Iterable[Mapping[str, Any]]) -> dict[str, Any]:
     s, t = n["semantic"], n["temporal"]
     sd = s.get("correct", 0) + s.get("partial", 0) + s.get("wrong", 0)
     td = t.get("correct", 0) + t.get("wrong", 0)
-    return {"semantic": (s.get("correct", 0) + Fraction(s.get("partial", 0), 2)) / sd if sd else None,
-            "temporal": Fraction(t.get("correct", 0), td) if td else None,
-            "n_semantic": sd, "n_temporal": td, "n_temporal_missing": t.get("missing", 0)}
+    return {
+        "semantic": (s.get("correct", 0) + Fraction(s.get("partial", 0), 2)) / sd if sd else None,
+        "temporal": Fraction(t.get("correct", 0), td) if td else None,
+        "n_semantic": sd,
+        "n_temporal": td,
+        "n_temporal_missing": t.get("missing", 0),
+    }
 
 
 def _mean(values: Sequence[Fraction]) -> Optional[Fraction]:
@@ -123,8 +128,9 @@ def auc(positive: Sequence[Any], negative: Sequence[Any]) -> Optional[Fraction]:
     return total / (len(pos) * len(neg))
 
 
-def mcq_oeq(mcq_correct: Sequence[bool], rubric: Sequence[Any], *, pass_at: Any = PASS,
-            fail_at: Any = FAIL) -> dict[str, Any]:
+def mcq_oeq(
+    mcq_correct: Sequence[bool], rubric: Sequence[Any], *, pass_at: Any = PASS, fail_at: Any = FAIL
+) -> dict[str, Any]:
     """D.3 on matched items: Rubric+ / Rubric- (Eq. 5), AUC (Eq. 6), p and the four-cell split
     (pass: rubric >= 4/5, fail: rubric <= 1/5, the middle set aside), all exact fractions in [0, 1]."""
     if len(mcq_correct) != len(rubric):
@@ -142,8 +148,14 @@ def mcq_oeq(mcq_correct: Sequence[bool], rubric: Sequence[Any], *, pass_at: Any 
         else:
             cells["middle"] += 1
     n = len(scores)
-    return {"n": n, "p": Fraction(len(pos), n) if n else None, "rubric_plus": _mean(pos),
-            "rubric_minus": _mean(neg), "auc": auc(pos, neg), "cells": cells}
+    return {
+        "n": n,
+        "p": Fraction(len(pos), n) if n else None,
+        "rubric_plus": _mean(pos),
+        "rubric_minus": _mean(neg),
+        "auc": auc(pos, neg),
+        "cells": cells,
+    }
 
 
 def histogram(scores: Iterable[Any], bins: int = N_BINS) -> list[int]:
@@ -168,8 +180,13 @@ def breakdown(scores: Sequence[Optional[Any]], groups: Sequence[Any]) -> dict[st
     out = {}
     for g, values in sorted(acc.items()):
         scored = [as_fraction(x) for x in values if x is not None]
-        out[g] = {"n": len(values), "n_scored": len(scored), "n_failed": len(values) - len(scored),
-                  "mean": sum(scored, Fraction(0)) / len(values), "mean_judged_only": _mean(scored)}
+        out[g] = {
+            "n": len(values),
+            "n_scored": len(scored),
+            "n_failed": len(values) - len(scored),
+            "mean": sum(scored, Fraction(0)) / len(values),
+            "mean_judged_only": _mean(scored),
+        }
     return out
 
 

@@ -1,6 +1,7 @@
 """The AudioSpan Rubric's inputs as the evaluate module (``metrics/audiospan_rubric``) is given them, read into
 what the scorer takes: the item each row names, an item written as JSON text, precomputed verdicts written as
 JSON text; and ``score_inputs``, scoring with those verdicts or else with a judge."""
+
 from __future__ import annotations
 
 import json
@@ -40,9 +41,16 @@ def verdicts_from_json(items: Sequence[Mapping[str, Any]], verdicts: Sequence[An
     return parsed
 
 
-def score_inputs(items: Sequence[Mapping[str, Any]], responses: Sequence[Optional[str]], *,
-                 verdicts: Optional[Sequence[Any]], mcq_correct: Any, return_items: bool,
-                 options: dict[str, Any], judge: Callable[[], Any]) -> dict[str, Any]:
+def score_inputs(
+    items: Sequence[Mapping[str, Any]],
+    responses: Sequence[Optional[str]],
+    *,
+    verdicts: Optional[Sequence[Any]],
+    mcq_correct: Any,
+    return_items: bool,
+    options: dict[str, Any],
+    judge: Callable[[], Any],
+) -> dict[str, Any]:
     """The report of ``items``: from the precomputed ``verdicts`` when given (no judge is called; of
     ``options``, only ``VERDICT_OPTIONS`` apply), else by ``AudioSpanRubricScorer(judge(), **options)``
     (``judge()`` takes its client options out of ``options`` first)."""

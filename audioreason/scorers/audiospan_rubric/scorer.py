@@ -39,24 +39,48 @@ response (any match counts); each (rater, criterion) where the judge's temporal 
 missing) disagrees with it is listed in ``temporal_disagreements``, except a judge's "missing" against
 unrelated timestamps ("wrong"). It never changes the score.
 """
+
 from __future__ import annotations
 
 import json
 from fractions import Fraction
 from typing import Any, Mapping, Optional, Sequence
 
-from audioreason.judges import (EnsembleItem, Judge, JsonReplySchema, JudgeEnsemble, SamplingParams,
-                                aggregate, parse_verdict, validate_value)
+from audioreason.judges import (
+    EnsembleItem,
+    Judge,
+    JsonReplySchema,
+    JudgeEnsemble,
+    SamplingParams,
+    aggregate,
+    parse_verdict,
+    validate_value,
+)
 from audioreason.judges.base import judges_metadata
 from audioreason.judges.fence import fence
 from audioreason.judges.runner import DEFAULT_MAX_REASKS
 from audioreason.base.scale import to_float
 from audioreason.scorers.common import check_distinct_id, item_where as _where
-from audioreason.scorers.audiospan_rubric.formulas import (SEMANTIC, TEMPORAL, breakdown, histogram, mcq_oeq,
-                                                           rubric_score, semantic_temporal, tier_average)
+from audioreason.scorers.audiospan_rubric.formulas import (
+    SEMANTIC,
+    TEMPORAL,
+    breakdown,
+    histogram,
+    mcq_oeq,
+    rubric_score,
+    semantic_temporal,
+    tier_average,
+)
 from audioreason.text.answers import as_correctness
-from audioreason.text.timestamps import (clock, SPAN_TOLERANCE_S, TOLERANCE_S, as_fraction, check_seconds,
-                                         find_timestamps, temporal_match)
+from audioreason.text.timestamps import (
+    clock,
+    SPAN_TOLERANCE_S,
+    TOLERANCE_S,
+    as_fraction,
+    check_seconds,
+    find_timestamps,
+    temporal_match,
+)
 
 SYSTEM_PROMPT = """\
 You are an expert evaluator of answers about audio recordings. You receive a question about a recording, a \
@@ -106,10 +130,12 @@ Reply with one JSON object and nothing else:
 "<one or two sentences>"}, ...], "summary": "<one sentence>"}
 with exactly one entry per criterion, indices as numbered."""
 
-USER_TEMPLATE = ("Question: {question}\n\n"
-                 "Evaluation criteria:\n{criteria}\n\n"
-                 "Model response (everything between {opening} and {closing}):\n{fenced_response}\n\n"
-                 "Give the verdicts for all {k} criteria as the JSON object only.")
+USER_TEMPLATE = (
+    "Question: {question}\n\n"
+    "Evaluation criteria:\n{criteria}\n\n"
+    "Model response (everything between {opening} and {closing}):\n{fenced_response}\n\n"
+    "Give the verdicts for all {k} criteria as the JSON object only."
+)
 AGGREGATION = "mean"
 SCHEMA_VERSION = "2"  # part of the judge cache key: bump whenever validate_reply changes
 _FULL_LEVEL = {"p": "perception", "u": "understanding", "r": "reasoning"}
@@ -136,8 +162,14 @@ def build_messages(item: Mapping[str, Any], response: Optional[str]) -> list[dic
     """System prompt + one user turn (question, criteria, response). The reference answer is not sent (C.3)."""
     rubric = item["rubric"]
     opening, closing, fenced = fence("" if response is None else str(response).strip(), "RESPONSE")
-    user = USER_TEMPLATE.format(question=item["question"], criteria=format_criteria(rubric), opening=opening,
-                                closing=closing, fenced_response=fenced, k=len(rubric))
+    user = USER_TEMPLATE.format(
+        question=item["question"],
+        criteria=format_criteria(rubric),
+        opening=opening,
+        closing=closing,
+        fenced_response=fenced,
+        k=len(rubric),
+    )
     return [{"role": "system", "content": SYSTEM_PROMPT}, {"role": "user", "content": user}]
 
 
@@ -156,8 +188,7 @@ def _valid_range(value: Any) -> bool:
 
 def _check_criterion(at: str, criterion: Any, for_judge: bool) -> None:
     if not isinstance(criterion, Mapping):
-        raise ValueError(f"{at} must be an object with text, importance, time_range, localization; "
-                         f"got {criterion!r}")
+        raise ValueError(f"{at} must be an object with text, importance, time_range, localization; got {criterion!r}")
     if criterion.get("importance") not in IMPORTANCES:
         raise ValueError(f"{at}: 'importance' must be 'essential' or 'supporting', got {criterion.get('importance')!r}")
     text = criterion.get("text")
@@ -169,8 +200,9 @@ def _check_criterion(at: str, criterion: Any, for_judge: bool) -> None:
     time_range = criterion.get("time_range")
     no_range = time_range is None or (isinstance(time_range, (list, tuple)) and not time_range)
     if not no_range and not _valid_range(time_range):
-        raise ValueError(f"{at}: 'time_range' must be [start, end] in seconds, finite, with 0 <= start <= end; "
-                         f"got {time_range!r}")
+        raise ValueError(
+            f"{at}: 'time_range' must be [start, end] in seconds, finite, with 0 <= start <= end; got {time_range!r}"
+        )
 
 
 def check_items(items: Sequence[Any], *, for_judge: bool = False) -> None:
@@ -214,8 +246,9 @@ def _mcq_flags(items: Sequence[Mapping[str, Any]], mcq_correct: Any) -> list[Opt
     return flags
 
 
-def check_inputs(items: Sequence[Any], responses: Optional[Sequence[Any]], *, mcq_correct: Any = None,
-                 for_judge: bool = False) -> tuple[list[Optional[str]], Optional[list[Optional[bool]]]]:
+def check_inputs(
+    items: Sequence[Any], responses: Optional[Sequence[Any]], *, mcq_correct: Any = None, for_judge: bool = False
+) -> tuple[list[Optional[str]], Optional[list[Optional[bool]]]]:
     """Everything ``score`` / ``score_verdicts`` take, checked before any judge call: (responses, one per
     item; MCQ outcomes or None). ValueError names the item and the field."""
     check_items(items, for_judge=for_judge)
@@ -224,8 +257,10 @@ def check_inputs(items: Sequence[Any], responses: Optional[Sequence[Any]], *, mc
         raise ValueError(f"{len(items)} items but {len(responses)} responses")
     for n, (item, response) in enumerate(zip(items, responses)):
         if response is not None and not isinstance(response, str):
-            raise ValueError(f"response {n} ({_where(n, item)}): expected a string or None, "
-                             f"got {type(response).__name__} {response!r}")
+            raise ValueError(
+                f"response {n} ({_where(n, item)}): expected a string or None, "
+                f"got {type(response).__name__} {response!r}"
+            )
     return responses, (None if mcq_correct is None else _mcq_flags(items, mcq_correct))
 
 
@@ -260,10 +295,14 @@ def allowed_verdicts(criterion: Mapping[str, Any]) -> frozenset:
 def _rule(criterion: Mapping[str, Any]) -> str:
     if criterion["importance"] == "essential":
         if localization_override(criterion):
-            return ('this essential criterion is marked as a localization criterion: it is graded on temporal '
-                    'only (semantic "none")')
-        return ('an essential criterion is graded on exactly one dimension: temporal only (semantic "none") if '
-                'it asks when something happens, otherwise semantic only (temporal "none")')
+            return (
+                "this essential criterion is marked as a localization criterion: it is graded on temporal "
+                'only (semantic "none")'
+            )
+        return (
+            'an essential criterion is graded on exactly one dimension: temporal only (semantic "none") if '
+            'it asks when something happens, otherwise semantic only (temporal "none")'
+        )
     if criterion.get("time_range"):
         return "a supporting criterion with a time_range is graded on both semantic and temporal"
     return 'a supporting criterion without a time_range is graded on semantic only (temporal "none")'
@@ -298,11 +337,17 @@ def validate_reply(value: Any, rubric: Sequence[Mapping[str, Any]]) -> dict[str,
         if tem not in TEMPORAL:
             raise ValueError(f"criterion {idx}: temporal {tem!r} is not one of correct, wrong, missing, none")
         if (sem, tem) not in allowed_verdicts(rubric[idx]):
-            raise ValueError(f"criterion {idx}: semantic {sem!r} / temporal {tem!r} breaks the rule: "
-                             f"{_rule(rubric[idx])}")
+            raise ValueError(
+                f"criterion {idx}: semantic {sem!r} / temporal {tem!r} breaks the rule: {_rule(rubric[idx])}"
+            )
         ts = e.get("timestamp")
-        out[idx] = {"index": idx, "semantic": sem, "temporal": tem,
-                    "timestamp": None if ts in (None, "", "null") else str(ts), "reason": str(e.get("reason", ""))}
+        out[idx] = {
+            "index": idx,
+            "semantic": sem,
+            "temporal": tem,
+            "timestamp": None if ts in (None, "", "null") else str(ts),
+            "reason": str(e.get("reason", "")),
+        }
     return {"criteria": out, "summary": str(summary or "")}
 
 
@@ -315,12 +360,15 @@ def verdict_schema(item: Mapping[str, Any]) -> JsonReplySchema:
             allowed_verdicts(c)  # importance check
         except (KeyError, ValueError) as err:
             raise ValueError(f"item {item.get('id')!r}: bad criterion {c!r} ({err})") from None
-    instructions = (f'one JSON object {{"criteria": [...], "summary": "..."}} with exactly {len(rubric)} entries '
-                    '{"index", "semantic", "temporal", "timestamp", "reason"} (indices 0..'
-                    f'{len(rubric) - 1}), obeying the dimension-selection rules, and nothing else')
+    instructions = (
+        f'one JSON object {{"criteria": [...], "summary": "..."}} with exactly {len(rubric)} entries '
+        '{"index", "semantic", "temporal", "timestamp", "reason"} (indices 0..'
+        f"{len(rubric) - 1}), obeying the dimension-selection rules, and nothing else"
+    )
     # The rubric is part of the messages (and so of the cache key); the name pins the validator.
-    return JsonReplySchema("audiospan_rubric", lambda v: validate_reply(v, rubric), instructions,
-                           version=SCHEMA_VERSION)
+    return JsonReplySchema(
+        "audiospan_rubric", lambda v: validate_reply(v, rubric), instructions, version=SCHEMA_VERSION
+    )
 
 
 def checked_verdicts(item: Mapping[str, Any], per_rater: Any) -> list[Optional[dict[str, Any]]]:
@@ -331,8 +379,10 @@ def checked_verdicts(item: Mapping[str, Any], per_rater: Any) -> list[Optional[d
     the item (and rater) for a wrong shape, a wrong count, a bad index or label, or a broken dimension rule."""
     name = f"item {item.get('id')!r}"
     if not isinstance(per_rater, (list, tuple)):
-        raise ValueError(f"{name}: expected a list with one entry per rater (a reply object, or null for a "
-                         f"failed rater), got {type(per_rater).__name__}")
+        raise ValueError(
+            f"{name}: expected a list with one entry per rater (a reply object, or null for a "
+            f"failed rater), got {type(per_rater).__name__}"
+        )
     if not per_rater:
         raise ValueError(f"{name}: no rater entries (give null for a rater whose call failed)")
     schema = verdict_schema(item)
@@ -354,10 +404,15 @@ def checked_verdicts(item: Mapping[str, Any], per_rater: Any) -> list[Optional[d
     return out
 
 
-def deterministic_check(criterion: Mapping[str, Any], response: Optional[str], quoted: Optional[str],
-                        tolerance_s: float = TOLERANCE_S, *,
-                        span_tolerance_s: float = SPAN_TOLERANCE_S) -> Optional[str]:
-    """"correct" / "wrong" / "missing" from code, or None when the criterion has no time_range. The times in
+def deterministic_check(
+    criterion: Mapping[str, Any],
+    response: Optional[str],
+    quoted: Optional[str],
+    tolerance_s: float = TOLERANCE_S,
+    *,
+    span_tolerance_s: float = SPAN_TOLERANCE_S,
+) -> Optional[str]:
+    """ "correct" / "wrong" / "missing" from code, or None when the criterion has no time_range. The times in
     the judge's quoted timestamp decide when it holds any (a bare number there is seconds), else every time
     in the response (any match counts); each is checked by ``temporal_match`` (C.3: a point within
     ``tolerance_s``, a span by overlap, widened only by ``span_tolerance_s``)."""
@@ -375,15 +430,25 @@ def deterministic_check(criterion: Mapping[str, Any], response: Optional[str], q
 
 def _level(value: Any) -> Any:
     if isinstance(value, str) and value.strip():
-        return _FULL_LEVEL.get(value.strip().lower()[0], value) if value.strip().lower() in (
-            "p", "u", "r", "perception", "understanding", "reasoning") else value
+        return (
+            _FULL_LEVEL.get(value.strip().lower()[0], value)
+            if value.strip().lower() in ("p", "u", "r", "perception", "understanding", "reasoning")
+            else value
+        )
     return value
 
 
-def score_verdicts(items: Sequence[Mapping[str, Any]], verdicts: Sequence[Any],
-                   responses: Optional[Sequence[Optional[str]]] = None, *, mcq_correct: Any = None,
-                   aggregation: str = AGGREGATION, tolerance_s: float = TOLERANCE_S,
-                   span_tolerance_s: float = SPAN_TOLERANCE_S, return_items: bool = False) -> dict[str, Any]:
+def score_verdicts(
+    items: Sequence[Mapping[str, Any]],
+    verdicts: Sequence[Any],
+    responses: Optional[Sequence[Optional[str]]] = None,
+    *,
+    mcq_correct: Any = None,
+    aggregation: str = AGGREGATION,
+    tolerance_s: float = TOLERANCE_S,
+    span_tolerance_s: float = SPAN_TOLERANCE_S,
+    return_items: bool = False,
+) -> dict[str, Any]:
     """The report from verdicts already in hand: ``verdicts[i]`` is a list with one entry per rater (see
     ``checked_verdicts``: a reply object, a bare list of entries, a raw reply text, or None for a failed
     rater). Every entry is validated and put in index order exactly as a judge's reply is; the items,
@@ -406,27 +471,45 @@ def score_verdicts(items: Sequence[Mapping[str, Any]], verdicts: Sequence[Any],
                 continue
             rows = []
             for c, v in zip(rubric, data["criteria"]):
-                row = {"importance": c["importance"], "semantic": v["semantic"], "temporal": v["temporal"],
-                       "localization": localization_override(c)}
+                row = {
+                    "importance": c["importance"],
+                    "semantic": v["semantic"],
+                    "temporal": v["temporal"],
+                    "localization": localization_override(c),
+                }
                 rows.append(row)
                 pooled["all"].append(row)
                 pooled[c["importance"]].append(row)
                 if response is not None and v["temporal"] in ("correct", "wrong", "missing"):
-                    code = deterministic_check(c, response, v.get("timestamp"), tolerance_s,
-                                               span_tolerance_s=span_tolerance_s)
+                    code = deterministic_check(
+                        c, response, v.get("timestamp"), tolerance_s, span_tolerance_s=span_tolerance_s
+                    )
                     # "missing" vs a timestamp that matches nothing is no disagreement: that time likely
                     # belongs to another claim of the response.
                     if code is not None and code != v["temporal"] and (v["temporal"], code) != ("missing", "wrong"):
-                        disagreements.append({"id": item.get("id"), "rater": r, "criterion": v["index"],
-                                              "judge": v["temporal"], "check": code,
-                                              "timestamp": v.get("timestamp")})
+                        disagreements.append(
+                            {
+                                "id": item.get("id"),
+                                "rater": r,
+                                "criterion": v["index"],
+                                "judge": v["temporal"],
+                                "check": code,
+                                "timestamp": v.get("timestamp"),
+                            }
+                        )
             rater_scores.append(rubric_score(rows))
         agg = aggregate(rater_scores, aggregation)
         item_scores.append(agg.value)
         if return_items:
-            details.append({"id": item.get("id"), "rubric": to_float(agg.value),
-                            "rater_scores": [to_float(r) for r in rater_scores],
-                            "n_valid_raters": agg.n_valid, "n_failed_raters": agg.n_failed})
+            details.append(
+                {
+                    "id": item.get("id"),
+                    "rubric": to_float(agg.value),
+                    "rater_scores": [to_float(r) for r in rater_scores],
+                    "n_valid_raters": agg.n_valid,
+                    "n_failed_raters": agg.n_failed,
+                }
+            )
     scored = [s for s in item_scores if s is not None]
     total, n_failed = sum(scored, Fraction(0)), len(items) - len(scored)
     axes = {k: semantic_temporal(v) for k, v in pooled.items()}
@@ -436,35 +519,55 @@ def score_verdicts(items: Sequence[Mapping[str, Any]], verdicts: Sequence[Any],
         "rubric": to_float(total / len(items)) if items else None,
         "rubric_judged_only": to_float(total / len(scored)) if scored else None,
         "rubric_upper": to_float((total + n_failed) / len(items)) if items else None,
-        "semantic": to_float(axes["all"]["semantic"]), "temporal": to_float(axes["all"]["temporal"]),
-        "by_importance": {k: {"semantic": to_float(axes[k]["semantic"]), "temporal": to_float(axes[k]["temporal"]),
-                              "n_semantic": axes[k]["n_semantic"], "n_temporal": axes[k]["n_temporal"],
-                              "n_temporal_missing": axes[k]["n_temporal_missing"]}
-                          for k in ("essential", "supporting")},
-        "n": len(items), "n_scored": len(scored), "n_failed": n_failed,
-        "aggregation": aggregation, "tolerance_s": tolerance_s, "span_tolerance_s": span_tolerance_s,
+        "semantic": to_float(axes["all"]["semantic"]),
+        "temporal": to_float(axes["all"]["temporal"]),
+        "by_importance": {
+            k: {
+                "semantic": to_float(axes[k]["semantic"]),
+                "temporal": to_float(axes[k]["temporal"]),
+                "n_semantic": axes[k]["n_semantic"],
+                "n_temporal": axes[k]["n_temporal"],
+                "n_temporal_missing": axes[k]["n_temporal_missing"],
+            }
+            for k in ("essential", "supporting")
+        },
+        "n": len(items),
+        "n_scored": len(scored),
+        "n_failed": n_failed,
+        "aggregation": aggregation,
+        "tolerance_s": tolerance_s,
+        "span_tolerance_s": span_tolerance_s,
         "histogram": histogram(scored),
-        "temporal_disagreements": disagreements, "n_temporal_disagreements": len(disagreements),
+        "temporal_disagreements": disagreements,
+        "n_temporal_disagreements": len(disagreements),
         "by": {},
     }
     for g in GROUPS:
         values = [_level(it.get(g)) if g == "cognitive_level" else it.get(g) for it in items]
         table = breakdown(item_scores, values)
-        out["by"][g] = {k: dict(v, mean=to_float(v["mean"]), mean_judged_only=to_float(v["mean_judged_only"]))
-                        for k, v in table.items()}
+        out["by"][g] = {
+            k: dict(v, mean=to_float(v["mean"]), mean_judged_only=to_float(v["mean_judged_only"]))
+            for k, v in table.items()
+        }
         if g == "duration_tier":
             avg, missing = tier_average({k: v["mean"] for k, v in table.items()})
             out["rubric_avg"], out["rubric_avg_missing_tiers"] = to_float(avg), missing
             judged_avg, _ = tier_average({k: v["mean_judged_only"] for k, v in table.items()})
             out["rubric_avg_judged_only"] = to_float(judged_avg)
-    out["warnings"] = ([f"{n_failed} item(s) failed judging: the Rubric headline {out['rubric']:.4f} counts them "
-                        f"at 0; with them at full marks it would be {out['rubric_upper']:.4f}"]
-                       if n_failed else [])
+    out["warnings"] = (
+        [
+            f"{n_failed} item(s) failed judging: the Rubric headline {out['rubric']:.4f} counts them "
+            f"at 0; with them at full marks it would be {out['rubric_upper']:.4f}"
+        ]
+        if n_failed
+        else []
+    )
     if flags is not None:
         # D.3 / Table 10: the matched set holds items scored in both formats that carry an essential criterion.
         has_essential = [any(c["importance"] == "essential" for c in it["rubric"]) for it in items]
-        matched = [(a, s) for a, s, e in zip(flags, item_scores, has_essential)
-                   if a is not None and s is not None and e]
+        matched = [
+            (a, s) for a, s, e in zip(flags, item_scores, has_essential) if a is not None and s is not None and e
+        ]
         d3 = mcq_oeq([a for a, _ in matched], [s for _, s in matched])
         d3["n_no_essential"] = sum(not e for e in has_essential)
         d3["n_no_mcq"] = sum(a is None for a, e in zip(flags, has_essential) if e)
@@ -484,35 +587,65 @@ class AudioSpanRubricScorer:
     again the requests whose cached outcome is an invalid reply (default True). A judge that cannot work at
     all makes ``score`` raise ``JudgeUnavailable`` before any item is scored (``audioreason.judges.client``)."""
 
-    def __init__(self, judge: Optional[Judge] = None, *, raters: int = 1, ensemble: Optional[JudgeEnsemble] = None,
-                 aggregation: str = AGGREGATION, sampling: Optional[SamplingParams] = None, cache: Any = None,
-                 max_reasks: int = DEFAULT_MAX_REASKS, tolerance_s: float = TOLERANCE_S,
-                 span_tolerance_s: float = SPAN_TOLERANCE_S, retry_invalid_cached: bool = True):
+    def __init__(
+        self,
+        judge: Optional[Judge] = None,
+        *,
+        raters: int = 1,
+        ensemble: Optional[JudgeEnsemble] = None,
+        aggregation: str = AGGREGATION,
+        sampling: Optional[SamplingParams] = None,
+        cache: Any = None,
+        max_reasks: int = DEFAULT_MAX_REASKS,
+        tolerance_s: float = TOLERANCE_S,
+        span_tolerance_s: float = SPAN_TOLERANCE_S,
+        retry_invalid_cached: bool = True,
+    ):
         check_seconds("tolerance_s", tolerance_s)
         check_seconds("span_tolerance_s", span_tolerance_s)
         if ensemble is None:
             if judge is None:
                 raise ValueError("give a judge (e.g. OpenAICompatibleJudge(...)) or a JudgeEnsemble")
-            ensemble = JudgeEnsemble.draws(judge, raters, aggregation=aggregation,
-                                           sampling=sampling or SamplingParams(temperature=0), cache=cache,
-                                           max_reasks=max_reasks, retry_invalid_cached=retry_invalid_cached)
+            ensemble = JudgeEnsemble.draws(
+                judge,
+                raters,
+                aggregation=aggregation,
+                sampling=sampling or SamplingParams(temperature=0),
+                cache=cache,
+                max_reasks=max_reasks,
+                retry_invalid_cached=retry_invalid_cached,
+            )
         self.ensemble, self.aggregation = ensemble, aggregation
         self.tolerance_s, self.span_tolerance_s = tolerance_s, span_tolerance_s
 
-    def score(self, items: Sequence[Mapping[str, Any]], responses: Sequence[Optional[str]], *,
-              mcq_correct: Any = None, return_items: bool = False) -> dict[str, Any]:
+    def score(
+        self,
+        items: Sequence[Mapping[str, Any]],
+        responses: Sequence[Optional[str]],
+        *,
+        mcq_correct: Any = None,
+        return_items: bool = False,
+    ) -> dict[str, Any]:
         """Judge every response and score it; the inputs are checked before any call (``check_inputs``)."""
         if len(items) != len(responses):
             raise ValueError(f"{len(items)} items but {len(responses)} responses")
         check_inputs(items, responses, mcq_correct=mcq_correct, for_judge=True)
-        requests = [EnsembleItem(str(it["id"]), build_messages(it, resp), verdict_schema(it))
-                    for it, resp in zip(items, responses)]
+        requests = [
+            EnsembleItem(str(it["id"]), build_messages(it, resp), verdict_schema(it))
+            for it, resp in zip(items, responses)
+        ]
         results = self.ensemble.run(requests) if requests else []
-        verdicts = [[r.verdict.data if r.ok and r.verdict is not None else None for r in er.results]
-                    for er in results]
-        out = score_verdicts(items, verdicts, responses, mcq_correct=mcq_correct, aggregation=self.aggregation,
-                             tolerance_s=self.tolerance_s, span_tolerance_s=self.span_tolerance_s,
-                             return_items=return_items)
+        verdicts = [[r.verdict.data if r.ok and r.verdict is not None else None for r in er.results] for er in results]
+        out = score_verdicts(
+            items,
+            verdicts,
+            responses,
+            mcq_correct=mcq_correct,
+            aggregation=self.aggregation,
+            tolerance_s=self.tolerance_s,
+            span_tolerance_s=self.span_tolerance_s,
+            return_items=return_items,
+        )
         out["raters"] = len(self.ensemble.raters)
         out["judges"] = sorted({r.judge.name for r in self.ensemble.raters})
         out["judge_metadata"] = judges_metadata([r.judge for r in self.ensemble.raters])
@@ -520,47 +653,113 @@ class AudioSpanRubricScorer:
         out["n_failed_raters"] = sum(er.n_failed for er in results)
         if return_items:
             for d, er in zip(out["items"], results):
-                d["judge"] = [{"status": r.status, "reasks": r.reasks, "error": r.error,
-                               "verdict": r.verdict.data if r.verdict is not None else None} for r in er.results]
+                d["judge"] = [
+                    {
+                        "status": r.status,
+                        "reasks": r.reasks,
+                        "error": r.error,
+                        "verdict": r.verdict.data if r.verdict is not None else None,
+                    }
+                    for r in er.results
+                ]
         return out
 
 
-__all__ = ["AGGREGATION", "AudioSpanRubricScorer", "SYSTEM_PROMPT", "USER_TEMPLATE", "allowed_verdicts",
-           "build_messages", "check_inputs", "check_items", "checked_verdicts", "deterministic_check",
-           "format_criteria", "localization_override", "score_verdicts", "validate_reply", "verdict_schema"]
+__all__ = [
+    "AGGREGATION",
+    "AudioSpanRubricScorer",
+    "SYSTEM_PROMPT",
+    "USER_TEMPLATE",
+    "allowed_verdicts",
+    "build_messages",
+    "check_inputs",
+    "check_items",
+    "checked_verdicts",
+    "deterministic_check",
+    "format_criteria",
+    "localization_override",
+    "score_verdicts",
+    "validate_reply",
+    "verdict_schema",
+]
 
 
 # ---------------------------------------------------------------------------------------------
 # Demo
 # ---------------------------------------------------------------------------------------------
 
+
 def demo_rows() -> list[tuple[str, Optional[float], int, str]]:
     """Rows for the project demo: two hand-written OEQ items scored from fixture judge replies (JSON as a
     judge writes it, validated by ``validate_reply``). No judge runs: none with useful quality runs
     offline here. By hand: item 1 = (1·1 + 0.5·(1+0)/2)/1.5 = 5/6, item 2 = (1·0.5 + 0.5·0)/1.5 = 1/3."""
     items = [
-        {"id": "oeq1", "duration_tier": "S", "language": "en", "cognitive_level": "P", "dimension": "localization",
-         "rubric": [{"text": "Says the siren starts at about 1:05", "importance": "essential",
-                     "time_range": [60.0, 75.0], "localization": True},
-                    {"text": "Mentions the dog barking after the siren", "importance": "supporting",
-                     "time_range": [70.0, 80.0], "localization": False}]},
-        {"id": "oeq2", "duration_tier": "M", "language": "zh", "cognitive_level": "U", "dimension": "inference",
-         "rubric": [{"text": "Identifies the speakers as a teacher and a student", "importance": "essential",
-                     "time_range": None, "localization": False},
-                    {"text": "Notes the classroom reverberation", "importance": "supporting",
-                     "time_range": None, "localization": False}]},
+        {
+            "id": "oeq1",
+            "duration_tier": "S",
+            "language": "en",
+            "cognitive_level": "P",
+            "dimension": "localization",
+            "rubric": [
+                {
+                    "text": "Says the siren starts at about 1:05",
+                    "importance": "essential",
+                    "time_range": [60.0, 75.0],
+                    "localization": True,
+                },
+                {
+                    "text": "Mentions the dog barking after the siren",
+                    "importance": "supporting",
+                    "time_range": [70.0, 80.0],
+                    "localization": False,
+                },
+            ],
+        },
+        {
+            "id": "oeq2",
+            "duration_tier": "M",
+            "language": "zh",
+            "cognitive_level": "U",
+            "dimension": "inference",
+            "rubric": [
+                {
+                    "text": "Identifies the speakers as a teacher and a student",
+                    "importance": "essential",
+                    "time_range": None,
+                    "localization": False,
+                },
+                {
+                    "text": "Notes the classroom reverberation",
+                    "importance": "supporting",
+                    "time_range": None,
+                    "localization": False,
+                },
+            ],
+        },
     ]
-    responses = ["The siren starts at 1:05, and then a dog barks at 2:30.",
-                 "Two people talk; one seems to be a teacher."]
+    responses = [
+        "The siren starts at 1:05, and then a dog barks at 2:30.",
+        "Two people talk; one seems to be a teacher.",
+    ]
     replies = [
-        {"criteria": [{"index": 0, "semantic": "none", "temporal": "correct", "justification": "1:05 is in range"},
-                      {"index": 1, "semantic": "correct", "temporal": "wrong", "justification": "2:30 is late"}]},
-        {"criteria": [{"index": 0, "semantic": "partial", "temporal": "none", "justification": "student missing"},
-                      {"index": 1, "semantic": "wrong", "temporal": "none", "justification": "not mentioned"}]},
+        {
+            "criteria": [
+                {"index": 0, "semantic": "none", "temporal": "correct", "justification": "1:05 is in range"},
+                {"index": 1, "semantic": "correct", "temporal": "wrong", "justification": "2:30 is late"},
+            ]
+        },
+        {
+            "criteria": [
+                {"index": 0, "semantic": "partial", "temporal": "none", "justification": "student missing"},
+                {"index": 1, "semantic": "wrong", "temporal": "none", "justification": "not mentioned"},
+            ]
+        },
     ]
     verdicts = [[validate_reply(reply, item["rubric"])] for reply, item in zip(replies, items)]
     out = score_verdicts(items, verdicts, responses)
     note = "2 hand-written OEQ items, fixture judge replies (scoring only, no judge)"
-    return [("audiospan_rubric: Rubric (Eq. 2)", out["rubric"], out["n"], note),
-            ("audiospan_rubric: semantic (Eq. 4)", out["semantic"], out["n"], note),
-            ("audiospan_rubric: temporal (Eq. 4)", out["temporal"], out["n"], note)]
+    return [
+        ("audiospan_rubric: Rubric (Eq. 2)", out["rubric"], out["n"], note),
+        ("audiospan_rubric: semantic (Eq. 4)", out["semantic"], out["n"], note),
+        ("audiospan_rubric: temporal (Eq. 4)", out["temporal"], out["n"], note),
+    ]

@@ -24,6 +24,7 @@ Exact arithmetic: rater scores, instance scores and the sums and shares over ite
 (a rater's k/5, a middle-3 mean of them), so equal submissions score equally whatever the order of the items;
 ``audioreason.scorers.mmar_rubrics.scorer`` turns them into the nearest floats for its result.
 """
+
 from __future__ import annotations
 
 from dataclasses import asdict, dataclass, field
@@ -98,8 +99,9 @@ def summarize(items: Sequence[ItemScore], compat: bool = False) -> dict[str, Any
     }
 
 
-def summarize_groups(items: Sequence[ItemScore], compat: bool = False,
-                     keys: Iterable[str] = GROUP_KEYS) -> dict[str, dict[str, dict[str, Any]]]:
+def summarize_groups(
+    items: Sequence[ItemScore], compat: bool = False, keys: Iterable[str] = GROUP_KEYS
+) -> dict[str, dict[str, dict[str, Any]]]:
     """``{key: {group value: summarize(items of that group)}}`` for each grouping key (groups sorted)."""
     tables: dict[str, dict[str, dict[str, Any]]] = {}
     for key in keys:
@@ -114,14 +116,14 @@ def score_table(items: Sequence[ItemScore], compat: bool = False) -> dict[str, A
     """Overall summary, per-group tables and the ids of failed items."""
     out = summarize(items, compat)
     out["failed_ids"] = [it.id for it in items if it.status == FAILED]
-    out["partial_ids"] = [it.id for it in items
-                          if it.status == JUDGED and it.n_valid_raters < len(it.rater_scores)]
+    out["partial_ids"] = [it.id for it in items if it.status == JUDGED and it.n_valid_raters < len(it.rater_scores)]
     out.update(summarize_groups(items, compat))
     return out
 
 
-def preference_agreement(chosen: Sequence[Optional[float]], rejected: Sequence[Optional[float]],
-                         tol: float = 1e-9) -> dict[str, int]:
+def preference_agreement(
+    chosen: Sequence[Optional[float]], rejected: Sequence[Optional[float]], tol: float = 1e-9
+) -> dict[str, int]:
     """Table 1's human alignment: per pair of a human-preferred (C) and a rejected (R) reasoning path, the
     judge's scores of each; counts of C>R (agrees), C<R (disagrees), C=R (|C-R| <= tol). Pairs with a
     missing score are counted in ``skipped``."""
@@ -168,22 +170,29 @@ def krippendorff_alpha(ratings: Mapping[str, Sequence[Optional[float]]], level: 
         raise StatisticUnavailable("no reasoning path was scored by two raters")
     values = np.unique(data[:, pairable][~np.isnan(data[:, pairable])])
     if len(values) < 2:
-        raise StatisticUnavailable(f"every pairable score is {values[0]:g}: with one value there is no expected "
-                                   f"disagreement, so alpha is undefined")
+        raise StatisticUnavailable(
+            f"every pairable score is {values[0]:g}: with one value there is no expected "
+            f"disagreement, so alpha is undefined"
+        )
     return float(krippendorff.alpha(reliability_data=data, level_of_measurement=level))
 
 
-def rater_reliability(rater_scores: Sequence[Sequence[Optional[float]]], n_raters: int, judges: Sequence[str],
-                      level: str = "interval") -> dict[str, Any]:
+def rater_reliability(
+    rater_scores: Sequence[Sequence[Optional[float]]], n_raters: int, judges: Sequence[str], level: str = "interval"
+) -> dict[str, Any]:
     """Krippendorff's alpha across a run's raters over the items that have rater scores (one row per item,
     one column per rater; None: no valid score). ``alpha`` is None, with the reason in ``unavailable``,
     whenever it cannot be computed; it never raises, so it cannot take the scores down with it.
     Inter-rater when the raters are different judge models, intra-rater when they are draws of one judge
     (at temperature 0 with one seed the draws usually agree, and alpha says little)."""
     rows = [list(r) for r in rater_scores if r]
-    out: dict[str, Any] = {"alpha": None, "unavailable": None, "level": level, "items": len(rows),
-                           "kind": "inter-rater (judge models)" if len(set(judges)) > 1
-                           else "intra-rater (draws of one judge)"}
+    out: dict[str, Any] = {
+        "alpha": None,
+        "unavailable": None,
+        "level": level,
+        "items": len(rows),
+        "kind": "inter-rater (judge models)" if len(set(judges)) > 1 else "intra-rater (draws of one judge)",
+    }
     try:
         columns = {f"rater{r}": [row[r] if r < len(row) else None for row in rows] for r in range(n_raters)}
         out["alpha"] = krippendorff_alpha(columns, level)
@@ -196,6 +205,20 @@ def groups_of(item: Mapping[str, Any]) -> dict[str, Any]:
     return {k: item.get(k) for k in GROUP_KEYS}
 
 
-__all__ = ["FAILED", "GATED", "GROUP_KEYS", "ItemScore", "JUDGED", "StatisticUnavailable", "groups_of",
-           "instance_score", "krippendorff_alpha", "preference_agreement", "rater_reliability", "rater_score",
-           "score_table", "summarize", "summarize_groups"]
+__all__ = [
+    "FAILED",
+    "GATED",
+    "GROUP_KEYS",
+    "ItemScore",
+    "JUDGED",
+    "StatisticUnavailable",
+    "groups_of",
+    "instance_score",
+    "krippendorff_alpha",
+    "preference_agreement",
+    "rater_reliability",
+    "rater_score",
+    "score_table",
+    "summarize",
+    "summarize_groups",
+]

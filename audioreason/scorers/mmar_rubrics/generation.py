@@ -2,12 +2,20 @@
 (``thinking``), in MMAR's rubric schema, so an item without a rubric can be scored
 (``audioreason.scorers.mmar_rubrics.scorer``). Used by ``audioreason rubrics generate`` (``audioreason.cli.rubrics``)
 with the constrained offline judge, whose grammar is ``rubric_schema``'s."""
+
 from __future__ import annotations
 
 import asyncio
 from typing import Any, Mapping, Sequence
 
-from audioreason.judges import Judge, JudgeCallError, JsonReplySchema, SamplingParams, VerdictSchema, extract_json_values
+from audioreason.judges import (
+    Judge,
+    JudgeCallError,
+    JsonReplySchema,
+    SamplingParams,
+    VerdictSchema,
+    extract_json_values,
+)
 from audioreason.judges.runner import DEFAULT_MAX_REASKS
 
 RUBRIC_GEN_SYSTEM_PROMPT = (
@@ -22,27 +30,40 @@ RUBRIC_GEN_SYSTEM_PROMPT = (
     "Reply with a JSON list of exactly {k} objects, each "
     '{{"name": "<short distinct title, e.g. Cue Identification: Throat Singing>", '
     '"scoring_point": "Award 1 point if the test-taker ...", '
-    '"note": "<one sentence: what ability this criterion assesses>"}}, and nothing else.')
+    '"note": "<one sentence: what ability this criterion assesses>"}}, and nothing else.'
+)
 
 RUBRIC_GEN_TEMPLATE = (
     "Question: {question}\n"
     "Choices: {choices}\n"
     "Correct answer: {answer}\n\n"
     "Reference reasoning:\n{thinking}\n\n"
-    "Write the {k} criteria as a JSON list only.")
+    "Write the {k} criteria as a JSON list only."
+)
 
-RUBRIC_GEN_REASK = ("Your previous reply could not be used: {error}. Write the rubric again: a JSON list of "
-                    "exactly {k} objects with distinct \"name\", \"scoring_point\" and \"note\" strings, and "
-                    "nothing else.")
+RUBRIC_GEN_REASK = (
+    "Your previous reply could not be used: {error}. Write the rubric again: a JSON list of "
+    'exactly {k} objects with distinct "name", "scoring_point" and "note" strings, and '
+    "nothing else."
+)
 
 
 def rubric_messages(item: Mapping[str, Any], k: int = 5) -> list[dict[str, str]]:
     """The rubric-generation prompt for one item (question, choices, gold answer, gold CoT)."""
     choices = "; ".join(f"({chr(65 + n)}) {c}" for n, c in enumerate(item.get("choices") or []))
-    return [{"role": "system", "content": RUBRIC_GEN_SYSTEM_PROMPT.format(k=k)},
-            {"role": "user", "content": RUBRIC_GEN_TEMPLATE.format(
-                question=item["question"], choices=choices, answer=item["answer"],
-                thinking=item.get("thinking") or "", k=k)}]
+    return [
+        {"role": "system", "content": RUBRIC_GEN_SYSTEM_PROMPT.format(k=k)},
+        {
+            "role": "user",
+            "content": RUBRIC_GEN_TEMPLATE.format(
+                question=item["question"],
+                choices=choices,
+                answer=item["answer"],
+                thinking=item.get("thinking") or "",
+                k=k,
+            ),
+        },
+    ]
 
 
 RUBRIC_SOURCES = {"question": "question", "answer": "answer", "thinking": "gold CoT (thinking)"}
@@ -58,8 +79,9 @@ def check_rubric_sources(items: Sequence[Mapping[str, Any]]) -> None:
             lacking.append(f"{item.get('id', f'item {n + 1}')} (no {', no '.join(missing)})")
     if lacking:
         more = f"; and {len(lacking) - 5} more" if len(lacking) > 5 else ""
-        raise ValueError(f"{len(lacking)} item(s) without what rubric criteria are written from: "
-                         f"{'; '.join(lacking[:5])}{more}")
+        raise ValueError(
+            f"{len(lacking)} item(s) without what rubric criteria are written from: {'; '.join(lacking[:5])}{more}"
+        )
 
 
 def validate_rubric(value: Any, k: int = 5) -> list[dict[str, Any]]:
@@ -81,8 +103,14 @@ def validate_rubric(value: Any, k: int = 5) -> list[dict[str, Any]]:
             if not isinstance(obj.get(key), str) or not obj[key].strip():
                 raise ValueError(f'item {n} needs a non-empty string "{key}"')
         note = obj.get("note")
-        rubric.append({"name": " ".join(obj["name"].split()), "scoring_point": obj["scoring_point"].strip(),
-                       "note": note.strip() if isinstance(note, str) else "", "choices": [0, 1]})
+        rubric.append(
+            {
+                "name": " ".join(obj["name"].split()),
+                "scoring_point": obj["scoring_point"].strip(),
+                "note": note.strip() if isinstance(note, str) else "",
+                "choices": [0, 1],
+            }
+        )
     VerdictSchema.from_criteria(rubric)  # raises ValueError on repeated names
     return rubric
 
@@ -95,20 +123,35 @@ def rubric_schema(k: int = 5, field_chars: Sequence[int] = RUBRIC_FIELD_CHARS) -
     ``judges.constrained.rubric_pattern`` (k objects with name, scoring point and note strings)."""
     from audioreason.judges.constrained import rubric_pattern
 
-    return JsonReplySchema("mmar_rubric", lambda value: validate_rubric(value, k),
-                           f"a JSON list of exactly {k} objects with distinct name, scoring_point and note strings",
-                           pattern=rubric_pattern(k, *field_chars))
+    return JsonReplySchema(
+        "mmar_rubric",
+        lambda value: validate_rubric(value, k),
+        f"a JSON list of exactly {k} objects with distinct name, scoring_point and note strings",
+        pattern=rubric_pattern(k, *field_chars),
+    )
 
 
-async def _generate_one(judge: Judge, item: Mapping[str, Any], k: int, params: Mapping[str, Any],
-                        max_reasks: int, field_chars: Sequence[int] = RUBRIC_FIELD_CHARS) -> dict[str, Any]:
+async def _generate_one(
+    judge: Judge,
+    item: Mapping[str, Any],
+    k: int,
+    params: Mapping[str, Any],
+    max_reasks: int,
+    field_chars: Sequence[int] = RUBRIC_FIELD_CHARS,
+) -> dict[str, Any]:
     messages = rubric_messages(item, k)
     extra: dict[str, Any] = {}
     if getattr(judge, "constrained", False):  # decode under the rubric grammar, with room for its longest reply
         extra = {"schema": rubric_schema(k, field_chars)}
         params = {**params, "max_tokens": max(int(params.get("max_tokens") or 0), k * (sum(field_chars) + 40))}
-    out: dict[str, Any] = {"id": str(item.get("id")), "status": "call_failed", "rubric": None, "error": None,
-                           "replies": [], "calls": 0}
+    out: dict[str, Any] = {
+        "id": str(item.get("id")),
+        "status": "call_failed",
+        "rubric": None,
+        "error": None,
+        "replies": [],
+        "calls": 0,
+    }
     for turn in range(max_reasks + 1):
         try:
             completion = await judge.complete(messages, params, **extra)
@@ -129,15 +172,22 @@ async def _generate_one(judge: Judge, item: Mapping[str, Any], k: int, params: M
                 errors.append(str(err))
         error = errors[-1] if errors else f"no JSON found in the reply{f' ({decode_error})' if decode_error else ''}"
         out["status"], out["error"] = "invalid", error
-        messages = rubric_messages(item, k) + [{"role": "assistant", "content": reply},
-                                               {"role": "user", "content": RUBRIC_GEN_REASK.format(
-                                                   error=error.rstrip("."), k=k)}]
+        messages = rubric_messages(item, k) + [
+            {"role": "assistant", "content": reply},
+            {"role": "user", "content": RUBRIC_GEN_REASK.format(error=error.rstrip("."), k=k)},
+        ]
     return out
 
 
-def generate_rubrics(items: Sequence[Mapping[str, Any]], judge: Judge, *, k: int = 5,
-                     sampling: SamplingParams = SamplingParams(), max_reasks: int = DEFAULT_MAX_REASKS,
-                     field_chars: Sequence[int] = RUBRIC_FIELD_CHARS) -> list[dict[str, Any]]:
+def generate_rubrics(
+    items: Sequence[Mapping[str, Any]],
+    judge: Judge,
+    *,
+    k: int = 5,
+    sampling: SamplingParams = SamplingParams(),
+    max_reasks: int = DEFAULT_MAX_REASKS,
+    field_chars: Sequence[int] = RUBRIC_FIELD_CHARS,
+) -> list[dict[str, Any]]:
     """Ask ``judge`` for k binary criteria per item from its gold CoT (``thinking``). Per item: ``id``,
     ``status`` ("ok" | "invalid" | "call_failed"), ``rubric`` (MMAR's schema, or None), ``error``,
     ``replies``, ``calls``. Not cached. Store an ok rubric as ``item["rubric"]`` to score with it.
@@ -147,13 +197,26 @@ def generate_rubrics(items: Sequence[Mapping[str, Any]], judge: Judge, *, k: int
 
     async def main() -> list[dict[str, Any]]:
         try:
-            return list(await asyncio.gather(*(_generate_one(judge, it, k, sampling.for_rater(0), max_reasks,
-                                                             field_chars) for it in items)))
+            return list(
+                await asyncio.gather(
+                    *(_generate_one(judge, it, k, sampling.for_rater(0), max_reasks, field_chars) for it in items)
+                )
+            )
         finally:
             await judge.aclose()
 
     return asyncio.run(main())
 
 
-__all__ = ["RUBRIC_FIELD_CHARS", "RUBRIC_GEN_REASK", "RUBRIC_GEN_SYSTEM_PROMPT", "RUBRIC_GEN_TEMPLATE", "RUBRIC_SOURCES",
-           "check_rubric_sources", "generate_rubrics", "rubric_messages", "rubric_schema", "validate_rubric"]
+__all__ = [
+    "RUBRIC_FIELD_CHARS",
+    "RUBRIC_GEN_REASK",
+    "RUBRIC_GEN_SYSTEM_PROMPT",
+    "RUBRIC_GEN_TEMPLATE",
+    "RUBRIC_SOURCES",
+    "check_rubric_sources",
+    "generate_rubrics",
+    "rubric_messages",
+    "rubric_schema",
+    "validate_rubric",
+]

@@ -2,6 +2,7 @@
 record checked and scored), ``inputs`` (the other input shapes), ``sections`` (the result's sections), ``tables``
 (display tables), ``examples`` (the demo table); the evaluate module is ``metrics/text_prior_decomposition/``. The
 entry points are importable from here."""
+
 from typing import TYPE_CHECKING
 
 from audioreason.base.lazy import lazy_exports

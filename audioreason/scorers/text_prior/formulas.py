@@ -9,6 +9,7 @@ the project's one scale (``audioreason.base.scale``; the paper prints them x 100
 result; callers turn them into floats for output. ``None`` marks a value that cannot be computed (an empty
 set, a zero denominator); callers report why.
 """
+
 from __future__ import annotations
 
 from fractions import Fraction
@@ -86,9 +87,14 @@ def retention_rate(fragment_correct: Sequence[Sequence[bool]], acc_full: Optiona
     return frag / Fraction(acc_full)
 
 
-def categorize_item(full_correct: bool, none_correct: bool,
-                    fragment_outcomes: Optional[Sequence[Optional[bool]]] = None, *,
-                    missing_fragments: int = 0, errored_fragments: str = "separate") -> tuple[str, Optional[str]]:
+def categorize_item(
+    full_correct: bool,
+    none_correct: bool,
+    fragment_outcomes: Optional[Sequence[Optional[bool]]] = None,
+    *,
+    missing_fragments: int = 0,
+    errored_fragments: str = "separate",
+) -> tuple[str, Optional[str]]:
     """(Table 1 category, why it is unverified) of one item for one model.
 
     ``fragment_outcomes``: one entry per fragment prediction of the item, over every N and k the model

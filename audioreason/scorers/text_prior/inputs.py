@@ -1,5 +1,6 @@
 """The text-prior scorer's other input shapes, turned into its records (dicts): parallel columns (the
 ``evaluate`` form), the nested ``{model: {item_id: {condition: correctness}}}`` table, JSON Lines text."""
+
 from __future__ import annotations
 
 from typing import Any, Hashable, Mapping, Optional, Sequence
@@ -20,11 +21,17 @@ def _column(name: str, values: Optional[Sequence[Any]], n: int, required: bool =
     return values
 
 
-def records_from_columns(predictions: Sequence[Any], references: Optional[Sequence[Any]] = None, *,
-                         model: Sequence[str], item_id: Sequence[Hashable], condition: Sequence[str],
-                         choices: Optional[Sequence[Optional[Sequence[str]]]] = None,
-                         category: Optional[Sequence[Optional[str]]] = None,
-                         question: Optional[Sequence[Optional[str]]] = None) -> list[dict[str, Any]]:
+def records_from_columns(
+    predictions: Sequence[Any],
+    references: Optional[Sequence[Any]] = None,
+    *,
+    model: Sequence[str],
+    item_id: Sequence[Hashable],
+    condition: Sequence[str],
+    choices: Optional[Sequence[Optional[Sequence[str]]]] = None,
+    category: Optional[Sequence[Optional[str]]] = None,
+    question: Optional[Sequence[Optional[str]]] = None,
+) -> list[dict[str, Any]]:
     """Parallel lists (the ``evaluate`` form) -> records; lengths are checked, each list named."""
     if isinstance(predictions, (str, bytes)) or predictions is None:
         raise ValueError("'predictions' must be a list")
@@ -42,30 +49,44 @@ def records_from_columns(predictions: Sequence[Any], references: Optional[Sequen
     return [{"prediction": p, **{k: v[i] for k, v in columns.items()}} for i, p in enumerate(predictions)]
 
 
-def records_from_nested(table: Mapping[str, Mapping[Hashable, Mapping[str, Any]]], *,
-                        categories: Optional[Mapping[Hashable, str]] = None,
-                        choices: Optional[Mapping[Hashable, Sequence[str]]] = None) -> list[dict[str, Any]]:
+def records_from_nested(
+    table: Mapping[str, Mapping[Hashable, Mapping[str, Any]]],
+    *,
+    categories: Optional[Mapping[Hashable, str]] = None,
+    choices: Optional[Mapping[Hashable, Sequence[str]]] = None,
+) -> list[dict[str, Any]]:
     """``{model: {item_id: {condition: correctness}}}`` -> records. Correctness is True/False/0/1, or
     None for an errored prediction; ``categories`` and ``choices`` map item ids (choices only serve the
     chance level here, since the predictions are already scored)."""
     records = []
     for model, items in table.items():
         if not isinstance(items, Mapping):
-            raise ValueError(f"model {model!r}: expected {{item_id: {{condition: correct}}}}, "
-                             f"got {type(items).__name__}")
+            raise ValueError(
+                f"model {model!r}: expected {{item_id: {{condition: correct}}}}, got {type(items).__name__}"
+            )
         for item_id, conditions in items.items():
             if not isinstance(conditions, Mapping):
-                raise ValueError(f"model {model!r}, item {item_id!r}: expected {{condition: correct}}, "
-                                 f"got {type(conditions).__name__}")
+                raise ValueError(
+                    f"model {model!r}, item {item_id!r}: expected {{condition: correct}}, "
+                    f"got {type(conditions).__name__}"
+                )
             for condition, value in conditions.items():
                 if isinstance(value, str):
-                    raise ValueError(f"model {model!r}, item {item_id!r}, condition {condition!r}: the nested form "
-                                     "takes correctness values; give raw outputs as records with reference and choices")
-                records.append({"model": model, "item_id": item_id, "condition": condition, "prediction": value,
-                                "category": (categories or {}).get(item_id),
-                                "choices": (choices or {}).get(item_id)})
+                    raise ValueError(
+                        f"model {model!r}, item {item_id!r}, condition {condition!r}: the nested form "
+                        "takes correctness values; give raw outputs as records with reference and choices"
+                    )
+                records.append(
+                    {
+                        "model": model,
+                        "item_id": item_id,
+                        "condition": condition,
+                        "prediction": value,
+                        "category": (categories or {}).get(item_id),
+                        "choices": (choices or {}).get(item_id),
+                    }
+                )
     return records
-
 
 
 def records_from_jsonl(text: str) -> list[dict[str, Any]]:
@@ -84,4 +105,3 @@ def records_from_jsonl(text: str) -> list[dict[str, Any]]:
             raise ValueError("a JSON document of records must be a list of objects")
         return records
     return parse_json_lines(text)
-

@@ -2,6 +2,7 @@
 consistency) and each prediction scored correct, wrong or errored (``score_prediction``; raw outputs through the
 core's hybrid extractor). A record's condition is one of ``TEXT_PRIOR_KINDS`` or a fragment ``frag:N:k``, in
 the one condition grammar (``audioreason.text.conditions``)."""
+
 from __future__ import annotations
 
 import math
@@ -36,8 +37,8 @@ class Record:
 
 @dataclass(frozen=True)
 class Outcome:
-    status: str                  # CORRECT, WRONG or ERROR
-    method: str                  # "given" (a correctness), "no_prediction", or the extraction method
+    status: str  # CORRECT, WRONG or ERROR
+    method: str  # "given" (a correctness), "no_prediction", or the extraction method
     choice: Optional[str] = None  # the extracted choice text, for raw outputs
 
 
@@ -49,8 +50,10 @@ def prediction_kind(value: Any) -> str:
         return "raw"
     if as_correctness(value) is not None:
         return "correctness"
-    raise ValueError(f"a prediction must be True/False/0/1 (correctness), a raw output string, or None "
-                     f"(errored), got {type(value).__name__} {value!r}")
+    raise ValueError(
+        f"a prediction must be True/False/0/1 (correctness), a raw output string, or None "
+        f"(errored), got {type(value).__name__} {value!r}"
+    )
 
 
 def prediction_column_kind(predictions: Sequence[Any]) -> str:
@@ -68,9 +71,11 @@ def prediction_column_kind(predictions: Sequence[Any]) -> str:
         if first is None:
             first = (row, kind)
         elif kind != first[1]:
-            raise ValueError(f"prediction {row} is a {kind} value but prediction {first[0]} is a {first[1]} value: "
-                             "give one kind per call (or pass mixed records to "
-                             "audioreason.scorers.text_prior.scorer.score_text_prior)")
+            raise ValueError(
+                f"prediction {row} is a {kind} value but prediction {first[0]} is a {first[1]} value: "
+                "give one kind per call (or pass mixed records to "
+                "audioreason.scorers.text_prior.scorer.score_text_prior)"
+            )
     return first[1] if first else "error"
 
 
@@ -79,8 +84,10 @@ def _normalise_record(row: int, raw: Mapping[str, Any]) -> Record:
         raise ValueError(f"row {row}: a record must be a dict, got {type(raw).__name__}")
     unknown = set(raw) - {"model", "item_id", "condition", "prediction", "reference", "choices", "category", "question"}
     if unknown:
-        raise ValueError(f"row {row}: unknown field(s) {sorted(unknown)}; expected model, item_id, condition, "
-                         "prediction and optionally reference, choices, category, question")
+        raise ValueError(
+            f"row {row}: unknown field(s) {sorted(unknown)}; expected model, item_id, condition, "
+            "prediction and optionally reference, choices, category, question"
+        )
     for key in ("model", "item_id", "condition"):
         if raw.get(key) is None:
             raise ValueError(f"row {row}: '{key}' is missing")
@@ -94,8 +101,9 @@ def _normalise_record(row: int, raw: Mapping[str, Any]) -> Record:
     except TypeError:
         usable = False
     if not usable:
-        raise ValueError(f"row {row} (model {model!r}): item_id must be a string or number (not NaN or infinite), "
-                         f"got {item_id!r}")
+        raise ValueError(
+            f"row {row} (model {model!r}): item_id must be a string or number (not NaN or infinite), got {item_id!r}"
+        )
     try:
         condition = parse_condition(raw["condition"], TEXT_PRIOR_KINDS)
     except ValueError as err:
@@ -103,8 +111,10 @@ def _normalise_record(row: int, raw: Mapping[str, Any]) -> Record:
     choices = raw.get("choices")
     if choices is not None:
         if isinstance(choices, str) or not all(isinstance(c, str) for c in choices) or not len(choices):
-            raise ValueError(f"row {row} (model {model!r}, item {item_id!r}): choices must be a non-empty list "
-                             f"of strings, got {choices!r}")
+            raise ValueError(
+                f"row {row} (model {model!r}, item {item_id!r}): choices must be a non-empty list "
+                f"of strings, got {choices!r}"
+            )
         choices = tuple(choices)
     reference, category, question = raw.get("reference"), raw.get("category"), raw.get("question") or ""
     for key, value in (("reference", reference), ("category", category), ("question", question)):
@@ -117,11 +127,14 @@ def _normalise_record(row: int, raw: Mapping[str, Any]) -> Record:
         raise ValueError(f"{record.where}: {err}") from None
     if kind == "raw":
         if choices is None or reference is None:
-            raise ValueError(f"{record.where}: a raw output needs the item's choices and its gold reference "
-                             "(or give the correctness as True/False)")
+            raise ValueError(
+                f"{record.where}: a raw output needs the item's choices and its gold reference "
+                "(or give the correctness as True/False)"
+            )
         if reference.strip() not in {c.strip() for c in choices}:
-            raise ValueError(f"{record.where}: the gold reference {reference!r} is not one of the choices "
-                             f"{list(choices)}")
+            raise ValueError(
+                f"{record.where}: the gold reference {reference!r} is not one of the choices {list(choices)}"
+            )
     return record
 
 
@@ -141,13 +154,17 @@ def validate_records(records: Iterable[Mapping[str, Any]]) -> list[Record]:
         if record.category is not None:
             previous = item_category.setdefault(record.item_id, (record.category, row))
             if previous[0] != record.category:
-                raise ValueError(f"{record.where}: category {record.category!r} differs from {previous[0]!r} "
-                                 f"given for the same item in row {previous[1]}")
+                raise ValueError(
+                    f"{record.where}: category {record.category!r} differs from {previous[0]!r} "
+                    f"given for the same item in row {previous[1]}"
+                )
         if record.choices is not None:
             previous_n = item_n_choices.setdefault(record.item_id, (len(record.choices), row))
             if previous_n[0] != len(record.choices):
-                raise ValueError(f"{record.where}: {len(record.choices)} choices, but row {previous_n[1]} gives "
-                                 f"{previous_n[0]} for the same item")
+                raise ValueError(
+                    f"{record.where}: {len(record.choices)} choices, but row {previous_n[1]} gives "
+                    f"{previous_n[0]} for the same item"
+                )
         out.append(record)
     if not out:
         raise ValueError("no records to score")
@@ -165,4 +182,3 @@ def score_prediction(record: Record, judge: Optional[Callable] = None) -> Outcom
     if extracted.method in ERROR_METHODS:
         return Outcome(ERROR, extracted.method)
     return Outcome(CORRECT if is_gold(extracted, record.reference) else WRONG, extracted.method, extracted.choice)
-

@@ -32,6 +32,7 @@ Scale: every accuracy, rate (R_TP, R_N), share and chance level is a fraction in
 scale (``audioreason.base.scale``); the paper prints them x 100 (R_2 = 45.0 in the paper is 0.45 here). They are
 computed exactly and returned as the nearest floats.
 """
+
 from __future__ import annotations
 
 from typing import Any, Callable, Hashable, Iterable, Mapping, Optional
@@ -40,15 +41,28 @@ from audioreason.base.scale import floats
 from audioreason.scorers.text_prior import formulas as tp
 from audioreason.scorers.text_prior.inputs import records_from_nested
 from audioreason.scorers.text_prior.records import ERROR, Outcome, score_prediction, validate_records
-from audioreason.scorers.text_prior.sections import (_accuracy_section, _category_section, _condition_order,
-                                                     _decomposition_section, _item_rows, _ModelTable,
-                                                     _retention_section, _text_prior_section)
+from audioreason.scorers.text_prior.sections import (
+    _accuracy_section,
+    _category_section,
+    _condition_order,
+    _decomposition_section,
+    _item_rows,
+    _ModelTable,
+    _retention_section,
+    _text_prior_section,
+)
 from audioreason.text.conditions import Condition
 
 
-def score_text_prior(data: Any, *, errored_fragments: str = "separate", chance: Optional[float] = None,
-                     zero_an_models: str = "as_zero", judge: Optional[Callable] = None,
-                     return_items: bool = False) -> dict[str, Any]:
+def score_text_prior(
+    data: Any,
+    *,
+    errored_fragments: str = "separate",
+    chance: Optional[float] = None,
+    zero_an_models: str = "as_zero",
+    judge: Optional[Callable] = None,
+    return_items: bool = False,
+) -> dict[str, Any]:
     """Every number of the paper's §2 for several models at once.
 
     ``data``: a list of records (dicts with model, item_id, condition, prediction and optionally
@@ -81,8 +95,9 @@ def score_text_prior(data: Any, *, errored_fragments: str = "separate", chance: 
 
     by_model: dict[str, dict[Condition, dict[Hashable, Outcome]]] = {}
     for record in records:
-        by_model.setdefault(record.model, {}).setdefault(record.condition, {})[record.item_id] = \
-            score_prediction(record, judge)
+        by_model.setdefault(record.model, {}).setdefault(record.condition, {})[record.item_id] = score_prediction(
+            record, judge
+        )
     tables = [_ModelTable(name, conditions) for name, conditions in by_model.items()]
     universe = {r.item_id for r in records}
     item_category = {r.item_id: r.category for r in records if r.category is not None}
@@ -100,17 +115,30 @@ def score_text_prior(data: Any, *, errored_fragments: str = "separate", chance: 
             "rows": len(records),
             "models": len(tables),
             "items": len(universe),
-            "errored_predictions": {t.name: {str(c): sum(o.status == ERROR for o in t.items(c).values())
-                                             for c in sorted(t.by_condition, key=_condition_order)} for t in tables},
-            "missing_predictions": {t.name: {str(c): len(universe) - len(t.items(c))
-                                             for c in sorted(t.by_condition, key=_condition_order)} for t in tables},
-            "absent_conditions": {t.name: [c for c in ("full", "none", "tb") if Condition(c) not in t.by_condition]
-                                  + ([] if t.fragment_conditions else ["fragments"]) for t in tables},
+            "errored_predictions": {
+                t.name: {
+                    str(c): sum(o.status == ERROR for o in t.items(c).values())
+                    for c in sorted(t.by_condition, key=_condition_order)
+                }
+                for t in tables
+            },
+            "missing_predictions": {
+                t.name: {str(c): len(universe) - len(t.items(c)) for c in sorted(t.by_condition, key=_condition_order)}
+                for t in tables
+            },
+            "absent_conditions": {
+                t.name: [c for c in ("full", "none", "tb") if Condition(c) not in t.by_condition]
+                + ([] if t.fragment_conditions else ["fragments"])
+                for t in tables
+            },
         },
-        "options": {"errored_fragments": errored_fragments, "chance": chance, "zero_an_models": zero_an_models,
-                    "judge": judge is not None},
+        "options": {
+            "errored_fragments": errored_fragments,
+            "chance": chance,
+            "zero_an_models": zero_an_models,
+            "judge": judge is not None,
+        },
     }
     if return_items:
         result["items"] = _item_rows(tables, labels, item_category, universe)
     return floats(result)
-

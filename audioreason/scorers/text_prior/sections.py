@@ -2,6 +2,7 @@
 condition, the text-prior rate, the retention curve, the item decomposition (Tables 1, 4), the per-category
 table (Table 5) and the per-item rows. The formulas are ``audioreason.scorers.text_prior.formulas``'s; the
 entry point that builds the tables and calls these is ``audioreason.scorers.text_prior.scorer.score_text_prior``."""
+
 from __future__ import annotations
 
 from collections import Counter, defaultdict
@@ -20,6 +21,7 @@ TABLE5_N = 2  # Table 5 reports retention at N = 2
 @dataclass
 class _ModelTable:
     """One model's outcomes: condition -> item -> Outcome."""
+
     name: str
     by_condition: dict[Condition, dict[Hashable, Outcome]]
 
@@ -56,18 +58,24 @@ def _condition_summary(outcomes: Mapping[Hashable, Outcome], universe: int) -> d
 def _accuracy_section(tables: list[_ModelTable], universe: int) -> dict[str, Any]:
     per_model: dict[str, dict[str, Any]] = {}
     for table in tables:
-        entry = {str(c): _condition_summary(table.items(c), universe)
-                 for c in sorted(table.by_condition, key=_condition_order)}
+        entry = {
+            str(c): _condition_summary(table.items(c), universe)
+            for c in sorted(table.by_condition, key=_condition_order)
+        }
         for n in table.fragment_ns:  # all fragments of one N pooled: mean over items and k
-            pooled = {(c.k, item): o for c in table.fragment_conditions if c.n == n
-                      for item, o in table.items(c).items()}
+            pooled = {
+                (c.k, item): o for c in table.fragment_conditions if c.n == n for item, o in table.items(c).items()
+            }
             entry[f"frag:{n}"] = _condition_summary(pooled, universe * n)
         per_model[table.name] = entry
     conditions = sorted({c for entry in per_model.values() for c in entry}, key=_condition_key_order)
     across = {}
     for condition in conditions:
-        values = [per_model[m][condition]["accuracy"] for m in per_model
-                  if condition in per_model[m] and per_model[m][condition]["accuracy"] is not None]
+        values = [
+            per_model[m][condition]["accuracy"]
+            for m in per_model
+            if condition in per_model[m] and per_model[m][condition]["accuracy"] is not None
+        ]
         across[condition] = {**tp.stats(values), "models": [m for m in per_model if condition in per_model[m]]}
     return {"per_model": per_model, "across_models": across}
 
@@ -82,8 +90,9 @@ def _condition_key_order(key: str) -> tuple:
     return (base, int(parts[1]) if len(parts) > 1 else 0, int(parts[2]) if len(parts) > 2 else -1)
 
 
-def _chance_for(items: Iterable[Hashable], n_choices: Mapping[Hashable, int],
-                chance: Optional[float]) -> tuple[Optional[float], str]:
+def _chance_for(
+    items: Iterable[Hashable], n_choices: Mapping[Hashable, int], chance: Optional[float]
+) -> tuple[Optional[float], str]:
     """The TB chance level: ``chance`` when given (the paper's flat 25 % for MMAU and MMAR), else the
     mean of 1 / (number of choices) over the TB items, when every one has its choices."""
     if chance is not None:
@@ -95,8 +104,9 @@ def _chance_for(items: Iterable[Hashable], n_choices: Mapping[Hashable, int],
     return None, f"unknown: choices known for {known} of {len(items)} TB items and no chance= option"
 
 
-def _text_prior_section(tables: list[_ModelTable], n_choices: Mapping[Hashable, int],
-                        chance: Optional[float]) -> dict[str, Any]:
+def _text_prior_section(
+    tables: list[_ModelTable], n_choices: Mapping[Hashable, int], chance: Optional[float]
+) -> dict[str, Any]:
     full, none, tb = Condition("full"), Condition("none"), Condition("tb")
     per_model = {}
     for table in tables:
@@ -110,7 +120,9 @@ def _text_prior_section(tables: list[_ModelTable], n_choices: Mapping[Hashable, 
             "full": tp.accuracy([_is_correct(o) for o in f.values()]),
             "none": tp.accuracy([_is_correct(o) for o in n.values()]),
             "tb": acc_tb,
-            "n_full": len(f), "n_none": len(n), "n_tb": len(t),
+            "n_full": len(f),
+            "n_none": len(n),
+            "n_tb": len(t),
             "matched_items": len(matched),
             "full_matched": acc_full_m,
             "none_matched": acc_none_m,
@@ -124,8 +136,9 @@ def _text_prior_section(tables: list[_ModelTable], n_choices: Mapping[Hashable, 
     ratios = [per_model[m]["R_TP"] for m in both if per_model[m]["R_TP"] is not None]
     return {
         "per_model": per_model,
-        "R_TP": tp.pooled_text_prior_rate([per_model[m]["none_matched"] for m in both],
-                                          [per_model[m]["full_matched"] for m in both]),
+        "R_TP": tp.pooled_text_prior_rate(
+            [per_model[m]["none_matched"] for m in both], [per_model[m]["full_matched"] for m in both]
+        ),
         "R_TP_models": both,
         "R_TP_mean_of_ratios": tp.mean_or_none(ratios),
         "full_mean": tp.mean_or_none([per_model[m]["full_matched"] for m in both]),
@@ -144,11 +157,15 @@ def _retention_for(table: _ModelTable, n: int, items: Optional[set] = None) -> d
     missing_k = [k for k in range(n) if not frags[k]]
     candidates = [i for i in full if items is None or i in items]
     complete = [i for i in candidates if all(i in frag for frag in frags)]
-    entry: dict[str, Any] = {"R_N": None, "fragment_accuracy": None, "full_accuracy": None,
-                             "n_items": len(complete), "items_without_all_fragments": len(candidates) - len(complete),
-                             "errored_fragment_predictions": sum(frag[i].status == ERROR
-                                                                 for frag in frags for i in complete),
-                             "reason": None}
+    entry: dict[str, Any] = {
+        "R_N": None,
+        "fragment_accuracy": None,
+        "full_accuracy": None,
+        "n_items": len(complete),
+        "items_without_all_fragments": len(candidates) - len(complete),
+        "errored_fragment_predictions": sum(frag[i].status == ERROR for frag in frags for i in complete),
+        "reason": None,
+    }
     if not table.fragment_conditions:
         entry["reason"] = "no fragment predictions"
     elif len(missing_k) == n:
@@ -160,8 +177,9 @@ def _retention_for(table: _ModelTable, n: int, items: Optional[set] = None) -> d
     else:
         entry["fragment_accuracy"] = tp.fragment_accuracy([[_is_correct(frag[i]) for frag in frags] for i in complete])
         entry["full_accuracy"] = tp.accuracy([_is_correct(full[i]) for i in complete])
-        entry["R_N"] = tp.retention_rate([[_is_correct(frag[i]) for frag in frags] for i in complete],
-                                         entry["full_accuracy"])
+        entry["R_N"] = tp.retention_rate(
+            [[_is_correct(frag[i]) for frag in frags] for i in complete], entry["full_accuracy"]
+        )
         if entry["R_N"] is None:
             entry["reason"] = "Full accuracy is 0 on these items"
     return entry
@@ -173,8 +191,14 @@ def _retention_section(tables: list[_ModelTable]) -> dict[str, Any]:
     curve = []
     for n in ns:
         used = [m for m in per_model if per_model[m][n]["R_N"] is not None]
-        curve.append({"N": n, **tp.stats([per_model[m][n]["R_N"] for m in used]), "models": used,
-                      "excluded": {m: per_model[m][n]["reason"] for m in per_model if m not in used}})
+        curve.append(
+            {
+                "N": n,
+                **tp.stats([per_model[m][n]["R_N"] for m in used]),
+                "models": used,
+                "excluded": {m: per_model[m][n]["reason"] for m in per_model if m not in used},
+            }
+        )
     return {"per_model": per_model, "curve": curve, "unit": "fraction of Full accuracy"}
 
 
@@ -201,12 +225,14 @@ def _categorize(table: _ModelTable, item: Hashable, errored_fragments: str) -> t
                 missing += 1
             else:
                 outcomes.append(_fragment_evidence(o, errored_fragments))
-    return tp.categorize_item(_is_correct(full), _is_correct(none), outcomes,
-                              missing_fragments=missing, errored_fragments=errored_fragments)
+    return tp.categorize_item(
+        _is_correct(full), _is_correct(none), outcomes, missing_fragments=missing, errored_fragments=errored_fragments
+    )
 
 
-def _decomposition_section(tables: list[_ModelTable], errored_fragments: str,
-                           zero_an_models: str) -> tuple[dict[str, Any], dict]:
+def _decomposition_section(
+    tables: list[_ModelTable], errored_fragments: str, zero_an_models: str
+) -> tuple[dict[str, Any], dict]:
     per_model, labels_by_model = {}, {}
     for table in tables:
         full, none = table.items(Condition("full")), table.items(Condition("none"))
@@ -229,8 +255,9 @@ def _decomposition_section(tables: list[_ModelTable], errored_fragments: str,
             "XS_unverified": unverified,
             "unverified_reasons": {"errored": reasons["errored"], "missing": reasons["missing"]},
             "XS_over_AN": tp.global_dependency(counts[tp.FS], counts[tp.XS]) if has_fragments else None,
-            "XS_over_AN_bounds": (tp.global_dependency_bounds(counts[tp.FS], counts[tp.XS], unverified)
-                                  if has_fragments else None),
+            "XS_over_AN_bounds": (
+                tp.global_dependency_bounds(counts[tp.FS], counts[tp.XS], unverified) if has_fragments else None
+            ),
             "errored_full_or_none": sum(full[i].status == ERROR or none[i].status == ERROR for i in q),
             "missing_full": sum(i not in full for i in none),
             "missing_none": sum(i not in none for i in full),
@@ -245,19 +272,26 @@ def _decomposition_section(tables: list[_ModelTable], errored_fragments: str,
         elif not e["n_items"]:
             excluded[m] = "no item with both a Full and a None prediction"
     decomposed = [m for m in per_model if m not in excluded]
-    xs_terms = {m: tp.xs_over_an_for_mean(per_model[m]["counts"][tp.FS], per_model[m]["counts"][tp.XS],
-                                          zero_an_models) for m in decomposed}
+    xs_terms = {
+        m: tp.xs_over_an_for_mean(per_model[m]["counts"][tp.FS], per_model[m]["counts"][tp.XS], zero_an_models)
+        for m in decomposed
+    }
     with_xs = [m for m in decomposed if xs_terms[m] is not None]
     zero_an = [m for m in decomposed if per_model[m]["XS_over_AN"] is None]
     excluded.update({m: "no audio-needed item (zero_an_models='exclude')" for m in zero_an if m not in with_xs})
     with_items = [m for m, e in per_model.items() if e["n_items"]]
-    mean_shares = {c: tp.mean_or_none([per_model[m]["shares"][c] for m in with_items])
-                   for c in tp.LABELS + ("AN_total",)}
+    mean_shares = {
+        c: tp.mean_or_none([per_model[m]["shares"][c] for m in with_items]) for c in tp.LABELS + ("AN_total",)
+    }
     section = {
         "per_model": per_model,
-        "XS_over_AN": {**tp.stats([xs_terms[m] for m in with_xs]), "models": with_xs,
-                       "excluded": {m: excluded[m] for m in per_model if m in excluded},
-                       "models_with_zero_AN": zero_an, "zero_an_models": zero_an_models},
+        "XS_over_AN": {
+            **tp.stats([xs_terms[m] for m in with_xs]),
+            "models": with_xs,
+            "excluded": {m: excluded[m] for m in per_model if m in excluded},
+            "models_with_zero_AN": zero_an,
+            "zero_an_models": zero_an_models,
+        },
         "AN_share": {**tp.stats([per_model[m]["AN_share"] for m in with_items]), "models": with_items},
         "mean_shares": mean_shares,
         "models_without_fragments": [m for m, e in per_model.items() if not e["fragments_evaluated"]],
@@ -266,8 +300,9 @@ def _decomposition_section(tables: list[_ModelTable], errored_fragments: str,
     return section, labels_by_model
 
 
-def _category_section(tables: list[_ModelTable], item_category: Mapping[Hashable, str],
-                      universe: set) -> Optional[list[dict[str, Any]]]:
+def _category_section(
+    tables: list[_ModelTable], item_category: Mapping[Hashable, str], universe: set
+) -> Optional[list[dict[str, Any]]]:
     if not item_category:
         return None
     groups: dict[str, set] = defaultdict(set)
@@ -284,30 +319,40 @@ def _category_section(tables: list[_ModelTable], item_category: Mapping[Hashable
             acc_full = tp.accuracy([_is_correct(o) for o in f.values()])
             acc_none = tp.accuracy([_is_correct(o) for o in n.values()])
             retention = _retention_for(table, TABLE5_N, items)  # R_N None (with a reason) without N=2
-            per_model[table.name] = {"full": acc_full, "none": acc_none, "gap": acc_full - acc_none,
-                                     "frag_accuracy": retention["fragment_accuracy"], "R_N": retention["R_N"]}
+            per_model[table.name] = {
+                "full": acc_full,
+                "none": acc_none,
+                "gap": acc_full - acc_none,
+                "frag_accuracy": retention["fragment_accuracy"],
+                "R_N": retention["R_N"],
+            }
         with_r = [m for m, e in per_model.items() if e["R_N"] is not None]
-        rows.append({
-            "category": category,
-            "n_items": len(items),
-            "share": Fraction(len(items), len(universe)),
-            "n_models": len(per_model),
-            "full": tp.mean_or_none([e["full"] for e in per_model.values()]),
-            "none": tp.mean_or_none([e["none"] for e in per_model.values()]),
-            "gap": tp.mean_or_none([e["gap"] for e in per_model.values()]),
-            f"frag{TABLE5_N}_accuracy": tp.mean_or_none([per_model[m]["frag_accuracy"] for m in with_r]),
-            f"R_{TABLE5_N}": tp.mean_or_none([per_model[m]["R_N"] for m in with_r]),
-            f"R_{TABLE5_N}_models": len(with_r),
-            "per_model": per_model,
-        })
+        rows.append(
+            {
+                "category": category,
+                "n_items": len(items),
+                "share": Fraction(len(items), len(universe)),
+                "n_models": len(per_model),
+                "full": tp.mean_or_none([e["full"] for e in per_model.values()]),
+                "none": tp.mean_or_none([e["none"] for e in per_model.values()]),
+                "gap": tp.mean_or_none([e["gap"] for e in per_model.values()]),
+                f"frag{TABLE5_N}_accuracy": tp.mean_or_none([per_model[m]["frag_accuracy"] for m in with_r]),
+                f"R_{TABLE5_N}": tp.mean_or_none([per_model[m]["R_N"] for m in with_r]),
+                f"R_{TABLE5_N}_models": len(with_r),
+                "per_model": per_model,
+            }
+        )
     # Table 5's order: most audio-dependent (largest Full - None gap) first; categories no model covers last.
     rows.sort(key=lambda r: (r["gap"] is None, -(r["gap"] or 0.0), r["category"]))
     return rows
 
 
-
-def _item_rows(tables: list[_ModelTable], labels: Mapping[str, Mapping[Hashable, tuple]],
-               item_category: Mapping[Hashable, str], universe: set) -> list[dict[str, Any]]:
+def _item_rows(
+    tables: list[_ModelTable],
+    labels: Mapping[str, Mapping[Hashable, tuple]],
+    item_category: Mapping[Hashable, str],
+    universe: set,
+) -> list[dict[str, Any]]:
     rows = []
     ordered = sorted(universe, key=lambda i: (type(i).__name__, str(i)))
     for table in tables:
@@ -317,17 +362,18 @@ def _item_rows(tables: list[_ModelTable], labels: Mapping[str, Mapping[Hashable,
                 continue
             label, unverified = labels[table.name].get(item, (None, None))
             status = lambda kind: present[Condition(kind)].status if Condition(kind) in present else None  # noqa: E731
-            rows.append({
-                "model": table.name,
-                "item_id": item,
-                "category": item_category.get(item),
-                "label": label,
-                "unverified_reason": unverified,  # "errored" / "missing" for an unverified XS item
-                "full": status("full"),
-                "none": status("none"),
-                "tb": status("tb"),
-                "fragments": {str(c): present[c].status for c in table.fragment_conditions if c in present},
-                "missing_fragments": [str(c) for c in table.fragment_conditions if c not in present],
-            })
+            rows.append(
+                {
+                    "model": table.name,
+                    "item_id": item,
+                    "category": item_category.get(item),
+                    "label": label,
+                    "unverified_reason": unverified,  # "errored" / "missing" for an unverified XS item
+                    "full": status("full"),
+                    "none": status("none"),
+                    "tb": status("tb"),
+                    "fragments": {str(c): present[c].status for c in table.fragment_conditions if c in present},
+                    "missing_fragments": [str(c) for c in table.fragment_conditions if c not in present],
+                }
+            )
     return rows
-
