@@ -4,8 +4,9 @@
 working directory; ``register()``: the bare names ``evaluate.load("aria")`` and ``load_dataset("audiospan",
 data_dir=...)`` (see ``audioreason.apps.shipped``; the folders: ``audioreason.base.bundled``)."""
 
-from audioreason.base.bundled import dataset_card_path
 from audioreason.apps.shipped import metric_path, register
+from audioreason.base.bundled import dataset_card_path
+
 from .version import __version__
 
 __all__ = ["__version__", "dataset_card_path", "metric_path", "register"]

@@ -28,7 +28,6 @@ import time
 from pathlib import Path
 
 import numpy as np
-
 from fragments import peak_rss_mb, write_long_wav  # this folder: the same input writer and peak reader
 
 ROOT = Path(__file__).resolve().parents[1]  # the worker imports this checkout's audioreason

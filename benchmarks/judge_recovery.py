@@ -37,9 +37,10 @@ ROOT = Path(__file__).resolve().parents[1]
 sys.path.insert(0, str(ROOT / "tests"))
 sys.path.insert(0, str(Path(__file__).resolve().parent))
 
-from audioreason.judges import JudgeRunner, OpenAICompatibleJudge, SamplingParams  # noqa: E402
 from judge_server import running_server  # noqa: E402
 from judges import build_requests, load_items  # noqa: E402  (benchmarks/judges.py)
+
+from audioreason.judges import JudgeRunner, OpenAICompatibleJudge, SamplingParams  # noqa: E402
 
 HANG, THROTTLE = "@@HANG@@", "@@THROTTLE@@"  # words in a burst item's question that the server acts on
 SAMPLE_S = 0.05

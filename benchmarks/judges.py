@@ -24,6 +24,8 @@ from pathlib import Path
 ROOT = Path(__file__).resolve().parents[1]
 sys.path.insert(0, str(ROOT / "tests"))
 
+from judge_server import running_server  # noqa: E402
+
 from audioreason.judges import (
     JudgeRequest,
     JudgeRunner,
@@ -32,7 +34,6 @@ from audioreason.judges import (
     VerdictCache,
     VerdictSchema,
 )
-from judge_server import running_server  # noqa: E402
 
 SYSTEM = (
     "You are a strict grader of audio reasoning. For each criterion decide whether the submitted reasoning "

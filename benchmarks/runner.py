@@ -230,7 +230,6 @@ def main() -> None:
     args = parser.parse_args()
     os.environ["HF_HUB_OFFLINE"] = "1"
     import torch
-
     from tiny_audio_models import build_phi4_multimodal
 
     work = args.keep or Path(tempfile.mkdtemp(prefix="runner-bench-"))

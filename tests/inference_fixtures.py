@@ -7,7 +7,6 @@ from pathlib import Path
 
 import pytest
 import torch
-
 from tiny_audio_models import BUILDERS
 
 

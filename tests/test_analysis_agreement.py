@@ -4,9 +4,9 @@ is unavailable."""
 
 import pytest
 from scipy import stats
+from test_mmar_rubrics_scoring import KRIPPENDORFF_EXAMPLE
 
 from audioreason.analysis import Statistic, annotator_alpha, kendalls_w
-from test_mmar_rubrics_scoring import KRIPPENDORFF_EXAMPLE
 
 # ProofWiki, "Kendall's Coefficient of Concordance/Examples/Arbitrary Example 1": 3 competitors (rows) ranked
 # by 4 judges (columns); rank sums 7, 9, 8, S = 2, W = 12 S / (m^2 n (n^2 - 1)) = 24 / 384 = 1/16.

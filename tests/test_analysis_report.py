@@ -4,9 +4,9 @@ import json
 import math
 
 import pytest
+from test_analysis_agreement import KRIPPENDORFF_2011
 
 from audioreason.analysis import annotator_alpha, spearman, validity_report
-from test_analysis_agreement import KRIPPENDORFF_2011
 
 # Offline aria results (M1 and M5 have no offline weights: None) for 4 models on 2 benchmarks.
 OFFLINE = {

@@ -6,7 +6,6 @@ from fractions import Fraction
 
 import pytest
 
-from audioreason.scorers.anchor_chain.scorer import score_anchor_chain
 from audioreason.scorers.anchor_chain.formulas import (
     accuracy,
     chain_score,
@@ -14,6 +13,7 @@ from audioreason.scorers.anchor_chain.formulas import (
     per_link_accuracy,
     random_chain_expectation,
 )
+from audioreason.scorers.anchor_chain.scorer import score_anchor_chain
 
 
 @pytest.mark.parametrize(

@@ -9,9 +9,9 @@ from pathlib import Path
 
 import evaluate
 import pytest
+from fixtures.shell_helpers import load_app
 
 from audioreason.scorers.anchor_chain.scorer import score_anchor_chain, score_mcq_accuracy
-from fixtures.shell_helpers import load_app
 
 ROOT = Path(__file__).resolve().parents[1]
 CH = ["dog barking", "cat meowing", "bird song", "cow mooing"]

@@ -9,10 +9,10 @@ import json
 import numpy as np
 import pytest
 import soundfile as sf
+from test_anchors_signals import RATE, speech_recording, tone
 
 from audioreason.audio import write_audio
 from audioreason.cli import main
-from test_anchors_signals import RATE, speech_recording, tone
 
 
 @pytest.fixture(scope="module")

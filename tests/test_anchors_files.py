@@ -9,11 +9,11 @@ import json
 import numpy as np
 import pytest
 import soundfile as sf
+from test_anchors_signals import RATE, speech_recording, tone
 
 from audioreason.audio import write_audio
-from audioreason.audio.anchor_files import apply_manifest, anchor_recording, file_sha256, verify_anchored
+from audioreason.audio.anchor_files import anchor_recording, apply_manifest, file_sha256, verify_anchored
 from audioreason.audio.anchor_manifest import ManifestError, manifest_json, read_manifest
-from test_anchors_signals import RATE, speech_recording, tone
 
 SECONDARY = ("clip_correlation", "span_frames", "stretch_correlation", "resample_correlation")
 POSITIONS = [[2.5, 5.5], [14.8, 17.8], [26.8, 29.8]]  # inside the 1st, 3rd and 5th sentences

@@ -10,14 +10,14 @@ import json
 
 import numpy as np
 import pytest
+from fixtures.audiospan_synth import write_audiospan_folder
+from test_anchors_signals import RATE, tone
 
 from audioreason.audio import write_audio
 from audioreason.audio.anchor_files import NotReproduced, apply_manifest, file_sha256
 from audioreason.audio.anchor_manifest import ManifestError, manifest_json, new_manifest, read_manifest
 from audioreason.cli import main
 from audioreason.data.audiospan import AudioSpanBuilder
-from fixtures.audiospan_synth import write_audiospan_folder
-from test_anchors_signals import RATE, tone
 
 NOISE = {"operation": "deletion", "deletion_mode": "noise", "seed": 1, "positions": [[2.0, 4.0]]}
 LOUD = {"operation": "modification", "attribute": "loudness", "gain_db": -10.0, "positions": [[2.0, 4.0]]}

@@ -8,11 +8,11 @@ import json
 
 import pytest
 import soundfile as sf
+from fixtures.audiospan_synth import write_audiospan_folder
 
 from audioreason.audio.anchor_files import file_sha256, verify_anchored
 from audioreason.audio.anchor_manifest import ManifestError
 from audioreason.data.audiospan import AudioSpanBuilder
-from fixtures.audiospan_synth import write_audiospan_folder
 
 PLAN = {
     "recording_id": "en-talk-001",

@@ -5,6 +5,7 @@ for a seed; a clear error when there is no room. Silero VAD on espeak-ng speech.
 from __future__ import annotations
 
 import pytest
+from test_anchors_signals import RATE, speech_recording
 
 from audioreason.audio.placement import (
     PlacementError,
@@ -15,7 +16,6 @@ from audioreason.audio.placement import (
     silero_speech,
     speech_spans,
 )
-from test_anchors_signals import RATE, speech_recording
 
 
 def speech_in(intervals):

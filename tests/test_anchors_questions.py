@@ -6,8 +6,8 @@ from __future__ import annotations
 
 import pytest
 
-from audioreason.scorers.anchor_chain.scorer import score_anchor_chain
 from audioreason.audio.anchor_questions import perception_item, perception_options, trace_phrase
+from audioreason.scorers.anchor_chain.scorer import score_anchor_chain
 from audioreason.text.audiospan_templates import build_prompt
 from audioreason.text.timestamps import parse_timestamp
 

@@ -11,12 +11,12 @@ import numpy as np
 import pytest
 import soundfile as sf
 from scipy.signal import resample
+from test_anchors_signals import RATE, speech_recording
 
 from audioreason.audio import anchors as ops
 from audioreason.audio.anchor_files import verify_anchored
 from audioreason.audio.anchor_speed import measure_speed
 from audioreason.cli import main
-from test_anchors_signals import RATE, speech_recording
 
 
 @pytest.fixture(scope="module")

@@ -6,8 +6,8 @@ import numpy as np
 import pytest
 import soundfile as sf
 
-from audioreason.scorers.aria.scorer import AriaInputError, AriaScorer
 from audioreason.audio import synthesize_clip
+from audioreason.scorers.aria.scorer import AriaInputError, AriaScorer
 
 GOOD = (
     "[PERCEPTION]\nEntities: dog\nDescription: barking.\n[ANALYSIS]\nA dog is close.\n[REASONING]\n"

@@ -5,11 +5,11 @@ import numpy as np
 import pytest
 import soundfile as sf
 import torch
+from tiny_models import build_clap
 
 from audioreason.audio import AudioError, synthesize_clip
 from audioreason.backends import clap_audio
 from audioreason.backends.clap import ClapBackend
-from tiny_models import build_clap
 
 
 @pytest.fixture(scope="module")

@@ -15,12 +15,12 @@ import pytest
 import soundfile as sf
 import soxr
 import torch
+from tiny_models import build_clap
 
-from audioreason.scorers.aria.scorer import AriaInputError, AriaScorer
 from audioreason.audio import AudioError, load_audio, stream, synthesize_clip
 from audioreason.backends import clap_audio
 from audioreason.backends.clap import ClapBackend
-from tiny_models import build_clap
+from audioreason.scorers.aria.scorer import AriaInputError, AriaScorer
 
 GOOD = "[PERCEPTION]\nEntities: dog\n[ANALYSIS]\nclose.\n[REASONING]\nso.\n[ANSWER]\nDog barking"
 

@@ -7,10 +7,10 @@ ends in one "\\n\\n" token while inside the whole prompt the same characters tok
 
 import pytest
 import torch
-
-from audioreason.scorers.aria.scorer import M3_BODY, M3_PREFIX, M3_TAIL
-from audioreason.backends.lm import CausalLM
 from tiny_models import BLANK_LINE_CORPUS, build_causal_lm
+
+from audioreason.backends.lm import CausalLM
+from audioreason.scorers.aria.scorer import M3_BODY, M3_PREFIX, M3_TAIL
 
 BODIES = [
     M3_BODY.format(text=t)

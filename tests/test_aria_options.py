@@ -9,9 +9,9 @@ from pathlib import Path
 import numpy as np
 import pytest
 
-from audioreason.scorers.aria.scorer import AriaConfig, AriaInputError, AriaScorer
 from audioreason.audio import synthesize_clip
 from audioreason.scorers.aria.formulas import FittedThresholds, ProfileThresholds
+from audioreason.scorers.aria.scorer import AriaConfig, AriaInputError, AriaScorer
 
 ROOT = Path(__file__).resolve().parents[1]
 GOOD = (

@@ -14,8 +14,7 @@ import zipfile
 import numpy as np
 import pytest
 
-from audioreason.backends import OFFLINE_BACKBONES, BackendUnavailable, load_backend, resolve_backbones
-from audioreason.backends import packaged
+from audioreason.backends import OFFLINE_BACKBONES, BackendUnavailable, load_backend, packaged, resolve_backbones
 from audioreason.backends.packaged import MPNET_PARTS, assemble_split_zip
 
 try:

@@ -7,11 +7,11 @@ import numpy as np
 import pytest
 import torch
 
-from audioreason.scorers.aria.scorer import M3_BODY, M3_PREFIX, M3_TAIL, M4_CUE, AriaScorer
 from audioreason.audio import load_audio, synthesize_clip
 from audioreason.backends import load_backend
-from audioreason.text.cot import parse_cot
 from audioreason.scorers.aria import formulas as F
+from audioreason.scorers.aria.scorer import M3_BODY, M3_PREFIX, M3_TAIL, M4_CUE, AriaScorer
+from audioreason.text.cot import parse_cot
 
 COTS = [
     "[PERCEPTION]\nEntities: dog, car horn\nDescription: A dog barks twice, then a horn.\n[ANALYSIS]\n"

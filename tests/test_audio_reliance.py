@@ -8,6 +8,7 @@ import json
 
 import numpy as np
 import pytest
+from judge_server import openai_cli_args, running_server
 
 from audioreason.cli import main
 from audioreason.inference.conditions import (
@@ -17,7 +18,6 @@ from audioreason.inference.conditions import (
     expand_condition,
     with_audio_check,
 )
-from judge_server import openai_cli_args, running_server
 
 KEY = "sk-reliance-test-0123456789"
 RATE = 16000

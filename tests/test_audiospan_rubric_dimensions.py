@@ -4,8 +4,8 @@ App. C.3: semantic "none" means graded on temporal, temporal "none" means graded
 
 import pytest
 
-from audioreason.scorers.audiospan_rubric.scorer import allowed_verdicts, score_verdicts, validate_reply
 from audioreason.scorers.audiospan_rubric.formulas import criterion_score, rubric_score
+from audioreason.scorers.audiospan_rubric.scorer import allowed_verdicts, score_verdicts, validate_reply
 
 WHEN = {"text": "Says when the bell first rings", "importance": "essential", "time_range": [60.0, 70.0]}
 WHO = {"text": "Names the speaker", "importance": "essential", "time_range": None}

@@ -6,7 +6,6 @@ from itertools import permutations
 
 import pytest
 
-from audioreason.scorers.audiospan_rubric.scorer import score_verdicts, validate_reply
 from audioreason.scorers.audiospan_rubric.formulas import (
     FAIL,
     PASS,
@@ -17,6 +16,7 @@ from audioreason.scorers.audiospan_rubric.formulas import (
     rubric_score,
     semantic_temporal,
 )
+from audioreason.scorers.audiospan_rubric.scorer import score_verdicts, validate_reply
 
 # Sum of weights 2.5: two essential (content) criteria and one supporting criterion without a time range.
 RUBRIC = [

@@ -12,10 +12,10 @@ from pathlib import Path
 import evaluate
 import numpy as np
 import pytest
+from fixtures.shell_helpers import NeverCalled, load_app
 
 from audioreason.scorers.audiospan_rubric.scorer import AudioSpanRubricScorer, check_items, score_verdicts
 from audioreason.text.timestamps import temporal_match
-from fixtures.shell_helpers import NeverCalled, load_app
 
 ROOT = Path(__file__).resolve().parents[1]
 RUBRIC = [

@@ -351,8 +351,8 @@ def test_explorer_compares_two_runs_side_by_side(browser, shots, tmp_path):
 
 
 def test_report_app_and_the_report_page(browser, shots, demo_session, tmp_path):
-    from audioreason.scorers.anchor_chain.scorer import demo_items, score_anchor_chain
     from audioreason.report import build_report
+    from audioreason.scorers.anchor_chain.scorer import demo_items, score_anchor_chain
 
     run = demo_session[0] / "cascade-run"
     app = load_app("spaces/report")

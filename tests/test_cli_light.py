@@ -16,9 +16,9 @@ import sys
 from pathlib import Path
 
 import pytest
+from fixtures.data_helpers import DATA, mmar_records, write_mmar_raw
 
 from audioreason.cli import main
-from fixtures.data_helpers import DATA, mmar_records, write_mmar_raw
 
 ROOT = Path(__file__).resolve().parents[1]
 # What a string match must not pay for: the model, audio and dataset libraries.

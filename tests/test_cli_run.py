@@ -65,6 +65,7 @@ def test_a_resume_into_another_runs_folder_is_a_usage_error(tmp_path, capsys):
     import json
 
     from tiny_audio_models import build_phi4_multimodal
+
     from audioreason.data.mmar import demo_metadata, write_raw_folder
 
     model = build_phi4_multimodal(tmp_path / "m")
@@ -109,6 +110,7 @@ def test_a_resume_into_another_runs_folder_is_a_usage_error(tmp_path, capsys):
 )
 def test_a_damaged_run_file_is_a_data_error_naming_it(tmp_path, capsys, content, message):
     from tiny_audio_models import build_phi4_multimodal
+
     from audioreason.data.mmar import demo_metadata, write_raw_folder
 
     model = build_phi4_multimodal(tmp_path / "m")
@@ -206,6 +208,7 @@ def test_on_missing_audio_skip_runs_the_rest_and_counts_the_skipped_item(tmp_pat
     import json
 
     from tiny_audio_models import build_phi4_multimodal
+
     from audioreason.data.mmar import demo_metadata, write_raw_folder
 
     model = build_phi4_multimodal(tmp_path / "m")

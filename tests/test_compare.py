@@ -10,8 +10,8 @@ from audioreason.analysis import uncertainty as U
 from audioreason.analysis.compare import compare_runs, format_comparison
 from audioreason.cli import main
 from audioreason.data.mmar import demo_metadata, write_raw_folder
-from audioreason.inference.prompts import get_template
 from audioreason.evaluation.score import ScoreOptions, score_run
+from audioreason.inference.prompts import get_template
 
 ITEMS = demo_metadata()[:8]
 

@@ -6,11 +6,11 @@ from pathlib import Path
 from types import SimpleNamespace
 
 import pytest
+from fixtures.data_helpers import mmar_records, write_mmar_raw
 
 from audioreason import cli
 from audioreason.cli import prompt
 from audioreason.cli.build_script import run_build_script
-from fixtures.data_helpers import mmar_records, write_mmar_raw
 
 CARD = Path(__file__).resolve().parents[1] / "datasets_scripts" / "mmar" / "README.md"
 
@@ -122,7 +122,7 @@ def test_a_failed_build_is_one_line_with_the_report_written(tmp_path, capsys):
     err = capsys.readouterr().err
     assert code == 1 and err.count("\n") == 1 and "Traceback" not in err
     assert err.startswith("datasets_scripts/mmar/build.py: error: BenchmarkValidationError: mmar raw folder")
-    assert f"1 audio files are missing or unreadable" in err and records[1]["id"] in err
+    assert "1 audio files are missing or unreadable" in err and records[1]["id"] in err
     assert (tmp_path / "report.json").is_file() and not (tmp_path / "out").exists()
     with pytest.raises(Exception, match="failed validation"):
         _build(raw, tmp_path, "--debug")

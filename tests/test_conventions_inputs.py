@@ -8,8 +8,8 @@ import evaluate
 import pytest
 
 import audioreason
-from audioreason.scorers.aria.scorer import AriaScorer
 from audioreason.apps.shells import INPUTS
+from audioreason.scorers.aria.scorer import AriaScorer
 
 CH = ["dog", "cat", "bird", "cow"]
 OEQ = {

@@ -5,9 +5,9 @@ import json
 from fractions import Fraction
 
 import pytest
+from fixtures.shell_helpers import load_app
 
 from audioreason.base.scale import floats, rounded, to_float
-from fixtures.shell_helpers import load_app
 
 
 @pytest.fixture(autouse=True)

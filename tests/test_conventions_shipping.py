@@ -12,11 +12,11 @@ from pathlib import Path
 
 import evaluate
 import pytest
+from fixtures.audiospan_synth import write_audiospan_folder
+from fixtures.data_helpers import mmar_records, write_mmar_raw
 
 import audioreason
 from audioreason.data import export_benchmark, load_benchmark
-from fixtures.audiospan_synth import write_audiospan_folder
-from fixtures.data_helpers import mmar_records, write_mmar_raw
 
 ROOT = Path(__file__).resolve().parents[1]
 METRICS = ("aria", "mmar_rubrics", "audiospan_rubric", "anchor_chain", "text_prior_decomposition")

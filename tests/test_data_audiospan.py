@@ -9,14 +9,14 @@ import numpy as np
 import pytest
 import yaml
 from datasets import load_dataset
-
-from audioreason.data import AudioSpanBuilder, audio_paths, export_benchmark
-from audioreason.text.audiospan_fields import FIELD_ALIASES
-from audioreason.data.audiospan import FEATURES
-from audioreason.text.timestamps import parse_record_span, parse_record_time
-from audioreason.data.hub_load import read_card_yaml
 from fixtures.audiospan_synth import EDITS, write_audiospan_folder
 from fixtures.data_helpers import assert_same_items, soundfile_samples
+
+from audioreason.data import AudioSpanBuilder, audio_paths, export_benchmark
+from audioreason.data.audiospan import FEATURES
+from audioreason.data.hub_load import read_card_yaml
+from audioreason.text.audiospan_fields import FIELD_ALIASES
+from audioreason.text.timestamps import parse_record_span, parse_record_time
 
 CARD = Path(__file__).resolve().parents[1] / "datasets_scripts" / "audiospan" / "README.md"
 

@@ -8,6 +8,8 @@ import numpy as np
 import pytest
 import yaml
 from datasets import Audio, load_dataset
+from fixtures.audiospan_synth import write_audiospan_folder
+from fixtures.data_helpers import assert_same_items, mmar_records, write_mmar_raw, write_mmau_raw
 
 from audioreason.data import (
     BenchmarkNotFoundError,
@@ -18,8 +20,6 @@ from audioreason.data import (
     torchcodec_status,
 )
 from audioreason.data.hub_load import read_card_yaml
-from fixtures.audiospan_synth import write_audiospan_folder
-from fixtures.data_helpers import assert_same_items, mmar_records, write_mmar_raw, write_mmau_raw
 
 ROOT = Path(__file__).resolve().parents[1]
 SCRIPTS = ROOT / "datasets_scripts"

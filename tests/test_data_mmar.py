@@ -5,12 +5,12 @@ import json
 import numpy as np
 import pytest
 from datasets import Audio, List, Value, load_dataset
+from fixtures.data_helpers import DATA, assert_same_items, mmar_records, soundfile_samples, write_mmar_raw
 
 from audioreason.audio import load_audio, synthesize_clip, write_audio
 from audioreason.data import MMARBuilder, audio_paths, build_demo_dataset, decode_audio, export_benchmark
 from audioreason.data.hub_load import read_card_yaml
 from audioreason.data.mmar import FEATURES, demo_metadata
-from fixtures.data_helpers import DATA, assert_same_items, mmar_records, soundfile_samples, write_mmar_raw
 
 
 @pytest.fixture(scope="module")

@@ -4,10 +4,10 @@ import json
 
 import pytest
 from datasets import load_dataset
+from fixtures.data_helpers import DATA, assert_same_items, mmau_records, write_mmau_raw
 
 from audioreason.data import MMAUTestMiniBuilder, export_benchmark
 from audioreason.data.mmau_test_mini import FEATURES
-from fixtures.data_helpers import DATA, assert_same_items, mmau_records, write_mmau_raw
 
 
 @pytest.fixture(scope="module")

@@ -13,6 +13,8 @@ from pathlib import Path
 import datasets
 import pytest
 from datasets import Audio
+from fixtures.audiospan_synth import write_audiospan_folder
+from fixtures.data_helpers import RATE, mmar_records, mmau_records, write_mmar_raw, write_mmau_raw
 
 from audioreason.audio import synthesize_clip, write_audio
 from audioreason.data import (
@@ -26,8 +28,6 @@ from audioreason.data import (
     load_hub_folder,
 )
 from audioreason.data import load as load_module
-from fixtures.audiospan_synth import write_audiospan_folder
-from fixtures.data_helpers import RATE, mmar_records, mmau_records, write_mmar_raw, write_mmau_raw
 
 SCRIPTS = Path(__file__).resolve().parents[1] / "datasets_scripts"
 HOSTNAME = Path("/etc/hostname")

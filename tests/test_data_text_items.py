@@ -9,11 +9,10 @@ import copy
 
 import pytest
 from datasets import Audio
-
-from audioreason.data import BenchmarkValidationError, load_benchmark, text_items
-from audioreason.data import mmar, mmau_test_mini, records
-from audioreason.inference.runner import _dataset_items, load_items_reported
 from fixtures.data_helpers import mmar_records, mmau_records, write_mmar_raw, write_mmau_raw
+
+from audioreason.data import BenchmarkValidationError, load_benchmark, mmar, mmau_test_mini, records, text_items
+from audioreason.inference.runner import _dataset_items, load_items_reported
 
 
 def built(name, root, cache, **options):

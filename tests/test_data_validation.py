@@ -5,10 +5,10 @@ import copy
 import json
 
 import pytest
+from fixtures.data_helpers import mmar_records, mmau_records, write_mmar_raw, write_mmau_raw
 
 from audioreason.audio import AudioError
 from audioreason.data import BenchmarkValidationError, MMARBuilder, MMAUTestMiniBuilder, decode_audio
-from fixtures.data_helpers import mmar_records, mmau_records, write_mmar_raw, write_mmau_raw
 
 
 def bad_mmar_records():

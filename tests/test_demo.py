@@ -7,9 +7,9 @@ import json
 
 import pytest
 
-from audioreason.text import answers
 from audioreason.data.mmar import build_demo_dataset
 from audioreason.evaluation.sections import answer_text
+from audioreason.text import answers
 
 ROWS_FROM_FIXTURES = ("text prior:", "retention:", "decomposition:", "anchor_chain:", "audiospan:", "audiospan_rubric:")
 

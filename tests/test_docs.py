@@ -15,8 +15,6 @@ import subprocess
 import sys
 from pathlib import Path
 
-from test_data_standalone import OUTSIDE
-
 import pytest
 from test_data_standalone import OUTSIDE
 

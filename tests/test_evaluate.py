@@ -9,10 +9,10 @@ import json
 
 import pytest
 
-from audioreason.text import answers
 from audioreason.cli import main
-from audioreason.data.mmar import demo_metadata, write_raw_folder
 from audioreason.cli.run import add_evaluate_parser, add_run_parser, command_line
+from audioreason.data.mmar import demo_metadata, write_raw_folder
+from audioreason.text import answers
 
 ITEMS = demo_metadata()[:2]
 
@@ -20,7 +20,6 @@ ITEMS = demo_metadata()[:2]
 @pytest.fixture(scope="module")
 def evaluated(tmp_path_factory, tiny_backbones):
     import torch
-
     from tiny_audio_models import build_phi4_multimodal
 
     root = tmp_path_factory.mktemp("evaluate")

@@ -7,10 +7,10 @@ only for the failed items; usage, retries and cost land in run.json; the key lan
 import json
 
 import pytest
-
-from audioreason.cli import main
 from inference_fixtures import mmar_raw  # noqa: F401 (fixture)
 from judge_server import openai_cli_args, running_server
+
+from audioreason.cli import main
 
 SECRET = "sk-hosted-test-0123456789abcdefSECRET"
 # The demo's first four MMAR items, by a word of their questions -> the reply (the choice text).

@@ -164,8 +164,8 @@ def test_a_streamed_reply_is_joined_with_its_usage():
 
 def test_requests_the_journal_saw_sent_but_no_record_holds_are_counted(tmp_path):
     from audioreason.base.jsonl import DataFileError
-    from audioreason.inference.runner import SentJournal, read_sent, unit_key
     from audioreason.inference.prompts import parse_templates
+    from audioreason.inference.runner import SentJournal, read_sent, unit_key
 
     (template,) = parse_templates(["plain"])
     a, b = unit_key("m", "full", template, "a"), unit_key("m", "none", template, "b")

@@ -17,13 +17,13 @@ present." (C).
 import json
 
 import pytest
+from fixtures.data_helpers import DATA, mmar_records, mmau_records, write_mmar_raw, write_mmau_raw
 
+from audioreason.base.schema import check_output_record
 from audioreason.cli import main
 from audioreason.inference.imports import EMPTY_ERROR
-from audioreason.base.schema import check_output_record
 from audioreason.inference.runner import read_run_file
 from audioreason.scorers.mmar_rubrics.declaration import reply_parts
-from fixtures.data_helpers import DATA, mmar_records, mmau_records, write_mmar_raw, write_mmau_raw
 
 FILES = DATA / "imports"
 MMAR_IDS = [r["id"] for r in mmar_records()[:5]]

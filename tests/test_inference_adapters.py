@@ -5,12 +5,12 @@ sent for the none condition, the audio limit per preset, errors kept per request
 import numpy as np
 import pytest
 import torch
+from inference_fixtures import one_thread, tiny_audio  # noqa: F401 (fixtures)
+from tiny_audio_models import BUILDERS
 
 from audioreason.inference import AudioInput, DecodingParams, GenerationRequest
 from audioreason.inference.text_lm import TextLMAdapter
 from audioreason.inference.transformers_audio import PRESETS, TransformersAudioAdapter, resolve_preset
-from inference_fixtures import one_thread, tiny_audio  # noqa: F401 (fixtures)
-from tiny_audio_models import BUILDERS
 
 RATE = 16000
 DECODING = DecodingParams(max_new_tokens=6)

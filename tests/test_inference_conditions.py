@@ -9,9 +9,9 @@ from audioreason.audio import AudioError, load_audio, split_samples
 from audioreason.inference.conditions import (
     AudioPreparer,
     Condition,
+    expand_condition,
     has_anchored_variant,
     not_applicable,
-    expand_condition,
     parse_conditions,
 )
 

@@ -13,9 +13,9 @@ import time
 from pathlib import Path
 
 import pytest
+from inference_fixtures import mmar_raw, tiny_audio  # noqa: F401 (fixtures)
 
 from audioreason.inference.runner import read_shards, select_records
-from inference_fixtures import mmar_raw, tiny_audio  # noqa: F401 (fixtures)
 
 ROOT = Path(__file__).resolve().parents[1]
 UNITS = 6 * 4 * 2  # items x (full, none, frag:2:0, frag:2:1) x (plain, aria_cot)

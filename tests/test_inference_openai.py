@@ -12,11 +12,11 @@ import wave
 
 import numpy as np
 import pytest
+from inference_fixtures import mmar_raw  # noqa: F401 (fixture)
+from judge_server import running_server
 
 from audioreason.inference import AudioInput, DecodingParams, GenerationRequest, ModelAdapter
 from audioreason.inference.openai_audio import OpenAIAudioAdapter
-from inference_fixtures import mmar_raw  # noqa: F401 (fixture)
-from judge_server import running_server
 
 SECRET = "sk-test-audio-0123456789abcdefSECRET"
 SYSTEM = {"role": "system", "content": "You are an audio assistant."}

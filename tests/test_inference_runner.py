@@ -6,6 +6,7 @@ import json
 import shutil
 
 import pytest
+from inference_fixtures import mmar_raw, one_thread, tiny_audio  # noqa: F401 (fixtures)
 
 from audioreason.inference import DecodingParams, Generation
 from audioreason.inference.conditions import AudioPreparer, Condition
@@ -24,7 +25,6 @@ from audioreason.inference.runner import (
 )
 from audioreason.inference.text_lm import TextLMAdapter
 from audioreason.inference.transformers_audio import TransformersAudioAdapter
-from inference_fixtures import mmar_raw, one_thread, tiny_audio  # noqa: F401 (fixtures)
 
 DECODING = DecodingParams(max_new_tokens=5)
 

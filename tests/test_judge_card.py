@@ -6,14 +6,14 @@ criterion, by hand and against sklearn and the krippendorff package; refusals as
 import json
 
 import pytest
+from judge_server import running_server
 from sklearn.metrics import cohen_kappa_score
+from test_score_results import ITEMS, build_hand_run, verdict
 
 from audioreason.analysis import uncertainty as U
 from audioreason.analysis.agreement import cohens_kappa
 from audioreason.cli import main
 from audioreason.evaluation.score import JudgeOptions, ScoreOptions, score_run
-from judge_server import running_server
-from test_score_results import ITEMS, build_hand_run, verdict
 
 X0, X1 = verdict(ITEMS[0], [1, 1, 0, 0, 0]), verdict(ITEMS[1], [1, 1, 1, 1, 0])  # judge-x: 0.4 and 0.8
 Y0 = verdict(ITEMS[0], [1, 1, 1, 0, 0])  # judge-y: 0.6 and 0.8
@@ -326,8 +326,9 @@ def test_a_bad_prices_file_stops_score_before_any_work(judged, tmp_path, capsys)
 
 @pytest.mark.parametrize("stream", [False, True])
 def test_the_served_model_is_read_from_a_plain_and_a_streamed_reply(tmp_path, stream):
-    from audioreason.judges import JudgeRequest, JudgeRunner, OpenAICompatibleJudge, SamplingParams
     from test_judges_client import GOOD, SCHEMA, messages
+
+    from audioreason.judges import JudgeRequest, JudgeRunner, OpenAICompatibleJudge, SamplingParams
 
     script = {
         "scenarios": {

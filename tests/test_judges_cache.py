@@ -9,8 +9,9 @@ import sys
 import time
 from pathlib import Path
 
-from audioreason.judges import JudgeRequest, JudgeRunner, OpenAICompatibleJudge, VerdictCache, VerdictSchema
 from judge_server import running_server
+
+from audioreason.judges import JudgeRequest, JudgeRunner, OpenAICompatibleJudge, VerdictCache, VerdictSchema
 
 SCHEMA = VerdictSchema.from_criteria([("Cue Identification", (0, 1)), ("Reasoning", (0, 1))])
 GOOD = json.dumps(

@@ -9,6 +9,7 @@ import random
 import time
 
 import pytest
+from judge_server import running_server
 
 from audioreason.judges import (
     AdaptiveLimiter,
@@ -21,7 +22,6 @@ from audioreason.judges import (
     VerdictCache,
     VerdictSchema,
 )
-from judge_server import running_server
 
 RUBRIC = [
     {"name": "Cue Identification: Throat Singing", "choices": [0, 1]},

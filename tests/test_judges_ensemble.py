@@ -4,9 +4,9 @@ failed raters excluded and counted, values checked against hand computation."""
 import json
 
 import pytest
+from judge_server import running_server
 
 from audioreason.judges import EnsembleItem, JudgeEnsemble, OpenAICompatibleJudge, Rater, SamplingParams, VerdictSchema
-from judge_server import running_server
 
 NAMES = ["Cue", "Source", "Context", "Elimination", "Answer"]
 SCHEMA = VerdictSchema.from_criteria([(n, (0, 1)) for n in NAMES])

@@ -12,6 +12,7 @@ import time
 import types
 
 import pytest
+from judge_server import running_server
 
 from audioreason.judges import (
     AdaptiveLimiter,
@@ -24,7 +25,6 @@ from audioreason.judges import (
     VerdictSchema,
 )
 from audioreason.judges.cache import CacheError
-from judge_server import running_server
 
 SCHEMA = VerdictSchema.from_criteria([("Cue", (0, 1)), ("Reasoning", (0, 1))])
 GOOD = json.dumps(

@@ -5,6 +5,7 @@ mode never sends it (the official MMAR-Rubrics scorer sends no response_format).
 import json
 
 import pytest
+from judge_server import running_server
 
 from audioreason.judges import (
     JsonReplySchema,
@@ -16,7 +17,6 @@ from audioreason.judges import (
 )
 from audioreason.judges.structured import response_format, verdict_json_schema
 from audioreason.scorers.mmar_rubrics.scorer import MMARRubricsScorer
-from judge_server import running_server
 
 RUBRIC = [{"name": "Names the bell", "choices": [0, 1]}, {"name": "Times the ring", "choices": [0, 0.5, 1]}]
 SCHEMA = VerdictSchema.from_criteria(RUBRIC)

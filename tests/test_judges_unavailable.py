@@ -9,12 +9,12 @@ import socket
 from pathlib import Path
 
 import pytest
+from judge_server import running_server
 
-from audioreason.scorers.audiospan_rubric.scorer import AudioSpanRubricScorer
 from audioreason.judges import JudgeUnavailable, OpenAICompatibleJudge
 from audioreason.judges.client import is_local_url
+from audioreason.scorers.audiospan_rubric.scorer import AudioSpanRubricScorer
 from audioreason.scorers.mmar_rubrics.scorer import MMARRubricsScorer
-from judge_server import running_server
 
 ROOT = Path(__file__).resolve().parents[1]
 FIXTURE = ROOT / "tests" / "fixtures" / "mmar_subset.jsonl"

@@ -10,10 +10,10 @@ import time
 from pathlib import Path
 
 import pytest
-
-from audioreason.text.mmar_official import OfficialPrompt, OfficialScorerError
-from audioreason.scorers.mmar_rubrics.scorer import MMARRubricsScorer, build_submission, default_judge
 from judge_server import running_server
+
+from audioreason.scorers.mmar_rubrics.scorer import MMARRubricsScorer, build_submission, default_judge
+from audioreason.text.mmar_official import OfficialPrompt, OfficialScorerError
 
 ROOT = Path(__file__).resolve().parents[1]
 ITEMS = [

@@ -7,13 +7,12 @@ import json
 from pathlib import Path
 
 import pytest
+from judge_server import running_server
 
-from audioreason.judges import OpenAICompatibleJudge
-from audioreason.judges import VerdictSchema
+from audioreason.judges import OpenAICompatibleJudge, VerdictSchema
 from audioreason.judges.fence import fence
 from audioreason.scorers.mmar_rubrics.generation import generate_rubrics
 from audioreason.scorers.mmar_rubrics.scorer import SYSTEM_PROMPT, MMARRubricsScorer, build_messages, build_submission
-from judge_server import running_server
 
 ROOT = Path(__file__).resolve().parents[1]
 FIXTURE = ROOT / "tests" / "fixtures" / "mmar_subset.jsonl"

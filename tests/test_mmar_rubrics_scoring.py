@@ -5,8 +5,8 @@ import json
 from pathlib import Path
 
 import pytest
+from fixtures.shell_helpers import NeverCalled
 
-from audioreason.text.answers import official_string_match
 from audioreason.judges import aggregate
 from audioreason.scorers.mmar_rubrics.formulas import (
     FAILED,
@@ -21,7 +21,7 @@ from audioreason.scorers.mmar_rubrics.formulas import (
     score_table,
     summarize,
 )
-from fixtures.shell_helpers import NeverCalled
+from audioreason.text.answers import official_string_match
 
 FIXTURE = Path(__file__).parent / "fixtures" / "mmar_subset.jsonl"
 ITEMS = [json.loads(line) for line in FIXTURE.read_text(encoding="utf-8").splitlines() if line.strip()]
@@ -243,8 +243,9 @@ def test_alpha_on_a_single_value_is_unavailable_with_the_reason_not_a_crash(rows
 
 
 def test_reliability_reports_every_undefined_case_and_a_library_failure(monkeypatch):
-    from audioreason.scorers.mmar_rubrics.formulas import rater_reliability
     import krippendorff
+
+    from audioreason.scorers.mmar_rubrics.formulas import rater_reliability
 
     assert rater_reliability([[0.2], [0.4]], 1, ["j"])["unavailable"] == "alpha needs at least two raters"
     assert rater_reliability([], 5, ["j"])["unavailable"] == "no reasoning path was scored by two raters"
@@ -294,8 +295,8 @@ def test_bad_items_are_refused_before_any_call_naming_item_and_field(change, mes
 
 
 def test_duplicate_ids_are_refused_in_the_scorer_and_the_metric():
-    from audioreason.scorers.mmar_rubrics.scorer import check_items
     from audioreason.apps.shells import items_for_references
+    from audioreason.scorers.mmar_rubrics.scorer import check_items
 
     with pytest.raises(ValueError, match="also item 0's; ids must be distinct"):
         check_items([ITEMS[0], ITEMS[1], ITEMS[0]])

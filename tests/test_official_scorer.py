@@ -8,13 +8,13 @@ import re
 from pathlib import Path
 
 import pytest
+from test_score_results import ITEMS, build_hand_run
 
 from audioreason.cli import main
-from audioreason.text.cot import LETTERS
 from audioreason.evaluation.score import RESULTS_FILE, ScoreOptions, score_run
-from audioreason.evaluation.table import result_rows
 from audioreason.evaluation.sections import OutputSet, accuracy_section, extraction_rules
-from test_score_results import ITEMS, build_hand_run
+from audioreason.evaluation.table import result_rows
+from audioreason.text.cot import LETTERS
 
 MMAU = Path(__file__).parent / "data" / "mmau-test-mini.json"
 COT = "[PERCEPTION]\nEntities: {e}\nDescription: {d}\n[ANALYSIS]\n{a}\n[REASONING]\n{r}\n[ANSWER]\n{answer}"

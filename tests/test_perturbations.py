@@ -147,9 +147,9 @@ def test_perturbation_names():
 
 
 def test_an_item_without_a_wrong_choice_is_left_out_and_counted_not_the_whole_set():
-    from audioreason.scorers.aria.scorer import AriaScorer
     from audioreason.evaluation.sections import OutputSet
     from audioreason.scorers.aria.declaration import perturbation_section
+    from audioreason.scorers.aria.scorer import AriaScorer
 
     cot = (
         "[PERCEPTION]\nEntities: dog\nDescription: barking.\n[ANALYSIS]\nClose.\n[REASONING]\nA dog.\n[ANSWER]\n(A) {}"

@@ -209,10 +209,11 @@ def test_an_import_records_its_protocol(raw, tmp_path):
 
 
 def test_a_judged_score_records_its_judge_and_only_the_judge_differs_across_judges(tmp_path):
-    from audioreason.evaluation.score import JudgeOptions
-    from audioreason.scorers.mmar_rubrics import scorer as mmar
     from judge_server import running_server
     from test_score_results import SCRIPT, build_hand_run
+
+    from audioreason.evaluation.score import JudgeOptions
+    from audioreason.scorers.mmar_rubrics import scorer as mmar
 
     steps = SCRIPT["scenarios"]["rubric-judge"]
     run_dir = build_hand_run(tmp_path)

@@ -12,7 +12,6 @@ import pytest
 from audioreason.report import build_report, load_results
 from audioreason.report.scale import display, fraction, scale_of
 
-
 # ---------------------------------------------------------------------------------------------
 # The one scale helper
 # ---------------------------------------------------------------------------------------------

@@ -2,11 +2,11 @@
 not significantly different, a table per pair of runs) on hand-built runs with hand-computed McNemar p-values."""
 
 import pytest
+from test_compare import ITEMS, scored_run
 
 from audioreason.report.build import build_report
 from audioreason.report.load import Entry
 from audioreason.report.tables import _neighbour_mark
-from test_compare import ITEMS, scored_run
 
 IDS = [0, 1, 2, 3, 6, 7]  # items whose wrong choice no string match mistakes for the gold one
 

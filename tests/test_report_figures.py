@@ -6,11 +6,9 @@ back from the drawn artists (``Figure.intervals``)."""
 import math
 
 import pytest
-
 from report_sets import CATEGORIES, METRICS, MODALITIES, write_many_sets_run
 
-from audioreason.report import build_report
-from audioreason.report import figures
+from audioreason.report import build_report, figures
 from audioreason.report.load import load_results
 
 

@@ -78,8 +78,8 @@ def _oeq_verdicts(prompt: str) -> str:
 def make_audiospan_run(root: Path) -> Path:
     from fixtures.audiospan_synth import write_audiospan_folder
 
-    from audioreason.inference.runner import RunConfig, run
     from audioreason.evaluation.score import JudgeOptions, ScoreOptions, score_run
+    from audioreason.inference.runner import RunConfig, run
 
     data = write_audiospan_folder(root / "audiospan_raw")
 

@@ -3,7 +3,6 @@
 (tests/report_sets.py) with known intervals: value +- 0.02, 0.03 or 0.04 by model."""
 
 import pytest
-
 from report_sets import MODELS, write_many_sets_run
 
 from audioreason.report import tables

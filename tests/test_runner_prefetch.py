@@ -8,6 +8,7 @@ import json
 import threading
 
 import pytest
+from inference_fixtures import mmar_raw, tiny_audio  # noqa: F401 (fixtures)
 
 from audioreason.inference import DecodingParams
 from audioreason.inference import runner as runner_module
@@ -15,7 +16,6 @@ from audioreason.inference.conditions import AudioPreparer
 from audioreason.inference.prefetch import ClipCache
 from audioreason.inference.runner import OUTPUTS_FILE, RunConfig, run
 from audioreason.inference.transformers_audio import TransformersAudioAdapter
-from inference_fixtures import mmar_raw, tiny_audio  # noqa: F401 (fixtures)
 
 
 def one_after_the_other(runner, planned):

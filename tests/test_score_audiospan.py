@@ -6,12 +6,12 @@ named as not fitting."""
 import json
 
 import pytest
-
-from audioreason.inference.prompts import get_template
-from audioreason.inference.runner import load_items
-from audioreason.evaluation.score import JudgeOptions, ScoreOptions, score_run
 from fixtures.audiospan_synth import write_audiospan_folder
 from judge_server import running_server
+
+from audioreason.evaluation.score import JudgeOptions, ScoreOptions, score_run
+from audioreason.inference.prompts import get_template
+from audioreason.inference.runner import load_items
 
 MODEL = "hand-model"
 # Gold is C for native MCQs ("option C") and for anchor links ("y").
@@ -127,11 +127,12 @@ def test_scorers_for_other_benchmarks_and_templates_are_named_not_run(scored):
 
 def test_an_open_ended_item_without_criteria_is_counted_and_named(scored):
     # The same six OEQs, the first with its rubric emptied: five judged (0.85 each), one counted and named.
-    from audioreason.scorers.audiospan_rubric.declaration import audiospan_rubric_section
+    from test_report_runs import ScriptedJudge, _oeq_verdicts
+
     from audioreason.evaluation.score import read_run
     from audioreason.evaluation.table import format_table, result_rows
+    from audioreason.scorers.audiospan_rubric.declaration import audiospan_rubric_section
     from audioreason.scorers.audiospan_rubric.scorer import AudioSpanRubricScorer
-    from test_report_runs import ScriptedJudge, _oeq_verdicts
 
     _, _, run_dir = scored
     run = read_run(run_dir)

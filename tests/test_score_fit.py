@@ -6,11 +6,11 @@ import json
 import socket
 
 import pytest
+from test_score_results import OUTPUTS, build_hand_run
 
 from audioreason.cli import main
-from audioreason.judges import VerdictCache
 from audioreason.evaluation.score import RESULTS_FILE, JudgeOptions, ScoreOptions, score_run
-from test_score_results import OUTPUTS, build_hand_run
+from audioreason.judges import VerdictCache
 
 
 @pytest.fixture(scope="module")

@@ -6,13 +6,13 @@ perturbation checks' answer-change rates; the judge cache on a rerun."""
 import json
 
 import pytest
+from judge_server import running_server
 
-from audioreason.scorers.aria.scorer import AriaScorer
 from audioreason.data.mmar import demo_metadata, write_raw_folder
-from audioreason.inference.prompts import get_template
 from audioreason.evaluation.score import ITEMS_FILE, RESULTS_FILE, JudgeOptions, ScoreOptions, score_run
 from audioreason.evaluation.table import format_table, result_rows
-from judge_server import running_server
+from audioreason.inference.prompts import get_template
+from audioreason.scorers.aria.scorer import AriaScorer
 
 ITEMS = demo_metadata()[:3]  # gold: Open Grassland, Too little, Christmas
 COT = "[PERCEPTION]\nEntities: {e}\nDescription: {d}\n[ANALYSIS]\n{a}\n[REASONING]\n{r}\n[ANSWER]\n{answer}"

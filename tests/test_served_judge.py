@@ -13,6 +13,7 @@ import time
 from pathlib import Path
 
 import pytest
+from inference_fixtures import mmar_raw  # noqa: F401 (fixture)
 
 from audioreason.judges import (
     INVALID,
@@ -25,7 +26,6 @@ from audioreason.judges import (
     VerdictSchema,
 )
 from audioreason.scorers.mmar_rubrics.scorer import MMARRubricsScorer, build_messages
-from inference_fixtures import mmar_raw  # noqa: F401 (fixture)
 
 ROOT = Path(__file__).resolve().parents[1]
 ITEMS = [

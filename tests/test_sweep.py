@@ -15,10 +15,10 @@ import sys
 from pathlib import Path
 
 import pytest
+from inference_fixtures import tiny_audio  # noqa: F401 (fixture)
 
 from audioreason.cli import main
 from audioreason.inference import runner as runner_module
-from inference_fixtures import tiny_audio  # noqa: F401 (fixture)
 
 ROOT = Path(__file__).resolve().parents[1]
 DATA = Path(__file__).resolve().parent / "data"

@@ -17,7 +17,6 @@ import json
 from pathlib import Path
 
 import torch
-
 from tiny_models import build_tokenizer
 
 CHAT_TOKENS = ["<|im_start|>", "<|im_end|>"]

@@ -28,12 +28,12 @@ from __future__ import annotations
 from pathlib import Path
 from typing import Any, Optional
 
-from audioreason.scorers.anchor_chain.scorer import demo_rows as anchor_chain_demo_rows
-from audioreason.scorers.audiospan_rubric.scorer import demo_rows as audiospan_rubric_demo_rows
+from audioreason.base.jsonl import read_json_lines
 from audioreason.data.mmar import build_demo_dataset
 from audioreason.evaluation.score import JudgeOptions, ScoreOptions, score_run
 from audioreason.evaluation.table import Row, format_table, result_rows
-from audioreason.base.jsonl import read_json_lines
+from audioreason.scorers.anchor_chain.scorer import demo_rows as anchor_chain_demo_rows
+from audioreason.scorers.audiospan_rubric.scorer import demo_rows as audiospan_rubric_demo_rows
 from audioreason.scorers.text_prior.examples import demo_rows as text_prior_demo_rows
 
 __all__ = [

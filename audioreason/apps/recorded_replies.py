@@ -5,7 +5,7 @@ averaged exactly as live ones (arXiv:2602.14224 §3.2)."""
 from __future__ import annotations
 
 import json
-from typing import Any, Sequence
+from typing import Sequence
 
 from audioreason.judges import Completion, JudgeCallError
 from audioreason.judges.base import CLIENT_ERROR

@@ -50,8 +50,8 @@ from typing import Any, Iterator, Mapping, Optional, Union
 
 import numpy as np
 
-from . import anchors as ops
 from ..base.checksums import file_sha256
+from . import anchors as ops
 from .anchor_manifest import ManifestError, check_rate, read_manifest
 from .errors import AudioError
 from .header import check_held, read_promise

@@ -29,6 +29,7 @@ from typing import Any, Mapping, Optional
 import numpy as np
 
 from audioreason.text.timestamps import clock
+
 from .anchor_manifest import manifest_json, read_manifest
 
 FAR_FRACTION = 0.15

@@ -15,7 +15,6 @@ import re
 from pathlib import Path
 from typing import Any, Iterable, Iterator, Optional, Sequence, Union
 
-
 # The longest line a JSON Lines file may hold (docs/import.md): a reply of about 3 million words, far above the
 # longest chain of thought; a line is held about 4 times over (bytes, text, value) while it is parsed.
 MAX_LINE_BYTES = 16 * 2**20

@@ -41,9 +41,9 @@ def build_parser() -> argparse.ArgumentParser:
     from audioreason.cli.anchor import add_anchor_parser
 
     add_anchor_parser(sub)  # `audioreason anchor make|apply|verify|question`: AudioSpan anchored audio
+    from audioreason.apps.spaces import add_space_parser
     from audioreason.cli.compare import add_compare_parser
     from audioreason.cli.report import add_report_parser
-    from audioreason.apps.spaces import add_space_parser
 
     add_report_parser(sub)  # `audioreason report RESULTS... -o report.html`
     add_compare_parser(sub)  # `audioreason compare RUN_A RUN_B`: paired differences on the shared items

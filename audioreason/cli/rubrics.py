@@ -43,8 +43,8 @@ def add_rubrics_parser(sub: Any) -> None:
 
 def run_generate(args: Any) -> int:
     from audioreason.base.errors import DataError, UsageError
-    from audioreason.cli.quiet import quiet as _quiet
     from audioreason.base.jsonl import read_json_lines
+    from audioreason.cli.quiet import quiet as _quiet
 
     if args.k < 1 or (args.n is not None and args.n < 1) or args.max_reasks < 0:
         raise UsageError("-k and --n must be at least 1, --max-reasks at least 0")

@@ -18,7 +18,8 @@ from typing import Any
 from audioreason.base.errors import UsageError
 from audioreason.base.jsonl import DataFileError
 from audioreason.cli.quiet import quiet as _quiet
-from audioreason.cli.score_args import add_score_arguments, comma_list as _comma_list, score_options
+from audioreason.cli.score_args import add_score_arguments, score_options
+from audioreason.cli.score_args import comma_list as _comma_list
 from audioreason.cli.served import add_served_arguments, check_served_args
 
 
@@ -376,9 +377,9 @@ def add_run_parser(sub: Any) -> argparse.ArgumentParser:
 
 
 def _score_and_print(folder: str, options: Any) -> None:
-    from audioreason.inference.runner import OUTPUTS_FILE
     from audioreason.evaluation.score import ITEMS_FILE, RESULTS_FILE, score_run
     from audioreason.evaluation.table import format_table, result_rows
+    from audioreason.inference.runner import OUTPUTS_FILE
 
     try:
         results = score_run(folder, options)

@@ -109,9 +109,9 @@ def add_score_arguments(parser: argparse.ArgumentParser, *, seed_option: str = "
 
 def score_options(args: argparse.Namespace, *, data: Optional[str] = None, out: Optional[str] = None) -> Any:
     """ScoreOptions from the parsed arguments, every value checked (ValueError says which is wrong)."""
+    from audioreason.evaluation.score import JudgeOptions, ScoreOptions, check_extraction, parse_scorers
     from audioreason.judges.base import scrub, url_secrets
     from audioreason.text.perturbations import parse_perturbations
-    from audioreason.evaluation.score import JudgeOptions, ScoreOptions, check_extraction, parse_scorers
 
     scorers = parse_scorers(comma_list(args.scorers))
     check_extraction(args.extraction)

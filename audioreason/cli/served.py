@@ -10,7 +10,6 @@ from typing import Any, Optional
 
 from audioreason.base.errors import UsageError
 
-
 SERVED_FLAGS = (
     "base_url",
     "api_key_env",

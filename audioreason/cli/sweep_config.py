@@ -14,7 +14,6 @@ from typing import Any, Callable, Optional, Sequence
 
 from audioreason.inference.base import DecodingParams
 
-
 TOP_KEYS = {
     "out",
     "models",

@@ -83,6 +83,7 @@ from audioreason.text.audiospan_fields import (
 )
 from audioreason.text.timestamps import is_single_span as _is_single_span
 from audioreason.text.timestamps import parse_record_span, parse_record_time
+
 from .audio_files import AudioFiles
 from .builder import BenchmarkBuilder, BenchmarkConfig
 from .catalog import ANCHOR_FILE, NATIVE_FILE  # the files that mark a raw folder

@@ -21,7 +21,7 @@ from .features import TEST_SPLIT
 from .hub_load import AUDIOFOLDER_METADATA, CARD_FILENAME
 
 if TYPE_CHECKING:
-    from .builder import BenchmarkBuilder
+    pass
 
 
 @dataclass

@@ -24,18 +24,18 @@ from typing import Any, Callable, Optional, Union
 import datasets
 from datasets import Audio
 
-from .audiospan import AudioSpanBuilder
-from .audiospan import export_hub_folder as _export_audiospan
 from ..audio.io import resolve_audio_backend
 from .audio_files import check_inside
+from .audiospan import AudioSpanBuilder
+from .audiospan import export_hub_folder as _export_audiospan
 from .builder import BenchmarkBuilder
 from .catalog import benchmark_spec, is_raw_folder
 from .features import TEST_SPLIT
 from .hub_export import check_out_dir, export_parquet_folder
 from .hub_load import is_hub_folder, load_hub_folder, pick_config, read_card_yaml, split_patterns
-from .validation import ValidationReport
 from .mmar import MMARBuilder
 from .mmau_test_mini import MMAUTestMiniBuilder
+from .validation import ValidationReport
 
 
 class BenchmarkNotFoundError(FileNotFoundError):

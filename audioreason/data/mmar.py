@@ -25,9 +25,10 @@ from typing import Any, Mapping, Union
 import datasets
 from datasets import List, Value
 
+from audioreason.base.jsonl import parse_json_lines
+
 from ..audio.io import write_audio
 from ..audio.synth import synthesize_clip
-from audioreason.base.jsonl import parse_json_lines
 from .audio_files import resolve_inside
 from .builder import BenchmarkBuilder
 from .features import benchmark_features

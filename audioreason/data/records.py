@@ -7,11 +7,12 @@ that reads only their text. Each benchmark's layout and fields are described in 
 from __future__ import annotations
 
 import json
-from pathlib import Path
 from collections.abc import Mapping
+from pathlib import Path
 from typing import Any, Optional
 
 from audioreason.base.jsonl import parse_json_lines, read_json_lines
+
 from .audio_files import AudioFiles
 from .fields import as_text, category_text, core_fields
 from .scan import SourceScan, scan_metadata_file

@@ -21,7 +21,6 @@ from typing import Any, Mapping, MutableMapping, Optional, Sequence
 
 from audioreason.base.protocol import UNKNOWN, differing_fields, ids_digest, protocol_hash, protocol_of
 
-
 # ---------------------------------------------------------------------------------------------
 # The judge
 # ---------------------------------------------------------------------------------------------
@@ -32,8 +31,8 @@ def endpoint_kind(judge: Any) -> str:
     "openai-compatible (remote server)", "in-process (constrained)" / "in-process" (a local model), or the
     class name of a judge given from Python."""
     from audioreason.judges import OpenAICompatibleJudge
-    from audioreason.judges.client import is_local_url
     from audioreason.judges.base import judge_metadata
+    from audioreason.judges.client import is_local_url
 
     inner = getattr(judge, "_judge", judge)  # score.ProgressJudge wraps the judge it counts
     if isinstance(inner, OpenAICompatibleJudge):

@@ -21,8 +21,6 @@ from __future__ import annotations
 from dataclasses import replace
 from typing import Any, Mapping, Optional, Sequence
 
-from audioreason.text import answers
-from audioreason.text.conditions import CHECK_KINDS as CHECK_CONDITIONS
 from audioreason.evaluation.sections import (
     DEFAULT_RULES,
     RULES,
@@ -32,6 +30,8 @@ from audioreason.evaluation.sections import (
     is_mcq,
     not_applicable,
 )
+from audioreason.text import answers
+from audioreason.text.conditions import CHECK_KINDS as CHECK_CONDITIONS
 
 COMPARED = ("full", *CHECK_CONDITIONS)
 IGNORED, OK, UNAVAILABLE = "audio ignored", "ok", "unavailable"

@@ -49,17 +49,7 @@ from typing import Any, Mapping, Optional, Sequence
 from audioreason.base.checksums import file_sha256
 from audioreason.base.jsonl import DataFileError, read_json_objects
 from audioreason.base.scale import SCALE
-from audioreason.inference.processes import LOCK_FILE
 from audioreason.base.schema import RunSummary, check_output_record
-from audioreason.inference.runner import (
-    OUTPUTS_FILE,
-    RUN_FILE,
-    SHARD_DIR,
-    git_commit,
-    load_items,
-    package_versions,
-    read_run_file,
-)
 from audioreason.evaluation.judge_card import judge_card
 from audioreason.evaluation.protocol import judge_protocol, scored_protocol, scoring_protocol
 from audioreason.evaluation.reliance import audio_reliance_section, without_check_sets
@@ -70,6 +60,16 @@ from audioreason.evaluation.sections import (
     extraction_rules,
     not_applicable,
     unavailable,
+)
+from audioreason.inference.processes import LOCK_FILE
+from audioreason.inference.runner import (
+    OUTPUTS_FILE,
+    RUN_FILE,
+    SHARD_DIR,
+    git_commit,
+    load_items,
+    package_versions,
+    read_run_file,
 )
 from audioreason.scorers.registry import ACCURACY, DECLARATIONS, SCORERS, SECTIONS, declaration, fit_reason
 
@@ -288,9 +288,8 @@ def read_run(folder: Any, data: Optional[str] = None) -> RunFolder:
 def _applicable(output_set: OutputSet, items: Sequence[Mapping[str, Any]], check_ids: Any = None) -> set[str]:
     """The ids of the items the runner gives a unit under this set's condition and template (silence and
     shuffled: the audio check's items, ``check_ids``)."""
-    from audioreason.inference.conditions import checked
+    from audioreason.inference.conditions import checked, expand_condition
     from audioreason.inference.conditions import not_applicable as condition_not_applicable
-    from audioreason.inference.conditions import expand_condition
     from audioreason.inference.prompts import EXTERNAL_TEMPLATE, TemplateMismatch, get_template
 
     try:

@@ -17,11 +17,11 @@ from __future__ import annotations
 from dataclasses import dataclass, field
 from typing import Any, Callable, Mapping, Optional, Sequence
 
-from audioreason.text import answers
+from audioreason.base.schema import ExtractedAnswer
 from audioreason.scorers.anchor_chain.scorer import parse_answer
+from audioreason.text import answers
 from audioreason.text.audiospan_templates import item_format
 from audioreason.text.cot import parse_cot
-from audioreason.base.schema import ExtractedAnswer
 
 
 def answer_text(output: Optional[str]) -> str:

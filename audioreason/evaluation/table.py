@@ -6,7 +6,9 @@ from __future__ import annotations
 
 from typing import Any, Callable, Mapping, Sequence
 
-from audioreason.evaluation.rows import Row, interval as _interval, interval_text, outputs_note as _outputs_note
+from audioreason.evaluation.rows import Row, interval_text
+from audioreason.evaluation.rows import interval as _interval
+from audioreason.evaluation.rows import outputs_note as _outputs_note
 from audioreason.scorers.registry import DECLARATIONS
 
 

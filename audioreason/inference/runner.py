@@ -61,12 +61,12 @@ from dataclasses import asdict, dataclass, field
 from pathlib import Path
 from typing import Any, Callable, Iterable, Mapping, Optional, Sequence
 
-from ..audio.errors import AudioError
 from audioreason.base.jsonl import JSON_KINDS, DataFileError, json_type, read_json_file, read_json_objects
 from audioreason.base.schema import OutputRecord, RunSummary, check_output_record, output_line
-from .base import DecodingParams, Generation, GenerationRequest, ModelAdapter
-from .speed import session_audio_seconds, speed_summary
+
+from ..audio.errors import AudioError
 from ..text.conditions import CHECK_KINDS, Condition
+from .base import DecodingParams, Generation, GenerationRequest, ModelAdapter
 from .conditions import (
     AudioCheck,
     AudioPreparer,
@@ -82,6 +82,7 @@ from .prefetch import ClipCache, PreparedBatch, prefetched
 from .processes import LAUNCHER_ENV, die_with_parent, lock_run_folder
 from .prompts import DEFAULT_TEMPLATES, PromptTemplate, TemplateMismatch, parse_templates
 from .protocol import run_protocol, with_protocol
+from .speed import session_audio_seconds, speed_summary
 
 RUN_FILE = "run.json"
 OUTPUTS_FILE = "outputs.jsonl"

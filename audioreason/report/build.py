@@ -17,6 +17,7 @@ from pathlib import Path
 from typing import Any, Optional, Sequence, Union
 
 from audioreason.scorers.registry import ACCURACY, DECLARATIONS
+
 from .figures import Figure, correlation_heatmap, draw_all
 from .load import Entry, Results, load_results, reading, unique
 from .scale import fraction

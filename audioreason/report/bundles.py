@@ -14,7 +14,6 @@ from .load import ITEMS_FILE, RESULTS_FILE
 from .run_view import BENCHMARK_ITEMS_FILE, OUTPUTS_FILE, RUN_FILE
 from .runs import open_run
 
-
 # ---------------------------------------------------------------------------------------------
 # What a Space ships
 # ---------------------------------------------------------------------------------------------

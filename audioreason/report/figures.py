@@ -23,6 +23,7 @@ from dataclasses import dataclass, field
 from typing import Any, Callable, Mapping, Optional, Sequence
 
 from audioreason.scorers.registry import ACCURACY, DECLARATIONS
+
 from .load import Entry, Results, unique
 from .scale import display, fraction, judged, number, unavailable
 

@@ -23,6 +23,7 @@ from typing import Any, Iterable, Iterator, Mapping, Optional, Sequence, Union
 
 from audioreason.base.jsonl import read_json_lines
 from audioreason.scorers.registry import ACCURACY, DECLARATIONS, SECTIONS, owner
+
 from .scale import stated_scale
 
 RESULTS_FILE, ITEMS_FILE = "results.json", "items.jsonl"  # the names `audioreason score` writes

@@ -7,6 +7,7 @@ from dataclasses import dataclass, field
 from typing import Any, Callable, Mapping, Optional, Sequence
 
 from audioreason.scorers.registry import ACCURACY, DECLARATIONS
+
 from .load import BENCHMARK_ACCURACY, Entry, Results, benchmark_key, unique
 from .scale import display, interval, judged, number, rater_spread, unavailable
 

@@ -20,8 +20,8 @@ import re
 from collections import Counter
 from typing import Any, Callable, Iterable, Optional, Sequence
 
-from audioreason.text.cot import LETTERS, parse_cot, split_think
 from audioreason.base.schema import ExtractedAnswer
+from audioreason.text.cot import LETTERS, parse_cot, split_think
 
 UNANSWERED = "unanswered"
 

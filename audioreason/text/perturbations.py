@@ -51,9 +51,9 @@ import random
 from dataclasses import dataclass
 from typing import Any, Callable, Mapping, Optional, Sequence
 
+from audioreason.base.schema import CoTSlots
 from audioreason.text.answers import extract_aria
 from audioreason.text.cot import LETTERS, parse_cot
-from audioreason.base.schema import CoTSlots
 
 DECORATION_WORDS = (
     "i",

@@ -4,7 +4,6 @@ A thin `evaluate` shell: all logic lives in the installed `audioreason` package 
 file alone into its cache, so it must not import siblings). See README.md (the metric card).
 """
 
-import datasets
 import evaluate
 
 from audioreason.apps import shells

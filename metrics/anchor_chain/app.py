@@ -7,10 +7,10 @@ import os
 
 import gradio as gr
 
-from audioreason.scorers.anchor_chain.scorer import demo_items, score_anchor_chain, score_mcq_accuracy
+from audioreason.apps.spaces import load_file
 from audioreason.base.jsonl import parse_json_records
 from audioreason.base.scale import rounded
-from audioreason.apps.spaces import load_file
+from audioreason.scorers.anchor_chain.scorer import demo_items, score_anchor_chain, score_mcq_accuracy
 
 _anchor, _anchor_replies, _native, _native_replies = demo_items()
 EXAMPLE_CHAIN = "\n".join(json.dumps({**item, "reply": reply}) for item, reply in zip(_anchor, _anchor_replies))

@@ -5,9 +5,9 @@ import os
 
 import gradio as gr
 
+from audioreason.base.scale import rounded
 from audioreason.scorers.aria.scorer import AriaScorer
 from audioreason.text.cot import parse_cot
-from audioreason.base.scale import rounded
 
 EXAMPLE = (
     "[PERCEPTION]\nEntities: dog, car horn\nDescription: A dog barks twice, then a car horn sounds.\n"

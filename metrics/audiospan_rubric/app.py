@@ -9,10 +9,10 @@ import os
 
 import gradio as gr
 
-from audioreason.scorers.audiospan_rubric.scorer import score_verdicts
+from audioreason.apps.spaces import load_file
 from audioreason.base.jsonl import parse_json_records
 from audioreason.base.scale import rounded
-from audioreason.apps.spaces import load_file
+from audioreason.scorers.audiospan_rubric.scorer import score_verdicts
 
 EXAMPLE = "\n".join(
     json.dumps(row)

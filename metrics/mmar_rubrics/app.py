@@ -11,12 +11,12 @@ from importlib import resources
 
 import gradio as gr
 
-from audioreason.judges import MMAR_JUDGE_MODEL, JudgeUnavailable
-from audioreason.base.jsonl import parse_json_records
-from audioreason.scorers.mmar_rubrics.scorer import MMARRubricsScorer, default_judge
-from audioreason.base.scale import rounded
 from audioreason.apps.recorded_replies import RecordedReplies
 from audioreason.apps.spaces import load_file
+from audioreason.base.jsonl import parse_json_records
+from audioreason.base.scale import rounded
+from audioreason.judges import MMAR_JUDGE_MODEL, JudgeUnavailable
+from audioreason.scorers.mmar_rubrics.scorer import MMARRubricsScorer, default_judge
 
 GROUPS = ["modality", "category", "sub-category"]
 COLUMNS = ["rubrics", "accuracy", "n", "n_judged", "n_gated", "n_failed"]

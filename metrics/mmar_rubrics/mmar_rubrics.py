@@ -4,13 +4,12 @@ A thin `evaluate` shell: all logic lives in the installed `audioreason` package 
 file alone into its cache, so it must not import siblings). See README.md (the metric card).
 """
 
-import datasets
 import evaluate
 
-from audioreason.judges import MMAR_JUDGE_MODEL
-from audioreason.scorers.mmar_rubrics.scorer import MMARRubricsScorer, default_judge
 from audioreason.apps import shells
 from audioreason.apps.shells import items_for_references, judge_from_options
+from audioreason.judges import MMAR_JUDGE_MODEL
+from audioreason.scorers.mmar_rubrics.scorer import MMARRubricsScorer, default_judge
 
 _CITATION = """\
 @inproceedings{mmar_rubrics,

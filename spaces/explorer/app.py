@@ -17,6 +17,7 @@ from pathlib import Path
 
 import gradio as gr
 
+from audioreason.apps.spaces import opening_runs
 from audioreason.report.bundles import stage_uploads
 from audioreason.report.item_page import item_detail
 from audioreason.report.item_table import FILTERS, ITEM_COLUMNS, facet_values, item_rows, same_item
@@ -28,7 +29,6 @@ from audioreason.report.leaderboard import (
     leaderboard,
 )
 from audioreason.report.runs import open_run
-from audioreason.apps.spaces import opening_runs
 
 _VIEWS: dict = {}  # run path -> RunView, opened once per process
 

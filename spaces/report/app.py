@@ -14,9 +14,9 @@ from pathlib import Path
 
 import gradio as gr
 
+from audioreason.apps.spaces import opening_runs
 from audioreason.report import ResultsError, build_report
 from audioreason.report.bundles import stage_uploads
-from audioreason.apps.spaces import opening_runs
 
 
 def initial_results() -> list:

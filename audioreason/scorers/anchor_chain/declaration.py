@@ -7,7 +7,8 @@ from __future__ import annotations
 
 from typing import Any, Callable, Mapping, Optional, Sequence
 
-from audioreason.evaluation.rows import Row, interval as _interval
+from audioreason.evaluation.rows import Row
+from audioreason.evaluation.rows import interval as _interval
 from audioreason.evaluation.sections import OutputSet, Section, _uncertainty, is_mcq
 from audioreason.scorers.declare import Declaration, Results
 

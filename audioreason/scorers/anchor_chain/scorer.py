@@ -28,11 +28,8 @@ from collections import defaultdict
 from fractions import Fraction
 from typing import Any, Iterable, Mapping, Optional, Sequence
 
-from audioreason.text.answers import UNANSWERED, extract_hybrid
-from audioreason.text.cot import LETTERS
 from audioreason.base.scale import floats
 from audioreason.base.schema import ExtractedAnswer
-from audioreason.scorers.common import check_distinct_id, item_where as _where
 from audioreason.scorers.anchor_chain.formulas import (
     LINKS,
     accuracy,
@@ -42,6 +39,10 @@ from audioreason.scorers.anchor_chain.formulas import (
     per_link_accuracy,
     random_chain_expectation,
 )
+from audioreason.scorers.common import check_distinct_id
+from audioreason.scorers.common import item_where as _where
+from audioreason.text.answers import UNANSWERED, extract_hybrid
+from audioreason.text.cot import LETTERS
 
 PARSE_MODES = ("exact", "tolerant")
 CHAIN_BREAKDOWNS = ("operation", "duration_tier", "language")

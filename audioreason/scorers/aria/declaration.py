@@ -8,7 +8,10 @@ from __future__ import annotations
 from dataclasses import replace
 from typing import Any, Callable, Mapping, Optional, Sequence
 
-from audioreason.evaluation.rows import Row, interval as _interval, mode as _mode, outputs_note as _outputs_note
+from audioreason.evaluation.rows import Row
+from audioreason.evaluation.rows import interval as _interval
+from audioreason.evaluation.rows import mode as _mode
+from audioreason.evaluation.rows import outputs_note as _outputs_note
 from audioreason.evaluation.sections import OutputSet, Section, _uncertainty, is_mcq, not_applicable
 from audioreason.scorers.declare import Declaration, Results
 

@@ -15,14 +15,14 @@ from typing import Any, Callable, Iterable, Optional, Sequence, Union
 
 import numpy as np
 
-from audioreason.text import answers
 from audioreason.audio import AudioError
 from audioreason.backends import BackendUnavailable, load_backend, resolve_backbones
 from audioreason.backends.clap_audio import AUDIO_MODES
-from audioreason.text.cot import parse_cot
-from audioreason.text.lexicon import content_words, lemmatize, load_audio_vocabulary
 from audioreason.base.schema import CoTSlots
 from audioreason.scorers.aria import formulas as F
+from audioreason.text import answers
+from audioreason.text.cot import parse_cot
+from audioreason.text.lexicon import content_words, lemmatize, load_audio_vocabulary
 
 METRIC_ROLE = {"M1": "clap", "M2": "embedder", "M3": "lm", "M4": "lm", "M5": "nli", "M6": "vectors"}
 

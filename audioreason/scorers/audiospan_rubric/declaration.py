@@ -8,7 +8,9 @@ from __future__ import annotations
 from typing import Any, Callable, Mapping, Optional, Sequence
 
 from audioreason.base.protocol import text_sha256
-from audioreason.evaluation.rows import Row, interval as _interval, judge_note as _judge_note
+from audioreason.evaluation.rows import Row
+from audioreason.evaluation.rows import interval as _interval
+from audioreason.evaluation.rows import judge_note as _judge_note
 from audioreason.evaluation.rows import left_out_note as _left_out_note
 from audioreason.evaluation.sections import NO_RUBRIC, OutputSet, Section, _uncertainty
 from audioreason.scorers.declare import Declaration, Judged, Results

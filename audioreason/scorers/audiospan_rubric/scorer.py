@@ -46,10 +46,11 @@ import json
 from fractions import Fraction
 from typing import Any, Mapping, Optional, Sequence
 
+from audioreason.base.scale import to_float
 from audioreason.judges import (
     EnsembleItem,
-    Judge,
     JsonReplySchema,
+    Judge,
     JudgeEnsemble,
     SamplingParams,
     aggregate,
@@ -59,8 +60,6 @@ from audioreason.judges import (
 from audioreason.judges.base import judges_metadata
 from audioreason.judges.fence import fence
 from audioreason.judges.runner import DEFAULT_MAX_REASKS
-from audioreason.base.scale import to_float
-from audioreason.scorers.common import check_distinct_id, item_where as _where
 from audioreason.scorers.audiospan_rubric.formulas import (
     SEMANTIC,
     TEMPORAL,
@@ -71,13 +70,15 @@ from audioreason.scorers.audiospan_rubric.formulas import (
     semantic_temporal,
     tier_average,
 )
+from audioreason.scorers.common import check_distinct_id
+from audioreason.scorers.common import item_where as _where
 from audioreason.text.answers import as_correctness
 from audioreason.text.timestamps import (
-    clock,
     SPAN_TOLERANCE_S,
     TOLERANCE_S,
     as_fraction,
     check_seconds,
+    clock,
     find_timestamps,
     temporal_match,
 )

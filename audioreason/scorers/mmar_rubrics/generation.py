@@ -9,9 +9,9 @@ import asyncio
 from typing import Any, Mapping, Sequence
 
 from audioreason.judges import (
+    JsonReplySchema,
     Judge,
     JudgeCallError,
-    JsonReplySchema,
     SamplingParams,
     VerdictSchema,
     extract_json_values,

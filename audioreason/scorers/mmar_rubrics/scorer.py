@@ -39,7 +39,7 @@ from fractions import Fraction
 from pathlib import Path
 from typing import Any, Mapping, Optional, Sequence, Union
 
-from audioreason.text.answers import official_string_match
+from audioreason.base.scale import floats
 from audioreason.judges import (
     DEFAULT_ITEM_TIMEOUT_S,
     MMAR_CLIENT_REQUESTS,
@@ -57,8 +57,6 @@ from audioreason.judges import (
 from audioreason.judges.base import judges_metadata
 from audioreason.judges.fence import fence
 from audioreason.judges.runner import DEFAULT_MAX_REASKS
-from audioreason.text.mmar_official import OfficialPrompt
-from audioreason.base.scale import floats
 from audioreason.scorers.common import check_distinct_id
 from audioreason.scorers.mmar_rubrics.formulas import (
     FAILED,
@@ -71,6 +69,8 @@ from audioreason.scorers.mmar_rubrics.formulas import (
     rater_score,
     score_table,
 )
+from audioreason.text.answers import official_string_match
+from audioreason.text.mmar_official import OfficialPrompt
 
 SYSTEM_PROMPT = (
     "You are an expert grader of reasoning about audio. You are given a multiple-choice question about an "
