@@ -172,13 +172,13 @@ def main() -> None:
     start = time.perf_counter()
     lp_values = _metric_call(lp, "M3", outputs[:n], golds[:n])()
     lp_s = time.perf_counter() - start
-    g, l = np.asarray(results["M3"]), np.asarray(lp_values)
-    ok = ~(np.isnan(g) | np.isnan(l))
+    gen, lpv = np.asarray(results["M3"]), np.asarray(lp_values)
+    ok = ~(np.isnan(gen) | np.isnan(lpv))
     from scipy.stats import pearsonr, spearmanr
 
     print(
         f"\nM3 logprob mode: {n / lp_s:.2f} it/s; per-item correlation with generate mode: "
-        f"Pearson {pearsonr(g[ok], l[ok])[0]:.3f}, Spearman {spearmanr(g[ok], l[ok])[0]:.3f} ({ok.sum()} items)"
+        f"Pearson {pearsonr(gen[ok], lpv[ok])[0]:.3f}, Spearman {spearmanr(gen[ok], lpv[ok])[0]:.3f} ({ok.sum()} items)"
     )
     print(f"peak RSS {peak_rss_mb():.0f} MB")
 

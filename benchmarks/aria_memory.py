@@ -157,7 +157,8 @@ def main() -> None:
                 label = f"{m / 60:g} h" if m >= 60 else f"{m:g} min"
                 if "peak_rss_mb" not in s:
                     print(
-                        f"{label:>8}  {mode:<11}  {'':>12}  {'':>9}  {'':>8}  {'':>7}  {whole_mb:>9.0f} MB  {s['outcome']}"
+                        f"{label:>8}  {mode:<11}  {'':>12}  {'':>9}  {'':>8}  {'':>7}  "
+                        f"{whole_mb:>9.0f} MB  {s['outcome']}"
                     )
                     continue
                 print(

@@ -215,7 +215,8 @@ def main() -> None:
         print(
             f"{name}: {run['ok']}/{len(run['done_at'])} verdicts; {stats.timeouts} timeouts, {stats.rate_limited} "
             f"429s, {stats.retries} retries; faults from {first:.1f} s to {last:.1f} s; {before:.1f} verdicts/s "
-            f"before, {after:.1f} after (from {resume:g} s), back to 90% by {back:g} s; lowest limit {min(l for _, l in run['limits']):g}; "
+            f"before, {after:.1f} after (from {resume:g} s), back to 90% by {back:g} s; "
+            f"lowest limit {min(limit for _, limit in run['limits']):g}; "
             f"total {run['elapsed']:.1f} s vs {base['elapsed']:.1f} s without the burst "
             f"(+{run['elapsed'] - base['elapsed']:.1f} s)"
         )

@@ -13,7 +13,7 @@ The order of the two runs alternates per item so neither gets a warmer server. N
 Columns: verdicts (items judged), valid (a verdict that validated), invalid (items with no valid reply after
 the re-asks), invalid replies (every reply that failed validation), re-asks, requests per verdict (requests
 sent / items), server-side ("ignored" when the server's log says it dropped response_format), seconds.
-"""
+"""  # noqa: E501 - a command or table kept whole
 
 from __future__ import annotations
 

@@ -143,7 +143,8 @@ def main() -> None:
                     "conditions: [full, none]",
                     "templates: [plain]",
                     "decoding: {max_new_tokens: 8}",
-                    "audio_check: 0",  # as the separate runs (a sweep's default checks 24 items: more units, other outputs)
+                    # as the separate runs (a sweep's default checks 24 items: more units, other outputs)
+                    "audio_check: 0",
                     "score: {scorers: [accuracy]}",
                 ]
             )

@@ -125,14 +125,14 @@ def sets() -> dict[str, list[dict[str, Any]]]:
                 )
             )
             links = [[k % 2 == 0, k % 3 == 0, False], [True, k % 2 == 0, k % 4 == 0]]
-            per_link = {name: sum(l[i] for l in links) / 2 for i, name in enumerate("PUR")}
+            per_link = {name: sum(chain[i] for chain in links) / 2 for i, name in enumerate("PUR")}
             chain = {
-                "chain": round(sum(sum(all(l[:r]) for l in links) / 2 for r in (1, 2, 3)) / 3, 4),
+                "chain": round(sum(sum(all(chain[:r]) for chain in links) / 2 for r in (1, 2, 3)) / 3, 4),
                 "random_chain": (1 / 4 + 1 / 16 + 1 / 64) / 3,
                 **per_link,
                 "n": 2,
                 "unparsed": 0,
-                "chains": [{"chain_id": f"c{i}", "links": l} for i, l in enumerate(links)],
+                "chains": [{"chain_id": f"c{i}", "links": chain} for i, chain in enumerate(links)],
             }
             out["anchor_chain"].append({**base, "chain": with_intervals(chain, half, ["chain", "P", "U", "R"])})
             tiers = {

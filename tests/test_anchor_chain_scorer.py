@@ -167,11 +167,11 @@ def test_mcq_accuracy_and_breakdowns():
             "choices": CH,
             "answer": CH[g],
             "duration_tier": t,
-            "language": l,
+            "language": lang,
             "cognitive_level": c,
             "dimension": d,
         }
-        for i, (g, t, l, c, d) in enumerate(
+        for i, (g, t, lang, c, d) in enumerate(
             [
                 (0, "S", "en", "P", "counting"),
                 (1, "S", "zh", "U", "summary"),

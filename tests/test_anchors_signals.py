@@ -145,12 +145,17 @@ def test_lowpass_near_300_hz_attenuates_the_speech_band():
 def test_smear_removes_the_content_above_1_khz_keeps_the_low_band_and_follows_the_seed():
     span = np.random.default_rng(3).standard_normal(2 * RATE) * 0.1
     out = ops.smear_span(span, RATE, np.random.default_rng(7))
-    hf = lambda x: np.fft.irfft(
-        np.where(np.fft.rfftfreq(len(x), 1 / RATE) > 1000, np.fft.rfft(ops.as_frames(x)[:, 0]), 0)
-    )
-    lf = lambda x: np.fft.irfft(
-        np.where(np.fft.rfftfreq(len(x), 1 / RATE) < 150, np.fft.rfft(ops.as_frames(x)[:, 0]), 0)
-    )
+
+    def band(x, keep):
+        freqs = np.fft.rfftfreq(len(x), 1 / RATE)
+        return np.fft.irfft(np.where(keep(freqs), np.fft.rfft(ops.as_frames(x)[:, 0]), 0))
+
+    def hf(x):
+        return band(x, lambda f: f > 1000)
+
+    def lf(x):
+        return band(x, lambda f: f < 150)
+
     assert abs(ops.correlation(hf(span), hf(out))) < 0.05
     assert ops.correlation(lf(span), lf(out)) > 0.9
     assert len(out) == len(span)

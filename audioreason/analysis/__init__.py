@@ -59,7 +59,8 @@ MMAR-Rubrics reliability   ``validity_report`` passes on the ``reliability`` (Kr
 reads, from each ``{"model", "benchmark", "result": <scorer result>}`` (or the result's keys inline), the
 measures M1..M6, aria, accuracy (``aria``), rubrics and accuracy (``mmar_rubrics``) or accuracy alone. All
 results must come from one scorer (all are on the 0-1 scale, but aria's accuracy follows ARIA's answer
-extraction and mmar_rubrics' the official MMAR string match: a mix would compare different measures). It returns ``statistics`` (each as a
+extraction and mmar_rubrics' the official MMAR string match: a mix would compare different measures). It returns
+``statistics`` (each as a
 dict with ``measure``, e.g. "M2", "M2~M3", "aria~human", and ``inputs``, e.g. "M2 of 9 models (rows: ranked
 objects) x 2 benchmarks (columns: raters; MMAR, MMAU-mini), one score per cell"), ``correlation_matrix``
 (names, r, p, n for plotting), ``not_applicable`` (what was not computed and why: one benchmark only, no

@@ -146,7 +146,8 @@ def run_demo(workdir: Path, progress: bool = False) -> dict[str, Any]:
     run = results["run"]
     sample = (
         f"{len(per_item)} MMAR items (real metadata, synthesized audio of {min(durations):.1f}-"
-        f"{max(durations):.1f} s), model {run['model']} ({'outputs reused from ' + str(folder) if cached else 'run now'})"
+        f"{max(durations):.1f} s), model {run['model']} "
+        f"({'outputs reused from ' + str(folder) if cached else 'run now'})"
     )
     return {
         "sample": sample,

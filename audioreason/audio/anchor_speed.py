@@ -46,7 +46,7 @@ def _spectrogram(x: np.ndarray, nperseg: int) -> np.ndarray:
 
 def _correlation(a: np.ndarray, b: np.ndarray) -> Optional[float]:
     a, b = np.ravel(a - a.mean()), np.ravel(b - b.mean())
-    dot = lambda u, v: float(np.einsum("i,i->", u, v))  # no BLAS threads: 100x faster on a busy machine
+    dot = lambda u, v: float(np.einsum("i,i->", u, v))  # noqa: E731 - no BLAS threads: 100x faster when busy
     denom = math.sqrt(dot(a, a) * dot(b, b))
     return dot(a, b) / denom if denom > 0 else None
 

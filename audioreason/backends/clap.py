@@ -141,11 +141,11 @@ class ClapBackend:
         )
 
     def embed_texts(self, texts: Sequence[str], batch_size: int = 64, use_cache: bool = True) -> np.ndarray:
-        compute = (
-            lambda todo: np.concatenate(  # noqa: E731
+        def compute(todo: list[str]) -> np.ndarray:
+            return np.concatenate(
                 [self._embed_texts(todo[i : i + batch_size]) for i in range(0, len(todo), batch_size)]
             )
-        )
+
         if not use_cache:
             return compute(list(texts))
         return self.text_cache.lookup(list(texts), compute)

@@ -85,7 +85,7 @@ def locate(spec: str, allow_download: bool = False) -> tuple[str, str]:
         from huggingface_hub import snapshot_download
 
         return snapshot_download(spec, local_files_only=True), f"{spec} (local HF cache)"
-    except Exception as err:  # not cached (LocalEntryNotFoundError and relatives)
+    except Exception as err:  # noqa: BLE001 - not cached (LocalEntryNotFoundError and relatives)
         if _downloads_allowed(allow_download):
             return spec, f"{spec} (downloaded)"
         raise BackendUnavailable(

@@ -152,7 +152,8 @@ def _not_found(name: str, hub_id: str, err: BaseException) -> BenchmarkNotFoundE
     return BenchmarkNotFoundError(
         f"cannot load {spec.name!r} from {hub_id!r}: it is not a local folder, and {why}. Pass a raw "
         f"{spec.name} folder (with {' or '.join(spec.raw_markers)}), a Hub-ready folder (README.md with "
-        f"YAML configs:), or a Hub id that can be reached. [{type(err).__name__}: {str(err).splitlines()[0] if str(err) else ''}]"
+        f"YAML configs:), or a Hub id that can be reached. "
+        f"[{type(err).__name__}: {str(err).splitlines()[0] if str(err) else ''}]"
     )
 
 

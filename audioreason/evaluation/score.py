@@ -137,9 +137,11 @@ class JudgeOptions:
 
 @dataclass
 class ScoreOptions:
-    """``scorers``: names of ``scorers.registry.SCORERS`` or ["auto"] (every one that fits). ``extraction``: "auto" (each
+    """``scorers``: names of ``scorers.registry.SCORERS`` or ["auto"] (every one that fits). ``extraction``:
+    "auto" (each
     template's rule, ``evaluation.sections.DEFAULT_RULES``), "all" or a rule of ``evaluation.sections.RULES``.
-    ``aria_backbones``: "paper", "offline" or {role: spec}. ``perturbations``: names of ``audioreason.text.perturbations.CHECKS``.
+    ``aria_backbones``: "paper", "offline" or {role: spec}. ``perturbations``: names of
+    ``audioreason.text.perturbations.CHECKS``.
     ``scorer_options``: constructor options per scorer name (e.g. {"aria": {"m3_mode": "logprob"}}).
     ``data``: the benchmark's folder when it is no longer where the run read it. ``out``: where the results
     go (default: the run folder). ``confidence`` and ``resamples``: every headline's interval (a Wilson

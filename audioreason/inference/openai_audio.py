@@ -41,7 +41,8 @@ without text still records what the server counted. ``on_send`` (set by the runn
 request just before it goes out.
 
 A run whose first request is refused (HTTP 401, 403, 404) or cannot connect raises ``JudgeUnavailable``
-(a configuration error: the CLI says so in one line). Any other request that cannot be served never raises: it comes back as a ``Generation`` with ``error`` set
+(a configuration error: the CLI says so in one line). Any other request that cannot be served never raises: it comes
+back as a ``Generation`` with ``error`` set
 ("<kind>: <message>", kinds as in ``audioreason.judges``: rate_limited, timeout, server_error,
 connection_error, bad_response, client_error, deadline; and here also invalid_request for a clip this
 adapter refuses, empty_reply for a reply without text). ``details`` holds each request's attempts, the
@@ -111,7 +112,8 @@ class OpenAIAudioAdapter:
     text-only model, which then refuses requests with audio; ``audio_position``: "first" or "last" in the
     last user message. ``audio_format``: "wav" (default) or "mp3"; ``data_prefix``: text before the base64
     data; ``extra_body``: more request fields; ``stream``: ask for a streamed reply (see the module
-    docstring; ``audioreason.inference.endpoints`` has each provider's values). ``client_options`` go to ``OpenAICompatibleJudge`` as they are (e.g.
+    docstring; ``audioreason.inference.endpoints`` has each provider's values). ``client_options`` go to
+    ``OpenAICompatibleJudge`` as they are (e.g.
     ``backoff_base_s``, ``server_error_attempts``, ``default_headers``).
     """
 

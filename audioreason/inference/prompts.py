@@ -152,7 +152,8 @@ TEMPLATES: dict[str, PromptTemplate] = {
 }
 
 # The template name of outputs made elsewhere with a prompt that is none of these (`audioreason import`): no
-# hash to compare, every item applies, and the accuracy's default rule is the fallback (evaluation.sections.DEFAULT_RULES).
+# hash to compare, every item applies, and the accuracy's default rule is the fallback
+# (evaluation.sections.DEFAULT_RULES).
 EXTERNAL_TEMPLATE = "external"
 
 # The template a benchmark uses when none is named.

@@ -44,7 +44,7 @@ torchvision installs beside this stack's CPU torch, so it could not be run or te
 tokenizer is mistral-common's, absent here, and its chat template takes audio as base64 or a path rather
 than samples), Granite Speech and Music Flamingo (evaluated by none of the four papers), Kimi-Audio,
 Baichuan-Omni and MOSS-Audio (not in transformers).
-"""
+"""  # noqa: E501 - a command or table kept whole
 
 from __future__ import annotations
 

@@ -30,9 +30,9 @@ from typing import Any, Mapping, Optional, Sequence, Union
 from .base import Judge, SamplingParams, TimeBudget
 from .cache import VerdictCache
 from .runner import DEFAULT_MAX_REASKS, JudgeRequest, JudgeResult, JudgeRunner, JudgeStats
+from .verdicts import ReplySchema
 
 DEFAULT_ITEM_TIMEOUT_S = 900.0
-from .verdicts import ReplySchema
 
 AGGREGATIONS = ("mean", "trimmed_mean", "majority")
 

@@ -142,7 +142,7 @@ class LocalJudge:
                 batch = self._take_batch()
                 try:
                     outputs = await asyncio.to_thread(self._generate, batch)
-                except Exception as err:  # an OOM or a model error fails these calls, not the run
+                except Exception as err:  # noqa: BLE001 - an OOM or a model error fails these calls, not the run
                     for p in batch:
                         if not p.future.done():
                             p.future.set_exception(

@@ -2,7 +2,8 @@
 script, no font or file fetched from anywhere) and the same tables as Markdown beside it (``report.md``).
 
 Sections: where the numbers come from (runs, scoring options, versions); the tables of every scorer; the
-figures; the audio-reliance check of each run (``report.reliance``); the validity statistics of ARIA-Rubrics §4 when the results hold one scorer's numbers for several
+figures; the audio-reliance check of each run (``report.reliance``); the validity statistics of ARIA-Rubrics §4 when
+the results hold one scorer's numbers for several
 (model, benchmark) pairs (``audioreason.analysis.validity_report``); with two or more scored runs, their
 comparison (a leaderboard marking neighbours not significantly different, and ``audioreason compare`` per
 pair); what did not run and why.

@@ -510,7 +510,7 @@ def chain_ladder(chains: Sequence[dict[str, Any]]) -> list[Optional[float]]:
     links = [c["links"] for c in chains if isinstance(c, dict) and len(c.get("links") or []) == 3]
     if not links:
         return [None, None, None]
-    return [sum(all(l[:k]) for l in links) / len(links) for k in (1, 2, 3)]
+    return [sum(all(chain[:k]) for chain in links) / len(links) for k in (1, 2, 3)]
 
 
 def uniform_options(random_chain: Any) -> Optional[int]:

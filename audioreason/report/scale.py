@@ -134,7 +134,8 @@ def interval(values: Any, field_name: str) -> str:
 
 
 def rater_spread(values: Any) -> str:
-    """A judged score's rater spread, as "; rater sd ..." after its value (the mean over items of the raters' standard deviation), or ""."""
+    """A judged score's rater spread, as "; rater sd ..." after its value (the mean over items of the raters'
+    standard deviation), or ""."""
     spread = values.get("rater_spread") if isinstance(values, Mapping) else None
     if not isinstance(spread, Mapping):
         return ""

@@ -284,7 +284,7 @@ def extract_hybrid(
         return ExtractedAnswer(None, UNANSWERED, visible)
     try:
         index = judge(visible, question, list(choices))
-    except Exception as err:  # a failed judge call is a counted outcome, never a crash or a guess
+    except Exception as err:  # noqa: BLE001 - a failed judge call is a counted outcome, never a crash or a guess
         return ExtractedAnswer(None, "judge_error", f"{type(err).__name__}: {err}")
     if index is None:
         return ExtractedAnswer(None, "judge_unanswered", visible)

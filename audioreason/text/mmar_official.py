@@ -91,7 +91,7 @@ class OfficialPrompt:
                 "" if answer is None else str(answer),
                 item["rubric"],
             )
-        except Exception as err:  # a changed signature or a helper we did not take: say which file
+        except Exception as err:  # noqa: BLE001 - a changed signature or a helper we did not take: say which file
             raise OfficialScorerError(
                 f"the official prompt function in {self.path!r} failed on item "
                 f"{item.get('id')!r}: {type(err).__name__}: {err}"

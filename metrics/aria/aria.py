@@ -39,7 +39,8 @@ Args:
     vocabulary, mode_rule ("paper" | "fitted"), mode_thresholds.
 Returns:
     M1..M6 and M1_std..M6_std (None when a backbone is unavailable), aria, aria_std, aria_metrics,
-    aria_complete, accuracy, unanswered_rate, answer_methods, reasoning_mode, reasoning_mode_rule, backbones (per metric, or
+    aria_complete, accuracy, unanswered_rate, answer_methods, reasoning_mode, reasoning_mode_rule, backbones (per
+    metric, or
     "unavailable: reason"), counts (skipped and failed work), note (when ARIA is partial), items.
 Examples:
     >>> aria = evaluate.load(audioreason.metric_path("aria"))

@@ -2,7 +2,8 @@
 paste OEQ items, the model's answers and the judge's replies (JSON Lines) and see the Rubric, semantic% /
 temporal%, where the deterministic timestamp check disagrees with the judge, and the breakdowns. The replies
 are validated exactly as a judge's (index order, count, dimension rules). Scoring only: the judge runs
-elsewhere (any OpenAI-compatible endpoint through `audioreason.scorers.audiospan_rubric.scorer.AudioSpanRubricScorer`)."""
+elsewhere (any OpenAI-compatible endpoint through
+`audioreason.scorers.audiospan_rubric.scorer.AudioSpanRubricScorer`)."""
 
 import json
 import os

@@ -26,7 +26,8 @@ time_range). A judge gives each criterion a semantic verdict (correct 1, partial
 temporal verdict (correct 1, wrong 0, missing, none). An essential criterion is graded on one dimension, the
 judge's choice (App. C.3: semantic "none" = graded on tau), or tau when the criterion is marked
 localization: true; a supporting one scores 1[sigma>0](sigma+tau)/2 with a missing tau falling back to sigma
-(Table 7). Rubric = importance-weighted mean (Eq. 2), in exact fractions, in [0, 1] (the paper prints x100): the mean over items and
+(Table 7). Rubric = importance-weighted mean (Eq. 2), in exact fractions, in [0, 1] (the paper prints x100): the mean
+over items and
 Table 3's Avg (unweighted mean of the S/M/L tiers); semantic% and temporal% (Eq. 4), breakdowns by tier,
 language, cognitive level and dimension, the ten-bin histogram, and with mcq_correct the MCQ-vs-OEQ analysis
 of D.3 on items with an essential criterion (Rubric+, Rubric-, AUC with ties 1/2, four cells).
@@ -46,7 +47,8 @@ Args:
         tolerance_s (float, 5.0: a time point within this of the reference range is correct),
         span_tolerance_s (float, 0.0: a span must overlap the range; > 0 also accepts one that close, an option
         beyond the paper), sampling (SamplingParams). The deterministic check only flags disagreements.
-    verdicts (list, optional): precomputed verdicts, one JSON string (or list, stored as its JSON) per item holding one entry per
+    verdicts (list, optional): precomputed verdicts, one JSON string (or list, stored as its JSON) per item holding one
+    entry per
         rater: a judge reply {"criteria": [...]}, a bare list of criteria entries, the raw reply text, or null
         for a failed rater. Validated and put in index order exactly as a judge's reply; a bad shape raises
         ValueError naming the item and rater. No judge is called.
@@ -61,7 +63,8 @@ Args:
     true/false/0/1/null; tolerances finite seconds >= 0; judge client settings as OpenAICompatibleJudge checks.
 Returns:
     rubric (mean over items), rubric_avg (Table 3 Avg over S/M/L; None while a tier is missing, listed in
-    rubric_avg_missing_tiers), semantic, temporal (fractions in [0, 1]), by_importance, n, n_scored, n_failed, histogram,
+    rubric_avg_missing_tiers), semantic, temporal (fractions in [0, 1]), by_importance, n, n_scored, n_failed,
+    histogram,
     by (duration_tier, language, cognitive_level, dimension), temporal_disagreements, mcq_oeq (with
     n_no_essential, n_no_mcq, n_unscored), judge_stats.
 Examples:

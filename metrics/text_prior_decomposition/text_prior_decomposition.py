@@ -29,7 +29,8 @@ How much of an audio benchmark score needs the audio. One row per (model, item, 
 condition is "full" (audio), "none" (no audio input), "tb" (the model's text-only backbone) or
 "frag:N:k" (the k-th of N equal-duration fragments). Returns accuracy per condition, the text-prior rate
 R_TP = Acc_none / Acc_full (per model, and across models as a ratio of sums), TB above chance, the
-retention rate R_N (a fraction of Full accuracy) and its curve over N, the item decomposition TS / FS / XS / AH / UN with
+retention rate R_N (a fraction of Full accuracy) and its curve over N, the item decomposition TS / FS / XS / AH / UN
+with
 XS/AN over models, and the per-category Full-None gap and N=2 retention (Table 5).
 """
 

@@ -7,7 +7,8 @@ from typing import TYPE_CHECKING
 from audioreason.base.lazy import lazy_exports
 
 if TYPE_CHECKING:  # what type checkers and the API page's reader see
-    from .scorer import score_anchor_chain, score_mcq_accuracy
+    from .scorer import score_anchor_chain as score_anchor_chain
+    from .scorer import score_mcq_accuracy as score_mcq_accuracy
 
 _NAMES = {"score_anchor_chain": ".scorer", "score_mcq_accuracy": ".scorer"}
 __getattr__, __dir__ = lazy_exports(__name__, _NAMES)

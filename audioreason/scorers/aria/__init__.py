@@ -7,7 +7,9 @@ from typing import TYPE_CHECKING
 from audioreason.base.lazy import lazy_exports
 
 if TYPE_CHECKING:  # what type checkers and the API page's reader see
-    from .scorer import AriaConfig, AriaInputError, AriaScorer
+    from .scorer import AriaConfig as AriaConfig
+    from .scorer import AriaInputError as AriaInputError
+    from .scorer import AriaScorer as AriaScorer
 
 _NAMES = {"AriaConfig": ".scorer", "AriaInputError": ".scorer", "AriaScorer": ".scorer"}
 __getattr__, __dir__ = lazy_exports(__name__, _NAMES)

@@ -31,7 +31,8 @@ METRIC_ROLE = {"M1": "clap", "M2": "embedder", "M3": "lm", "M4": "lm", "M5": "nl
 M3_PREFIX = """You rate one step of a chain of thought about an audio clip for how substantive it is.
 Reply with a single number between 0 and 1:
 0 means empty, repetitive, or generic content that says nothing specific;
-1 means highly specific and informative content (concrete sounds, acoustic properties, timing, evidence, or clear inferences).
+1 means highly specific and informative content (concrete sounds, acoustic properties, timing, evidence, or clear
+inferences).
 
 Step: The audio has sound. There is a sound in the audio. The sound is audio.
 Score: 0.1

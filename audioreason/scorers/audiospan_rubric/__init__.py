@@ -7,7 +7,7 @@ from typing import TYPE_CHECKING
 from audioreason.base.lazy import lazy_exports
 
 if TYPE_CHECKING:  # what type checkers and the API page's reader see
-    from .scorer import AudioSpanRubricScorer
+    from .scorer import AudioSpanRubricScorer as AudioSpanRubricScorer
 
 _NAMES = {"AudioSpanRubricScorer": ".scorer"}
 __getattr__, __dir__ = lazy_exports(__name__, _NAMES)

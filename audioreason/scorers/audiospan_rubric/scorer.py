@@ -19,7 +19,8 @@ Ensemble aggregation: each valid rater's verdicts give that rater's Rubric (Eq. 
 ``aggregation`` ("mean" by default, or "trimmed_mean" / "majority") of those; semantic% / temporal% pool the
 verdict counts of every valid rater (Eq. 4, so each rater weighs equally). An item with no valid rater is
 failed and counted in ``n_failed``: it counts at 0 in ``rubric``, ``rubric_avg`` and the breakdowns' ``mean``
-(a failure can only lower a headline), with ``rubric_judged_only`` / ``rubric_upper`` beside them. All of it is exact arithmetic on fractions
+(a failure can only lower a headline), with ``rubric_judged_only`` / ``rubric_upper`` beside them. All of it is exact
+arithmetic on fractions
 (``audioreason.scorers.audiospan_rubric.formulas``); floats appear only in the returned report, on the project's one
 scale, fractions in [0, 1] (``audioreason.base.scale``; the paper prints 100 times these). ``rubric`` is the mean
 over items, ``rubric_avg`` Table 3's Avg (the unweighted mean of the S/M/L tier means).

@@ -7,7 +7,7 @@ from typing import TYPE_CHECKING
 from audioreason.base.lazy import lazy_exports
 
 if TYPE_CHECKING:  # what type checkers and the API page's reader see
-    from .scorer import MMARRubricsScorer
+    from .scorer import MMARRubricsScorer as MMARRubricsScorer
 
 _NAMES = {"MMARRubricsScorer": ".scorer"}
 __getattr__, __dir__ = lazy_exports(__name__, _NAMES)

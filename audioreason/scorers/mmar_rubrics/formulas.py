@@ -196,7 +196,7 @@ def rater_reliability(
     try:
         columns = {f"rater{r}": [row[r] if r < len(row) else None for row in rows] for r in range(n_raters)}
         out["alpha"] = krippendorff_alpha(columns, level)
-    except Exception as err:  # undefined (StatisticUnavailable) or a library failure: report, never raise
+    except Exception as err:  # noqa: BLE001 - undefined (StatisticUnavailable) or a library failure: report, never raise
         out["unavailable"] = str(err) if isinstance(err, StatisticUnavailable) else f"{type(err).__name__}: {err}"
     return out
 

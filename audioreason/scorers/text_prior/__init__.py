@@ -8,7 +8,7 @@ from typing import TYPE_CHECKING
 from audioreason.base.lazy import lazy_exports
 
 if TYPE_CHECKING:  # what type checkers and the API page's reader see
-    from .scorer import score_text_prior
+    from .scorer import score_text_prior as score_text_prior
 
 _NAMES = {"score_text_prior": ".scorer"}
 __getattr__, __dir__ = lazy_exports(__name__, _NAMES)
