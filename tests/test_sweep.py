@@ -356,6 +356,11 @@ GOOD = {
             {"models": [{"model": "m", "options": {"dtype": {"x": 1}}}]},
             "models[0].options.dtype: expected a string, got dict",
         ),
+        (  # a served model's URL is checked with the rest, not when its run starts
+            {"models": [{"model": "m", "adapter": "openai", "options": {"base_url": "ftp://user:sk-secret@x/v1"}}]},
+            "models[0].options.base_url: base_url must be an http(s) URL such as http://127.0.0.1:8000/v1, got "
+            "'ftp://user:[REDACTED]@x/v1'",
+        ),
         (
             {"models": [{"model": "gpt", "adapter": "openai", "options": {"timeout_s": "slow"}}]},
             "models[0].options.timeout_s: expected a number, got str",

@@ -398,6 +398,7 @@ def check_adapter_options(kind: str, options: Any, key: str, fail: Callable[[str
     from audioreason.inference.adapter_inputs import check_audio_options
     from audioreason.inference.option_types import type_mismatch
     from audioreason.inference.runner import ADAPTERS, adapter_option_types, adapter_signature, unknown_options
+    from audioreason.judges.client import check_base_url
 
     if kind not in ADAPTERS:
         raise fail(f"{key}.adapter", f"{kind!r} is not one of {', '.join(ADAPTERS)}")
@@ -417,6 +418,12 @@ def check_adapter_options(kind: str, options: Any, key: str, fail: Callable[[str
         expected = None if value is None or name not in declared else type_mismatch(value, declared[name])
         if expected:
             raise fail(f"{key}.options.{name}", f"expected {expected}, got {type(value).__name__}")
+    for name, value in options.items():
+        if name.endswith("base_url") and value is not None:
+            try:
+                check_base_url(value, name)
+            except ValueError as err:
+                raise fail(f"{key}.options.{name}", str(err)) from None
     for name, checked in (
         ("max_audio_s", (options.get("max_audio_s"), 16000)),
         ("sampling_rate", (None, options.get("sampling_rate", 16000))),

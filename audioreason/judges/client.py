@@ -266,6 +266,19 @@ def parse_retry_after(headers: Optional[Mapping[str, str]]) -> Optional[float]:
         return max(0.0, when.timestamp() - time.time())
 
 
+def check_base_url(base_url: Any, name: str = "base_url") -> None:
+    """ValueError (its secrets scrubbed) unless ``base_url`` is an http(s) URL with a host: the client's own
+    check, also made by a sweep file's check before any work."""
+    parts = urllib.parse.urlsplit(str(base_url))
+    if parts.scheme not in ("http", "https") or not parts.hostname:
+        raise ValueError(
+            scrub(
+                f"{name} must be an http(s) URL such as http://127.0.0.1:8000/v1, got {base_url!r}",
+                url_secrets(str(base_url)),
+            )
+        )
+
+
 class OpenAICompatibleJudge:
     """A judge model behind an OpenAI-compatible ``/chat/completions`` endpoint.
 
@@ -311,14 +324,7 @@ class OpenAICompatibleJudge:
             if isinstance(value, bool) or not isinstance(value, (int, float)) or not 0 < value < math.inf:
                 raise ValueError(f"{option} must be a positive number of seconds, got {value!r}")
         if base_url is not None:
-            parts = urllib.parse.urlsplit(str(base_url))
-            if parts.scheme not in ("http", "https") or not parts.hostname:
-                raise ValueError(
-                    scrub(
-                        f"base_url must be an http(s) URL such as http://127.0.0.1:8000/v1, got {base_url!r}",
-                        url_secrets(str(base_url)),
-                    )
-                )
+            check_base_url(base_url)
         self.model = model
         self.name = name or model
         self.base_url = base_url
