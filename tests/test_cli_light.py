@@ -157,6 +157,37 @@ def test_an_audio_read_still_brings_its_decoder(tmp_path):
     assert "soundfile" in loaded(tmp_path, code=code)
 
 
+def test_a_model_run_on_a_raw_folder_builds_no_dataset(tmp_path):
+    """A run's start-up pays for the model's libraries, not for datasets: a raw MMAR folder is read as text
+    (issue 31, goal 3: the start-up cut where it is ours)."""
+    from tiny_audio_models import build_phi4_multimodal
+
+    data = write_mmar_raw(tmp_path / "mmar", mmar_records()[:2])
+    model = build_phi4_multimodal(tmp_path / "model")
+    modules = loaded(
+        tmp_path,
+        "run",
+        "--model",
+        model,
+        "--benchmark",
+        "mmar",
+        "--data",
+        data,
+        "--out",
+        tmp_path / "run",
+        "--conditions",
+        "full",
+        "--templates",
+        "plain",
+        "--max-new-tokens",
+        "2",
+        "--no-progress",
+    )
+    assert {"torch", "transformers", "accelerate"} <= modules
+    assert not modules & {"datasets", "pyarrow", "pandas", "evaluate", "gradio"}, modules
+    assert len((tmp_path / "run" / "outputs.jsonl").read_text().splitlines()) == 2
+
+
 def test_a_scorers_formulas_load_without_its_scorer():
     """The report draws ARIA's radar from ``scorers.aria.formulas`` alone; the Space that shows a report installs
     no lemmatizer, so the scorer package must not import its scorer (and so lemminflect) on the way there."""
