@@ -338,6 +338,7 @@ GOOD = {
         ({"templates": ["cot"]}, "templates: unknown template"),
         ({"decoding": {"max_new_tokens": 0}}, "decoding: max_new_tokens must be a positive integer"),
         ({"decoding": {"beams": 2}}, "decoding.beams: unknown key"),
+        ({"conditions": [{"a": 1}]}, "conditions: expected a list of names"),
         ({"score": {"scorers": ["rouge"]}}, "score: unknown scorer(s) ['rouge']"),
         ({"score": {"judge": "x"}}, "score.judge: unknown key"),
         # every value's type and range, named by its key
@@ -408,6 +409,7 @@ def test_a_mistake_in_the_sweep_file_stops_it_before_any_work(tmp_path, capsys, 
     err = capsys.readouterr().err
     assert exit_info.value.code == 2 and err.count("\n") == 1, err
     assert err.startswith(f"audioreason evaluate: error: {config}: ") and message in err, err
+    assert err.count(str(config)) == 1, err  # the file is named once, never repeated by a nested check
     assert not (tmp_path / "o").exists() and "sk-secret" not in err
 
 

@@ -217,8 +217,8 @@ def parse_sweep(content: Any, path: Path, out: Optional[str] = None, *, check_pa
         return value
 
     top = mapping(content if content is not None else {}, "(top level)", TOP_KEYS, ("models", "benchmarks"))
+    conditions = names(top.get("conditions", ["full"]), "conditions")  # a SweepError of its own
     try:
-        conditions = names(top.get("conditions", ["full"]), "conditions")
         parsed_conditions = parse_conditions(conditions)
     except ValueError as err:
         raise fail("conditions", str(err)) from None
