@@ -13,43 +13,11 @@ import gradio as gr
 from audioreason.apps.spaces import load_file
 from audioreason.base.jsonl import parse_json_records
 from audioreason.base.scale import rounded
-from audioreason.scorers.audiospan_rubric.scorer import score_verdicts
+from audioreason.scorers.audiospan_rubric.scorer import demo_inputs, score_verdicts
 
-EXAMPLE = "\n".join(
-    json.dumps(row)
-    for row in [
-        {
-            "item": {
-                "id": "oeq1",
-                "duration_tier": "S",
-                "language": "en",
-                "cognitive_level": "P",
-                "dimension": "localization",
-                "rubric": [
-                    {
-                        "text": "Says the siren starts at about 1:05",
-                        "importance": "essential",
-                        "time_range": [60.0, 75.0],
-                        "localization": True,
-                    },
-                    {
-                        "text": "Mentions the dog barking after the siren",
-                        "importance": "supporting",
-                        "time_range": [70.0, 80.0],
-                        "localization": False,
-                    },
-                ],
-            },
-            "response": "The siren starts at 1:05, and then a dog barks at 2:30.",
-            "judge_reply": {
-                "criteria": [
-                    {"index": 0, "semantic": "none", "temporal": "correct"},
-                    {"index": 1, "semantic": "correct", "temporal": "wrong"},
-                ]
-            },
-        },
-    ]
-)
+# The first of the project demo's items, with the answer and the judge reply it is scored from (Rubric 5/6).
+_ITEMS, _ANSWERS, _REPLIES = demo_inputs()
+EXAMPLE = json.dumps({"item": _ITEMS[0], "response": _ANSWERS[0], "judge_reply": _REPLIES[0]})
 
 
 def score(rows_text: str):

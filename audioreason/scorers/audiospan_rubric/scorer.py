@@ -691,10 +691,10 @@ __all__ = [
 # ---------------------------------------------------------------------------------------------
 
 
-def demo_rows() -> list[tuple[str, Optional[float], int, str]]:
-    """Rows for the project demo: two hand-written OEQ items scored from fixture judge replies (JSON as a
-    judge writes it, validated by ``validate_reply``). No judge runs: none with useful quality runs
-    offline here. By hand: item 1 = (1·1 + 0.5·(1+0)/2)/1.5 = 5/6, item 2 = (1·0.5 + 0.5·0)/1.5 = 1/3."""
+def demo_inputs() -> tuple[list[dict[str, Any]], list[str], list[dict[str, Any]]]:
+    """(items, answers, judge replies) of the demo: two hand-written OEQ items, the answers a model gave and
+    the replies a judge wrote (JSON as a judge writes it). By hand: item 1 = (1·1 + 0.5·(1+0)/2)/1.5 = 5/6,
+    item 2 = (1·0.5 + 0.5·0)/1.5 = 1/3. The project demo and the Space widget's example read them."""
     items = [
         {
             "id": "oeq1",
@@ -757,6 +757,13 @@ def demo_rows() -> list[tuple[str, Optional[float], int, str]]:
             ]
         },
     ]
+    return items, responses, replies
+
+
+def demo_rows() -> list[tuple[str, Optional[float], int, str]]:
+    """Rows for the project demo: ``demo_inputs`` scored from its fixture judge replies (validated by
+    ``validate_reply``). No judge runs: none with useful quality runs offline here."""
+    items, responses, replies = demo_inputs()
     verdicts = [[validate_reply(reply, item["rubric"])] for reply, item in zip(replies, items)]
     out = score_verdicts(items, verdicts, responses)
     note = "2 hand-written OEQ items, fixture judge replies (scoring only, no judge)"
