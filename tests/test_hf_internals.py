@@ -148,3 +148,18 @@ def test_no_other_file_uses_a_private_name():
         if p != ROOT / "audioreason" / "base" / "hf_internals.py"
     }
     assert {f: u for f, u in uses.items() if u} == {}, "reach them through audioreason.base.hf_internals"
+
+
+def test_a_module_that_chooses_features_must_say_how():
+    """The mixin leaves the choice to the module: one without ``choose_features`` is refused where its class is
+    defined, never at the first row it adds."""
+    from audioreason.base.hf_internals import ChoosesFeatures
+
+    with pytest.raises(TypeError, match="NoRule must define choose_features"):
+        type("NoRule", (ChoosesFeatures,), {})
+
+    class WithRule(ChoosesFeatures):
+        def choose_features(self, predictions):
+            return "chosen"
+
+    assert WithRule.choose_features(None, []) == "chosen"

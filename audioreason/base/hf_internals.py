@@ -37,7 +37,7 @@ import os
 import warnings
 from dataclasses import dataclass
 from pathlib import Path
-from typing import Any, Mapping, Optional, Sequence
+from typing import Any, Callable, Mapping, Optional, Sequence
 
 # The versions every entry of PRIVATE was read in: setup.py's pins.
 CHECKED = {"evaluate": "0.4.6", "datasets": "5.2.0"}
@@ -209,14 +209,18 @@ class ChoosesFeatures:
     one row, being added) instead, and reads the set picked so far with ``chosen_features()``. Checked on
     creation."""
 
+    choose_features: Callable[[Sequence[Any]], Any]  # the module's own rule, required of every subclass
+
+    def __init_subclass__(cls, **kwargs: Any):
+        super().__init_subclass__(**kwargs)
+        if not callable(getattr(cls, "choose_features", None)):
+            raise TypeError(f"{cls.__name__} must define choose_features(predictions)")
+
     def __init__(self, *args: Any, **kwargs: Any):
         require("_infer_feature_from_batch")
         require("_infer_feature_from_example")
         super().__init__(*args, **kwargs)
         require("selected_feature_format", on=self)
-
-    def choose_features(self, predictions: Sequence[Any]) -> Any:
-        raise NotImplementedError(f"{type(self).__name__} must define choose_features()")  # the subclass's rule
 
     def chosen_features(self) -> Any:
         """The feature set picked for the rows added so far (None before the first)."""
