@@ -10,7 +10,7 @@ import gradio as gr
 from audioreason.apps.spaces import load_file
 from audioreason.base.jsonl import parse_json_records
 from audioreason.base.scale import rounded
-from audioreason.scorers.anchor_chain.scorer import demo_items, score_anchor_chain, score_mcq_accuracy
+from audioreason.scorers.anchor_chain.scorer import demo_items, score_task
 
 _anchor, _anchor_replies, _native, _native_replies = demo_items()
 EXAMPLE_CHAIN = "\n".join(json.dumps({**item, "reply": reply}) for item, reply in zip(_anchor, _anchor_replies))
@@ -24,10 +24,7 @@ def score(rows_text: str, task: str, parse: str):
         raise gr.Error(str(err))
     replies = [row.pop("reply", None) for row in rows]
     try:
-        if task == "chain":
-            result = score_anchor_chain(rows, replies, parse=parse)
-        else:
-            result = score_mcq_accuracy(rows, replies, parse=parse)
+        result = score_task(task, rows, replies, parse=parse)
     except ValueError as err:
         raise gr.Error(str(err))
     return rounded(json.loads(json.dumps(result, default=str)))  # 0-1, 4 decimals for reading

@@ -290,8 +290,7 @@ TASK_COLUMNS = {"chain": ("chain_id", "link_position") + CHAIN_BREAKDOWNS, "accu
 
 def check_task_columns(task: str, columns: Mapping[str, Optional[Sequence[Any]]]) -> None:
     """A task of ``TASK_COLUMNS``, given only its columns (a column None: not given)."""
-    if task not in TASK_COLUMNS:
-        raise ValueError(f"task must be 'chain' or 'accuracy', got {task!r}")
+    _task_scorer(task)
     unknown = {k for k, v in columns.items() if v is not None} - set(TASK_COLUMNS[task])
     if unknown:
         raise ValueError(f"unknown argument(s) for task={task!r}: {sorted(unknown)}")
@@ -306,8 +305,15 @@ def score_task(
     return_items: bool = False,
 ) -> dict[str, Any]:
     """The Chain (task "chain") or the native MCQ Accuracy (task "accuracy") of ``items``."""
-    score = score_anchor_chain if task == "chain" else score_mcq_accuracy
-    return score(items, predictions, parse=parse, return_items=return_items)
+    return _task_scorer(task)(items, predictions, parse=parse, return_items=return_items)
+
+
+def _task_scorer(task: str) -> Any:
+    """The scoring function of a task of ``TASK_COLUMNS``; ValueError names the tasks (never a default)."""
+    scorers = {"chain": score_anchor_chain, "accuracy": score_mcq_accuracy}
+    if task not in scorers:
+        raise ValueError(f"task must be {' or '.join(map(repr, TASK_COLUMNS))}, got {task!r}")
+    return scorers[task]
 
 
 def items_from_columns(
