@@ -179,7 +179,10 @@ def test_a_password_in_the_judge_base_url_is_never_printed_or_stored(hand_run, t
             ["--official-scorer", "/no/such/evaluation_rubrics.py"],
             "--official-scorer '/no/such/evaluation_rubrics.py' is not a file",
         ),
-        (["--judge-base-url", "localhost:8000"], "--judge-base-url 'localhost:8000': give an http(s) URL"),
+        (
+            ["--judge-base-url", "localhost:8000"],
+            "--judge-base-url must be an http(s) URL such as http://127.0.0.1:8000/v1, got 'localhost:8000'",
+        ),
         (["--judge-structured-outputs", "--compat"], "the official scorer (--compat) sends no response_format"),
         (
             ["--judge-structured-outputs", "--judge-model", "local:packaged:SmolLM2-135M-Instruct"],

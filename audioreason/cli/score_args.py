@@ -4,7 +4,6 @@ check, so the three read them alike."""
 from __future__ import annotations
 
 import argparse
-import urllib.parse
 from pathlib import Path
 from typing import Any, Optional
 
@@ -110,7 +109,7 @@ def add_score_arguments(parser: argparse.ArgumentParser, *, seed_option: str = "
 def score_options(args: argparse.Namespace, *, data: Optional[str] = None, out: Optional[str] = None) -> Any:
     """ScoreOptions from the parsed arguments, every value checked (ValueError says which is wrong)."""
     from audioreason.evaluation.score import JudgeOptions, ScoreOptions, check_extraction, parse_scorers
-    from audioreason.judges.base import scrub, url_secrets
+    from audioreason.judges.client import check_base_url
     from audioreason.text.perturbations import parse_perturbations
 
     scorers = parse_scorers(comma_list(args.scorers))
@@ -118,14 +117,7 @@ def score_options(args: argparse.Namespace, *, data: Optional[str] = None, out: 
     if args.official_scorer and not Path(args.official_scorer).expanduser().is_file():
         raise ValueError(f"--official-scorer {args.official_scorer!r} is not a file")
     if args.judge_base_url:
-        parts = urllib.parse.urlsplit(args.judge_base_url)
-        if parts.scheme not in ("http", "https") or not parts.hostname:
-            raise ValueError(
-                scrub(
-                    f"--judge-base-url {args.judge_base_url!r}: give an http(s) URL such as http://127.0.0.1:8000/v1",
-                    url_secrets(args.judge_base_url),
-                )
-            )
+        check_base_url(args.judge_base_url, "--judge-base-url")
     if args.judge_structured_outputs and args.compat:
         raise ValueError("--judge-structured-outputs: the official scorer (--compat) sends no response_format")
     if args.judge_structured_outputs and (args.judge_model or "").startswith("local:"):
