@@ -14,14 +14,13 @@ from typing import Any, Mapping, Optional, Sequence
 
 from audioreason.evaluation.sections import accuracy_fit
 from audioreason.scorers.anchor_chain.declaration import DECLARATION as ANCHOR_CHAIN
-
-# The registration list, in results order.
 from audioreason.scorers.aria.declaration import DECLARATION as ARIA
 from audioreason.scorers.audiospan_rubric.declaration import DECLARATION as AUDIOSPAN_RUBRIC
 from audioreason.scorers.declare import Declaration
 from audioreason.scorers.mmar_rubrics.declaration import DECLARATION as MMAR_RUBRICS
 from audioreason.scorers.text_prior.declaration import DECLARATION as TEXT_PRIOR
 
+# The registration list, in results order.
 DECLARATIONS: tuple[Declaration, ...] = (ARIA, MMAR_RUBRICS, AUDIOSPAN_RUBRIC, ANCHOR_CHAIN, TEXT_PRIOR)
 
 ACCURACY = "accuracy"  # the run scoring's own section (evaluation.sections): answer extraction, no scorer folder
