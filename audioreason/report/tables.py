@@ -6,6 +6,7 @@ from __future__ import annotations
 from dataclasses import dataclass, field
 from typing import Any, Callable, Mapping, Optional, Sequence
 
+from audioreason.evaluation.rows import interval_text
 from audioreason.scorers.registry import ACCURACY, DECLARATIONS
 
 from .load import BENCHMARK_ACCURACY, Entry, Results, benchmark_key, unique
@@ -380,7 +381,6 @@ RENDERERS: dict[str, Callable[[Sequence[Entry]], Table]] = {
 def rows_table(section: Any) -> Callable[[Sequence[Entry]], Table]:
     """The table of a results section whose declaration names none of its own (``scorers.declare.Results``):
     its printed rows (those `audioreason score` prints), one per headline number of each entry."""
-    from audioreason.evaluation.rows import interval_text
 
     def make(entries: Sequence[Entry]) -> Table:
         rows = [
@@ -456,11 +456,6 @@ def _benchmark_accuracy(entry: Entry) -> Optional[tuple[str, str]]:
     )
 
 
-def _ci(interval: Any) -> str:
-    ci = (interval or {}).get("ci95") if isinstance(interval, dict) else None
-    return "-" if not ci else f"[{ci[0]:.4f}, {ci[1]:.4f}]"
-
-
 def comparison_tables(results: Results, compare: Callable[[str, str], dict]) -> tuple[list[Table], list[str]]:
     """With two or more scored runs: a leaderboard by the benchmark's accuracy, each row marked when it is not
     significantly different from the row above it (McNemar exact p >= 0.05 on the items both share; with no
@@ -505,7 +500,7 @@ def comparison_tables(results: Results, compare: Callable[[str, str], dict]) -> 
                 e.label,
                 field_name.replace("_", " ") + ("" if field_name != "accuracy" else f" ({e.result.get('rule')})"),
                 display(e.result.get(field_name), "accuracy", "accuracy", e.result),
-                _ci(interval),
+                interval_text(interval),
                 _count(e.result.get("n")),
                 mark,
             ]
@@ -577,7 +572,7 @@ def _pair_table(comparison: dict, index: int) -> Table:
                 f"{c['a']:.4f}",
                 f"{c['b']:.4f}",
                 f"{paired['difference']:+.4f}",
-                _ci(paired) if paired.get("ci95") else f"- ({paired.get('unavailable')})",
+                interval_text(paired) if paired.get("ci95") else f"- ({paired.get('unavailable')})",
                 "-" if m is None else f"b={m['b']}, c={m['c']}, p={m['p_value']:.4g}",
                 flipped,
             ]
