@@ -29,6 +29,8 @@ from .verdicts import JUSTIFICATION_KEY, NAME_KEY, SCORE_KEY, ReplySchema, Verdi
 
 CONSTRAINT_LIBRARY = "llguidance"
 DEFAULT_JUSTIFICATION_CHARS = 160
+# A grammar is its kind's prefix and its text (one string: the local judge groups and caches by it).
+_GRAMMAR_KINDS = {"regex": "regex:", "json_schema": "json_schema:"}
 # JSON string content without escapes: no quote, no backslash, no control character.
 _STRING_CHAR = r'[^"\\\x00-\x1f]'
 
@@ -90,6 +92,20 @@ def pattern_for(schema: Optional[ReplySchema], justification_chars: int = DEFAUL
     return getattr(schema, "pattern", None)
 
 
+def grammar_for(schema: Optional[ReplySchema], justification_chars: int = DEFAULT_JUSTIFICATION_CHARS) -> Optional[str]:
+    """The llguidance grammar a reply to ``schema`` is decoded under: its regex (``pattern_for``), else its JSON
+    Schema (a ``JsonReplySchema`` with ``json_schema``: llguidance compiles the schema itself, with its
+    ``maxLength`` and ``maxItems`` bounds), else None (free decoding)."""
+    pattern = pattern_for(schema, justification_chars)
+    if pattern is not None:
+        return _GRAMMAR_KINDS["regex"] + pattern
+    json_schema = getattr(schema, "json_schema", None)
+    if json_schema is not None:
+        # Keys in the schema's order: llguidance writes the reply's keys in that order.
+        return _GRAMMAR_KINDS["json_schema"] + json.dumps(json_schema, separators=(",", ":"))
+    return None
+
+
 def token_budget(
     schema: Optional[ReplySchema], tokenizer: Any, justification_chars: int = DEFAULT_JUSTIFICATION_CHARS
 ) -> Optional[int]:
@@ -124,9 +140,15 @@ class GrammarCache:
         self._grammars: dict[str, str] = {}
 
     def matcher(self, pattern: str) -> Any:
+        """A fresh matcher of ``pattern``: a ``grammar_for`` string, or a bare regex."""
         grammar = self._grammars.get(pattern)
         if grammar is None:
-            grammar = self._grammars[pattern] = self._llg.grammar_from("regex", pattern)
+            kind, text = "regex", pattern
+            for name, prefix in _GRAMMAR_KINDS.items():
+                if pattern.startswith(prefix):
+                    kind, text = name, pattern[len(prefix) :]
+                    break
+            grammar = self._grammars[pattern] = self._llg.grammar_from(kind, text)
         matcher = self._llg.LLMatcher(self.tokenizer, grammar, log_level=0)
         error = matcher.get_error()
         if error:

@@ -24,7 +24,7 @@ from dataclasses import dataclass
 from typing import Any, Mapping, Optional, Sequence
 
 from .base import Completion, JudgeCallError, TimeBudget
-from .constrained import CONSTRAINT_LIBRARY, DEFAULT_JUSTIFICATION_CHARS, pattern_for, token_budget
+from .constrained import CONSTRAINT_LIBRARY, DEFAULT_JUSTIFICATION_CHARS, grammar_for, token_budget
 
 DEFAULT_LOCAL_JUDGE = "packaged:SmolLM2-135M-Instruct"
 # The offline judge: the larger packaged model, constrained; SmolLM2-135M where it does not fit.
@@ -127,7 +127,7 @@ class LocalJudge:
             )
         loop = asyncio.get_running_loop()
         params = dict(params)
-        pattern = pattern_for(schema, self.justification_chars) if self.constrained else None
+        pattern = grammar_for(schema, self.justification_chars) if self.constrained else None
         if pattern is not None:  # room for the longest reply the grammar allows: never cut off
             need = token_budget(schema, self.tokenizer, self.justification_chars)
             if need is not None and need > self._budget(params):

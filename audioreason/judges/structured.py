@@ -16,7 +16,8 @@ OpenAI, vLLM (xgrammar/guidance/outlines) and llama.cpp's server:
     (not in OpenAI's subset): the parser still checks them and re-asks.
   * criteria matched by position (``match_names=False``): any name, a score from the union of the options;
   * one score: ``{"<score field>": one of the options, "justification": string}``;
-  * a ``JsonReplySchema`` (rubric generation) has no JSON Schema: nothing is sent for it.
+  * a ``JsonReplySchema`` is sent with its own ``json_schema`` under its own name (the construction pipeline's
+    stages); one without (rubric generation) sends nothing.
 
 Sources: OpenAI, "Structured Outputs" guide (https://platform.openai.com/docs/guides/structured-outputs, the
 supported schema subset); vLLM, "Structured Outputs" (https://docs.vllm.ai/en/stable/features/structured_outputs/).
@@ -26,7 +27,7 @@ from __future__ import annotations
 
 from typing import Any, Optional, Sequence
 
-from .verdicts import JUSTIFICATION_KEY, NAME_KEY, SCORE_KEY, ReplySchema, VerdictSchema
+from .verdicts import JUSTIFICATION_KEY, NAME_KEY, SCORE_KEY, JsonReplySchema, ReplySchema, VerdictSchema
 
 RESPONSE_FORMAT_NAME = "verdict"
 WRAPPER_KEY = "verdicts"
@@ -72,6 +73,13 @@ def verdict_json_schema(schema: ReplySchema) -> Optional[dict[str, Any]]:
 
 def response_format(schema: ReplySchema) -> Optional[dict[str, Any]]:
     """The ``response_format`` request field for ``schema`` (None: send none)."""
+    if isinstance(schema, JsonReplySchema):
+        if schema.json_schema is None:
+            return None
+        return {
+            "type": "json_schema",
+            "json_schema": {"name": schema.name, "strict": True, "schema": schema.json_schema},
+        }
     body = verdict_json_schema(schema)
     if body is None:
         return None

@@ -236,12 +236,18 @@ class JsonReplySchema:
     version: str = "1"
     kind: str = "json"
     pattern: Optional[str] = None  # a regex of the reply, for judges that decode under a grammar (constrained)
+    # A JSON Schema of the reply (OpenAI's strict subset): sent as ``response_format`` to a judge with structured
+    # outputs, and the grammar a constrained local judge decodes under. Part of the cache key when set.
+    json_schema: Optional[Mapping[str, Any]] = None
 
     def format_instructions(self) -> str:
         return self.instructions
 
     def to_dict(self) -> dict[str, Any]:
-        return {"kind": self.kind, "name": self.name, "version": self.version}
+        described = {"kind": self.kind, "name": self.name, "version": self.version}
+        if self.json_schema is not None:
+            described["json_schema"] = self.json_schema
+        return described
 
 
 ReplySchema = Union[VerdictSchema, JsonReplySchema]
