@@ -178,6 +178,10 @@ USE = {  # each app's own example, as its button sends it
     "out = {'board': app.leaderboard(views), 'rows': len(item_table(views)), "
     "'detail': app.show(paths, app._choices(paths, app.item_rows(views))[0][1])[1]}",
     "report": "out = app.render(app.initial_results(), 'demo')[2]",
+    # the bundled example: accept its first item (the OEQ), then open the anchor chain's second link
+    "construction_review": "s = demo.session; first = s.accept(1, 'space'); link = s.show(4); "
+    "out = {'number': first[0], 'progress': first[1], 'review': open(s.folder.review_path).read(), "
+    "'clip': link[4] is not None, 'edited': sum(1 for p in link[5:8] if p.get('visible'))}",
 }
 
 
@@ -232,3 +236,9 @@ def test_light_apps_run_from_their_folders_with_only_their_requirements(built):
     explorer = results["explorer"]["out"]
     assert len(explorer["board"]) == 1 and explorer["rows"] == 12 and "cascade" in explorer["board"][0][2]
     assert results["report"]["out"].startswith("8 results (accuracy, aria, mmar_rubrics): 4 figures")
+    review = results["construction_review"]["out"]
+    # Accepting item 1 moved on to item 2 and wrote one line; the chain's second link plays its cited stretch and
+    # the edited audio at both beeps of the example's manifest.
+    assert (review["number"], review["progress"]) == (2, "**Reviewed 1 of 5**")
+    assert json.loads(review["review"])["item_id"] == "example-001/native/P/oeq"
+    assert review["clip"] and review["edited"] == 2

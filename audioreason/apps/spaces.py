@@ -9,8 +9,8 @@ instead lists only what it imports, pinned exactly as ``setup.py`` pins it (the 
 wheel's own metadata, so they are never written twice). ``requirements.txt`` therefore installs in a fresh
 environment from the package index alone:
 
-- light apps (anchor_chain, audiospan_rubric, text_prior_decomposition, mmar_rubrics, explorer, report):
-  Gradio and a few small packages, no torch;
+- light apps (anchor_chain, audiospan_rubric, text_prior_decomposition, mmar_rubrics, explorer, report,
+  construction_review): Gradio and a few small packages, no torch;
 - ``aria``: the whole runtime with the CPU build of torch (``torch==X+cpu`` from the PyTorch CPU index, as a
   plain ``torch==X`` resolves to the multi-GB CUDA build on Linux) and the real offline weights it scores
   with, copied from the installed weight packages into the folder (all-mpnet-base-v2 in five parts,
@@ -77,6 +77,7 @@ APPS: dict[str, SpaceApp] = {
         SpaceApp("text_prior_decomposition", "metrics/text_prior_decomposition", (*GUI, "soundfile", "soxr")),
         SpaceApp("explorer", "spaces/explorer", GUI, runs=True),
         SpaceApp("report", "spaces/report", (*GUI, "matplotlib", "scipy", "statsmodels", "krippendorff"), runs=True),
+        SpaceApp("construction_review", "spaces/construction_review", (*GUI, "soundfile")),
     )
 }
 
@@ -422,7 +423,9 @@ def add_space_parser(sub: Any) -> None:
     space = sub.add_parser("space", help="Hugging Face Space folders of the apps")
     commands = space.add_subparsers(dest="space_command", required=True)
     build = commands.add_parser("build", help="assemble a Space folder that installs with no checkout beside it")
-    build.add_argument("name", choices=sorted(APPS), help="the app: a metric widget, explorer or report")
+    build.add_argument(
+        "name", choices=sorted(APPS), help="the app: a metric widget, explorer, report or construction_review"
+    )
     build.add_argument("out", help="the Space folder (new or empty)")
     build.add_argument(
         "--run",

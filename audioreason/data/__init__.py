@@ -19,7 +19,8 @@ Modules, one job each: ``features`` (the common schema), ``validation`` (the rep
 records into the schema), ``audio_files`` (audio paths resolved inside the folder, headers checked),
 ``builder`` (the builder base and its policies), ``mmar`` / ``mmau_test_mini`` /
 ``audiospan`` (the benchmarks), ``hub_export`` and ``hub_load`` (Hub-ready folders), ``load`` (one-line
-loading; a whole benchmark built for export, the build scripts' work).
+loading; a whole benchmark built for export, the build scripts' work), ``review`` (human review decisions,
+review.jsonl, applied by the AudioSpan builder).
 """
 
 from audioreason.base.lazy import lazy_exports
@@ -53,6 +54,11 @@ _NAMES = {
     "is_hub_folder": ".hub_load",
     "load_hub_folder": ".hub_load",
     "push_folder": ".hub_export",
+    "REVIEW_FILE": ".review",
+    "apply_review": ".review",
+    "read_review": ".review",
+    "make_decision": ".review_log",
+    "write_decision": ".review_log",
 }
 __getattr__, __dir__ = lazy_exports(__name__, _NAMES)
 __all__ = list(_NAMES)

@@ -15,6 +15,17 @@ Raw layout::
     <root>/metadata/edits.jsonl       optional, one edit manifest per anchored recording
     <root>/audio/original/<recording_id>.<ext>   the source recording (native items)
     <root>/audio/anchored/<recording_id>.<ext>   its anchored copy (anchor items)
+    <root>/review.jsonl               optional, the human review's decisions (§4.5; ``audioreason.data.review``)
+
+Human review: when ``review.jsonl`` exists, the latest decision per item holds. A rejected item is left out; a
+fixed one is built with its fixes (stem, options, criteria, reference answer; an MCQ's answer follows its correct
+option's text); every outcome is in the report (review_rejected, review_chain_dropped, review_fixed,
+review_unknown_item, a ``skipped`` for each item left out, the totals in ``report.review``), and each reviewed
+item's ``extra`` records its decision under "review". An anchor chain with a rejected link is left out whole:
+its Chain score (§3.2 Eq. 3) credits the longest correct prefix of all three links, so two surviving links would
+score as a different, shorter chain. The review applies before the structure checks, so a native recording that
+loses a level to it is reported as an incomplete native set. A line of review.jsonl that is not a decision, or a
+fix that does not fit its item, stops the build with an error naming the line.
 
 ``<ext>`` is the first of .wav .flac .mp3 .ogg .opus .m4a .aac .webm that exists; a record may name
 its file instead (``audio_file``, relative to <root>; ``anchored_audio_file`` on a recording). Every audio
@@ -86,18 +97,22 @@ from audioreason.text.timestamps import parse_record_span, parse_record_time
 
 from .audio_files import AudioFiles
 from .builder import BenchmarkBuilder, BenchmarkConfig
-from .catalog import ANCHOR_FILE, NATIVE_FILE  # the files that mark a raw folder
+from .catalog import (  # the files that mark a raw folder, and where the audio is
+    ANCHOR_FILE,
+    ANCHORED_DIR,
+    AUDIO_EXTENSIONS,
+    EDITS_FILE,
+    NATIVE_FILE,
+    ORIGINAL_DIR,
+)
 from .features import TEST_SPLIT, benchmark_features
 from .fields import as_text, check_choices
 from .hub_export import HubConfig, prepare_out_dir, write_audiofolder_group, write_card
+from .review import REVIEW_FILE, review_items
 from .scan import SourceScan
 from .validation import ValidationReport
 
 RECORDINGS_FILE = "metadata/recordings.jsonl"
-EDITS_FILE = "metadata/edits.jsonl"
-ORIGINAL_DIR = "audio/original"
-ANCHORED_DIR = "audio/anchored"
-AUDIO_EXTENSIONS = (".wav", ".flac", ".mp3", ".ogg", ".opus", ".m4a", ".aac", ".webm")
 
 SUBSETS = ("native_mcq", "native_oeq", "anchor")
 CONFIG_NAMES = ("all",) + SUBSETS
@@ -696,9 +711,9 @@ def _audio(record: _Record, source: str, audio_files: AudioFiles) -> tuple[str, 
     item, the anchored copy for an anchor item; the duration from the header, else the declared one."""
     reader, item_id, fields_, recording = record.reader, record.item_id, record.fields, record.recording
     if source == "anchor":
-        folder, explicit = "audio/anchored", fields_.get("audio_file") or recording.get("anchored_audio_file")
+        folder, explicit = ANCHORED_DIR, fields_.get("audio_file") or recording.get("anchored_audio_file")
     else:
-        folder, explicit = "audio/original", fields_.get("audio_file") or recording.get("audio_file")
+        folder, explicit = ORIGINAL_DIR, fields_.get("audio_file") or recording.get("audio_file")
     audio_path = reader.find_audio(item_id, folder, record.recording_id, as_text(explicit))
     path, header = audio_files.check(item_id, audio_path)
     duration = None if header is None else header.duration
@@ -805,6 +820,9 @@ class AudioSpanBuilder(BenchmarkBuilder):
                 item = self._item(reader, source, row, raw, recordings, edits, audio_files)
                 if item is not None:
                     items.append(item)
+        if (root / REVIEW_FILE).is_file():
+            metadata_files.append(root / REVIEW_FILE)
+            items = review_items(items, root / REVIEW_FILE, report)
         self._check_structure(reader, items)
         return SourceScan(items, report, metadata_files, audio_files.candidates)
 

@@ -30,7 +30,7 @@ from .scan import SourceScan, apply_policies, check_policies, raise_on_policies
 # The modules whose code shapes a built item (with each benchmark's own): a change to any rebuilds.
 ITEM_CODE = tuple(
     str(Path(__file__).with_name(name))
-    for name in ("builder.py", "features.py", "fields.py", "audio_files.py", "scan.py", "records.py")
+    for name in ("builder.py", "features.py", "fields.py", "audio_files.py", "scan.py", "records.py", "review.py")
 )
 
 

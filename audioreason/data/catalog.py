@@ -18,9 +18,13 @@ from .records import MMAR_METADATA, MMAU_METADATA, scan_mmar, scan_mmau
 from .scan import SourceScan, apply_policies, check_policies, raise_on_policies
 from .validation import ValidationReport
 
-# AudioSpan's raw metadata files (audiospan.py describes the layout).
+# AudioSpan's raw metadata files and audio folders (audiospan.py describes the layout; the review app reads it too).
 NATIVE_FILE = "metadata/native.jsonl"
 ANCHOR_FILE = "metadata/anchor.jsonl"
+EDITS_FILE = "metadata/edits.jsonl"
+ORIGINAL_DIR = "audio/original"
+ANCHORED_DIR = "audio/anchored"
+AUDIO_EXTENSIONS = (".wav", ".flac", ".mp3", ".ogg", ".opus", ".m4a", ".aac", ".webm")
 
 
 @dataclass(frozen=True)

@@ -23,7 +23,7 @@ ISSUE_KINDS: dict[str, str] = {
     "repeated_id": "the id occurs on more than one record",
     "missing_field": "a required field is absent or empty",
     "invalid_value": "a field has a value outside its documented set or type (kept as given where possible)",
-    "skipped": "the record is not in the dataset (by the on_missing_audio / on_repeated_id policy)",
+    "skipped": "the record is not in the dataset (by the on_missing_audio / on_repeated_id policy, or the review)",
     # AudioSpan
     "unmapped_field": "a released field name that neither the schema nor FIELD_ALIASES knows (not stored)",
     "alias_conflict": "both a field and one of its aliases are present (the canonical name wins)",
@@ -35,6 +35,11 @@ ISSUE_KINDS: dict[str, str] = {
     "unexpected_choice_count": "an AudioSpan MCQ without exactly four options",
     "missing_rubric": "an open-ended item without rubric criteria",
     "missing_edit_manifest": "an anchor item whose recording has no edit manifest",
+    # Human review (review.jsonl, audioreason.data.review)
+    "review_rejected": "an item rejected in human review (left out)",
+    "review_chain_dropped": "an anchor item left out with its chain: another link of the chain was rejected in review",
+    "review_fixed": "an item fixed in human review (the fixed fields are named)",
+    "review_unknown_item": "a review decision for an id that no item has (not applied)",
 }
 
 
@@ -60,6 +65,9 @@ class ValidationReport:
     audio_backend: str = ""
     audio_backend_reason: str = ""
     issues: list[Issue] = field(default_factory=list)
+    # The human review's totals (decisions, superseded, accepted, fixed, rejected, chain_dropped, unreviewed,
+    # unknown) when the folder has a review.jsonl (audioreason.data.review); empty otherwise.
+    review: dict[str, int] = field(default_factory=dict)
 
     def add(self, kind: str, item_id: str, detail: str = "") -> None:
         if kind not in ISSUE_KINDS:
@@ -92,6 +100,8 @@ class ValidationReport:
             f"{self.benchmark}: {self.rows} records read from {self.source}, {self.built} items built"
             + (f" (audio: {self.audio_backend})" if self.audio_backend else "")
         ]
+        if self.review:
+            lines.append("  review: " + ", ".join(f"{n} {what}" for what, n in self.review.items()))
         for kind, n in self.counts().items():
             ids = list(dict.fromkeys(self.ids(kind)))
             shown = ", ".join(ids[:max_ids]) + (f", ... (+{len(ids) - max_ids})" if len(ids) > max_ids else "")
@@ -109,6 +119,7 @@ class ValidationReport:
             "audio_backend": self.audio_backend,
             "audio_backend_reason": self.audio_backend_reason,
             "counts": self.counts(),
+            "review": dict(self.review),
             "issues": [{"kind": i.kind, "id": i.item_id, "detail": i.detail} for i in self.issues],
         }
 
