@@ -31,6 +31,7 @@ CONSTRAINT_LIBRARY = "llguidance"
 DEFAULT_JUSTIFICATION_CHARS = 160
 # A grammar is its kind's prefix and its text (one string: the local judge groups and caches by it).
 _GRAMMAR_KINDS = {"regex": "regex:", "json_schema": "json_schema:"}
+_COMPACT_JSON = {"whitespace_flexible": False, "item_separator": ", ", "key_separator": ": "}
 # JSON string content without escapes: no quote, no backslash, no control character.
 _STRING_CHAR = r'[^"\\\x00-\x1f]'
 
@@ -101,8 +102,11 @@ def grammar_for(schema: Optional[ReplySchema], justification_chars: int = DEFAUL
         return _GRAMMAR_KINDS["regex"] + pattern
     json_schema = getattr(schema, "json_schema", None)
     if json_schema is not None:
-        # Keys in the schema's order: llguidance writes the reply's keys in that order.
-        return _GRAMMAR_KINDS["json_schema"] + json.dumps(json_schema, separators=(",", ":"))
+        # Keys in the schema's order: llguidance writes the reply's keys in that order. Compact separators and
+        # no free whitespace: by default llguidance allows any amount between tokens, and a small model fills
+        # its whole token budget with it.
+        compact = {**json_schema, "x-guidance": _COMPACT_JSON}
+        return _GRAMMAR_KINDS["json_schema"] + json.dumps(compact, separators=(",", ":"))
     return None
 
 
