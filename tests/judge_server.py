@@ -43,6 +43,11 @@ request of a conversation gets step n (the last step repeats). A step is one of
                                                                            # zero-crossing frequency; "quiet"
                                                                            # for an all-silent clip
 
+    {"play": "construct_player", "config": {...}}                         # a player module of this folder
+                                                                           # answers: ``reply(request, config)``
+                                                                           # gives the reply text, or a step
+                                                                           # (an error, a hang) to serve
+
     {"check_audio": {"format": "wav", "rate": 16000, "max_s": 30.0,      # a provider's documented request
                      "data_prefix": "", "position": "first",             # shape (endpoint presets): 400
                      "stream": false, "params": {"modalities": ["text"]}},  # naming what differs, else
@@ -189,6 +194,25 @@ def _tone_reply(messages: list[dict], step: dict) -> str:
     crossings = sum((a < 0) != (b < 0) for a, b in zip(pcm, pcm[1:]))
     hz = crossings / 2 / (len(pcm) / rate)
     return step["reply_by_tone"][min(step["reply_by_tone"], key=lambda f: abs(float(f) - hz))]
+
+
+def _play(step: dict, request: dict) -> dict:
+    """The step a player module (a file of this folder, e.g. ``construct_player.py``) chooses for ``request``:
+    its ``reply(request, config)`` returns the reply text or a step; a player that fails answers 500 with
+    its error (the test sees it in the client's failure)."""
+    import importlib
+    import re
+    import traceback
+
+    name = str(step["play"])
+    if not re.fullmatch(r"[a-z_][a-z0-9_]*", name) or not (Path(__file__).parent / f"{name}.py").is_file():
+        return {"status": 500, "body": {"error": {"message": f"no player module {name!r} beside the server"}}}
+    try:
+        chosen = importlib.import_module(name).reply(request, step.get("config") or {})
+    except Exception:  # noqa: BLE001 - a player bug is reported to the client, never a dead handler thread
+        message = traceback.format_exc(limit=4)  # not to stderr: the test's pipe is read only at start-up
+        return {"status": 500, "body": {"error": {"message": f"player {name} failed: {message}"}}}
+    return {"reply": chosen} if isinstance(chosen, str) else dict(chosen)
 
 
 MP3_SYNC = (b"ID3", b"\xff\xfb", b"\xff\xf3", b"\xff\xf2")
@@ -369,6 +393,8 @@ class _Handler(BaseHTTPRequestHandler):
                     or step.get("default")
                     or {"status": 400}
                 )
+        if "play" in step:
+            step = _play(step, request)
         if "check_audio" in step:
             problem = _check_shape(step["check_audio"], request, types, audio)
             step = {"status": 400, "body": {"error": {"message": problem}}} if problem else step.get("then", {})
@@ -460,9 +486,11 @@ class ServerHandle:
         return f"http://127.0.0.1:{self.port}/v1"
 
     def requests(self) -> list[dict]:
+        """The logged requests; a line still being written (a test polling a running server) is left out."""
         if not self.log_path.exists():
             return []
-        return [json.loads(line) for line in self.log_path.read_text(encoding="utf-8").splitlines() if line]
+        complete = self.log_path.read_text(encoding="utf-8").split("\n")[:-1]
+        return [json.loads(line) for line in complete if line]
 
     def log_text(self) -> str:
         return self.log_path.read_text(encoding="utf-8") if self.log_path.exists() else ""
@@ -498,8 +526,9 @@ def openai_cli_args(
 
 
 @contextmanager
-def running_server(script: dict, folder: Path, start_timeout_s: float = 15.0) -> Iterator[ServerHandle]:
-    """Start the server as a child process on a free 127.0.0.1 port; stop it on exit."""
+def running_server(script: dict, folder: Path, start_timeout_s: float = 15.0, port: int = 0) -> Iterator[ServerHandle]:
+    """Start the server as a child process on a free 127.0.0.1 port (or ``port``: a later server at the same
+    address as an earlier one); stop it on exit."""
     folder = Path(folder)
     folder.mkdir(parents=True, exist_ok=True)
     script_path, log_path, ready = folder / "script.json", folder / "requests.jsonl", folder / "port.txt"
@@ -516,6 +545,8 @@ def running_server(script: dict, folder: Path, start_timeout_s: float = 15.0) ->
             str(log_path),
             "--ready",
             str(ready),
+            "--port",
+            str(port),
         ],
         stdout=subprocess.DEVNULL,
         stderr=subprocess.PIPE,

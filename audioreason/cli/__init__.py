@@ -41,6 +41,9 @@ def build_parser() -> argparse.ArgumentParser:
     from audioreason.cli.anchor import add_anchor_parser
 
     add_anchor_parser(sub)  # `audioreason anchor make|apply|verify|question`: AudioSpan anchored audio
+    from audioreason.cli.construct import add_construct_parser
+
+    add_construct_parser(sub)  # `audioreason construct RECORDINGS --out BENCH`: an AudioSpan-style benchmark
     from audioreason.apps.spaces import add_space_parser
     from audioreason.cli.compare import add_compare_parser
     from audioreason.cli.report import add_report_parser

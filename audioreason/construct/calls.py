@@ -6,7 +6,8 @@ stage, with the item and the error, for construction.json). What the runner give
   * every request is cached by its content (sha256 of the canonical request: model, messages with their audio,
     sampling, the stage's schema) in ``BENCH/.cache/calls.sqlite``, committed as soon as its reply is
     validated: a construction killed at any point keeps every reply it paid for, and a rerun sends only the
-    requests that never got one (``calls_made``: requests sent in this session, per role);
+    requests that never got one (``calls_made``: requests sent in this session, per role); a reply that
+    failed its schema after the re-asks is stored too and served again as the same counted failure;
   * the one retry policy, adaptive concurrency and key handling of ``judges.client`` for endpoint roles; a
     role that cannot work at all (no key, wrong URL, unknown model) raises ``JudgeUnavailable`` at its
     first request: a configuration error, never a counted failure;
@@ -78,6 +79,16 @@ def stage_schema(
         version=version,
         json_schema=dict(json_schema),
     )
+
+
+def as_stored(payload: Any) -> Any:
+    """``payload`` as the cache gives it back (canonical JSON: keys sorted, tuples as lists), so that a stage
+    sees the same value, and writes the same bytes, whether its reply was fresh or cached."""
+    import json
+
+    from audioreason.judges.cache import canonical_json
+
+    return json.loads(canonical_json(payload))
 
 
 def _compact(value: Any) -> str:
@@ -154,12 +165,18 @@ class Calls:
                 max_tokens=spec.options.get("max_tokens") or (LOCAL_MAX_NEW_TOKENS if spec.kind == "local" else None),
                 extra=self._extra(spec),
             )
-            self.runners[role] = JudgeRunner(judge, sampling=sampling, cache=self.cache, max_reasks=max_reasks)
+            # A reply that never fitted its schema was paid for: a rerun serves it again (the same counted
+            # failure) rather than paying for it twice (retry_invalid_cached=False).
+            self.runners[role] = JudgeRunner(
+                judge, sampling=sampling, cache=self.cache, max_reasks=max_reasks, retry_invalid_cached=False
+            )
         if self.specs["asr"].kind == "endpoint":
             spec = self.specs["asr"]
             sampling = SamplingParams(temperature=0.0, seed=0, seed_per_rater=True, extra=self._extra(spec))
             judge = self._endpoint(spec, concurrency)
-            self.runners["asr"] = JudgeRunner(judge, sampling=sampling, cache=self.cache, max_reasks=max_reasks)
+            self.runners["asr"] = JudgeRunner(
+                judge, sampling=sampling, cache=self.cache, max_reasks=max_reasks, retry_invalid_cached=False
+            )
         self.counts: dict[str, dict[str, dict[str, int]]] = defaultdict(lambda: defaultdict(lambda: defaultdict(int)))
         self.failures: list[dict[str, Any]] = []
         self.audio_s_sent: dict[str, float] = defaultdict(float)
@@ -309,7 +326,7 @@ class Calls:
             self.audio_s_sent[role] += self._audio_in(messages)
         if result.ok:
             counts["ok"] += 1
-            return result.verdict.data
+            return as_stored(result.verdict.data)
         counts["failed"] += 1
         self.failures.append(
             {

@@ -197,6 +197,9 @@ RECORDING_FIELDS = (
 )
 CRITERION_FIELDS = tuple(CRITERION)
 MANIFEST_FIELDS = ("recording_id",) + tuple(k for k in EDIT_MANIFEST if k != "extra")
+# What `audioreason construct` adds to each item (the evidence ids it relies on, how it was made): kept in
+# ``extra`` like any field the schema lacks, but expected, so not reported as unmapped.
+CONSTRUCTION_FIELDS = ("evidence", "provenance")
 KNOWN_FIELDS = {
     "item": ITEM_FIELDS,
     "recording": RECORDING_FIELDS,
@@ -304,7 +307,11 @@ class _Reader:
             else:
                 out[target] = value
         if kind != "manifest":  # manifests keep unknown keys in their own `extra`, by design
-            notes.extend(("unmapped_field", f"{kind} field {key!r} (kept in extra)") for key in unknown)
+            notes.extend(
+                ("unmapped_field", f"{kind} field {key!r} (kept in extra)")
+                for key in unknown
+                if not (kind == "item" and key in CONSTRUCTION_FIELDS)
+            )
         if owner is None:
             self.pending.extend(notes)
         else:

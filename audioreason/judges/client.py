@@ -468,6 +468,8 @@ class OpenAICompatibleJudge:
                     cause = _UNAVAILABLE_STATUS.get(status)
                     if cause:
                         limiter.release()
+                        if status == 401 and not self.api_key_env:
+                            cause = "the server refused a request sent without a key (api_key_env is None)"
                         cause = cause.format(env=self.api_key_env, model=self.model)
                         raise contact.fail(self._unavailable(cause, last_error)) from None
                     contact.open()  # the server answers: from here on a failure is the item's
