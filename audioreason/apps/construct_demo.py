@@ -2,8 +2,9 @@
 
 1. a few minutes of long-form audio are synthesized (``construct.demo_audio``: espeak-ng speech in several
    voices and topics, sound events, a room-noise floor);
-2. the pipeline builds a small benchmark from it with every role offline (packaged Whisper, the constrained
-   offline language model, signal measurements and ASR re-transcription standing in for the audio roles);
+2. the pipeline builds a small benchmark from it with every role offline (packaged Whisper, SmolLM2-135M-Instruct
+   under each stage's JSON Schema, signal measurements and ASR re-transcription standing in for the audio
+   roles), one native candidate per cognitive level and one anchor chain;
 3. the offline cascade (Whisper, then SmolLM2-135M-Instruct) runs on the benchmark's items and the run is
    scored (accuracy on the MCQs, the anchor chain, the OEQ rubric with the constrained offline judge).
 
@@ -18,6 +19,9 @@ from typing import Any, Optional
 
 DEMO_SEED = 0
 DEMO_RECORDING = "demo_radio"
+# The text roles' model: the smaller packaged model, so the demo finishes in minutes on two cores
+# (``--offline-model packaged:Qwen2.5-Coder-0.5B-Instruct`` writes better questions, slower).
+DEMO_TEXT_MODEL = "packaged:SmolLM2-135M-Instruct"
 
 
 def demo_recording(workdir: Path) -> Path:
@@ -68,7 +72,7 @@ def run_construct_demo(workdir: Path, *, progress: bool = False, per_level: int 
     construction = Construction(
         recording,
         bench,
-        offline_roles(text_model),
+        offline_roles(text_model or DEMO_TEXT_MODEL),
         Settings(per_level=per_level, rollouts=rollouts, language="en"),  # espeak-ng English voices
         progress=progress,
     )
