@@ -270,3 +270,14 @@ def write_audio(path: Union[str, os.PathLike], samples: np.ndarray, sampling_rat
     path.parent.mkdir(parents=True, exist_ok=True)
     path.write_bytes(encode_wav(samples, sampling_rate))
     return path
+
+
+def wav_writer(path: Union[str, os.PathLike], sampling_rate: int, channels: int = 1) -> Any:
+    """An open 16-bit PCM WAV file to write float blocks into (``.write(block)``, a context manager): a long
+    recording written block by block is never held whole."""
+    import soundfile as sf
+
+    Path(path).parent.mkdir(parents=True, exist_ok=True)
+    return sf.SoundFile(
+        path, "w", samplerate=int(sampling_rate), channels=int(channels), subtype="PCM_16", format="WAV"
+    )

@@ -101,7 +101,10 @@ def print_summary(record: dict[str, Any], bench: Path) -> None:
     cost = session["cost"]
     if any(v for v in cost["by_role"].values()):
         print(f"cost of this session: {cost['total']:.4f} {cost['currency']}")
-    print(f"benchmark: {bench} (load it with the AudioSpan builder; review it with `audioreason space`)")
+    print(
+        f"benchmark: {bench} (the AudioSpan builder loads it; review it item by item with "
+        f"`python spaces/construction_review/app.py {bench}`: decisions go to review.jsonl)"
+    )
 
 
 def demo_command(args: argparse.Namespace) -> int:

@@ -276,9 +276,9 @@ class Calls:
         target = preset.sampling_rate if preset else AUDIO_RATE
         samples = np.asarray(samples, dtype=np.float32).reshape(-1)
         if rate != target:
-            import soxr
+            from audioreason.audio.io import load_audio
 
-            samples = soxr.resample(samples, rate, target).astype(np.float32)
+            samples, _ = load_audio((samples, rate), target)
         seconds = len(samples) / target
         limit = self.max_audio_s(role)
         if limit is not None and seconds > limit + 1e-6:

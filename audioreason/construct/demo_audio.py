@@ -41,7 +41,7 @@ def _rng(*parts: object) -> np.random.Generator:
 
 def espeak(text: str, voice: str, speed: int, rate: int = RATE) -> np.ndarray:
     """espeak-ng's reading of ``text`` (mono float32 at ``rate``, peak 1, silence at both ends cut)."""
-    import soxr
+    from audioreason.audio.io import load_audio
 
     exe = shutil.which("espeak-ng")
     if exe is None:
@@ -54,7 +54,7 @@ def espeak(text: str, voice: str, speed: int, rate: int = RATE) -> np.ndarray:
     source_rate = int.from_bytes(data[24:28], "little")
     pcm = np.frombuffer(data[at + 8 :], "<i2").astype(np.float32) / 32768.0
     if source_rate != rate:
-        pcm = soxr.resample(pcm, source_rate, rate).astype(np.float32)
+        pcm, _ = load_audio((pcm, source_rate), rate)
     loud = np.flatnonzero(np.abs(pcm) > 0.01 * np.abs(pcm).max())
     pad = int(0.01 * rate)
     pcm = pcm[max(loud[0] - pad, 0) : loud[-1] + pad]
@@ -143,7 +143,7 @@ def _shift(records: list[dict], offset: float, episode: int, end: float) -> list
 
 def _write(path: Union[str, os.PathLike], seed: Seed, rate: int, frames: Optional[int]) -> dict:
     """Write episodes of the programme until ``frames`` (None: exactly one episode); the ground truth."""
-    import soundfile as sf
+    from audioreason.audio.io import wav_writer
 
     path = Path(path)
     path.parent.mkdir(parents=True, exist_ok=True)
@@ -153,7 +153,7 @@ def _write(path: Union[str, os.PathLike], seed: Seed, rate: int, frames: Optiona
     block = int(BLOCK_SECONDS * rate)
     truth = {"segments": [], "sentences": [], "events": []}
     written, episode = 0, 0
-    with sf.SoundFile(path, "w", samplerate=rate, channels=1, subtype="PCM_16", format="WAV") as out:
+    with wav_writer(path, rate) as out:
         while frames is None or written < frames:
             placed, parts, length = _episode(pieces, _rng("demo-episode", seed, episode), rate, vary=episode > 0)
             take = length if frames is None else min(length, frames - written)
