@@ -50,7 +50,7 @@ from .anchor_prompts import (
     selection_schema,
 )
 from .critic import critique
-from .gates import BLIND_MAX, FULL_MIN, TEXT_MAX, solver_verdict
+from .gates import new_candidate, solver_reason, solver_verdict
 from .memory import MemoryBank
 from .question_space import LEVEL_LETTER, LEVEL_ORDER
 from .records import Caption, seed_of
@@ -61,37 +61,14 @@ DIMENSION = {"perception": "localization", "understanding": "interpretation", "r
 
 # ---------------------------------------------------------------------- the pipeline
 def _candidate(caption: Caption, level: str, order: int) -> dict[str, Any]:
-    return {
-        "id": f"{caption.recording_id}-anchor-{LEVEL_LETTER[level]}",
-        "pipeline": "anchor",
-        "recording_id": caption.recording_id,
-        "level": level,
-        "dimension": DIMENSION[level],
-        "order": order,
-        "evidence": [],
-        "gates": {"evidence": None, "blind": None, "text": None, "full": None},
-        "outcome": "rejected",
-        "rejected_at": None,
-        "reason": "",
-        "critic": None,
-        "mcq": None,
-        "provenance": {},
-    }
+    cid = f"{caption.recording_id}-anchor-{LEVEL_LETTER[level]}"
+    return new_candidate(cid, "anchor", caption.recording_id, level, DIMENSION[level], order, {})
 
 
 def _reject_all(candidates: list[dict], at: str, reason: str) -> list[dict]:
     for c in candidates:
         c.update(outcome="rejected", rejected_at=at, reason=reason)
     return candidates
-
-
-def _solver_reason(at: str, outcomes: list[bool]) -> str:
-    share = f"{sum(outcomes)}/{len(outcomes)} rollouts"
-    if at == "blind":
-        return f"the blind solver was correct in {share} (more than {BLIND_MAX})"
-    if at == "text":
-        return f"the text-only solver was correct in {share} (more than {TEXT_MAX})"
-    return f"the full solver was correct in only {share} (needs more than {FULL_MIN})"
 
 
 async def _verify(calls: Any, caption: Caption, ids: list[str], audio_path: Any) -> Mapping[str, Any]:
@@ -122,7 +99,7 @@ async def _gate(calls, caption, solver_caption, audio_path, candidate, item, *, 
             calls, mcq, result, pipeline="anchor", level=level, candidate_id=cid, order=order, bank=bank
         )
         candidate.update(
-            rejected_at=at, reason=_solver_reason(at, candidate["gates"]["full" if at == "unsolvable" else at])
+            rejected_at=at, reason=solver_reason(at, candidate["gates"]["full" if at == "unsolvable" else at])
         )
         return
     candidate.update(outcome="kept", rejected_at=None, reason="passed every gate")

@@ -71,6 +71,38 @@ def solver_verdict(gates: Mapping[str, Any]) -> tuple[bool, Optional[str]]:
     return True, None
 
 
+def new_candidate(
+    cid: str, pipeline: str, recording_id: str, level: str, dimension: Any, order: int, provenance: Mapping[str, Any]
+) -> dict[str, Any]:
+    """A candidate record before its gates run (rejected until a gate says otherwise; every gate null: not run)."""
+    return {
+        "id": cid,
+        "pipeline": pipeline,
+        "recording_id": recording_id,
+        "level": level,
+        "dimension": dimension,
+        "order": order,
+        "evidence": [],
+        "gates": {"evidence": None, "blind": None, "text": None, "full": None},
+        "outcome": "rejected",
+        "rejected_at": None,
+        "reason": "",
+        "critic": None,
+        "mcq": None,
+        "provenance": dict(provenance),
+    }
+
+
+def solver_reason(at: str, outcomes: Sequence[bool]) -> str:
+    """Why the solver gate ``at`` (blind, text, unsolvable) rejected, with its rollouts' count."""
+    share = f"{sum(1 for ok in outcomes if ok is True)}/{len(outcomes)} rollouts"
+    if at == "blind":
+        return f"the blind solver was correct in {share} (more than {BLIND_MAX})"
+    if at == "text":
+        return f"the text-only solver was correct in {share} (more than {TEXT_MAX})"
+    return f"the full solver was correct in only {share} (needs more than {FULL_MIN})"
+
+
 def _share(numerator: int, denominator: int) -> Optional[float]:
     return None if denominator == 0 else float(Fraction(numerator, denominator))
 

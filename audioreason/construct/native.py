@@ -31,7 +31,7 @@ from audioreason.judges.fence import fence
 
 from .calls import stage_schema
 from .critic import critique
-from .gates import BLIND_MAX, FULL_MIN, TEXT_MAX, solver_verdict
+from .gates import new_candidate, solver_reason, solver_verdict
 from .memory import MemoryBank
 from .native_items import PositionCycle, assemble_items, generate_rubric, shuffled_view
 from .question_space import LEVEL_LETTER, LEVEL_ORDER, dimensions, space_text
@@ -190,36 +190,15 @@ def question_messages(caption: Any, direction: Mapping[str, Any], level: str, le
 
 
 def _new_candidate(caption: Any, level: str, k: int, order: int, direction: Optional[Mapping]) -> dict[str, Any]:
-    return {
-        "id": f"{caption.recording_id}-native-{LEVEL_LETTER[level]}{k + 1}",
-        "pipeline": "native",
-        "recording_id": caption.recording_id,
-        "level": level,
-        "dimension": direction["dimension"] if direction else None,
-        "order": order,
-        "evidence": [],
-        "gates": {"evidence": None, "blind": None, "text": None, "full": None},
-        "outcome": "rejected",
-        "rejected_at": None,
-        "reason": "",
-        "critic": None,
-        "mcq": None,
-        "provenance": {"direction": dict(direction) if direction else None},
-    }
+    cid = f"{caption.recording_id}-native-{LEVEL_LETTER[level]}{k + 1}"
+    dimension = direction["dimension"] if direction else None
+    provenance = {"direction": dict(direction) if direction else None}
+    return new_candidate(cid, "native", caption.recording_id, level, dimension, order, provenance)
 
 
 def _reject(candidate: dict[str, Any], at: str, reason: str) -> dict[str, Any]:
     candidate.update(outcome="rejected", rejected_at=at, reason=reason)
     return candidate
-
-
-def _solver_reason(at: str, outcomes: list[bool]) -> str:
-    share = f"{sum(outcomes)}/{len(outcomes)} rollouts"
-    if at == "blind":
-        return f"the blind solver was correct in {share} (more than {BLIND_MAX})"
-    if at == "text":
-        return f"the text-only solver was correct in {share} (more than {TEXT_MAX})"
-    return f"the full solver was correct in only {share} (needs more than {FULL_MIN})"
 
 
 async def _one_candidate(calls, caption, audio_path, candidate, direction, *, rollouts, bank, positions, roles):
@@ -253,7 +232,7 @@ async def _one_candidate(calls, caption, audio_path, candidate, direction, *, ro
             calls, view, result, pipeline="native", level=level, candidate_id=cid, order=order, bank=bank
         )
         outcomes = candidate["gates"]["full" if at == "unsolvable" else at]
-        return _reject(candidate, at, _solver_reason(at, outcomes))
+        return _reject(candidate, at, solver_reason(at, outcomes))
 
     rubric = await generate_rubric(calls, caption, view, result, item=cid)
     if rubric is None:
