@@ -26,7 +26,6 @@ the other link failed (its gates stay recorded), and then the anchored file is r
 
 from __future__ import annotations
 
-import inspect
 import os
 from pathlib import Path
 from typing import Any, Mapping, Optional, Sequence
@@ -74,8 +73,7 @@ def _reject_all(candidates: list[dict], at: str, reason: str) -> list[dict]:
 async def _verify(calls: Any, caption: Caption, ids: list[str], audio_path: Any) -> Mapping[str, Any]:
     from .verify import verify_evidence
 
-    result = verify_evidence(calls, caption, ids, audio_path)
-    return await result if inspect.isawaitable(result) else result
+    return await verify_evidence(calls, caption, ids, audio_path)
 
 
 async def _gate(calls, caption, solver_caption, audio_path, candidate, item, *, rollouts, bank) -> None:
