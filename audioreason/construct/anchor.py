@@ -48,12 +48,11 @@ from .anchor_prompts import (
     selection_messages,
     selection_schema,
 )
-from .critic import critique
-from .gates import new_candidate, solver_reason, solver_verdict
+from .gates import new_candidate
 from .memory import MemoryBank
 from .question_space import LEVEL_LETTER, LEVEL_ORDER
 from .records import Caption, seed_of
-from .solver import run_solver
+from .screening import screen
 
 DIMENSION = {"perception": "localization", "understanding": "interpretation", "reasoning": "relational"}
 
@@ -78,29 +77,14 @@ async def _verify(calls: Any, caption: Caption, ids: list[str], audio_path: Any)
 
 async def _gate(calls, caption, solver_caption, audio_path, candidate, item, *, rollouts, bank) -> None:
     """Evidence, solver and critic for a U or R candidate (updates it in place)."""
-    cid, level, order = candidate["id"], candidate["level"], candidate["order"]
     mcq = mcq_of(item)
     candidate.update(mcq=mcq, evidence=list(item["evidence"]))
-    verified = await _verify(calls, caption, item["evidence"], audio_path)
-    candidate["gates"]["evidence"] = bool(verified["passed"])
-    candidate["provenance"]["evidence_check"] = verified.get("records", [])
-    if not verified["passed"]:
-        candidate.update(rejected_at="evidence", reason="a cited evidence record was not confirmed against the audio")
-        return
-    result = await run_solver(calls, solver_caption, mcq, rollouts=rollouts, item=cid, evidence=item["evidence"])
-    for name in ("blind", "text", "full"):
-        candidate["gates"][name] = result[name]
-    candidate["provenance"]["solver_failed_calls"] = result["failed"]
-    kept, at = solver_verdict(candidate["gates"])
-    if not kept:
-        candidate["critic"] = await critique(
-            calls, mcq, result, pipeline="anchor", level=level, candidate_id=cid, order=order, bank=bank
-        )
-        candidate.update(
-            rejected_at=at, reason=solver_reason(at, candidate["gates"]["full" if at == "unsolvable" else at])
-        )
-        return
-    candidate.update(outcome="kept", rejected_at=None, reason="passed every gate")
+    passed = await screen(
+        calls, caption, audio_path, candidate, mcq, rollouts=rollouts, bank=bank, solver_caption=solver_caption,
+        verify=_verify,
+    )  # fmt: skip
+    if passed is not None:
+        candidate.update(outcome="kept", rejected_at=None, reason="passed every gate")
 
 
 def _choose_event(caption, event_clips, bench, rate, duration, rules) -> tuple[Optional[Path], dict[str, Any]]:

@@ -30,14 +30,12 @@ from typing import Any, Mapping, Optional
 from audioreason.judges.fence import fence
 
 from .calls import stage_schema
-from .critic import critique
-from .gates import new_candidate, solver_reason, solver_verdict
+from .gates import new_candidate
 from .memory import MemoryBank
 from .native_items import PositionCycle, assemble_items, generate_rubric, shuffled_view
 from .question_space import LEVEL_LETTER, LEVEL_ORDER, dimensions, space_text
 from .records import seed_of
-from .solver import run_solver
-from .verify import verify_evidence
+from .screening import screen
 
 OPTION_CHARS, QUESTION_CHARS, DIRECTION_CHARS = 120, 300, 200
 MAX_TARGETS, MAX_CITED = 3, 6
@@ -215,24 +213,10 @@ async def _one_candidate(calls, caption, audio_path, candidate, direction, *, ro
         return _reject(candidate, "generation", "no question fitting the schema and checks (see the call failures)")
     candidate.update(mcq=mcq, evidence=list(mcq["evidence"]))
 
-    verified = await verify_evidence(calls, caption, mcq["evidence"], audio_path)
-    candidate["gates"]["evidence"] = bool(verified["passed"])
-    candidate["provenance"]["evidence_check"] = verified.get("records", [])
-    if not verified["passed"]:
-        return _reject(candidate, "evidence", "a cited evidence record was not confirmed against the audio")
-
     view = shuffled_view(mcq, seed_of(cid, "solver"))
-    result = await run_solver(calls, caption, view, rollouts=rollouts, item=cid, evidence=mcq["evidence"])
-    for level_name in ("blind", "text", "full"):
-        candidate["gates"][level_name] = result[level_name]
-    candidate["provenance"]["solver_failed_calls"] = result["failed"]
-    kept, at = solver_verdict(candidate["gates"])
-    if not kept:
-        candidate["critic"] = await critique(
-            calls, view, result, pipeline="native", level=level, candidate_id=cid, order=order, bank=bank
-        )
-        outcomes = candidate["gates"]["full" if at == "unsolvable" else at]
-        return _reject(candidate, at, solver_reason(at, outcomes))
+    result = await screen(calls, caption, audio_path, candidate, view, rollouts=rollouts, bank=bank)
+    if result is None:
+        return candidate
 
     rubric = await generate_rubric(calls, caption, view, result, item=cid)
     if rubric is None:
@@ -244,7 +228,8 @@ async def _one_candidate(calls, caption, audio_path, candidate, direction, *, ro
         "roles": roles,
         "captioner_mode": caption.provenance.get("captioner_mode"),
         "evidence_check": [
-            {"id": r["id"], "confirmed": r["confirmed"], "method": r["method"]} for r in verified["records"]
+            {"id": r["id"], "confirmed": r["confirmed"], "method": r["method"]}
+            for r in candidate["provenance"]["evidence_check"]
         ],
         "gates": {k: candidate["gates"][k] for k in ("blind", "text", "full")},
     }
