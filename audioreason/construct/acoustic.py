@@ -26,6 +26,7 @@ from typing import Any, Optional, Sequence, Union
 
 from .offline_audio import RATE, offline_dense, read_span
 from .records import span_text
+from .schema_check import strict_object, text
 from .segment import SEGMENT_CAP_S
 from .transcribe import CaptionStepFailed
 
@@ -42,39 +43,33 @@ SYSTEM = (
 )
 
 
-def _object(properties: dict[str, Any]) -> dict[str, Any]:
-    return {"type": "object", "properties": properties, "required": list(properties), "additionalProperties": False}
-
-
-def _text(max_chars: int) -> dict[str, Any]:
-    return {"type": "string", "maxLength": max_chars}
-
-
 def caption_schema(lines: Sequence[int], length: float):
     from .calls import stage_schema
 
     line = {"type": "integer", "enum": list(lines)} if lines else {"type": "integer", "minimum": 0, "maximum": 0}
-    body = _object(
+    body = strict_object(
         {
-            "environment": _text(ENV_CHARS),
+            "environment": text(ENV_CHARS),
             "speakers": {
                 "type": "array",
-                "items": _object({"label": _text(LABEL_CHARS), "voice": _text(VOICE_CHARS)}),
+                "items": strict_object({"label": text(LABEL_CHARS), "voice": text(VOICE_CHARS)}),
                 "maxItems": MAX_SPEAKERS,
             },
             "sentences": {
                 "type": "array",
-                "items": _object({"line": line, "speaker": _text(LABEL_CHARS), "paralinguistic": _text(NOTE_CHARS)}),
+                "items": strict_object(
+                    {"line": line, "speaker": text(LABEL_CHARS), "paralinguistic": text(NOTE_CHARS)}
+                ),
                 "maxItems": len(lines),
             },
             "events": {
                 "type": "array",
-                "items": _object(
+                "items": strict_object(
                     {
                         "start": {"type": "number"},
                         "end": {"type": "number"},
-                        "label": _text(EVENT_LABEL_CHARS),
-                        "description": _text(EVENT_CHARS),
+                        "label": text(EVENT_LABEL_CHARS),
+                        "description": text(EVENT_CHARS),
                     }
                 ),
                 "maxItems": MAX_EVENTS,

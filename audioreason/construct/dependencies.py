@@ -20,6 +20,7 @@ from __future__ import annotations
 from typing import Any, Sequence
 
 from .records import DEPENDENCY_KINDS, span_text
+from .schema_check import strict_object, text
 from .transcribe import CaptionStepFailed
 
 TOPIC_CHARS, GENRE_CHARS, ARC_CHARS, TONE_CHARS = 120, 40, 240, 60
@@ -37,31 +38,23 @@ SYSTEM = (
 )
 
 
-def _object(properties: dict[str, Any]) -> dict[str, Any]:
-    return {"type": "object", "properties": properties, "required": list(properties), "additionalProperties": False}
-
-
-def _text(max_chars: int, min_chars: int = 0) -> dict[str, Any]:
-    return {"type": "string", "minLength": min_chars, "maxLength": max_chars}
-
-
 def dependency_schema(indices: Sequence[int], labels: Sequence[str]):
     from .calls import stage_schema
 
     label = {"type": "string", "enum": list(labels)} if labels else {"type": "string", "maxLength": 0}
     pairs = [f"{a} -> {b}" for a in indices for b in indices if a < b]
-    body = _object(
+    body = strict_object(
         {
-            "topic": _text(TOPIC_CHARS, 1),
-            "genre": _text(GENRE_CHARS, 1),
-            "narrative_arc": _text(ARC_CHARS, 1),
-            "tone": _text(TONE_CHARS, 1),
+            "topic": text(TOPIC_CHARS, 1),
+            "genre": text(GENRE_CHARS, 1),
+            "narrative_arc": text(ARC_CHARS, 1),
+            "tone": text(TONE_CHARS, 1),
             "speakers": {
                 "type": "array",
-                "items": _object(
+                "items": strict_object(
                     {
-                        "description": _text(DESCRIPTION_CHARS, 1),
-                        "role": _text(ROLE_CHARS, 1),
+                        "description": text(DESCRIPTION_CHARS, 1),
+                        "role": text(ROLE_CHARS, 1),
                         "labels": {"type": "array", "items": label, "maxItems": max(len(labels), 0)},
                     }
                 ),
@@ -69,11 +62,11 @@ def dependency_schema(indices: Sequence[int], labels: Sequence[str]):
             },
             "dependencies": {
                 "type": "array",
-                "items": _object(
+                "items": strict_object(
                     {
                         "kind": {"type": "string", "enum": list(DEPENDENCY_KINDS)},
                         "segments": {"type": "string", "enum": pairs or ["none"]},
-                        "description": _text(LINK_CHARS, 1),
+                        "description": text(LINK_CHARS, 1),
                     }
                 ),
                 "maxItems": min(MAX_LINKS, len(pairs)),

@@ -88,6 +88,17 @@ def check_json(value: Any, schema: Mapping[str, Any], path: str = "reply") -> No
                 check_json(value[key], sub, f"{path}.{key}")
 
 
+def strict_object(properties: dict[str, Any]) -> dict[str, Any]:
+    """An object schema in strict mode's form: every property required, no other key allowed."""
+    return {"type": "object", "properties": properties, "required": list(properties), "additionalProperties": False}
+
+
+def text(max_chars: int, min_chars: int = 0) -> dict[str, Any]:
+    """A string of ``min_chars`` to ``max_chars`` characters (no ``minLength`` written when it is 0)."""
+    schema: dict[str, Any] = {"type": "string", "maxLength": max_chars}
+    return {"type": "string", "minLength": min_chars, "maxLength": max_chars} if min_chars else schema
+
+
 def check_schema(schema: Any, path: str = "schema") -> None:
     """ValueError for a schema using anything outside the subset above (so no rule is silently skipped)."""
     if not isinstance(schema, Mapping):
@@ -107,4 +118,4 @@ def check_schema(schema: Any, path: str = "schema") -> None:
         check_schema(branch, f"{path}.anyOf[{i}]")
 
 
-__all__ = ["check_json", "check_schema"]
+__all__ = ["check_json", "check_schema", "strict_object", "text"]
