@@ -363,6 +363,9 @@ class ScriptedCalls:
         self.truth: dict[str, int] = {}
         self.blind_right = blind_right
 
+    def context_chars(self, role):
+        return None  # the caption views whole, as an endpoint's model reads them
+
     def describe(self, role):
         return f"scripted {role}"
 

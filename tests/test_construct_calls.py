@@ -8,7 +8,15 @@ import asyncio
 import pytest
 
 from audioreason.base.errors import UsageError
-from audioreason.construct.calls import LOCAL_MAX_STRING, Calls, cap_strings, stage_schema
+from audioreason.construct.calls import (
+    DEFAULT_MAX_REASKS,
+    LOCAL_CONTEXT_CHARS,
+    LOCAL_MAX_REASKS,
+    LOCAL_MAX_STRING,
+    Calls,
+    cap_strings,
+    stage_schema,
+)
 from audioreason.construct.roles import ROLES, offline_roles, parse_roles
 from audioreason.construct.schema_check import check_json, check_schema
 from audioreason.judges.constrained import grammar_for
@@ -121,6 +129,18 @@ def test_a_local_role_answers_inside_the_schema_and_a_second_session_pays_nothin
     assert calls.calls_made()["segmenter"] == 1
     assert dict(calls.counts["segmenter"]["segments"]) == {"asked": 1, "ok": 1}
     assert "strings <= 100 chars" in calls.describe("segmenter")
+    # A small model is asked afresh, sampled, and reads cut caption views; an endpoint's model is not.
+    runner = calls.runners["generator"]
+    assert (runner.max_reasks, runner.on_invalid, runner.reask_sampling["temperature"]) == (
+        LOCAL_MAX_REASKS,
+        "resend",
+        0.8,
+    )
+    assert calls.context_chars("generator") == calls.context_chars("solver") == LOCAL_CONTEXT_CHARS
+    served = Calls(parse_roles(_roles(asr={"local": "packaged:whisper-tiny.en"})), tmp_path / "served.sqlite")
+    runner = served.runners["generator"]
+    assert (runner.max_reasks, runner.on_invalid, runner.reask_sampling) == (DEFAULT_MAX_REASKS, "reask", None)
+    assert served.context_chars("generator") is None
     again = Calls(specs, tmp_path / "calls.sqlite", local_backends=calls._locals)
     assert asyncio.run(again.ask("segmenter", schema, messages, item="r")) == reply
     assert again.calls_made()["segmenter"] == 0 and again.usage()["segmenter"]["cache_hits"] == 1

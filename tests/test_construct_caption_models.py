@@ -38,6 +38,9 @@ class ScriptedCalls:
     def max_audio_s(self, role):
         return self.limits.get(role)
 
+    def context_chars(self, role):
+        return None  # the caption views whole, as an endpoint's model reads them
+
     def describe(self, role):
         return f"scripted {role}"
 

@@ -137,6 +137,14 @@ def test_views(layout):
     assert caption.transcript_text().count("\n") == 2 and caption.transcript_text([0]) == caption.transcript_text()
     summary = caption.summary_text()
     assert "- [x.001] reference dependency" in summary and "- [g.001] Topic" in summary
+    # A local model's prompt: the first whole lines within the limit, then how many were left out.
+    full = "\n".join(dense)
+    assert caption.dense_text([0], max_chars=len(full)) == full
+    cut = caption.dense_text([0], max_chars=len(dense[0]) + len(dense[1]) + 2).splitlines()
+    assert cut == dense[:2] + ["[5 more line(s) not shown: cut to fit a small model's context]"]
+    assert caption.transcript_text(max_chars=10).splitlines() == [
+        "[3 more line(s) not shown: cut to fit a small model's context]"
+    ]
 
 
 # --------------------------------------------------------------------------------- the stage checks

@@ -19,6 +19,7 @@ import pytest
 
 from audioreason.judges import (
     JudgeRequest,
+    JsonReplySchema,
     JudgeRunner,
     LocalJudge,
     OpenAICompatibleJudge,
@@ -121,6 +122,44 @@ def test_local_judge_end_to_end_on_mmar_items(smollm2, tmp_path):
     again = JudgeRunner(judge, sampling=SAMPLING, cache=cache, max_reasks=1).run(requests)
     assert [r.cached for r in again] == [r.ok for r in results]
     assert len(judge.sent) == calls_before + sum(r.calls for r in again if not r.cached)
+
+
+class Params(Recording):
+    """Keeps the sampling parameters of every call."""
+
+    async def complete(self, messages, params, budget=None):
+        self.sent.append(dict(params))
+        return await self.inner.complete(messages, params, budget)
+
+
+def test_sampled_reasks_draw_new_replies_and_a_rerun_draws_the_same(smollm2):
+    # A greedy small model asked again writes the same reply again (and shown its reply with the error, a
+    # sampled one copies it); resent with reask_sampling, each attempt is sampled and seeded by its turn, so
+    # the replies differ and a fresh run (no cache) repeats them.
+    path, description = smollm2
+    judge = Params(LocalJudge(path, name=description, max_new_tokens=20))
+    never = JsonReplySchema(name="never", validate=_refuse, instructions='one JSON object: {"ok": true}')
+    request = JudgeRequest("q", [{"role": "user", "content": "Name a sound heard at a harbour."}], never)
+    sampled = {"temperature": 0.8, "top_p": 0.95}
+
+    def run(reask_sampling):
+        runner = JudgeRunner(judge, sampling=SAMPLING, max_reasks=2, on_invalid="resend", reask_sampling=reask_sampling)
+        return runner, runner.run([request])[0]
+
+    runner, first = run(sampled)
+    assert first.status == "invalid" and first.calls == 3 and first.reasks == 2
+    assert [p["temperature"] for p in judge.sent] == [0.0, 0.8, 0.8]
+    assert [p["seed"] for p in judge.sent] == [42, 1042, 2042] and judge.sent[1]["top_p"] == 0.95
+    assert len(set(first.replies)) == 3  # the two sampled attempts drew replies of their own
+    _, again = run(sampled)
+    assert again.replies == first.replies  # seeded: the same draws
+    plain_runner, _ = run(None)
+    assert [p["temperature"] for p in judge.sent[-3:]] == [0.0, 0.0, 0.0]
+    assert runner.key(request) != plain_runner.key(request)  # the re-ask sampling is part of the cache key
+
+
+def _refuse(value):
+    raise ValueError("no reply is accepted here")
 
 
 def test_local_judge_rejects_a_prompt_it_would_have_to_cut(smollm2):

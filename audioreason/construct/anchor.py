@@ -162,7 +162,10 @@ async def anchor_candidates(
     if not eligible:
         return _reject_all(candidates, "placement", "no segment can hold a window clear of the opening and close")
     shortlist = await calls.ask(
-        "generator", selection_schema(caption, eligible), selection_messages(caption, eligible), item=f"{rid}-anchor"
+        "generator",
+        selection_schema(caption, eligible),
+        selection_messages(caption, eligible, calls.context_chars("generator")),
+        item=f"{rid}-anchor",
     )
     if shortlist is None:
         return _reject_all(candidates, "generation", "anchor selection failed (see the call failures)")
@@ -208,7 +211,7 @@ async def _chain(calls, caption, audio_path, bench, manifest, shortlist, candida
     chain = await calls.ask(
         "generator",
         chain_schema(caption, positions, k, citable(caption, segments)),
-        chain_messages(caption, manifest, positions, k, shortlist, segments, lessons),
+        chain_messages(caption, manifest, positions, k, shortlist, segments, lessons, calls.context_chars("generator")),
         item=f"{rid}-anchor-chain",
     )
     if chain is None:

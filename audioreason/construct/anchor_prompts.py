@@ -6,7 +6,7 @@ level reads it, headed by the anchor's ground truth."""
 
 from __future__ import annotations
 
-from typing import Any, Mapping, Sequence
+from typing import Any, Mapping, Optional, Sequence
 
 from audioreason.audio.anchor_questions import trace_phrase
 from audioreason.judges.fence import fence
@@ -70,7 +70,8 @@ def selection_schema(caption: Caption, eligible: Sequence[int]):
     return stage_schema("anchor_segments", schema, check)
 
 
-def selection_messages(caption: Caption, eligible: Sequence[int]) -> list[dict[str, str]]:
+def selection_messages(caption: Caption, eligible: Sequence[int], chars: Optional[int] = None) -> list[dict[str, str]]:
+    """``chars``: the caption views' length limit of a local model (``Calls.context_chars``)."""
     system = (
         "You choose where to plant acoustic anchors (an added sound, a silenced or muffled stretch, or a change of "
         "volume or speed) in a long recording. Questions will then ask what is being discussed at an anchor and "
@@ -81,7 +82,7 @@ def selection_messages(caption: Caption, eligible: Sequence[int]) -> list[dict[s
         f"{list(eligible)} (the others are too close to the opening or close of the recording). Reply with one "
         'JSON object: {"anchors": [{"segment": 0, "related_segments": [2], "reason": "..."}]}.'
     )
-    user = "Summary of the recording:\n" + fence(caption.summary_text(), "SUMMARY")[2]
+    user = "Summary of the recording:\n" + fence(caption.summary_text(chars), "SUMMARY")[2]
     return [{"role": "system", "content": system}, {"role": "user", "content": user}]
 
 
@@ -144,6 +145,7 @@ def chain_messages(
     shortlist: Sequence[Mapping[str, Any]],
     segments: Sequence[int],
     lessons: str,
+    chars: Optional[int] = None,
 ) -> list[dict[str, str]]:
     records = caption.evidence_by_id()
     lines = [
@@ -156,10 +158,10 @@ def chain_messages(
     for entry in shortlist:
         lines.append(f"Segment {entry['segment']} relates to {entry['related_segments']}: {entry['reason']}")
     parts = [
-        "Summary of the recording:\n" + fence(caption.summary_text(), "SUMMARY")[2],
+        "Summary of the recording:\n" + fence(caption.summary_text(chars), "SUMMARY")[2],
         "\n".join(lines),
         "Detailed caption of the segments involved (each line starts with its evidence id):\n"
-        + fence(caption.dense_text(segments), "CAPTION")[2],
+        + fence(caption.dense_text(segments, chars), "CAPTION")[2],
     ]
     if lessons:
         parts.append(lessons)
@@ -175,8 +177,8 @@ class WithAnchors:
     def __getattr__(self, name: str) -> Any:
         return getattr(self._caption, name)
 
-    def dense_text(self, segments: Sequence[int]) -> str:
-        return self._note + "\n\n" + self._caption.dense_text(segments)
+    def dense_text(self, segments: Sequence[int], max_chars: Optional[int] = None) -> str:
+        return self._note + "\n\n" + self._caption.dense_text(segments, max_chars)
 
 
 def anchor_note(manifest: Mapping[str, Any], positions: Sequence[Any]) -> str:

@@ -19,6 +19,11 @@ stage, with the item and the error, for construction.json). What the runner give
 Sampling: rollout k of a role is sent with seed k (``SamplingParams.seed_per_rater``); the solver samples at
 its temperature, the other roles decode greedily, so a rerun asks the same requests and hits the cache.
 
+A local model (``--offline``, or ``local:`` in ROLES.yaml) is treated as the small model it is: after an invalid
+reply it is asked afresh, sampled and seeded per attempt, up to ``LOCAL_MAX_REASKS`` times (an endpoint's
+model is shown its error, greedily, ``DEFAULT_MAX_REASKS`` times), and the caption views in its prompts are
+cut to ``LOCAL_CONTEXT_CHARS`` characters each (``context_chars``).
+
 Cost: with ``prices`` (``inference.hosted.load_prices``'s form, per model name), each paid reply adds to the
 running cost; with ``max_cost`` no request starts once the cost so far (earlier sessions' ``spent_before``
 plus this session's) has reached it: ``BudgetExceeded`` (requests already in flight still finish and are
@@ -48,6 +53,14 @@ LOCAL_MAX_NEW_TOKENS = 1536
 # model's description and part of every cache key.
 LOCAL_MAX_STRING = 100
 AUDIO_RATE = 16000  # the rate stages hand audio in at
+# A local model is asked afresh after an invalid reply, sampled and seeded per turn (so a rerun draws the
+# same replies), this many times: greedy, a small model writes the same reply again, and shown its reply
+# with the error it copies it. An endpoint's model is re-asked with the error, greedily (max_reasks).
+LOCAL_REASK_SAMPLING = {"temperature": 0.8, "top_p": 0.95}
+LOCAL_MAX_REASKS = 3
+# Context a local model is given: the caption views in a local role's prompt are cut to this many
+# characters at a line boundary (a small model's window is a few thousand tokens, and its prefill is slow).
+LOCAL_CONTEXT_CHARS = 4000
 
 
 class BudgetExceeded(RuntimeError):
@@ -131,10 +144,12 @@ class Calls:
         prices: Optional[Mapping[str, Any]] = None,
         max_cost: Optional[float] = None,
         spent_before: float = 0.0,
-        max_reasks: int = DEFAULT_MAX_REASKS,
+        max_reasks: Optional[int] = None,
         local_backends: Optional[Mapping[str, Any]] = None,
     ):
-        """``local_backends``: already loaded models by spec (tests share one across constructions)."""
+        """``max_reasks``: for every role (default: ``DEFAULT_MAX_REASKS`` for an endpoint, ``LOCAL_MAX_REASKS``
+        for a local model); ``local_backends``: already loaded models by spec (tests share one across
+        constructions)."""
         missing = [r for r in ROLES if r not in specs]
         if missing:
             raise ValueError(f"no spec for the roles {', '.join(missing)}")
@@ -165,17 +180,30 @@ class Calls:
                 max_tokens=spec.options.get("max_tokens") or (LOCAL_MAX_NEW_TOKENS if spec.kind == "local" else None),
                 extra=self._extra(spec),
             )
+            local = spec.kind == "local"
             # A reply that never fitted its schema was paid for: a rerun serves it again (the same counted
             # failure) rather than paying for it twice (retry_invalid_cached=False).
             self.runners[role] = JudgeRunner(
-                judge, sampling=sampling, cache=self.cache, max_reasks=max_reasks, retry_invalid_cached=False
+                judge,
+                sampling=sampling,
+                cache=self.cache,
+                max_reasks=max_reasks
+                if max_reasks is not None
+                else (LOCAL_MAX_REASKS if local else DEFAULT_MAX_REASKS),
+                retry_invalid_cached=False,
+                on_invalid="resend" if local else "reask",
+                reask_sampling=LOCAL_REASK_SAMPLING if local else None,
             )
         if self.specs["asr"].kind == "endpoint":
             spec = self.specs["asr"]
             sampling = SamplingParams(temperature=0.0, seed=0, seed_per_rater=True, extra=self._extra(spec))
             judge = self._endpoint(spec, concurrency)
             self.runners["asr"] = JudgeRunner(
-                judge, sampling=sampling, cache=self.cache, max_reasks=max_reasks, retry_invalid_cached=False
+                judge,
+                sampling=sampling,
+                cache=self.cache,
+                max_reasks=DEFAULT_MAX_REASKS if max_reasks is None else max_reasks,
+                retry_invalid_cached=False,
             )
         self.counts: dict[str, dict[str, dict[str, int]]] = defaultdict(lambda: defaultdict(lambda: defaultdict(int)))
         self.failures: list[dict[str, Any]] = []
@@ -211,18 +239,21 @@ class Calls:
         )
 
     def _local(self, spec: RoleSpec) -> Any:
-        from audioreason.judges.local import LocalJudge, offline_judge
+        from audioreason.backends import load_backend
+        from audioreason.judges.local import LocalJudge, offline_model
 
         model = spec.options.get("local")
         key = model or "offline-judge"
         if key not in self._locals:
-            judge = offline_judge(model) if model is None else LocalJudge(model, constrained=True)
-            judge.max_new_tokens = LOCAL_MAX_NEW_TOKENS
-            judge.constraint = f"llguidance, each stage's JSON Schema, strings <= {LOCAL_MAX_STRING} chars"
-            judge.name = f"{judge.model_description} [constrained: {judge.constraint}]"
-            window = getattr(judge.model.config, "max_position_embeddings", None) or 4096
-            judge.max_input_tokens = max(512, int(window) - LOCAL_MAX_NEW_TOKENS)
-            self._locals[key] = judge
+            backend = load_backend("lm", offline_model(model))
+            window = getattr(backend.model.config, "max_position_embeddings", None) or 4096
+            self._locals[key] = LocalJudge(
+                backend=backend,
+                constrained=True,
+                constraint=f"llguidance, each stage's JSON Schema, strings <= {LOCAL_MAX_STRING} chars",
+                max_new_tokens=LOCAL_MAX_NEW_TOKENS,
+                max_input_tokens=max(512, int(window) - LOCAL_MAX_NEW_TOKENS),  # the prompt and its reply fit
+            )
         return self._locals[key]
 
     def _extra(self, spec: RoleSpec) -> dict[str, Any]:
@@ -261,6 +292,10 @@ class Calls:
 
         where = runner.judge.base_url or "the OpenAI API"
         return f"{spec.options['model']} at {scrub(where, runner.judge._secrets())}"
+
+    def context_chars(self, role: str) -> Optional[int]:
+        """How many characters of each caption view ``role``'s prompts may hold (None: all of it)."""
+        return LOCAL_CONTEXT_CHARS if self.specs[role].kind == "local" else None
 
     def max_audio_s(self, role: str) -> Optional[float]:
         preset = self._preset(self.specs[role]) if self.specs[role].kind == "endpoint" else None

@@ -91,7 +91,8 @@ def direction_schema(caption: Any, level: str, count: int):
     return stage_schema("directions", schema, check)
 
 
-def direction_messages(caption: Any, level: str, count: int) -> list[dict[str, str]]:
+def direction_messages(caption: Any, level: str, count: int, chars: Optional[int] = None) -> list[dict[str, str]]:
+    """``chars``: the caption views' length limit of a local model (``Calls.context_chars``)."""
     system = (
         "You plan questions about a long audio recording that can only be answered by listening to it. "
         f"For the {level} level ({LEVEL_GUIDE[level]}), choose {count} different question directions. Use the "
@@ -99,7 +100,7 @@ def direction_messages(caption: Any, level: str, count: int) -> list[dict[str, s
         "dimension and the 1-3 segments (by index) whose content it targets. Reply with one JSON object: "
         '{"directions": [{"dimension": "...", "direction": "...", "segments": [0]}, ...]}.'
     )
-    user = space_text(level) + "\n\nSummary of the recording:\n" + fence(caption.summary_text(), "SUMMARY")[2]
+    user = space_text(level) + "\n\nSummary of the recording:\n" + fence(caption.summary_text(chars), "SUMMARY")[2]
     return [{"role": "system", "content": system}, {"role": "user", "content": user}]
 
 
@@ -128,15 +129,13 @@ def question_schema(caption: Any, allowed: list[str]):
             raise ValueError("the four options must be non-empty and all different")
         if any(_REFERS_TO_OPTIONS.search(o) for o in options):
             raise ValueError("an option refers to other options ('all of the above', 'A and B'): options are shuffled")
-        cited = list(value["evidence"])
+        cited = list(dict.fromkeys(value["evidence"]))  # an id listed twice is one citation (kept in order)
         unknown = [i for i in cited if i not in records]
         if unknown:
             raise ValueError(f"evidence id {unknown[0]!r} does not exist in this caption")
         outside = [i for i in cited if i not in allowed]
         if outside:
             raise ValueError(f"evidence id {outside[0]!r} is not a record of the targeted segments")
-        if len(set(cited)) != len(cited):
-            raise ValueError("an evidence id is cited twice")
         if not any(records[i].modality in DENSE_MODALITIES for i in cited):
             raise ValueError("cite at least one speech, sound or environment record the answer rests on")
         return {"question": question, "options": options, "answer_index": value["answer_index"], "evidence": cited}
@@ -171,13 +170,15 @@ QUESTION_SYSTEM = (
 )
 
 
-def question_messages(caption: Any, direction: Mapping[str, Any], level: str, lessons: str) -> list[dict]:
+def question_messages(
+    caption: Any, direction: Mapping[str, Any], level: str, lessons: str, chars: Optional[int] = None
+) -> list[dict]:
     parts = [
         f"Level: {level} ({LEVEL_GUIDE[level]}). Dimension: {direction['dimension']}.",
         f"Direction: {direction['direction']}",
-        "Recording summary:\n" + fence(caption.summary_text(), "SUMMARY")[2],
+        "Recording summary:\n" + fence(caption.summary_text(chars), "SUMMARY")[2],
         "Detailed caption of the targeted segments (each line starts with its evidence id):\n"
-        + fence(caption.dense_text(direction["segments"]), "CAPTION")[2],
+        + fence(caption.dense_text(direction["segments"], chars), "CAPTION")[2],
     ]
     if lessons:
         parts.append(lessons)
@@ -207,7 +208,7 @@ async def _one_candidate(calls, caption, audio_path, candidate, direction, *, ro
     allowed = citable_ids(caption, direction["segments"])
     if not allowed:
         return _reject(candidate, "generation", "the targeted segments have no evidence records to cite")
-    messages = question_messages(caption, direction, level, lessons)
+    messages = question_messages(caption, direction, level, lessons, calls.context_chars("generator"))
     mcq = await calls.ask("generator", question_schema(caption, allowed), messages, item=cid)
     if mcq is None:
         return _reject(candidate, "generation", "no question fitting the schema and checks (see the call failures)")
@@ -265,7 +266,7 @@ async def native_candidates(
     roles = {role: calls.describe(role) for role in ("generator", "verifier", "solver", "critic")}
     out, order = [], order_start
     for level in levels:
-        messages = direction_messages(caption, level, per_level)
+        messages = direction_messages(caption, level, per_level, calls.context_chars("generator"))
         item = f"{caption.recording_id}-native-{LEVEL_LETTER[level]}"
         directions = await calls.ask("generator", direction_schema(caption, level, per_level), messages, item=item)
         for k in range(per_level):

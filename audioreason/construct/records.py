@@ -47,6 +47,21 @@ def span_text(start: float, end: float) -> str:
     return f"{stamp(start)}-{stamp(end)}"
 
 
+def cut_lines(lines: Sequence[str], max_chars: Optional[int] = None) -> str:
+    """``lines`` joined, or with ``max_chars`` the first whole lines that fit it and a last line saying how many
+    were left out (a local model's prompt; see ``construct.calls.LOCAL_CONTEXT_CHARS``)."""
+    if max_chars is None or sum(len(x) + 1 for x in lines) <= max_chars + 1:
+        return "\n".join(lines)
+    kept, used = [], 0
+    for line in lines:
+        if used + len(line) + 1 > max_chars:
+            break
+        kept.append(line)
+        used += len(line) + 1
+    left = len(lines) - len(kept)
+    return "\n".join(kept + [f"[{left} more line(s) not shown: cut to fit a small model's context]"])
+
+
 @dataclass(frozen=True)
 class Evidence:
     """One verifiable fact: its id, segment index (None for a global record), time range in seconds inside the
@@ -157,8 +172,9 @@ class Caption:
         raise KeyError(f"caption {self.recording_id} has no segment {index}")
 
     # ------------------------------------------------------------------ views
-    def summary_text(self) -> str:
-        """The summary view as prompt text (App. B.1, Figure 5), cross-segment and global lines with their ids."""
+    def summary_text(self, max_chars: Optional[int] = None) -> str:
+        """The summary view as prompt text (App. B.1, Figure 5), cross-segment and global lines with their ids
+        (cut to ``max_chars``, see ``cut_lines``)."""
         s = self.summary
         lines = [
             f"Recording {self.recording_id}, {stamp(self.duration)} long.",
@@ -181,15 +197,15 @@ class Caption:
         derived = [e for e in self.evidence if e.modality in ("cross-segment", "global")]
         lines.append("Cross-segment dependencies and global context:")
         lines += [f"- [{e.id}] {e.content}" for e in derived] or ["- (none)"]
-        return "\n".join(lines)
+        return cut_lines(lines, max_chars)
 
     def _records_of(self, segment: int) -> list[Evidence]:
         return [e for e in self.evidence if e.segment == segment and e.modality in ("speech", "sound", "environment")]
 
-    def dense_text(self, segments: Iterable[int]) -> str:
+    def dense_text(self, segments: Iterable[int], max_chars: Optional[int] = None) -> str:
         """The dense view of ``segments`` (App. B.1, Figure 6): per segment its time range and title, then every
         evidence record of it (environment, speech with speaker and paralinguistic notes, sound events) as one
-        line prefixed by its id, in time order."""
+        line prefixed by its id, in time order (cut to ``max_chars``, see ``cut_lines``)."""
         wanted = sorted(set(int(i) for i in segments))
         blocks = []
         for index in wanted:
@@ -197,11 +213,11 @@ class Caption:
             head = f"Segment {index} [{span_text(seg['start'], seg['end'])}] {seg.get('title', '')}"
             records = sorted(self._records_of(index), key=lambda e: (e.modality != "environment", e.start, e.id))
             blocks.append("\n".join([head] + [e.line() for e in records]))
-        return "\n\n".join(blocks)
+        return cut_lines("\n\n".join(blocks).split("\n"), max_chars)
 
-    def transcript_text(self, segments: Optional[Sequence[int]] = None) -> str:
+    def transcript_text(self, segments: Optional[Sequence[int]] = None, max_chars: Optional[int] = None) -> str:
         """The sentence-level transcript as ``[start-end] text`` lines (no ids, no speakers: what ASR gives),
-        all of it or the sentences starting inside ``segments``."""
+        all of it or the sentences starting inside ``segments`` (cut to ``max_chars``, see ``cut_lines``)."""
         spans = None
         if segments is not None:
             spans = [(self.segment_of(int(i))["start"], self.segment_of(int(i))["end"]) for i in segments]
@@ -210,7 +226,7 @@ class Caption:
             if spans is not None and not any(a <= sentence["start"] < b for a, b in spans):
                 continue
             lines.append(f"[{span_text(sentence['start'], sentence['end'])}] {sentence['text']}")
-        return "\n".join(lines)
+        return cut_lines(lines, max_chars)
 
 
-__all__ = ["Caption", "DEPENDENCY_KINDS", "Evidence", "MODALITIES", "seed_of", "span_text", "stamp"]
+__all__ = ["Caption", "cut_lines", "DEPENDENCY_KINDS", "Evidence", "MODALITIES", "seed_of", "span_text", "stamp"]

