@@ -18,8 +18,8 @@ from pathlib import Path
 import pytest
 
 from audioreason.judges import (
-    JudgeRequest,
     JsonReplySchema,
+    JudgeRequest,
     JudgeRunner,
     LocalJudge,
     OpenAICompatibleJudge,
