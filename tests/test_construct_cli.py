@@ -4,6 +4,7 @@ recording too short or unreadable is skipped with its reason, and the folder nev
 from __future__ import annotations
 
 import json
+from pathlib import Path
 
 import numpy as np
 import pytest
@@ -50,6 +51,25 @@ def test_mistakes_are_one_line_errors_before_any_work(tmp_path, capsys, extra, m
     err = capsys.readouterr().err
     assert code == 2 and err.count("\n") == 1 and message in err, err
     assert not (tmp_path / "bench").exists()
+
+
+def test_a_missing_key_is_a_one_line_error_before_anything_is_written(tmp_path, capsys, monkeypatch):
+    monkeypatch.delenv("CRITIC_KEY_NOT_SET", raising=False)
+    roles = json.loads(Path(_roles_file(tmp_path)).read_text())
+    roles["roles"]["critic"] = {
+        "model": "gpt-x",
+        "base_url": "https://api.example.com/v1",
+        "api_key_env": "CRITIC_KEY_NOT_SET",
+    }
+    (tmp_path / "ROLES.yaml").write_text(json.dumps(roles), encoding="utf-8")
+    recs = tmp_path / "recs"
+    recs.mkdir()
+    sf.write(recs / "a.wav", np.zeros(16000, dtype=np.float32), 16000)
+    code = _run(["construct", str(recs), "--out", str(tmp_path / "bench"), "--roles", str(tmp_path / "ROLES.yaml")])
+    err = capsys.readouterr().err
+    assert code == 2 and err.count("\n") == 1, err
+    assert "roles.critic: " in err and "set the environment variable CRITIC_KEY_NOT_SET" in err
+    assert not (tmp_path / "bench").exists()  # no cache, no construction.json: nothing was started
 
 
 def test_the_recordings_argument_is_checked(tmp_path, capsys):

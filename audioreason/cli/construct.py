@@ -55,14 +55,8 @@ def run_construction(recordings: Path, bench: Path, args: argparse.Namespace) ->
     from audioreason.construct.calls import BudgetExceeded
     from audioreason.judges.base import JudgeUnavailable
 
+    # Calls checks every endpoint's key first: a missing one is a UsageError before anything is written.
     construction = Construction(recordings, bench, specs, settings, prices=prices, progress=not args.no_progress)
-    for role in ("segmenter", "generator", "verifier", "solver", "critic", "captioner", "asr"):
-        runner = construction.calls.runners.get(role)
-        if runner is not None and hasattr(runner.judge, "check_key"):
-            try:
-                runner.judge.check_key()
-            except JudgeUnavailable as err:
-                raise UsageError(f"roles.{role}: {err}") from None
     try:
         record = asyncio.run(construction.run())
     except JudgeUnavailable as err:  # a role's first request refused (401/403/404) or no connection

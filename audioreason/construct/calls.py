@@ -154,56 +154,56 @@ class Calls:
         if missing:
             raise ValueError(f"no spec for the roles {', '.join(missing)}")
         self.specs = dict(specs)
-        cache_path.parent.mkdir(parents=True, exist_ok=True)
-        from audioreason.judges.cache import VerdictCache
-
-        self.cache = VerdictCache(cache_path)
         self.prices, self.max_cost, self.spent_before = prices, max_cost, float(spent_before)
+        from audioreason.base.errors import UsageError
+
         if max_cost is not None:
             unpriced = [s.options["model"] for s in specs.values() if s.kind == "endpoint"]
             unpriced = [m for m in unpriced if not prices or m not in prices["models"]]
             if unpriced:
-                from audioreason.base.errors import UsageError
-
                 raise UsageError(f"--max-cost needs --prices naming {', '.join(sorted(set(unpriced)))}")
+        # A missing key is a configuration error, found before anything is written or any model loaded.
+        endpoints = {r: self._endpoint(spec, concurrency) for r, spec in self.specs.items() if spec.kind == "endpoint"}
+        for role, judge in endpoints.items():
+            from audioreason.judges.base import JudgeUnavailable
+
+            try:
+                judge.check_key()
+            except JudgeUnavailable as err:
+                raise UsageError(f"roles.{role}: {err}") from None
+        cache_path.parent.mkdir(parents=True, exist_ok=True)
+        from audioreason.judges.cache import VerdictCache
+
+        self.cache = VerdictCache(cache_path)
         self._locals: dict[str, Any] = dict(local_backends or {})
         self.runners: dict[str, JudgeRunner] = {}
         self._asr: Any = None
-        for role, spec in self.specs.items():
-            if spec.kind == "offline" or role == "asr":
-                continue
-            judge = self._endpoint(spec, concurrency) if spec.kind == "endpoint" else self._local(spec)
+        for role in [r for r in ROLES if r != "asr"] + ["asr"]:  # asr last: the order usage is reported in
+            spec = self.specs[role]
+            if spec.kind == "offline" or (role == "asr" and spec.kind == "local"):
+                continue  # stand-ins, and the in-process recogniser (``local_asr``)
+            local = spec.kind == "local"
             sampling = SamplingParams(
                 temperature=spec.temperature,
                 seed=0,
                 seed_per_rater=True,
-                max_tokens=spec.options.get("max_tokens") or (LOCAL_MAX_NEW_TOKENS if spec.kind == "local" else None),
+                max_tokens=spec.options.get("max_tokens") or (LOCAL_MAX_NEW_TOKENS if local else None),
                 extra=self._extra(spec),
             )
-            local = spec.kind == "local"
+            if max_reasks is None:
+                max_reasks_here = LOCAL_MAX_REASKS if local else DEFAULT_MAX_REASKS
+            else:
+                max_reasks_here = max_reasks
             # A reply that never fitted its schema was paid for: a rerun serves it again (the same counted
             # failure) rather than paying for it twice (retry_invalid_cached=False).
             self.runners[role] = JudgeRunner(
-                judge,
+                self._local(spec) if local else endpoints[role],
                 sampling=sampling,
                 cache=self.cache,
-                max_reasks=max_reasks
-                if max_reasks is not None
-                else (LOCAL_MAX_REASKS if local else DEFAULT_MAX_REASKS),
+                max_reasks=max_reasks_here,
                 retry_invalid_cached=False,
                 on_invalid="resend" if local else "reask",
                 reask_sampling=LOCAL_REASK_SAMPLING if local else None,
-            )
-        if self.specs["asr"].kind == "endpoint":
-            spec = self.specs["asr"]
-            sampling = SamplingParams(temperature=0.0, seed=0, seed_per_rater=True, extra=self._extra(spec))
-            judge = self._endpoint(spec, concurrency)
-            self.runners["asr"] = JudgeRunner(
-                judge,
-                sampling=sampling,
-                cache=self.cache,
-                max_reasks=DEFAULT_MAX_REASKS if max_reasks is None else max_reasks,
-                retry_invalid_cached=False,
             )
         self.counts: dict[str, dict[str, dict[str, int]]] = defaultdict(lambda: defaultdict(lambda: defaultdict(int)))
         self.failures: list[dict[str, Any]] = []

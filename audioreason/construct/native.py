@@ -38,6 +38,7 @@ from .records import seed_of
 from .screening import screen
 
 OPTION_CHARS, QUESTION_CHARS, DIRECTION_CHARS = 120, 300, 200
+MIN_QUESTION_CHARS = 10  # in the schema too: a small model copying the prompt's "..." must write on
 MAX_TARGETS, MAX_CITED = 3, 6
 DENSE_MODALITIES = ("speech", "sound", "environment")
 # An option that points at other options stops being true once the options are shuffled.
@@ -123,7 +124,7 @@ def question_schema(caption: Any, allowed: list[str]):
     def check(value: Mapping[str, Any]) -> dict[str, Any]:
         question = " ".join(value["question"].split())
         options = [" ".join(o.split()) for o in value["options"]]
-        if len(question) < 10:
+        if len(question) < MIN_QUESTION_CHARS:
             raise ValueError("the question stem is empty or too short")
         if any(not o for o in options) or len({o.lower() for o in options}) != len(options):
             raise ValueError("the four options must be non-empty and all different")
@@ -145,10 +146,10 @@ def question_schema(caption: Any, allowed: list[str]):
         "type": "object",
         "properties": {
             "evidence": {"type": "array", "items": ids, "minItems": 1, "maxItems": MAX_CITED},
-            "question": {"type": "string", "maxLength": QUESTION_CHARS},
+            "question": {"type": "string", "minLength": MIN_QUESTION_CHARS, "maxLength": QUESTION_CHARS},
             "options": {
                 "type": "array",
-                "items": {"type": "string", "maxLength": OPTION_CHARS},
+                "items": {"type": "string", "minLength": 1, "maxLength": OPTION_CHARS},
                 "minItems": 4,
                 "maxItems": 4,
             },
