@@ -712,25 +712,25 @@ class _Transport:
     body bytes; the SDK gives its headers and its HTTP client, httpx2), without its per-request
     machinery: the body is encoded once per reply, not once per attempt through typed options.
 
-    One HTTP client per request in flight, each keeping one connection: httpx2's pool polls the socket of
-    every idle connection it holds before and after each request, which with one pool of 32 connections
-    cost more CPU than the rest of the request. The clients share one TLS context."""
+    The socket work is ``http11.KeepAliveTransport``'s, not httpcore2's (which cost about 1 ms of CPU per
+    request with a 125 kB body), unless a proxy from the environment (``HTTPS_PROXY``, ``NO_PROXY``...)
+    applies to the server: then httpx2's own transport sends through it, in one pool. Which one is decided
+    once, for the server's URL (with httpx2's ``_transport_for_url``: the openai pin fixes its version)."""
 
     def __init__(self, api_key: str, base_url: Optional[str], default_headers: Mapping[str, str]):
         import anyio
         import httpx2
         from openai import AsyncOpenAI, DefaultAsyncHttpxClient, Omit
 
+        from audioreason.judges.http11 import KeepAliveTransport
+
         tls = httpx2.create_ssl_context()
-        self._new_http = lambda: DefaultAsyncHttpxClient(
-            verify=tls, limits=httpx2.Limits(max_connections=1, max_keepalive_connections=1)
-        )
-        self._idle = [self._new_http()]  # LIFO: the most recently used connection goes next
+        self._http = DefaultAsyncHttpxClient(verify=tls)
         sdk = AsyncOpenAI(
             api_key=api_key,
             base_url=base_url,
             max_retries=0,
-            http_client=self._idle[0],
+            http_client=self._http,
             default_headers=dict(default_headers) or None,
         )
         # Lower-cased, in the SDK's order: the header lines are the bytes the SDK writes.
@@ -742,6 +742,8 @@ class _Transport:
         self.headers["x-stainless-retry-count"] = "0"  # this client's own retries are not the SDK's
         base = sdk.base_url
         self.url = base.copy_with(raw_path=base.raw_path + b"chat/completions")
+        if self._http._transport_for_url(self.url) is self._http._transport:  # no proxy for this server
+            self._http = DefaultAsyncHttpxClient(verify=tls, transport=KeepAliveTransport(tls))
         self.timeout_errors: tuple[type, ...] = (httpx2.TimeoutException,)
         # What the SDK reports as a connection error (anyio's EndOfStream: a TLS handshake cut off).
         self.connection_errors: tuple[type, ...] = (httpx2.RequestError, ssl.SSLError, anyio.EndOfStream)
@@ -749,16 +751,11 @@ class _Transport:
 
     async def send(self, body: bytes, timeout: float) -> Any:
         """POST ``body`` and read the whole reply (an event stream too); an HTTP error status is returned."""
-        http = self._idle.pop() if self._idle else self._new_http()  # at most one per slot of the limiter
-        try:
-            headers = {**self.headers, "x-stainless-read-timeout": str(timeout)}
-            request = http.build_request(
-                "POST", self.url, content=body, headers=headers, timeout=self._timeout_type(timeout)
-            )
-            return await http.send(request)
-        finally:
-            self._idle.append(http)
+        headers = {**self.headers, "x-stainless-read-timeout": str(timeout)}
+        request = self._http.build_request(
+            "POST", self.url, content=body, headers=headers, timeout=self._timeout_type(timeout)
+        )
+        return await self._http.send(request)
 
     async def aclose(self) -> None:
-        while self._idle:
-            await self._idle.pop().aclose()
+        await self._http.aclose()
