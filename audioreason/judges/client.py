@@ -48,6 +48,7 @@ client puts the same redaction on the HTTP client's loggers (httpx, httpx2, open
 from __future__ import annotations
 
 import asyncio
+import base64
 import email.utils
 import ipaddress
 import json
@@ -688,23 +689,41 @@ def encode_json(body: Any) -> bytes:
             return {k: stand_in(v) for k, v in value.items()}
         if isinstance(value, (list, tuple)):
             return [stand_in(v) for v in value]
-        if isinstance(value, str) and len(value) >= 4096 and value.isascii():
-            raw = value.encode("ascii")
-            if not raw.translate(None, _JSON_PLAIN):  # printable ASCII without '"' and '\\': written as it is
-                long.append(raw)
-                return f"\x00{len(long) - 1}\x00"  # encoded as "\u0000<n>\u0000", which no plain text holds
+        if type(value) is JsonText or isinstance(value, str) and len(value) >= 4096 and _json_plain(value):
+            long.append(value.encode("ascii"))
+            return f"\x00{len(long) - 1}\x00"  # encoded as "\u0000<n>\u0000", which no plain text holds
         return value
 
     skeleton = json.dumps(stand_in(body), ensure_ascii=False, separators=(",", ":"), allow_nan=False).encode()
+    parts = []  # joined once: each 128 kB copy made on the way costs more than the copying itself
     for n, raw in enumerate(long):
-        marker = b'"\\u0000%d\\u0000"' % n
-        if skeleton.count(marker) != 1:  # the same text elsewhere in the body: encode it all the plain way
+        before, marker, skeleton = skeleton.partition(b'"\\u0000%d\\u0000"' % n)
+        if not marker or marker in skeleton:  # the same text elsewhere in the body: encode it the plain way
             return json.dumps(body, ensure_ascii=False, separators=(",", ":"), allow_nan=False).encode()
-        skeleton = skeleton.replace(marker, b'"' + raw + b'"')
-    return skeleton
+        parts += [before, b'"', raw, b'"']
+    return b"".join([*parts, skeleton])
 
 
 _JSON_PLAIN = bytes(c for c in range(0x20, 0x7F) if c not in b'"\\')
+
+
+def _json_plain(text: str) -> bool:
+    """Whether JSON writes ``text`` as it is: printable ASCII without '"' and '\\' (0.1 ms for 128 kB)."""
+    return text.isascii() and not text.encode("ascii").translate(None, _JSON_PLAIN)
+
+
+class JsonText(str):
+    """Text known to be written by JSON as it is (``_json_plain``), made by ``base64_text``:
+    ``encode_json`` sets it into the body without scanning it again."""
+
+
+def base64_text(data: bytes, prefix: str = "") -> str:
+    """``prefix`` followed by ``data`` in base64 (an audio part's ``data``), as a ``JsonText`` when the
+    prefix is plain too."""
+    encoded = base64.b64encode(data)
+    if not _json_plain(prefix):
+        return prefix + encoded.decode("ascii")
+    return JsonText(prefix.encode("ascii") + encoded if prefix else encoded, "ascii")  # decoded once, no copy
 
 
 class _Transport:
