@@ -763,6 +763,7 @@ class _Transport:
         self.url = base.copy_with(raw_path=base.raw_path + b"chat/completions")
         if self._http._transport_for_url(self.url) is self._http._transport:  # no proxy for this server
             self._http = DefaultAsyncHttpxClient(verify=tls, transport=KeepAliveTransport(tls))
+        self._http.headers = self.headers  # merged into httpx2's defaults once, not once per request
         self.timeout_errors: tuple[type, ...] = (httpx2.TimeoutException,)
         # What the SDK reports as a connection error (anyio's EndOfStream: a TLS handshake cut off).
         self.connection_errors: tuple[type, ...] = (httpx2.RequestError, ssl.SSLError, anyio.EndOfStream)
@@ -770,7 +771,7 @@ class _Transport:
 
     async def send(self, body: bytes, timeout: float) -> Any:
         """POST ``body`` and read the whole reply (an event stream too); an HTTP error status is returned."""
-        headers = {**self.headers, "x-stainless-read-timeout": str(timeout)}
+        headers = {"x-stainless-read-timeout": str(timeout)}  # after the others, as the SDK sends it
         request = self._http.build_request(
             "POST", self.url, content=body, headers=headers, timeout=self._timeout_type(timeout)
         )
