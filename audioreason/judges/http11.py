@@ -195,12 +195,13 @@ class _Connection(asyncio.Protocol):
 
 class KeepAliveTransport(httpx2.AsyncBaseTransport):
     """Plain or TLS HTTP/1.1 with kept-alive connections, most recently used first; one connection per
-    request in flight (the client's limiter bounds how many). A connection idle for ``keepalive_expiry``
-    s is closed instead of reused, as httpcore2 does; one the server closed is never reused."""
+    request in flight, all kept (the client's limiter bounds how many are in flight). A connection idle
+    for ``keepalive_expiry`` s is closed instead of reused, as httpcore2 does; one the server closed is
+    never reused."""
 
-    def __init__(self, tls: ssl.SSLContext, keepalive_expiry: float = 5.0, max_idle: int = 100) -> None:
+    def __init__(self, tls: ssl.SSLContext, keepalive_expiry: float = 5.0) -> None:
         tls.set_alpn_protocols(["http/1.1"])  # what httpcore2 offers
-        self._tls, self._expiry, self._max_idle = tls, keepalive_expiry, max_idle
+        self._tls, self._expiry = tls, keepalive_expiry
         self._idle: dict[tuple[str, str, int], list[_Connection]] = {}
         self._closed = False
 
@@ -233,7 +234,7 @@ class KeepAliveTransport(httpx2.AsyncBaseTransport):
 
     def _release(self, origin: tuple[str, str, int], connection: _Connection) -> None:
         idle = self._idle.setdefault(origin, [])
-        if connection.gone or self._closed or len(idle) >= self._max_idle:
+        if connection.gone or self._closed:
             connection.transport.close()  # type: ignore[union-attr]
             return
         connection.idle_since = asyncio.get_running_loop().time()
@@ -250,8 +251,8 @@ class KeepAliveTransport(httpx2.AsyncBaseTransport):
         )
         try:
             _, connection = await asyncio.wait_for(opening, timeout)
-        except asyncio.TimeoutError:
-            raise httpx2.ConnectTimeout(f"no connection to {host}:{port} within {timeout:g} s", request=request)
+        except asyncio.TimeoutError:  # also the system's own connect timeout, as httpcore2 maps it
+            raise httpx2.ConnectTimeout(f"no connection to {host}:{port} in time", request=request) from None
         except OSError as err:  # refused, no such host, a failed TLS handshake (ssl.SSLError is an OSError)
             raise httpx2.ConnectError(str(err) or repr(err), request=request) from err
         return connection
