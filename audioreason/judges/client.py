@@ -1,7 +1,8 @@
 """A judge behind any OpenAI-compatible chat-completions server (OpenAI, Gemini's OpenAI endpoint, vLLM,
 TGI, llama.cpp server, ``transformers serve``). Requests go out through the ``openai`` package's HTTP client
 (httpx2) with the URL, headers and body bytes of the SDK's own request path, without that path's
-per-request machinery: the body is JSON-encoded once per reply.
+per-request machinery: the body is JSON-encoded once per reply, and written and read on the socket by
+``http11.KeepAliveTransport`` (asyncio's own transports) unless a proxy from the environment applies.
 
 Flow control, all in this module (the ``openai`` client's own retries are not used):
   * an adaptive concurrency limit (AIMD): at most ``concurrency`` requests in flight; a 429 (or a 503)
@@ -455,7 +456,7 @@ class OpenAICompatibleJudge:
             try:
                 if on_send is not None:
                     on_send()
-                response = await asyncio.wait_for(client.send(body, timeout), timeout=timeout)
+                response = await _within(client.send(body, timeout), timeout)
                 if response.status_code >= 400:
                     raise _StatusError(response)
                 completion = self._read(response)
@@ -644,6 +645,14 @@ def served_model(response: Any) -> Optional[str]:
         return None
     model = data.get("model") if isinstance(data, dict) else None
     return model if isinstance(model, str) and model else None
+
+
+async def _within(awaitable: Any, timeout: float) -> Any:
+    """``asyncio.wait_for``, without the task it makes per call (40 us) where ``asyncio.timeout`` exists."""
+    if not hasattr(asyncio, "timeout"):  # Python 3.10
+        return await asyncio.wait_for(awaitable, timeout)
+    async with asyncio.timeout(timeout):
+        return await awaitable
 
 
 class _BadResponse(Exception):
