@@ -585,6 +585,27 @@ def test_a_request_is_byte_for_byte_what_the_openai_client_sent(monkeypatch):
     assert ours == sdk_bytes
 
 
+def test_a_timeout_cut_by_a_budget_is_the_read_timeout_header_of_that_request_only():
+    import re
+
+    from audioreason.judges import TimeBudget
+
+    capture = _RawCapture()
+    judge = OpenAICompatibleJudge("m", base_url=capture.base_url, api_key_env=None, timeout_s=7)
+
+    async def three():
+        for budget in (None, TimeBudget(3.0), None):
+            await judge.complete(messages("t"), {}, budget)
+        await judge.aclose()
+
+    try:
+        asyncio.run(three())
+    finally:
+        capture.close()
+    timeouts = [re.search(rb"\r\nx-stainless-read-timeout: ([0-9.]+)\r\nContent-Length: ", r) for r in capture.received]
+    assert [m and float(m[1]) for m in timeouts][::2] == [7.0, 7.0] and 2.5 < float(timeouts[1][1]) < 3.0
+
+
 def test_the_body_is_encoded_as_json_dumps_would_encode_it():
     import base64
 

@@ -772,18 +772,19 @@ class _Transport:
         self.url = base.copy_with(raw_path=base.raw_path + b"chat/completions")
         if self._http._transport_for_url(self.url) is self._http._transport:  # no proxy for this server
             self._http = DefaultAsyncHttpxClient(verify=tls, transport=KeepAliveTransport(tls))
-        self._http.headers = self.headers  # merged into httpx2's defaults once, not once per request
         self.timeout_errors: tuple[type, ...] = (httpx2.TimeoutException,)
         # What the SDK reports as a connection error (anyio's EndOfStream: a TLS handshake cut off).
         self.connection_errors: tuple[type, ...] = (httpx2.RequestError, ssl.SSLError, anyio.EndOfStream)
-        self._timeout_type = httpx2.Timeout
+        self._timeout_type, self._timeout, self._timeouts = httpx2.Timeout, None, None
 
     async def send(self, body: bytes, timeout: float) -> Any:
         """POST ``body`` and read the whole reply (an event stream too); an HTTP error status is returned."""
-        headers = {"x-stainless-read-timeout": str(timeout)}  # after the others, as the SDK sends it
-        request = self._http.build_request(
-            "POST", self.url, content=body, headers=headers, timeout=self._timeout_type(timeout)
-        )
+        if timeout != self._timeout:  # made again only when the timeout changes (a time budget cuts it)
+            self._timeout, self._timeouts = timeout, self._timeout_type(timeout)
+            # The headers in the httpx2 client's own, merged into its defaults once, not once per request;
+            # the read timeout after the others, as the SDK sends it.
+            self._http.headers = {**self.headers, "x-stainless-read-timeout": str(timeout)}
+        request = self._http.build_request("POST", self.url, content=body, timeout=self._timeouts)
         return await self._http.send(request)
 
     async def aclose(self) -> None:
