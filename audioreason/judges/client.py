@@ -704,7 +704,7 @@ def encode_json(body: Any) -> bytes:
         return value
 
     skeleton = json.dumps(stand_in(body), ensure_ascii=False, separators=(",", ":"), allow_nan=False).encode()
-    parts = []  # joined once: each 128 kB copy made on the way costs more than the copying itself
+    parts = []  # joined once, not replaced in one by one: each 128 kB copy costs about 50 us in fresh memory
     for n, raw in enumerate(long):
         before, marker, skeleton = skeleton.partition(b'"\\u0000%d\\u0000"' % n)
         if not marker or marker in skeleton:  # the same text elsewhere in the body: encode it the plain way
@@ -732,7 +732,7 @@ def base64_text(data: bytes, prefix: str = "") -> str:
     encoded = base64.b64encode(data)
     if not _json_plain(prefix):
         return prefix + encoded.decode("ascii")
-    return JsonText(prefix.encode("ascii") + encoded if prefix else encoded, "ascii")  # decoded once, no copy
+    return JsonText(prefix.encode("ascii") + encoded if prefix else encoded, "ascii")  # decoded into it directly
 
 
 class _Transport:

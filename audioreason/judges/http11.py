@@ -18,7 +18,7 @@ from __future__ import annotations
 import asyncio
 import re
 import ssl
-from typing import Optional
+from typing import Any, Optional
 
 import httpx2
 
@@ -54,14 +54,14 @@ class _Connection(asyncio.Protocol):
     """One connection: the bytes received and not yet read, and whether the peer is gone."""
 
     def __init__(self) -> None:
-        self.transport: Optional[asyncio.Transport] = None
+        self.transport: Any = None  # the asyncio transport, from connection_made
         self.buffer = bytearray()
         self.gone = False
         self.idle_since = 0.0
         self._waiter: Optional[asyncio.Future] = None
 
     def connection_made(self, transport: asyncio.BaseTransport) -> None:
-        self.transport = transport  # type: ignore[assignment]
+        self.transport = transport
 
     def data_received(self, data: bytes) -> None:
         self.buffer += data
@@ -214,11 +214,11 @@ class KeepAliveTransport(httpx2.AsyncBaseTransport):
         head, body = request_head(request), await request.aread()
         connection = self._reuse(origin) or await self._connect(origin, timeouts.get("connect"), request)
         try:
-            connection.transport.write(head)  # type: ignore[union-attr]
-            connection.transport.write(body)  # type: ignore[union-attr]  # (not joined: a 128 kB copy)
+            connection.transport.write(head)
+            connection.transport.write(body)  # not joined to the head: a 128 kB copy
             response = await connection.read_response(request, timeouts.get("read"))
         except BaseException:
-            connection.transport.abort()  # type: ignore[union-attr]
+            connection.transport.abort()
             raise
         self._release(origin, connection)
         return response
@@ -229,13 +229,13 @@ class KeepAliveTransport(httpx2.AsyncBaseTransport):
             connection = idle.pop()
             if not connection.gone and now - connection.idle_since < self._expiry:
                 return connection
-            connection.transport.close()  # type: ignore[union-attr]
+            connection.transport.close()
         return None
 
     def _release(self, origin: tuple[str, str, int], connection: _Connection) -> None:
         idle = self._idle.setdefault(origin, [])
         if connection.gone or self._closed:
-            connection.transport.close()  # type: ignore[union-attr]
+            connection.transport.close()
             return
         connection.idle_since = asyncio.get_running_loop().time()
         idle.append(connection)
@@ -261,4 +261,4 @@ class KeepAliveTransport(httpx2.AsyncBaseTransport):
         self._closed = True
         for idle in self._idle.values():
             while idle:
-                idle.pop().transport.close()  # type: ignore[union-attr]
+                idle.pop().transport.close()
