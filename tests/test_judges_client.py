@@ -585,8 +585,31 @@ def test_a_request_is_byte_for_byte_what_the_openai_client_sent(monkeypatch):
     assert ours == sdk_bytes
 
 
+def test_a_timeout_cut_by_a_budget_is_the_read_timeout_header_of_that_request_only():
+    import re
+
+    from audioreason.judges import TimeBudget
+
+    capture = _RawCapture()
+    judge = OpenAICompatibleJudge("m", base_url=capture.base_url, api_key_env=None, timeout_s=7)
+
+    async def three():
+        for budget in (None, TimeBudget(3.0), None):
+            await judge.complete(messages("t"), {}, budget)
+        await judge.aclose()
+
+    try:
+        asyncio.run(three())
+    finally:
+        capture.close()
+    timeouts = [re.search(rb"\r\nx-stainless-read-timeout: ([0-9.]+)\r\nContent-Length: ", r) for r in capture.received]
+    assert [m and float(m[1]) for m in timeouts][::2] == [7.0, 7.0] and 2.5 < float(timeouts[1][1]) < 3.0
+
+
 def test_the_body_is_encoded_as_json_dumps_would_encode_it():
-    from audioreason.judges.client import encode_json
+    import base64
+
+    from audioreason.judges.client import JsonText, base64_text, encode_json
 
     def sdk(body):  # the openai client's encoding (openai._utils._json.openapi_dumps)
         return json.dumps(body, ensure_ascii=False, separators=(",", ":"), allow_nan=False).encode()
@@ -616,8 +639,17 @@ def test_the_body_is_encoded_as_json_dumps_would_encode_it():
             3: "int key",
         },
         {"marker": "\x000\x00", "data": plain},  # the stand-in's text in the body: encoded the plain way
+        {"data": plain, "marker": "\x000\x00"},
         {"data": plain, "short": "AbC" * 10},
     ]
+    # base64_text (an audio part's data) is set in without a scan when it and its prefix are plain.
+    clip = bytes(range(256)) * 400
+    b64 = base64.b64encode(clip).decode("ascii")
+    for prefix, kind in (("", JsonText), ("data:;base64,", JsonText), ('say "x"\n', str)):
+        assert base64_text(clip, prefix) == prefix + b64 and type(base64_text(clip, prefix)) is kind
+    bodies.append(
+        {"a": base64_text(clip), "b": base64_text(b"ab", "p:"), "c": base64_text(clip, 'q"\n'), "d": "\x001\x00"}
+    )
     for body in bodies:
         assert encode_json(body) == sdk(body)
     with pytest.raises(ValueError):  # NaN is refused as the SDK refuses it, not sent

@@ -237,10 +237,15 @@ def encode_wav(samples: np.ndarray, sampling_rate: int) -> bytes:
     samples = np.asarray(samples)
     if samples.dtype not in (np.float32, np.float64):
         samples = samples.astype(np.float64)
-    # Every step is exact in the samples' own float type (scaling by powers of two, rounding, flooring).
-    pcm = np.clip(samples, -1.0, 1.0) * 2147483648.0
-    np.floor(np.rint(pcm, out=pcm) / 65536.0, out=pcm)
-    pcm = np.minimum(pcm, 32767.0, out=pcm).astype("<i2")
+    # Every step is exact in the samples' own float type (scaling by powers of two, rounding, flooring),
+    # and done in place: one array, not four. The last clip only holds 1.0 (32768) to 32767: np.clip,
+    # not np.minimum, which is four times slower on float32.
+    pcm = np.clip(samples, -1.0, 1.0)
+    pcm *= 2147483648.0
+    np.rint(pcm, out=pcm)
+    pcm *= 1.0 / 65536.0
+    np.floor(pcm, out=pcm)
+    pcm = np.clip(pcm, -32768.0, 32767.0, out=pcm).astype("<i2")
     buffer = io.BytesIO()
     with wave.open(buffer, "wb") as out:
         out.setnchannels(1 if samples.ndim == 1 else samples.shape[1])

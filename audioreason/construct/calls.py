@@ -32,7 +32,6 @@ kept).
 
 from __future__ import annotations
 
-import base64
 from collections import defaultdict
 from pathlib import Path
 from typing import Any, Callable, Mapping, Optional, Sequence
@@ -40,6 +39,7 @@ from typing import Any, Callable, Mapping, Optional, Sequence
 import numpy as np
 
 from audioreason.judges.base import SamplingParams
+from audioreason.judges.client import base64_text
 from audioreason.judges.runner import JudgeRequest, JudgeRunner
 from audioreason.judges.verdicts import JsonReplySchema
 
@@ -322,7 +322,7 @@ class Calls:
 
         container = preset.audio_format if preset else "wav"
         encoded = encode_wav(samples, target) if container == "wav" else encode_audio(samples, target, container)
-        data = (preset.data_prefix if preset else "") + base64.b64encode(encoded).decode("ascii")
+        data = base64_text(encoded, preset.data_prefix if preset else "")
         part = {"type": "input_audio", "input_audio": {"data": data, "format": container}}
         self._audio_seconds[hash(data)] = seconds  # str caches its hash: one pass over the data
         return part

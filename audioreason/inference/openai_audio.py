@@ -53,7 +53,6 @@ up over the adapter's life. Named provider settings: ``audioreason.inference.end
 from __future__ import annotations
 
 import asyncio
-import base64
 import math
 import threading
 import time
@@ -70,6 +69,7 @@ from ..judges import (
     TimeBudget,
 )
 from ..judges.base import scrub
+from ..judges.client import base64_text
 from .adapter_inputs import check_audio_options, samples_at, with_user_content
 from .base import DecodingParams, Generation, GenerationRequest
 
@@ -249,7 +249,7 @@ class OpenAIAudioAdapter:
             if self.audio_format == "wav"
             else encode_audio(samples, self.sampling_rate, "mp3")
         )
-        data = self.data_prefix + base64.b64encode(encoded).decode("ascii")
+        data = base64_text(encoded, self.data_prefix)
         part = {"type": "input_audio", "input_audio": {"data": data, "format": self.audio_format}}
         return with_user_content(request.messages, [part], self.audio_position)
 

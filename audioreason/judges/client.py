@@ -1,7 +1,8 @@
 """A judge behind any OpenAI-compatible chat-completions server (OpenAI, Gemini's OpenAI endpoint, vLLM,
 TGI, llama.cpp server, ``transformers serve``). Requests go out through the ``openai`` package's HTTP client
 (httpx2) with the URL, headers and body bytes of the SDK's own request path, without that path's
-per-request machinery: the body is JSON-encoded once per reply.
+per-request machinery: the body is JSON-encoded once per reply, and written and read on the socket by
+``http11.KeepAliveTransport`` (asyncio's own transports) unless a proxy from the environment applies.
 
 Flow control, all in this module (the ``openai`` client's own retries are not used):
   * an adaptive concurrency limit (AIMD): at most ``concurrency`` requests in flight; a 429 (or a 503)
@@ -48,6 +49,7 @@ client puts the same redaction on the HTTP client's loggers (httpx, httpx2, open
 from __future__ import annotations
 
 import asyncio
+import base64
 import email.utils
 import ipaddress
 import json
@@ -454,7 +456,7 @@ class OpenAICompatibleJudge:
             try:
                 if on_send is not None:
                     on_send()
-                response = await asyncio.wait_for(client.send(body, timeout), timeout=timeout)
+                response = await _within(client.send(body, timeout), timeout)
                 if response.status_code >= 400:
                     raise _StatusError(response)
                 completion = self._read(response)
@@ -645,6 +647,14 @@ def served_model(response: Any) -> Optional[str]:
     return model if isinstance(model, str) and model else None
 
 
+async def _within(awaitable: Any, timeout: float) -> Any:
+    """``asyncio.wait_for``, without the task it makes per call (40 us) where ``asyncio.timeout`` exists."""
+    if not hasattr(asyncio, "timeout"):  # Python 3.10
+        return await asyncio.wait_for(awaitable, timeout)
+    async with asyncio.timeout(timeout):
+        return await awaitable
+
+
 class _BadResponse(Exception):
     """A 200 response without a usable completion in it."""
 
@@ -688,23 +698,41 @@ def encode_json(body: Any) -> bytes:
             return {k: stand_in(v) for k, v in value.items()}
         if isinstance(value, (list, tuple)):
             return [stand_in(v) for v in value]
-        if isinstance(value, str) and len(value) >= 4096 and value.isascii():
-            raw = value.encode("ascii")
-            if not raw.translate(None, _JSON_PLAIN):  # printable ASCII without '"' and '\\': written as it is
-                long.append(raw)
-                return f"\x00{len(long) - 1}\x00"  # encoded as "\u0000<n>\u0000", which no plain text holds
+        if type(value) is JsonText or isinstance(value, str) and len(value) >= 4096 and _json_plain(value):
+            long.append(value.encode("ascii"))
+            return f"\x00{len(long) - 1}\x00"  # encoded as "\u0000<n>\u0000", which no plain text holds
         return value
 
     skeleton = json.dumps(stand_in(body), ensure_ascii=False, separators=(",", ":"), allow_nan=False).encode()
+    parts = []  # joined once, not replaced in one by one: each 128 kB copy costs about 50 us in fresh memory
     for n, raw in enumerate(long):
-        marker = b'"\\u0000%d\\u0000"' % n
-        if skeleton.count(marker) != 1:  # the same text elsewhere in the body: encode it all the plain way
+        before, marker, skeleton = skeleton.partition(b'"\\u0000%d\\u0000"' % n)
+        if not marker or marker in skeleton:  # the same text elsewhere in the body: encode it the plain way
             return json.dumps(body, ensure_ascii=False, separators=(",", ":"), allow_nan=False).encode()
-        skeleton = skeleton.replace(marker, b'"' + raw + b'"')
-    return skeleton
+        parts += [before, b'"', raw, b'"']
+    return b"".join([*parts, skeleton])
 
 
 _JSON_PLAIN = bytes(c for c in range(0x20, 0x7F) if c not in b'"\\')
+
+
+def _json_plain(text: str) -> bool:
+    """Whether JSON writes ``text`` as it is: printable ASCII without '"' and '\\' (0.1 ms for 128 kB)."""
+    return text.isascii() and not text.encode("ascii").translate(None, _JSON_PLAIN)
+
+
+class JsonText(str):
+    """Text known to be written by JSON as it is (``_json_plain``), made by ``base64_text``:
+    ``encode_json`` sets it into the body without scanning it again."""
+
+
+def base64_text(data: bytes, prefix: str = "") -> str:
+    """``prefix`` followed by ``data`` in base64 (an audio part's ``data``), as a ``JsonText`` when the
+    prefix is plain too."""
+    encoded = base64.b64encode(data)
+    if not _json_plain(prefix):
+        return prefix + encoded.decode("ascii")
+    return JsonText(prefix.encode("ascii") + encoded if prefix else encoded, "ascii")  # decoded into it directly
 
 
 class _Transport:
@@ -712,25 +740,25 @@ class _Transport:
     body bytes; the SDK gives its headers and its HTTP client, httpx2), without its per-request
     machinery: the body is encoded once per reply, not once per attempt through typed options.
 
-    One HTTP client per request in flight, each keeping one connection: httpx2's pool polls the socket of
-    every idle connection it holds before and after each request, which with one pool of 32 connections
-    cost more CPU than the rest of the request. The clients share one TLS context."""
+    The socket work is ``http11.KeepAliveTransport``'s, not httpcore2's (which cost about 1 ms of CPU per
+    request with a 125 kB body), unless a proxy from the environment (``HTTPS_PROXY``, ``NO_PROXY``...)
+    applies to the server: then httpx2's own transport sends through it, in one pool. Which one is decided
+    once, for the server's URL (with httpx2's ``_transport_for_url``: the openai pin fixes its version)."""
 
     def __init__(self, api_key: str, base_url: Optional[str], default_headers: Mapping[str, str]):
         import anyio
         import httpx2
         from openai import AsyncOpenAI, DefaultAsyncHttpxClient, Omit
 
+        from audioreason.judges.http11 import KeepAliveTransport
+
         tls = httpx2.create_ssl_context()
-        self._new_http = lambda: DefaultAsyncHttpxClient(
-            verify=tls, limits=httpx2.Limits(max_connections=1, max_keepalive_connections=1)
-        )
-        self._idle = [self._new_http()]  # LIFO: the most recently used connection goes next
+        self._http = DefaultAsyncHttpxClient(verify=tls)
         sdk = AsyncOpenAI(
             api_key=api_key,
             base_url=base_url,
             max_retries=0,
-            http_client=self._idle[0],
+            http_client=self._http,
             default_headers=dict(default_headers) or None,
         )
         # Lower-cased, in the SDK's order: the header lines are the bytes the SDK writes.
@@ -742,23 +770,22 @@ class _Transport:
         self.headers["x-stainless-retry-count"] = "0"  # this client's own retries are not the SDK's
         base = sdk.base_url
         self.url = base.copy_with(raw_path=base.raw_path + b"chat/completions")
+        if self._http._transport_for_url(self.url) is self._http._transport:  # no proxy for this server
+            self._http = DefaultAsyncHttpxClient(verify=tls, transport=KeepAliveTransport(tls))
         self.timeout_errors: tuple[type, ...] = (httpx2.TimeoutException,)
         # What the SDK reports as a connection error (anyio's EndOfStream: a TLS handshake cut off).
         self.connection_errors: tuple[type, ...] = (httpx2.RequestError, ssl.SSLError, anyio.EndOfStream)
-        self._timeout_type = httpx2.Timeout
+        self._timeout_type, self._timeout, self._timeouts = httpx2.Timeout, None, None
 
     async def send(self, body: bytes, timeout: float) -> Any:
         """POST ``body`` and read the whole reply (an event stream too); an HTTP error status is returned."""
-        http = self._idle.pop() if self._idle else self._new_http()  # at most one per slot of the limiter
-        try:
-            headers = {**self.headers, "x-stainless-read-timeout": str(timeout)}
-            request = http.build_request(
-                "POST", self.url, content=body, headers=headers, timeout=self._timeout_type(timeout)
-            )
-            return await http.send(request)
-        finally:
-            self._idle.append(http)
+        if timeout != self._timeout:  # made again only when the timeout changes (a time budget cuts it)
+            self._timeout, self._timeouts = timeout, self._timeout_type(timeout)
+            # The headers in the httpx2 client's own, merged into its defaults once, not once per request;
+            # the read timeout after the others, as the SDK sends it.
+            self._http.headers = {**self.headers, "x-stainless-read-timeout": str(timeout)}
+        request = self._http.build_request("POST", self.url, content=body, timeout=self._timeouts)
+        return await self._http.send(request)
 
     async def aclose(self) -> None:
-        while self._idle:
-            await self._idle.pop().aclose()
+        await self._http.aclose()
