@@ -7,13 +7,15 @@
 #     parts of all-mpnet-base-v2 (part 001 declares an unrelated package, AAIT);
 #   - Debian's espeak-ng, the speech the anchor and cascade tests synthesize;
 #   - Debian's chromium and chromium-driver, the real browser the Space and report tests drive (never a
-#     browser a tool downloads).
+#     browser a tool downloads);
+#   - Debian's openssl command, which makes the certificate of the HTTP client's TLS test.
 set -euo pipefail
 cd "$(dirname "$0")"
 
 APT_PACKAGES="libavcodec59 libavformat59 libavutil57 libavdevice59 libavfilter8 libswscale6 libswresample4"
 APT_PACKAGES="$APT_PACKAGES espeak-ng"
 APT_PACKAGES="$APT_PACKAGES chromium chromium-driver"
+APT_PACKAGES="$APT_PACKAGES openssl"
 if command -v apt-get >/dev/null 2>&1; then
   if [ "$(id -u)" = 0 ]; then
     apt-get update -qq

@@ -215,6 +215,15 @@ def test_direction_and_rubric_checks():
         rubric({**reply, "criteria": [{**c, "importance": "supporting"} for c in reply["criteria"]]})
     with pytest.raises(ValueError, match="asks for a time"):
         rubric({**reply, "criteria": [crit, {**crit, "text": "When", "evidence": [], "localization": True}]})
+    # Written twice is written once: a repeated criterion (the first kept) and a repeated evidence id.
+    twice = {**crit, "evidence": ["s01.sound.001", "s01.sound.001"]}
+    repeated = rubric({**reply, "criteria": [twice, {**crit, "importance": "supporting"}, reply["criteria"][1]]})
+    assert [(c["text"], c["importance"], c["evidence"]) for c in repeated["criteria"]] == [
+        ("Names the ship horn", "essential", ["s01.sound.001"]),
+        ("Places it at 00:35-00:37", "supporting", ["s01.sound.001"]),
+    ]
+    with pytest.raises(ValueError, match="at least 2 different criteria"):
+        rubric({**reply, "criteria": [crit, {**crit, "text": " names the SHIP  horn"}]})
 
 
 # --- balanced shuffle and assembly --------------------------------------------------------------------------

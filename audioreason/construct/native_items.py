@@ -74,14 +74,16 @@ def rubric_schema(cited: Sequence[str]):
         criteria, seen = [], set()
         for n, c in enumerate(value["criteria"], start=1):
             text = " ".join(c["text"].split())
-            if not text or text.lower() in seen:
-                raise ValueError(f"criterion {n} is empty or repeats another")
+            if not text:
+                raise ValueError(f"criterion {n} is empty")
+            if text.lower() in seen:
+                continue  # a criterion written twice is one criterion (a small model repeats itself)
             seen.add(text.lower())
-            if len(set(c["evidence"])) != len(c["evidence"]):
-                raise ValueError(f"criterion {n} cites an evidence id twice")
             if c["localization"] and not c["evidence"]:
                 raise ValueError(f"criterion {n} asks for a time but cites no evidence record to take it from")
-            criteria.append({**c, "text": text})
+            criteria.append({**c, "text": text, "evidence": list(dict.fromkeys(c["evidence"]))})
+        if len(criteria) < CRITERIA_MIN:
+            raise ValueError(f"the rubric needs at least {CRITERIA_MIN} different criteria")
         if not any(c["importance"] == "essential" for c in criteria):
             raise ValueError("at least one criterion must be essential")
         return {
@@ -111,7 +113,7 @@ def rubric_schema(cited: Sequence[str]):
         "required": ["open_question", "reference_answer", "criteria"],
         "additionalProperties": False,
     }
-    return stage_schema("rubric", schema, check)
+    return stage_schema("rubric", schema, check, version="2")  # 2: repeats are dropped, not refused
 
 
 RUBRIC_SYSTEM = (
