@@ -15,8 +15,9 @@ always fits a token budget (``token_budget``) and ends with the end-of-sequence 
 bracket is written. Every reply then parses and every score is one of its criterion's options;
 ``parse_verdict`` still checks it, as it checks any reply.
 
-A ``JsonReplySchema`` with a ``pattern`` (rubric generation, ``rubric_pattern``) is constrained the same
-way; a schema without a pattern is generated unconstrained.
+A ``JsonReplySchema`` with a ``pattern`` (rubric generation, ``rubric_pattern``; AudioSpan's rubric verdicts,
+``audiospan_rubric``'s ``verdict_pattern``) is constrained the same way, one with a ``json_schema`` under
+that schema; a schema with neither is generated unconstrained.
 """
 
 from __future__ import annotations
@@ -36,54 +37,56 @@ _COMPACT_JSON = {"whitespace_flexible": False, "item_separator": ", ", "key_sepa
 _STRING_CHAR = r'[^"\\\x00-\x1f]'
 
 
-def _literal(text: str) -> str:
+def literal(text: str) -> str:
+    """``text`` itself, as a regex."""
     return re.escape(text)
 
 
-def _string(max_chars: int, min_chars: int = 1) -> str:
+def json_string(max_chars: int, min_chars: int = 1) -> str:
+    """A JSON string of ``min_chars`` to ``max_chars`` characters without escapes, as a regex."""
     return f'"{_STRING_CHAR}{{{min_chars},{max_chars}}}"'
 
 
 def _options(allowed: Sequence[Any]) -> str:
-    return "(" + "|".join(_literal(_format_number(a)) for a in allowed) + ")"
+    return "(" + "|".join(literal(_format_number(a)) for a in allowed) + ")"
 
 
 def verdict_pattern(schema: VerdictSchema, justification_chars: int = DEFAULT_JUSTIFICATION_CHARS) -> str:
     """The exact reply ``schema`` accepts, as a regex (compact JSON, keys in the order name, score,
     justification; criterion names JSON-encoded as written)."""
-    just = _literal(f'"{JUSTIFICATION_KEY}": ') + _string(justification_chars)
+    just = literal(f'"{JUSTIFICATION_KEY}": ') + json_string(justification_chars)
     if schema.kind == "score":
         return (
-            _literal(f'{{"{schema.score_field}": ')
+            literal(f'{{"{schema.score_field}": ')
             + _options(schema.allowed_scores)
-            + _literal(", ")
+            + literal(", ")
             + just
-            + _literal("}")
+            + literal("}")
         )
     objects = [
-        _literal(f'{{"{NAME_KEY}": {json.dumps(c.name, ensure_ascii=False)}, "{SCORE_KEY}": ')
+        literal(f'{{"{NAME_KEY}": {json.dumps(c.name, ensure_ascii=False)}, "{SCORE_KEY}": ')
         + _options(c.allowed)
-        + _literal(", ")
+        + literal(", ")
         + just
-        + _literal("}")
+        + literal("}")
         for c in schema.criteria
     ]
-    return _literal("[") + _literal(", ").join(objects) + _literal("]")
+    return literal("[") + literal(", ").join(objects) + literal("]")
 
 
 def rubric_pattern(k: int, name_chars: int = 80, point_chars: int = 300, note_chars: int = 200) -> str:
     """k rubric criteria ``{"name", "scoring_point", "note"}`` (MMAR's released rubric fields), as a regex.
     Distinct names are not expressible here; ``validate_rubric`` checks them afterwards."""
     one = (
-        _literal('{"name": ')
-        + _string(name_chars)
-        + _literal(', "scoring_point": ')
-        + _string(point_chars)
-        + _literal(', "note": ')
-        + _string(note_chars)
-        + _literal("}")
+        literal('{"name": ')
+        + json_string(name_chars)
+        + literal(', "scoring_point": ')
+        + json_string(point_chars)
+        + literal(', "note": ')
+        + json_string(note_chars)
+        + literal("}")
     )
-    return _literal("[") + _literal(", ").join([one] * k) + _literal("]")
+    return literal("[") + literal(", ").join([one] * k) + literal("]")
 
 
 def pattern_for(schema: Optional[ReplySchema], justification_chars: int = DEFAULT_JUSTIFICATION_CHARS) -> Optional[str]:
@@ -125,7 +128,7 @@ def token_budget(
         if schema.kind == "criteria"
         else schema
     )
-    skeleton = verdict_pattern(filled, 1).replace(_string(1), '""')
+    skeleton = verdict_pattern(filled, 1).replace(json_string(1), '""')
     fixed = len(tokenizer(re.sub(r"\\(.)", r"\1", skeleton), add_special_tokens=False).input_ids)
     return fixed + schema.k * justification_chars + 1
 
@@ -215,6 +218,8 @@ __all__ = [
     "DEFAULT_JUSTIFICATION_CHARS",
     "GrammarCache",
     "GrammarLogitsProcessor",
+    "json_string",
+    "literal",
     "pattern_for",
     "rubric_pattern",
     "token_budget",

@@ -367,10 +367,42 @@ def verdict_schema(item: Mapping[str, Any]) -> JsonReplySchema:
         '{"index", "semantic", "temporal", "timestamp", "reason"} (indices 0..'
         f"{len(rubric) - 1}), obeying the dimension-selection rules, and nothing else"
     )
-    # The rubric is part of the messages (and so of the cache key); the name pins the validator.
+    # The rubric is part of the messages (and so of the cache key); the name pins the validator. The
+    # pattern holds a constrained local judge to the replies the rules allow (a server judge ignores it).
     return JsonReplySchema(
-        "audiospan_rubric", lambda v: validate_reply(v, rubric), instructions, version=SCHEMA_VERSION
+        "audiospan_rubric",
+        lambda v: validate_reply(v, rubric),
+        instructions,
+        version=SCHEMA_VERSION,
+        pattern=verdict_pattern(rubric),
     )
+
+
+TIMESTAMP_CHARS = 40
+
+
+def verdict_pattern(rubric: Sequence[Mapping[str, Any]]) -> str:
+    """Every reply ``validate_reply`` accepts in the compact form the instructions show, as a regex for a
+    constrained local judge (``judges.constrained``): the entries in index order, each with one of its
+    criterion's allowed (semantic, temporal) pairs, a timestamp (null or a short string) and a reason;
+    reason and summary at most ``DEFAULT_JUSTIFICATION_CHARS`` characters without escapes."""
+    from audioreason.judges.constrained import DEFAULT_JUSTIFICATION_CHARS, json_string, literal
+
+    text = json_string(DEFAULT_JUSTIFICATION_CHARS)
+    entries = []
+    for index, criterion in enumerate(rubric):
+        pairs = sorted(allowed_verdicts(criterion))
+        labels = "|".join(literal(f'"semantic": "{s}", "temporal": "{t}"') for s, t in pairs)
+        entries.append(
+            literal(f'{{"index": {index}, ')
+            + f"({labels})"
+            + literal(', "timestamp": ')
+            + f"(null|{json_string(TIMESTAMP_CHARS)})"
+            + literal(', "reason": ')
+            + text
+            + literal("}")
+        )
+    return literal('{"criteria": [') + literal(", ").join(entries) + literal('], "summary": ') + text + literal("}")
 
 
 def checked_verdicts(item: Mapping[str, Any], per_rater: Any) -> list[Optional[dict[str, Any]]]:
