@@ -4,7 +4,7 @@
    voices and topics, sound events, a room-noise floor);
 2. the pipeline builds a small benchmark from it with every role offline (packaged Whisper, SmolLM2-135M-Instruct
    under each stage's JSON Schema, signal measurements and ASR re-transcription standing in for the audio
-   roles), one native candidate per cognitive level and one anchor chain;
+   roles), two native candidates per cognitive level and one anchor chain;
 3. the offline cascade (Whisper, then SmolLM2-135M-Instruct) runs on the benchmark's items and the run is
    scored (accuracy on the MCQs, the anchor chain, the OEQ rubric with the constrained offline judge).
 
@@ -58,7 +58,7 @@ def score_benchmark(bench: Path, workdir: Path, progress: bool = False) -> dict[
     return score_run(Path(config.out), options)
 
 
-def run_construct_demo(workdir: Path, *, progress: bool = False, per_level: int = 1, rollouts: int = 3,
+def run_construct_demo(workdir: Path, *, progress: bool = False, per_level: int = 2, rollouts: int = 3,
                        text_model: Optional[str] = None) -> dict[str, Any]:  # fmt: skip
     """Synthesize, construct, run, score; {"recording", "bench", "construction", "results"}."""
     import asyncio
