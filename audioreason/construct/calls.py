@@ -164,9 +164,9 @@ class Calls:
                 raise UsageError(f"--max-cost needs --prices naming {', '.join(sorted(set(unpriced)))}")
         # A missing key is a configuration error, found before anything is written or any model loaded.
         endpoints = {r: self._endpoint(spec, concurrency) for r, spec in self.specs.items() if spec.kind == "endpoint"}
-        for role, judge in endpoints.items():
-            from audioreason.judges.base import JudgeUnavailable
+        from audioreason.judges.base import JudgeUnavailable
 
+        for role, judge in endpoints.items():
             try:
                 judge.check_key()
             except JudgeUnavailable as err:

@@ -214,9 +214,10 @@ class JudgeRunner:
         valid verdict replaces it). False: serve them from the cache like valid ones.
     claim_ttl_s: how long this runner's claim on a key keeps other processes waiting for its verdict.
     reask_sampling: sampling parameters that replace the request's on re-ask turns (None: re-asks are sent
-        with the request's own). A greedy small model shown its error tends to write the same reply again;
-        a sampled re-ask draws another. Re-ask turn t is seeded with the request's seed + t * REASK_SEED_STEP,
-        so a rerun draws the same replies. Part of the cache key when set.
+        with the request's own). A greedy small model asked again writes the same reply again; a sampled
+        attempt draws another (with on_invalid="resend": shown its reply with the error, a small model copies
+        it). Re-ask turn t is seeded with the request's seed + t * REASK_SEED_STEP, so a rerun draws the same
+        replies. Part of the cache key when set.
     """
 
     def __init__(
