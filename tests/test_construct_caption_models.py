@@ -133,8 +133,10 @@ REPLIES = {
 
 def test_model_caption_assembles_the_replies(layout):
     calls = ScriptedCalls({**REPLIES, "transcript": scripted_asr(layout)}, limits={"asr": 9.0})
-    caption = asyncio.run(build_caption(calls, layout.path, "rec"))
+    ended = []  # on_step: each step's name as it ends (benchmarks/construct_phase1.py times them by it)
+    caption = asyncio.run(build_caption(calls, layout.path, "rec", on_step=ended.append))
     assert not calls.failed
+    assert ended == ["transcription", "segmentation", "acoustic captioning", "dependency analysis", "assembly"]
     # step 1 through the endpoint in 9 s windows (guard 9 / 4 s): every sentence whole, once
     assert [(s["start"], s["end"], s["text"]) for s in caption.transcript] == [
         (round(a, 3), round(b, 3), t) for a, b, t in layout.sentences

@@ -27,7 +27,7 @@ Evidence records (step 5), ids numbered from 1 in time order within their kind:
 from __future__ import annotations
 
 import os
-from typing import Any, Optional, Sequence, Union
+from typing import Any, Callable, Optional, Sequence, Union
 
 from audioreason.audio.stream import audio_info
 
@@ -136,9 +136,13 @@ async def build_caption(
     audio_file: Optional[str] = None,
     window: float = WINDOW_SECONDS,
     guard: float = GUARD_SECONDS,
+    on_step: Optional[Callable[[str], None]] = None,
 ) -> Caption:
     """The caption of the recording at ``path`` (the five steps of the module docstring). ``audio_file``: the
-    path the caption records (relative to the benchmark folder). ``CaptionStepFailed`` names a failed step."""
+    path the caption records (relative to the benchmark folder). ``CaptionStepFailed`` names a failed step.
+    ``on_step(step)``, if given, is called as each step ends, with its name as ``CaptionStepFailed`` gives it
+    ("assembly" for the fifth); benchmarks/construct_phase1.py times the steps by it."""
+    done = on_step or (lambda step: None)
     try:
         duration = audio_info(path).duration
     except Exception as err:  # noqa: BLE001 - any unreadable file (AudioError, decoder errors) fails step 1
@@ -151,13 +155,19 @@ async def build_caption(
     transcript = await transcribe_recording(
         path, asr=asr, calls=calls if asr is None else None, recording=recording_id, window=window, guard=guard
     )
+    done("transcription")
     segments = await segment_transcript(calls, transcript, duration, recording_id)
+    done("segmentation")
     dense = await dense_captions(calls, path, recording_id, segments, transcript)
+    done("acoustic captioning")
     context = await analyse_dependencies(calls, segments, dense, recording_id)
+    done("dependency analysis")
     provenance = _provenance(calls, window, guard)
-    return assemble_caption(
+    caption = assemble_caption(
         recording_id, duration, audio_file or os.fspath(path), transcript, segments, dense, context, provenance
     )
+    done("assembly")
+    return caption
 
 
 __all__ = ["CaptionStepFailed", "DEPENDENCY_ROLE", "assemble_caption", "build_caption"]
