@@ -39,7 +39,6 @@ from typing import Any, Callable, Mapping, Optional, Sequence
 import numpy as np
 
 from audioreason.judges.base import SamplingParams
-from audioreason.judges.client import base64_text
 from audioreason.judges.runner import JudgeRequest, JudgeRunner
 from audioreason.judges.verdicts import JsonReplySchema
 
@@ -318,13 +317,11 @@ class Calls:
         limit = self.max_audio_s(role)
         if limit is not None and seconds > limit + 1e-6:
             raise ValueError(f"a {seconds:.1f} s clip is over the {role} endpoint's {limit:g} s limit")
-        from audioreason.audio.io import encode_audio, encode_wav
+        from audioreason.inference.openai_audio import input_audio_part
 
-        container = preset.audio_format if preset else "wav"
-        encoded = encode_wav(samples, target) if container == "wav" else encode_audio(samples, target, container)
-        data = base64_text(encoded, preset.data_prefix if preset else "")
-        part = {"type": "input_audio", "input_audio": {"data": data, "format": container}}
-        self._audio_seconds[hash(data)] = seconds  # str caches its hash: one pass over the data
+        container, prefix = (preset.audio_format, preset.data_prefix) if preset else ("wav", "")
+        part = input_audio_part(samples, target, container, prefix)
+        self._audio_seconds[hash(part["input_audio"]["data"])] = seconds  # str caches its hash: one pass
         return part
 
     def _audio_in(self, messages: Sequence[Mapping[str, Any]]) -> float:

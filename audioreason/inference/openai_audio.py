@@ -98,6 +98,15 @@ class _LoopThread:
             self.loop.close()
 
 
+def input_audio_part(samples: Any, sampling_rate: int, container: str = "wav", data_prefix: str = "") -> dict[str, Any]:
+    """An ``input_audio`` content part: mono ``samples`` at ``sampling_rate`` as a WAV (16-bit PCM) or MP3
+    file, base64 after ``data_prefix`` (a provider's data-URL head, "" for none)."""
+    encoded = (
+        encode_wav(samples, sampling_rate) if container == "wav" else encode_audio(samples, sampling_rate, container)
+    )
+    return {"type": "input_audio", "input_audio": {"data": base64_text(encoded, data_prefix), "format": container}}
+
+
 class OpenAIAudioAdapter:
     """A chat model behind an OpenAI-compatible endpoint, with audio as ``input_audio`` parts.
 
@@ -244,13 +253,7 @@ class OpenAIAudioAdapter:
         if not self.takes_audio:
             raise ValueError(f"{self.name} is text-only (takes_audio=False) but the request carries audio")
         samples = samples_at(request.audio, self.sampling_rate, self.max_audio_s)
-        encoded = (
-            encode_wav(samples, self.sampling_rate)
-            if self.audio_format == "wav"
-            else encode_audio(samples, self.sampling_rate, "mp3")
-        )
-        data = base64_text(encoded, self.data_prefix)
-        part = {"type": "input_audio", "input_audio": {"data": data, "format": self.audio_format}}
+        part = input_audio_part(samples, self.sampling_rate, self.audio_format, self.data_prefix)
         return with_user_content(request.messages, [part], self.audio_position)
 
     async def _batch(self, requests: Sequence[GenerationRequest], params: Mapping[str, Any]) -> list[Generation]:
@@ -345,4 +348,11 @@ class OpenAIAudioAdapter:
             stats["failures"][kind] = stats["failures"].get(kind, 0) + 1
 
 
-__all__ = ["AUDIO_FORMATS", "AUDIO_POSITIONS", "EMPTY_REPLY", "INVALID_REQUEST", "OpenAIAudioAdapter"]
+__all__ = [
+    "AUDIO_FORMATS",
+    "AUDIO_POSITIONS",
+    "EMPTY_REPLY",
+    "INVALID_REQUEST",
+    "OpenAIAudioAdapter",
+    "input_audio_part",
+]
