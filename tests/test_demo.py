@@ -152,26 +152,26 @@ def _table(lines):
     return [cut(lines[rule - 1])] + [cut(line) for line in lines[rule + 1 :]]
 
 
-def test_the_readme_demo_block_is_what_the_demo_prints(demo):
-    """Every row the README shows is a row the demo prints: the same value, interval, unanswered count, n and source;
-    the backbone as printed, or its beginning where the README abridges it with '...'."""
+def test_the_documented_demo_block_is_what_the_demo_prints(demo):
+    """Every row docs/getting-started.md shows is a row the demo prints: the same value, interval, unanswered count,
+    n and source; the backbone as printed, or its beginning where the page abridges it with '...'."""
     import re
     from pathlib import Path
 
     _, stdout, _ = demo
-    readme = (Path(__file__).resolve().parents[1] / "README.md").read_text(encoding="utf-8")
-    block = re.search(r"What it prints:\n\n```\n(.*?)```", readme, re.S).group(1)
+    page = (Path(__file__).resolve().parents[1] / "docs" / "getting-started.md").read_text(encoding="utf-8")
+    block = re.search(r"What it prints:\n\n```\n(.*?)```", page, re.S).group(1)
     shown, printed = _table(block.splitlines()), _table(stdout.splitlines()[2:])
     assert shown[0] == printed[0] == ["scorer", "value", "95% CI", "unanswered", "n", "outputs", "backbone"]
     rows = {cells[0]: cells for cells in printed[1:]}
     assert len(shown) > 15
     for cells in shown[1:]:
-        assert cells[0] in rows, f"the README shows a row the demo does not print: {cells[0]!r}"
+        assert cells[0] in rows, f"the page shows a row the demo does not print: {cells[0]!r}"
         actual = rows[cells[0]]
-        assert cells[1:6] == actual[1:6], f"README row {cells[0]!r}: {cells[1:6]} but the demo prints {actual[1:6]}"
+        assert cells[1:6] == actual[1:6], f"row {cells[0]!r}: {cells[1:6]} but the demo prints {actual[1:6]}"
         backbone = cells[6]
         if backbone.endswith("..."):
             head = backbone[:-3].rstrip(" ;,(")
-            assert actual[6].startswith(head), f"README row {cells[0]!r}: backbone {backbone!r} vs {actual[6]!r}"
+            assert actual[6].startswith(head), f"row {cells[0]!r}: backbone {backbone!r} vs {actual[6]!r}"
         else:
-            assert backbone == actual[6], f"README row {cells[0]!r}: backbone {backbone!r} vs {actual[6]!r}"
+            assert backbone == actual[6], f"row {cells[0]!r}: backbone {backbone!r} vs {actual[6]!r}"

@@ -234,11 +234,3 @@ def test_nothing_points_outside_the_repository():
     for path in PAGES + [ROOT / "README.md", ROOT / "mkdocs.yml"]:
         text = path.read_text(encoding="utf-8")
         assert not OUTSIDE.search(text) and "/work/" not in text, path  # nor a developer machine's path
-
-
-def test_the_demo_table_on_the_getting_started_page_is_the_readme_s():
-    """The README's demo block is checked against a real demo run (tests/test_demo.py); the page shows the same."""
-    grab = lambda text: re.search(r"What it prints:\n\n```\n(.*?)```", text, re.S).group(1)  # noqa: E731
-    assert grab((DOCS / "getting-started.md").read_text(encoding="utf-8")) == grab(
-        (ROOT / "README.md").read_text(encoding="utf-8")
-    )
