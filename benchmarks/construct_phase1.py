@@ -208,6 +208,10 @@ def whole_phase1(args: argparse.Namespace, path: Path, work: Path, truth: dict, 
             ("transcript sentences", f"{len(caption.transcript)}"),
             ("spoken sentences found", f"{found:.1%} (median start error {start_error:.2f} s)"),
             ("segments", f"{len(caption.summary['segments'])}"),
+            (
+                "segmentation chunks",
+                "{requests} asked, {halved} asked again as halves".format(**caption.provenance["segmentation"]),
+            ),
             ("evidence records", f"{len(caption.evidence)}: " + ", ".join(f"{m} {modalities[m]}" for m in MODALITIES)),
             ("dependencies, speakers", f"{len(caption.summary['dependencies'])}, {len(caption.summary['speakers'])}"),
         ]

@@ -7,11 +7,13 @@ from __future__ import annotations
 
 import asyncio
 import hashlib
+import re
 
 import pytest
 from construct_audio import caption_recording
 
 from audioreason.construct.records import Caption, Evidence, seed_of
+from audioreason.construct.transcribe import CaptionStepFailed
 from audioreason.construct.verify import SPEECH_RECALL, quoted, verify_evidence, word_recall
 
 TEXT_MODEL = "packaged:SmolLM2-135M-Instruct"
@@ -172,6 +174,49 @@ def test_segmentation_check_rules():
         schema.validate({"segments": [seg(0), seg(8)]})  # lines 0-7: 0-302 s
     with pytest.raises(ValueError):  # the schema asks for at least ceil(400 / 300) = 2 segments
         schema.validate({"segments": [seg(0)]})
+
+
+class _ShortChunksOnly:
+    """A segmenter that answers chunks of at most ``most`` lines (a segment every two lines) and fails longer
+    ones, as a small model does; ``asked`` logs (item, first line, last line)."""
+
+    def __init__(self, most):
+        self.most, self.asked = most, []
+
+    async def ask(self, role, schema, messages, *, item, rollout=0):
+        lines = [int(n) for n in re.findall(r"^(\d+)\. \[", messages[-1]["content"], flags=re.M)]
+        self.asked.append((item, lines[0], lines[-1]))
+        if len(lines) > self.most:
+            return None
+        seg = [{"first_line": n, "title": f"t{n}", "summary": "s", "key_topics": ["k"]} for n in lines[::2]]
+        return schema.validate({"segments": seg})
+
+
+def test_a_chunk_without_a_valid_reply_is_asked_again_in_halves():
+    from audioreason.construct.segment import segment_transcript
+
+    transcript = [{"start": 40.0 * k, "end": 40.0 * k + 35.0, "text": f"Sentence {k}."} for k in range(12)]
+    calls = _ShortChunksOnly(most=4)
+    tally = {}
+    segments = asyncio.run(segment_transcript(calls, transcript, 480.0, "rec", tally=tally))
+    # 0-11 fails, its halves 0-5 (fails) and 0-2 answer: the segment at 0 is kept (the last one of a chunk
+    # that does not reach the end is asked again), and the next chunk (full size again) starts at line 2.
+    assert calls.asked == [
+        ("rec:0", 0, 11), ("rec:0-5", 0, 5), ("rec:0-2", 0, 2),
+        ("rec:2", 2, 11), ("rec:2-6", 2, 6), ("rec:2-4", 2, 4),
+        ("rec:4", 4, 11), ("rec:4-7", 4, 7),
+        ("rec:6", 6, 11), ("rec:6-8", 6, 8),
+        ("rec:8", 8, 11),
+    ]  # fmt: skip
+    assert tally == {"requests": 11, "halved": 6}
+    assert [(s["index"], s["start"], s["end"], s["title"]) for s in segments] == [
+        (k, 80.0 * k, 80.0 * (k + 1), f"t{2 * k}") for k in range(6)
+    ]
+    never = _ShortChunksOnly(most=0)
+    with pytest.raises(CaptionStepFailed, match="transcript line 0, even asked alone"):
+        asyncio.run(segment_transcript(never, transcript, 480.0, "rec", tally=tally))
+    assert [a[1:] for a in never.asked] == [(0, 11), (0, 5), (0, 2), (0, 1), (0, 0)]
+    assert tally == {"requests": 5, "halved": 4}
 
 
 def test_caption_and_dependency_checks():

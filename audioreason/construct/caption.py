@@ -115,7 +115,7 @@ def assemble_caption(
     return Caption(recording_id, duration, audio_file, transcript, summary, dense_out, evidence, provenance)
 
 
-def _provenance(calls: Any, window: float, guard: float) -> dict[str, Any]:
+def _provenance(calls: Any, window: float, guard: float, chunks: dict[str, int]) -> dict[str, Any]:
     model = calls.has_audio_model("captioner")
     return {
         "asr": calls.describe("asr"),
@@ -124,7 +124,7 @@ def _provenance(calls: Any, window: float, guard: float) -> dict[str, Any]:
         "captioner_mode": "model" if model else OFFLINE_CAPTIONER,
         "dependency_role": DEPENDENCY_ROLE,
         "transcription": {"window_s": window, "guard_s": guard, "rate": 16000},
-        "segmentation": {"cap_s": SEGMENT_CAP_S, "chunk_chars": CHUNK_CHARS},
+        "segmentation": {"cap_s": SEGMENT_CAP_S, "chunk_chars": CHUNK_CHARS, **chunks},
     }
 
 
@@ -156,13 +156,14 @@ async def build_caption(
         path, asr=asr, calls=calls if asr is None else None, recording=recording_id, window=window, guard=guard
     )
     done("transcription")
-    segments = await segment_transcript(calls, transcript, duration, recording_id)
+    chunks: dict[str, int] = {}
+    segments = await segment_transcript(calls, transcript, duration, recording_id, tally=chunks)
     done("segmentation")
     dense = await dense_captions(calls, path, recording_id, segments, transcript)
     done("acoustic captioning")
     context = await analyse_dependencies(calls, segments, dense, recording_id)
     done("dependency analysis")
-    provenance = _provenance(calls, window, guard)
+    provenance = _provenance(calls, window, guard, chunks)
     caption = assemble_caption(
         recording_id, duration, audio_file or os.fspath(path), transcript, segments, dense, context, provenance
     )

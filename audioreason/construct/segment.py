@@ -12,8 +12,16 @@ What it answers: ``{"segments": [{"first_line", "title", "summary", "key_topics"
 a line and running to the line before the next segment's first. Contiguity is therefore built into the reply;
 ``check`` holds the rest: the first segment starts at the first line shown, first lines strictly increase, and
 no segment spans more than ``SEGMENT_CAP_S`` seconds (the schema's ``minItems`` asks for at least as many
-segments as the cap requires). A reply that breaks a rule is re-asked with the rule it broke; if it still
-fails, the recording fails at this step (``CaptionStepFailed``): there is no fallback segmentation.
+segments as the cap requires). A reply that breaks a rule is re-asked with the rule it broke (how often, and
+whether afresh, is the role's re-ask policy, ``calls``).
+
+A chunk that still gets no valid reply is asked again as its first half (by lines; halved again while it
+fails): fewer lines need fewer segments and give fewer ways to break a rule, which is what a small local model
+needs (measured: SmolLM2-135M failed a 70-line chunk of a 20-minute recording four times). Every answer is
+still the segmenter's own; only the question got shorter. The chunk after a halved one is full size again.
+A chunk of one line that fails makes the recording fail at this step (``CaptionStepFailed``): there is no
+fallback segmentation. ``segment_transcript(tally=...)`` counts the requests and the halvings; the caption's
+provenance records them.
 
 Long recordings: the lines are shown in chunks of at most ``CHUNK_CHARS`` characters (a 2-hour transcript
 does not fit a small model's context, and a long prompt dilutes a large one's attention). From a chunk that
@@ -160,20 +168,33 @@ async def segment_transcript(
     *,
     max_chars: int = CHUNK_CHARS,
     units: Optional[list[dict[str, Any]]] = None,
+    tally: Optional[dict[str, int]] = None,
 ) -> list[dict[str, Any]]:
     """The recording's segments ``[{"index", "start", "end", "title", "summary", "key_topics"}]``, contiguous
-    from 0 to ``duration`` (module docstring). ``CaptionStepFailed`` when a chunk gets no valid reply."""
+    from 0 to ``duration`` (module docstring). ``CaptionStepFailed`` when a one-line chunk gets no valid reply.
+    ``tally``, if given, gets ``requests`` (chunks asked, halves included) and ``halved`` (chunks that got no
+    valid reply and were asked again as their first half)."""
     units = units if units is not None else units_of(transcript, duration)
+    counts = tally if tally is not None else {}
+    counts.update(requests=0, halved=0)
     segments: list[dict[str, Any]] = []
-    first = 0
+    first, most_lines = 0, len(units)
     while first < len(units):
-        stop = chunk_end(units, first, max_chars)
+        stop = min(chunk_end(units, first, max_chars), first + most_lines)
         schema = segment_schema(units, first, stop, duration)
-        found = await calls.ask("segmenter", schema, segment_messages(units, first, stop), item=f"{recording}:{first}")
+        whole = stop == chunk_end(units, first, max_chars)
+        item = f"{recording}:{first}" + ("" if whole else f"-{stop - 1}")  # a half is its own item
+        counts["requests"] += 1
+        found = await calls.ask("segmenter", schema, segment_messages(units, first, stop), item=item)
         if found is None:
-            raise CaptionStepFailed(
-                "segmentation", recording, f"no valid segmentation of transcript lines {first}-{stop - 1}"
-            )
+            if stop - first == 1:
+                raise CaptionStepFailed(
+                    "segmentation", recording, f"no valid segmentation of transcript line {first}, even asked alone"
+                )
+            counts["halved"] += 1
+            most_lines = (stop - first + 1) // 2
+            continue
+        most_lines = len(units)
         keep = found if stop == len(units) or len(found) == 1 else found[:-1]
         for s in keep:
             segments.append(
