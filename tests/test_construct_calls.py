@@ -11,6 +11,7 @@ from audioreason.base.errors import UsageError
 from audioreason.construct.calls import (
     DEFAULT_MAX_REASKS,
     LOCAL_CONTEXT_CHARS,
+    LOCAL_MAX_NEW_TOKENS,
     LOCAL_MAX_REASKS,
     LOCAL_MAX_STRING,
     Calls,
@@ -141,6 +142,13 @@ def test_a_local_role_answers_inside_the_schema_and_a_second_session_pays_nothin
     runner = served.runners["generator"]
     assert (runner.max_reasks, runner.on_invalid, runner.reask_sampling) == (DEFAULT_MAX_REASKS, "reask", None)
     assert served.context_chars("generator") is None
+    # A local model's window (SmolLM2: 8,192 positions) less its reply budget holds the prompt; an endpoint's
+    # prompt is sent whatever its length.
+    judge = calls.runners["segmenter"].judge
+    assert judge.max_input_tokens == 8192 - LOCAL_MAX_NEW_TOKENS
+    long = [{"role": "user", "content": " rain" * judge.max_input_tokens}]  # a token each, and the template's
+    assert calls.prompt_fits("segmenter", messages) and not calls.prompt_fits("segmenter", long)
+    assert served.prompt_fits("segmenter", long)
     again = Calls(specs, tmp_path / "calls.sqlite", local_backends=calls._locals)
     assert asyncio.run(again.ask("segmenter", schema, messages, item="r")) == reply
     assert again.calls_made()["segmenter"] == 0 and again.usage()["segmenter"]["cache_hits"] == 1

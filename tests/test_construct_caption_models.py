@@ -41,6 +41,9 @@ class ScriptedCalls:
     def context_chars(self, role):
         return None  # the caption views whole, as an endpoint's model reads them
 
+    def prompt_fits(self, role, messages):
+        return True  # an endpoint's window is not known: every prompt is sent
+
     def describe(self, role):
         return f"scripted {role}"
 
@@ -163,6 +166,8 @@ def test_model_caption_assembles_the_replies(layout):
     assert records["g.002"].content == "SPK1 (chair): the chair (heard in segments 0, 1)"
     assert caption.summary["dependencies"][0]["id"] == "x.001"
     assert caption.provenance["captioner_mode"] == "model" and caption.provenance["captioner"] == "scripted captioner"
+    assert caption.provenance["segmentation"] == {"cap_s": 300.0, "chunk_chars": 6000, "requests": 1, "halved": 0}
+    assert caption.provenance["dependencies"] == {"stretches": []}  # the index read whole
 
 
 def test_captioner_pieces_follow_the_endpoint_limit(layout):

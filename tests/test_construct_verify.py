@@ -219,6 +219,91 @@ def test_a_chunk_without_a_valid_reply_is_asked_again_in_halves():
     assert tally == {"requests": 5, "halved": 4}
 
 
+class _SmallWindow:
+    """A dependency role whose window holds ``chars`` characters of prompt; replies by item: a stretch links
+    its first two segments and hears one speaker (labelled from its first segment), the merge joins the
+    first two stretches' speakers and leaves the third's out."""
+
+    def __init__(self, chars):
+        self.chars, self.asked = chars, []
+
+    def prompt_fits(self, role, messages):
+        return sum(len(m["content"]) for m in messages) <= self.chars
+
+    async def ask(self, role, schema, messages, *, item, rollout=0):
+        self.asked.append(item)
+        if item.endswith(":merge"):
+            assert "speaker W1.1: host" in messages[-1]["content"]
+            return schema.validate(
+                {
+                    "topic": "a town's radio",
+                    "genre": "magazine",
+                    "narrative_arc": "news, then talk",
+                    "tone": "warm",
+                    "speakers": [{"description": "the host", "role": "host", "ids": ["W1.1", "W2.1"]}],
+                }
+            )
+        shown = [int(k) for k in re.findall(r"^Segment (\d+) \[", messages[-1]["content"], flags=re.M)]
+        first, last = shown[0], shown[-1]
+        return schema.validate(
+            {
+                "topic": f"part {first}",
+                "genre": "magazine",
+                "narrative_arc": "a",
+                "tone": "warm",
+                "speakers": [{"description": f"voice {first}", "role": "host", "labels": [f"s{first:02d}:S1"]}],
+                "dependencies": [
+                    {"kind": "reference", "segments": f"{first} -> {first + 1}", "description": f"d{first}"},
+                    {"kind": "causal", "segments": f"{last - 1} -> {last}", "description": f"e{last}"},
+                ],
+            }
+        )
+
+
+def test_a_long_segment_index_is_read_in_stretches_and_merged():
+    from audioreason.construct.dependencies import OVERLAP, analyse_dependencies, dependency_messages
+
+    segments = [
+        {
+            "index": k,
+            "start": 60.0 * k,
+            "end": 60.0 * (k + 1),
+            "title": f"Part {k}",
+            "summary": "s",
+            "key_topics": ["k"],
+        }
+        for k in range(10)
+    ]
+    dense = [{"speakers": [{"label": f"s{k:02d}:S1", "voice": "a voice"}], "transcript": []} for k in range(10)]
+    size = lambda n: sum(len(m["content"]) for m in dependency_messages(segments[:n], dense[:n], 10))  # noqa: E731
+    calls = _SmallWindow(size(5))  # five segments' entries fit
+    tally = {}
+    context = asyncio.run(analyse_dependencies(calls, segments, dense, "rec", tally=tally))
+    # Stretches of five, each starting OVERLAP (2) segments before the last one ended.
+    assert OVERLAP == 2 and tally == {"stretches": [[0, 4], [3, 7], [6, 9]]}
+    assert calls.asked == ["rec:links:0-4", "rec:links:3-7", "rec:links:6-9", "rec:links:merge"]
+    assert (context["topic"], context["tone"]) == ("a town's radio", "warm")
+    assert context["speakers"] == [
+        {"id": "SPK1", "description": "the host", "role": "host", "labels": ["s00:S1", "s03:S1"]},
+        {"id": "SPK2", "description": "voice 6", "role": "host", "labels": ["s06:S1"]},  # left out by the merge
+    ]
+    links = [(d["kind"], d["from_segment"], d["to_segment"], d["description"]) for d in context["dependencies"]]
+    assert links == [
+        ("reference", 0, 1, "d0"),
+        ("causal", 3, 4, "e4"),
+        ("reference", 3, 4, "d3"),
+        ("causal", 6, 7, "e7"),
+        ("reference", 6, 7, "d6"),
+        ("causal", 8, 9, "e9"),
+    ]
+    # A window that fits the whole index asks once, as before; one too small for three entries fails the step.
+    whole = _SmallWindow(10**6)
+    asyncio.run(analyse_dependencies(whole, segments[:3], dense[:3], "rec", tally=tally))
+    assert tally == {"stretches": []}
+    with pytest.raises(CaptionStepFailed, match="segments 0-2 do not fit"):
+        asyncio.run(analyse_dependencies(_SmallWindow(size(2)), segments, dense, "rec"))
+
+
 def test_caption_and_dependency_checks():
     from audioreason.construct.acoustic import caption_schema
     from audioreason.construct.dependencies import dependency_schema

@@ -292,6 +292,14 @@ class Calls:
         where = runner.judge.base_url or "the OpenAI API"
         return f"{spec.options['model']} at {scrub(where, runner.judge._secrets())}"
 
+    def prompt_fits(self, role: str, messages: Sequence[Mapping[str, Any]]) -> bool:
+        """Whether ``messages`` fit ``role``'s context: a local model's window less its reply budget, counted
+        with its tokenizer; an endpoint's window is not known here, so its prompts are taken to fit."""
+        if self.specs[role].kind != "local":
+            return True
+        judge = self.runners[role].judge
+        return len(judge.encode(messages)) <= judge.max_input_tokens
+
     def context_chars(self, role: str) -> Optional[int]:
         """How many characters of each caption view ``role``'s prompts may hold (None: all of it)."""
         return LOCAL_CONTEXT_CHARS if self.specs[role].kind == "local" else None

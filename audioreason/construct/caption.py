@@ -32,13 +32,11 @@ from typing import Any, Callable, Optional, Sequence, Union
 from audioreason.audio.stream import audio_info
 
 from .acoustic import dense_captions
-from .dependencies import analyse_dependencies
+from .dependencies import DEPENDENCY_ROLE, analyse_dependencies
 from .offline_audio import OFFLINE_CAPTIONER
 from .records import Caption, Evidence
 from .segment import CHUNK_CHARS, SEGMENT_CAP_S, segment_transcript
 from .transcribe import GUARD_SECONDS, WINDOW_SECONDS, CaptionStepFailed, transcribe_recording
-
-DEPENDENCY_ROLE = "segmenter"
 
 
 def _speech_content(line: dict[str, Any]) -> str:
@@ -115,7 +113,9 @@ def assemble_caption(
     return Caption(recording_id, duration, audio_file, transcript, summary, dense_out, evidence, provenance)
 
 
-def _provenance(calls: Any, window: float, guard: float, chunks: dict[str, int]) -> dict[str, Any]:
+def _provenance(
+    calls: Any, window: float, guard: float, chunks: dict[str, int], links: dict[str, Any]
+) -> dict[str, Any]:
     model = calls.has_audio_model("captioner")
     return {
         "asr": calls.describe("asr"),
@@ -125,6 +125,7 @@ def _provenance(calls: Any, window: float, guard: float, chunks: dict[str, int])
         "dependency_role": DEPENDENCY_ROLE,
         "transcription": {"window_s": window, "guard_s": guard, "rate": 16000},
         "segmentation": {"cap_s": SEGMENT_CAP_S, "chunk_chars": CHUNK_CHARS, **chunks},
+        "dependencies": links,
     }
 
 
@@ -161,9 +162,10 @@ async def build_caption(
     done("segmentation")
     dense = await dense_captions(calls, path, recording_id, segments, transcript)
     done("acoustic captioning")
-    context = await analyse_dependencies(calls, segments, dense, recording_id)
+    links: dict[str, Any] = {}
+    context = await analyse_dependencies(calls, segments, dense, recording_id, tally=links)
     done("dependency analysis")
-    provenance = _provenance(calls, window, guard, chunks)
+    provenance = _provenance(calls, window, guard, chunks, links)
     caption = assemble_caption(
         recording_id, duration, audio_file or os.fspath(path), transcript, segments, dense, context, provenance
     )
