@@ -261,7 +261,7 @@ class _SmallWindow:
 
 
 def test_a_long_segment_index_is_read_in_stretches_and_merged():
-    from audioreason.construct.dependencies import OVERLAP, analyse_dependencies, dependency_messages
+    from audioreason.construct.dependencies import OVERLAP, analyse_dependencies, dependency_messages, merge_schema
 
     segments = [
         {
@@ -302,6 +302,13 @@ def test_a_long_segment_index_is_read_in_stretches_and_merged():
     assert tally == {"stretches": []}
     with pytest.raises(CaptionStepFailed, match="segments 0-2 do not fit"):
         asyncio.run(analyse_dependencies(_SmallWindow(size(2)), segments, dense, "rec"))
+    merge = merge_schema(["W1.1", "W2.1"])
+    one = {"description": "d", "role": "host", "ids": ["W1.1"]}
+    reply = {"topic": "t", "genre": "g", "narrative_arc": "a", "tone": "x", "speakers": [one, one]}
+    with pytest.raises(ValueError, match="'W1.1' is given to two speakers"):
+        merge.validate(reply)
+    with pytest.raises(ValueError, match="at most 0 entries"):  # no stretch heard a speaker
+        merge_schema([]).validate({**reply, "speakers": [{**one, "ids": [""]}]})
 
 
 def test_caption_and_dependency_checks():

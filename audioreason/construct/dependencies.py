@@ -143,7 +143,7 @@ MERGE_SYSTEM = (
 def merge_schema(ids: Sequence[str]):
     from .calls import stage_schema
 
-    member = {"type": "string", "enum": list(ids)} if ids else {"type": "string", "maxLength": 0}
+    member = {"type": "string", "enum": list(ids) or [""]}
     body = strict_object(
         {
             "topic": text(TOPIC_CHARS, 1),
@@ -159,7 +159,7 @@ def merge_schema(ids: Sequence[str]):
                         "ids": {"type": "array", "items": member, "minItems": 1, "maxItems": max(len(ids), 1)},
                     }
                 ),
-                "maxItems": MAX_SPEAKERS,
+                "maxItems": MAX_SPEAKERS if ids else 0,  # no stretch heard a speaker: none to merge
             },
         }
     )
@@ -199,7 +199,8 @@ def stretches_of(
     calls: Any, segments: Sequence[dict[str, Any]], dense: Sequence[dict[str, Any]]
 ) -> list[tuple[int, int]]:
     """[lo, hi) positions of the stretches whose question fits the role (module docstring); one stretch when the
-    whole index fits. ``ValueError`` when one segment's entry alone does not fit."""
+    whole index fits. ``ValueError`` when no stretch gets past the overlap (``OVERLAP`` + 1 segments do not
+    fit together)."""
     fits = calls.prompt_fits
     if fits(DEPENDENCY_ROLE, dependency_messages(segments, dense)):
         return [(0, len(segments))]
