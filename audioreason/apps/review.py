@@ -17,15 +17,13 @@ from __future__ import annotations
 
 import html
 import os
-import tempfile
-from pathlib import Path
 from typing import Any, Optional, Sequence
 
 from audioreason.base.jsonl import DataFileError
 from audioreason.data.review import fixed_item
 from audioreason.data.review_log import make_decision, write_decision
 
-from .review_folder import ReviewFolder
+from .review_folder import SCRATCH, ReviewFolder
 
 FOLDER_VARIABLE = "AUDIOREASON_REVIEW_FOLDER"
 REVIEWER_VARIABLE = "AUDIOREASON_REVIEWER"
@@ -40,7 +38,7 @@ def opening_folder(argv: Sequence[str] = ()) -> str:
         return given
     from .review_example import write_example_folder
 
-    return str(write_example_folder(Path(tempfile.mkdtemp(prefix="review-example-")) / "bench"))
+    return str(write_example_folder(SCRATCH.folder("example") / "bench"))
 
 
 def _e(value: Any) -> str:

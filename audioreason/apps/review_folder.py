@@ -23,7 +23,6 @@ from __future__ import annotations
 
 import hashlib
 import re
-import tempfile
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any, Mapping, Optional
@@ -37,6 +36,10 @@ from audioreason.base.jsonl import DataFileError, read_json_file, read_json_obje
 from audioreason.data.catalog import ANCHOR_FILE, ANCHORED_DIR, AUDIO_EXTENSIONS, EDITS_FILE, NATIVE_FILE, ORIGINAL_DIR
 from audioreason.data.review import REVIEW_FILE, Decision, fixed_item, latest_decisions, read_review
 from audioreason.text.timestamps import clock, find_timestamps, parse_record_span
+
+from .scratch import Scratch
+
+SCRATCH = Scratch("review")  # the clips cut for the players (and the example folder), removed at exit
 
 MARGIN_S = 3.0  # seconds of context on each side of a cited stretch
 MAX_STRETCH_S = 300.0  # a stretch is cut at 5 min (about one segment, App. B.1)
@@ -158,7 +161,7 @@ class ReviewFolder:
             for _, raw in (read_json_objects(edits_path)[0] if edits_path.is_file() else [])
         }
         self.review_path = self.root / REVIEW_FILE
-        self.clips_dir = Path(clips_dir) if clips_dir else Path(tempfile.mkdtemp(prefix="review-clips-"))
+        self.clips_dir = Path(clips_dir) if clips_dir else SCRATCH.folder("clips")
         self._captions: dict[str, tuple[dict[str, Any], str]] = {}
 
     # -- decisions ---------------------------------------------------------------------------------

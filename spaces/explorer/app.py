@@ -11,12 +11,13 @@ else the run folders given on the command line (``python app.py RUN_DIR...``), e
 logic is in ``audioreason.report``: ``runs``, ``leaderboard``, ``item_table``, ``item_page`` and ``bundles``."""
 
 import os
+import shutil
 import sys
-import tempfile
 from pathlib import Path
 
 import gradio as gr
 
+from audioreason.apps.scratch import Scratch
 from audioreason.apps.spaces import opening_runs
 from audioreason.report.bundles import stage_uploads
 from audioreason.report.item_page import item_detail
@@ -31,6 +32,8 @@ from audioreason.report.leaderboard import (
 from audioreason.report.runs import open_run
 
 _VIEWS: dict = {}  # run path -> RunView, opened once per process
+# Uploaded runs, unpacked per upload; a session's are removed when Gradio drops its state (``forget``).
+SCRATCH = Scratch("explorer")
 
 
 def initial_runs() -> list:
@@ -44,6 +47,15 @@ def _register(path: str, view) -> None:
     while view.name in taken:
         view.name, n = f"{base} ({n})", n + 1
     _VIEWS[path] = view
+
+
+def forget(paths: list) -> list:
+    """A session's end (its state deleted): its uploaded runs are closed and their folders removed; the runs it
+    opened with stay. The paths released."""
+    released = SCRATCH.release(paths or [])
+    for path in released:
+        _VIEWS.pop(path, None)
+    return released
 
 
 def _views(paths: list) -> list:
@@ -138,9 +150,11 @@ def load(files, paths, progress=gr.Progress()):
             "run.json), or a scorer's output (.json)."
         )
     progress(0.1, desc="unpacking")
+    folder = SCRATCH.folder("upload")
     try:
-        staged = stage_uploads([getattr(f, "name", f) for f in files], tempfile.mkdtemp(prefix="explorer-"))
+        staged = stage_uploads([getattr(f, "name", f) for f in files], folder)
     except ValueError as err:
+        shutil.rmtree(folder, ignore_errors=True)
         raise gr.Error(str(err))
     new, errors = [], []
     for n, path in enumerate(staged):
@@ -151,6 +165,7 @@ def load(files, paths, progress=gr.Progress()):
         except (ValueError, OSError) as err:
             errors.append(f"{Path(path).name}: {err}")
     if not new:
+        shutil.rmtree(folder, ignore_errors=True)
         raise gr.Error("Nothing could be opened: " + "; ".join(errors))
     return _state(list(paths or []) + new, errors)
 
@@ -222,7 +237,7 @@ def build_demo(paths=None) -> gr.Blocks:
             "prior). Upload a zipped run folder of `audioreason run` + `audioreason score`, its files, or a "
             "scorer's per-item output (`compute(..., return_items=True)` saved as JSON)."
         )
-        state = gr.State(paths)
+        state = gr.State(paths, delete_callback=forget)
         notes = gr.Markdown(_notes(paths, errors))
         with gr.Row():
             upload = gr.File(label="Runs to add", file_count="multiple", file_types=[".zip", ".json", ".jsonl"])

@@ -5,18 +5,21 @@ its Markdown tables to download.
 
 It opens with the runs in ``runs/`` beside this file (a built Space: ``audioreason space build report``),
 else the results given on the command line (``python app.py RESULTS...``), else the demo's run. All the
-logic is in ``audioreason.report``."""
+logic is in ``audioreason.report``. Uploads are unpacked into a folder removed once the report is drawn;
+each report's files live an hour (Gradio serves its own copies), then go with the next report."""
 
 import os
+import shutil
 import sys
-import tempfile
-from pathlib import Path
 
 import gradio as gr
 
+from audioreason.apps.scratch import Scratch
 from audioreason.apps.spaces import opening_runs
 from audioreason.report import ResultsError, build_report
 from audioreason.report.bundles import stage_uploads
+
+SCRATCH = Scratch("report", max_age_s=3600.0)
 
 
 def initial_results() -> list:
@@ -28,7 +31,7 @@ def render(paths: list, title: str, progress=gr.Progress()):
     if not paths:
         raise gr.Error("Upload results.json of `audioreason score`, a zipped run folder, or a scorer's output (.json).")
     progress(0.1, desc=f"reading {len(paths)} result file(s) and drawing the figures")
-    out = Path(tempfile.mkdtemp(prefix="report-")) / "report.html"
+    out = SCRATCH.folder("report") / "report.html"
     try:
         summary = build_report(paths, out, title=title or "audioreason report")
     except (ResultsError, ValueError) as err:
@@ -48,11 +51,15 @@ def render(paths: list, title: str, progress=gr.Progress()):
 def upload(files, title, progress=gr.Progress()):
     if not files:
         raise gr.Error("Upload results.json of `audioreason score`, a zipped run folder, or a scorer's output (.json).")
+    staged = SCRATCH.folder("upload")
     try:
-        paths = stage_uploads([getattr(f, "name", f) for f in files], tempfile.mkdtemp(prefix="report-upload-"))
-    except ValueError as err:
-        raise gr.Error(str(err))
-    return render([str(p) for p in paths], title, progress)
+        try:
+            paths = stage_uploads([getattr(f, "name", f) for f in files], staged)
+        except ValueError as err:
+            raise gr.Error(str(err))
+        return render([str(p) for p in paths], title, progress)
+    finally:  # the report holds what it needs of the uploads
+        shutil.rmtree(staged, ignore_errors=True)
 
 
 def build_demo(paths=None) -> gr.Blocks:
