@@ -149,6 +149,7 @@ def test_a_local_role_answers_inside_the_schema_and_a_second_session_pays_nothin
     long = [{"role": "user", "content": " rain" * judge.max_input_tokens}]  # a token each, and the template's
     assert calls.prompt_fits("segmenter", messages) and not calls.prompt_fits("segmenter", long)
     assert served.prompt_fits("segmenter", long)
+    assert calls.is_local("segmenter") and not served.is_local("segmenter") and served.is_local("asr")
     again = Calls(specs, tmp_path / "calls.sqlite", local_backends=calls._locals)
     assert asyncio.run(again.ask("segmenter", schema, messages, item="r")) == reply
     assert again.calls_made()["segmenter"] == 0 and again.usage()["segmenter"]["cache_hits"] == 1

@@ -41,6 +41,9 @@ class ScriptedCalls:
     def context_chars(self, role):
         return None  # the caption views whole, as an endpoint's model reads them
 
+    def is_local(self, role):
+        return False
+
     def prompt_fits(self, role, messages):
         return True  # an endpoint's window is not known: every prompt is sent
 

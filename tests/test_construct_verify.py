@@ -180,8 +180,11 @@ class _ShortChunksOnly:
     """A segmenter that answers chunks of at most ``most`` lines (a segment every two lines) and fails longer
     ones, as a small model does; ``asked`` logs (item, first line, last line)."""
 
-    def __init__(self, most):
-        self.most, self.asked = most, []
+    def __init__(self, most, local=True):
+        self.most, self.local, self.asked = most, local, []
+
+    def is_local(self, role):
+        return self.local
 
     async def ask(self, role, schema, messages, *, item, rollout=0):
         lines = [int(n) for n in re.findall(r"^(\d+)\. \[", messages[-1]["content"], flags=re.M)]
@@ -217,6 +220,11 @@ def test_a_chunk_without_a_valid_reply_is_asked_again_in_halves():
         asyncio.run(segment_transcript(never, transcript, 480.0, "rec", tally=tally))
     assert [a[1:] for a in never.asked] == [(0, 11), (0, 5), (0, 2), (0, 1), (0, 0)]
     assert tally == {"requests": 5, "halved": 4}
+    # An endpoint's failed chunk is not halved: the recording fails at once.
+    endpoint = _ShortChunksOnly(most=4, local=False)
+    with pytest.raises(CaptionStepFailed, match="transcript lines 0-11$"):
+        asyncio.run(segment_transcript(endpoint, transcript, 480.0, "rec", tally=tally))
+    assert endpoint.asked == [("rec:0", 0, 11)] and tally == {"requests": 1, "halved": 0}
 
 
 class _SmallWindow:

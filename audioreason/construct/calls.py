@@ -292,10 +292,14 @@ class Calls:
         where = runner.judge.base_url or "the OpenAI API"
         return f"{spec.options['model']} at {scrub(where, runner.judge._secrets())}"
 
+    def is_local(self, role: str) -> bool:
+        """Whether ``role`` is a model in this process (a small one: stages may ask it shorter questions)."""
+        return self.specs[role].kind == "local"
+
     def prompt_fits(self, role: str, messages: Sequence[Mapping[str, Any]]) -> bool:
         """Whether ``messages`` fit ``role``'s context: a local model's window less its reply budget, counted
         with its tokenizer; an endpoint's window is not known here, so its prompts are taken to fit."""
-        if self.specs[role].kind != "local":
+        if not self.is_local(role):
             return True
         judge = self.runners[role].judge
         return len(judge.encode(messages)) <= judge.max_input_tokens

@@ -15,13 +15,14 @@ no segment spans more than ``SEGMENT_CAP_S`` seconds (the schema's ``minItems`` 
 segments as the cap requires). A reply that breaks a rule is re-asked with the rule it broke (how often, and
 whether afresh, is the role's re-ask policy, ``calls``).
 
-A chunk that still gets no valid reply is asked again as its first half (by lines; halved again while it
-fails): fewer lines need fewer segments and give fewer ways to break a rule, which is what a small local model
-needs (measured: SmolLM2-135M failed a 70-line chunk of a 20-minute recording four times). Every answer is
-still the segmenter's own; only the question got shorter. The chunk after a halved one is full size again.
-A chunk of one line that fails makes the recording fail at this step (``CaptionStepFailed``): there is no
-fallback segmentation. ``segment_transcript(tally=...)`` counts the requests and the halvings; the caption's
-provenance records them.
+A local model's chunk that still gets no valid reply is asked again as its first half (by lines; halved again
+while it fails): fewer lines need fewer segments and give fewer ways to break a rule, which is what a small
+model needs (measured: SmolLM2-135M failed a 70-line chunk of a 20-minute recording four times). Every answer
+is still the segmenter's own; only the question got shorter. The chunk after a halved one is full size again.
+An endpoint's chunk is not halved: its model was shown its error and still failed, which points at the role,
+and halving would multiply paid calls. A chunk that fails and cannot be halved (an endpoint's, or one line)
+makes the recording fail at this step (``CaptionStepFailed``): there is no fallback segmentation.
+``segment_transcript(tally=...)`` counts the requests and the halvings; the caption's provenance records them.
 
 Long recordings: the lines are shown in chunks of at most ``CHUNK_CHARS`` characters (a 2-hour transcript
 does not fit a small model's context, and a long prompt dilutes a large one's attention). From a chunk that
@@ -171,7 +172,8 @@ async def segment_transcript(
     tally: Optional[dict[str, int]] = None,
 ) -> list[dict[str, Any]]:
     """The recording's segments ``[{"index", "start", "end", "title", "summary", "key_topics"}]``, contiguous
-    from 0 to ``duration`` (module docstring). ``CaptionStepFailed`` when a one-line chunk gets no valid reply.
+    from 0 to ``duration`` (module docstring). ``CaptionStepFailed`` when a chunk that cannot be halved gets no
+    valid reply.
     ``tally``, if given, gets ``requests`` (chunks asked, halves included) and ``halved`` (chunks that got no
     valid reply and were asked again as their first half)."""
     units = units if units is not None else units_of(transcript, duration)
@@ -187,6 +189,10 @@ async def segment_transcript(
         counts["requests"] += 1
         found = await calls.ask("segmenter", schema, segment_messages(units, first, stop), item=item)
         if found is None:
+            if not calls.is_local("segmenter"):
+                raise CaptionStepFailed(
+                    "segmentation", recording, f"no valid segmentation of transcript lines {first}-{stop - 1}"
+                )
             if stop - first == 1:
                 raise CaptionStepFailed(
                     "segmentation", recording, f"no valid segmentation of transcript line {first}, even asked alone"
