@@ -50,6 +50,42 @@ SYSTEM = (
 )
 
 
+def _context_and_speakers(field: str, member: dict[str, Any], most: int, least: int) -> dict[str, Any]:
+    """The global context's fields and a speaker list whose entries name ``field`` (members as ``member``)."""
+    return {
+        "topic": text(TOPIC_CHARS, 1),
+        "genre": text(GENRE_CHARS, 1),
+        "narrative_arc": text(ARC_CHARS, 1),
+        "tone": text(TONE_CHARS, 1),
+        "speakers": {
+            "type": "array",
+            "items": strict_object(
+                {
+                    "description": text(DESCRIPTION_CHARS, 1),
+                    "role": text(ROLE_CHARS, 1),
+                    field: {
+                        "type": "array",
+                        "items": member,
+                        **({"minItems": least} if least else {}),
+                        "maxItems": most,
+                    },
+                }
+            ),
+            "maxItems": MAX_SPEAKERS,
+        },
+    }
+
+
+def _one_owner(speakers: Sequence[dict[str, Any]], field: str, what: str) -> None:
+    """Each name in the speakers' ``field`` lists belongs to one speaker."""
+    owner: dict[str, int] = {}
+    for k, speaker in enumerate(speakers):
+        for name in speaker[field]:
+            if name in owner and owner[name] != k:
+                raise ValueError(f"{what} {name!r} is given to two speakers ({owner[name] + 1} and {k + 1})")
+            owner[name] = k
+
+
 def dependency_schema(indices: Sequence[int], labels: Sequence[str]):
     from .calls import stage_schema
 
@@ -57,21 +93,7 @@ def dependency_schema(indices: Sequence[int], labels: Sequence[str]):
     pairs = [f"{a} -> {b}" for a in indices for b in indices if a < b]
     body = strict_object(
         {
-            "topic": text(TOPIC_CHARS, 1),
-            "genre": text(GENRE_CHARS, 1),
-            "narrative_arc": text(ARC_CHARS, 1),
-            "tone": text(TONE_CHARS, 1),
-            "speakers": {
-                "type": "array",
-                "items": strict_object(
-                    {
-                        "description": text(DESCRIPTION_CHARS, 1),
-                        "role": text(ROLE_CHARS, 1),
-                        "labels": {"type": "array", "items": label, "maxItems": max(len(labels), 0)},
-                    }
-                ),
-                "maxItems": MAX_SPEAKERS,
-            },
+            **_context_and_speakers("labels", label, max(len(labels), 0), 0),
             "dependencies": {
                 "type": "array",
                 "items": strict_object(
@@ -87,12 +109,7 @@ def dependency_schema(indices: Sequence[int], labels: Sequence[str]):
     )
 
     def check(value: Any) -> dict[str, Any]:
-        owner: dict[str, int] = {}
-        for k, speaker in enumerate(value["speakers"]):
-            for name in speaker["labels"]:
-                if name in owner and owner[name] != k:
-                    raise ValueError(f"label {name!r} is given to two speakers ({owner[name] + 1} and {k + 1})")
-                owner[name] = k
+        _one_owner(value["speakers"], "labels", "label")
         links = {}
         for link in value["dependencies"]:
             a, b = (int(x) for x in link["segments"].split(" -> "))
@@ -144,36 +161,14 @@ def merge_schema(ids: Sequence[str]):
     from .calls import stage_schema
 
     member = {"type": "string", "enum": list(ids) or [""]}
-    body = strict_object(
-        {
-            "topic": text(TOPIC_CHARS, 1),
-            "genre": text(GENRE_CHARS, 1),
-            "narrative_arc": text(ARC_CHARS, 1),
-            "tone": text(TONE_CHARS, 1),
-            "speakers": {
-                "type": "array",
-                "items": strict_object(
-                    {
-                        "description": text(DESCRIPTION_CHARS, 1),
-                        "role": text(ROLE_CHARS, 1),
-                        "ids": {"type": "array", "items": member, "minItems": 1, "maxItems": max(len(ids), 1)},
-                    }
-                ),
-                "maxItems": MAX_SPEAKERS if ids else 0,  # no stretch heard a speaker: none to merge
-            },
-        }
-    )
+    fields = _context_and_speakers("ids", member, max(len(ids), 1), 1)
+    fields["speakers"]["maxItems"] = MAX_SPEAKERS if ids else 0  # no stretch heard a speaker: none to merge
 
     def check(value: Any) -> dict[str, Any]:
-        owner: dict[str, int] = {}
-        for k, speaker in enumerate(value["speakers"]):
-            for sid in speaker["ids"]:
-                if sid in owner and owner[sid] != k:
-                    raise ValueError(f"id {sid!r} is given to two speakers ({owner[sid] + 1} and {k + 1})")
-                owner[sid] = k
+        _one_owner(value["speakers"], "ids", "id")
         return value
 
-    return stage_schema("dependency_merge", body, check=check)
+    return stage_schema("dependency_merge", strict_object(fields), check=check)
 
 
 def merge_messages(stretches: Sequence[tuple[Sequence[dict[str, Any]], dict[str, Any]]]) -> list[dict[str, str]]:
