@@ -306,7 +306,7 @@ class Calls:
 
     def context_chars(self, role: str) -> Optional[int]:
         """How many characters of each caption view ``role``'s prompts may hold (None: all of it)."""
-        return LOCAL_CONTEXT_CHARS if self.specs[role].kind == "local" else None
+        return LOCAL_CONTEXT_CHARS if self.is_local(role) else None
 
     def max_audio_s(self, role: str) -> Optional[float]:
         preset = self._preset(self.specs[role]) if self.specs[role].kind == "endpoint" else None

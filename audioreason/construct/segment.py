@@ -182,10 +182,10 @@ async def segment_transcript(
     segments: list[dict[str, Any]] = []
     first, most_lines = 0, len(units)
     while first < len(units):
-        stop = min(chunk_end(units, first, max_chars), first + most_lines)
+        full = chunk_end(units, first, max_chars)
+        stop = min(full, first + most_lines)
         schema = segment_schema(units, first, stop, duration)
-        whole = stop == chunk_end(units, first, max_chars)
-        item = f"{recording}:{first}" + ("" if whole else f"-{stop - 1}")  # a half is its own item
+        item = f"{recording}:{first}" + ("" if stop == full else f"-{stop - 1}")  # a half is its own item
         counts["requests"] += 1
         found = await calls.ask("segmenter", schema, segment_messages(units, first, stop), item=item)
         if found is None:
