@@ -124,6 +124,10 @@ def transcribe_only(
     )
 
 
+def stretches_text(stretches: list) -> str:
+    return f"{len(stretches)}: " + ", ".join(f"{a}-{b}" for a, b in stretches) if stretches else "none (read whole)"
+
+
 async def _caption(calls: Any, path: Path, window: float, on_step: Any) -> Any:
     from audioreason.construct.caption import build_caption
 
@@ -210,8 +214,10 @@ def whole_phase1(args: argparse.Namespace, path: Path, work: Path, truth: dict, 
             ("segments", f"{len(caption.summary['segments'])}"),
             (
                 "segmentation chunks",
-                "{requests} asked, {halved} asked again as halves".format(**caption.provenance["segmentation"]),
+                "{requests} asked, {halved} asked again as halves, {filled} replies kept whole (every slot "
+                "filled)".format(**caption.provenance["segmentation"]),
             ),
+            ("dependency stretches", stretches_text(caption.provenance["dependencies"]["stretches"])),
             ("evidence records", f"{len(caption.evidence)}: " + ", ".join(f"{m} {modalities[m]}" for m in MODALITIES)),
             ("dependencies, speakers", f"{len(caption.summary['dependencies'])}, {len(caption.summary['speakers'])}"),
         ]

@@ -169,7 +169,13 @@ def test_model_caption_assembles_the_replies(layout):
     assert records["g.002"].content == "SPK1 (chair): the chair (heard in segments 0, 1)"
     assert caption.summary["dependencies"][0]["id"] == "x.001"
     assert caption.provenance["captioner_mode"] == "model" and caption.provenance["captioner"] == "scripted captioner"
-    assert caption.provenance["segmentation"] == {"cap_s": 300.0, "chunk_chars": 6000, "requests": 1, "halved": 0}
+    assert caption.provenance["segmentation"] == {
+        "cap_s": 300.0,
+        "chunk_chars": 6000,
+        "requests": 1,
+        "halved": 0,
+        "filled": 0,
+    }
     assert caption.provenance["dependencies"] == {"stretches": []}  # the index read whole
 
 

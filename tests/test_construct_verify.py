@@ -211,7 +211,7 @@ def test_a_chunk_without_a_valid_reply_is_asked_again_in_halves():
         ("rec:6", 6, 11), ("rec:6-8", 6, 8),
         ("rec:8", 8, 11),
     ]  # fmt: skip
-    assert tally == {"requests": 11, "halved": 6}
+    assert tally == {"requests": 11, "halved": 6, "filled": 0}
     assert [(s["index"], s["start"], s["end"], s["title"]) for s in segments] == [
         (k, 80.0 * k, 80.0 * (k + 1), f"t{2 * k}") for k in range(6)
     ]
@@ -219,12 +219,52 @@ def test_a_chunk_without_a_valid_reply_is_asked_again_in_halves():
     with pytest.raises(CaptionStepFailed, match="transcript line 0, even asked alone"):
         asyncio.run(segment_transcript(never, transcript, 480.0, "rec", tally=tally))
     assert [a[1:] for a in never.asked] == [(0, 11), (0, 5), (0, 2), (0, 1), (0, 0)]
-    assert tally == {"requests": 5, "halved": 4}
+    assert tally == {"requests": 5, "halved": 4, "filled": 0}
     # An endpoint's failed chunk is not halved: the recording fails at once.
     endpoint = _ShortChunksOnly(most=4, local=False)
     with pytest.raises(CaptionStepFailed, match="transcript lines 0-11$"):
         asyncio.run(segment_transcript(endpoint, transcript, 480.0, "rec", tally=tally))
-    assert endpoint.asked == [("rec:0", 0, 11)] and tally == {"requests": 1, "halved": 0}
+    assert endpoint.asked == [("rec:0", 0, 11)] and tally == {"requests": 1, "halved": 0, "filled": 0}
+
+
+class _OnePerLine:
+    """A segmenter that answers one segment per line shown, as SmolLM2-135M does; ``asked`` logs the lines."""
+
+    def __init__(self):
+        self.asked = []
+
+    def is_local(self, role):
+        return True
+
+    async def ask(self, role, schema, messages, *, item, rollout=0):
+        lines = [int(n) for n in re.findall(r"^(\d+)\. \[", messages[-1]["content"], flags=re.M)]
+        self.asked.append((item, lines[0], lines[-1]))
+        return schema.validate(
+            {"segments": [{"first_line": n, "title": f"t{n}", "summary": "s", "key_topics": ["k"]} for n in lines]}
+        )
+
+
+def test_a_reply_that_fills_every_slot_is_kept_whole():
+    from audioreason.construct.segment import segment_count_bounds, segment_transcript, unit_line, units_of
+
+    transcript = [{"start": 40.0 * k, "end": 40.0 * k + 35.0, "text": f"Sentence {chr(65 + k)}."} for k in range(12)]
+    units = units_of(transcript, 480.0)
+    four = sum(len(unit_line(k, units[k])) + 1 for k in range(8, 12))  # a chunk holds four lines
+    # Lines 0-3 span 0-160 s: at least 1 segment, at most min(4 lines, ceil(160 / 30) = 6, 24) = 4.
+    assert segment_count_bounds(units, 0, 4, 480.0) == (1, 4)
+    calls, tally = _OnePerLine(), {}
+    segments = asyncio.run(segment_transcript(calls, transcript, 480.0, "rec", max_chars=four, tally=tally))
+    # Each reply holds four segments, all its schema allows: kept whole, the next chunk starts after it.
+    assert calls.asked == [("rec:0", 0, 3), ("rec:4", 4, 7), ("rec:8", 8, 11)]
+    assert tally == {"requests": 3, "halved": 0, "filled": 2}  # the last chunk reaches the end: not counted
+    assert [(s["start"], s["end"], s["title"]) for s in segments] == [
+        (0.0 if k == 0 else 40.0 * k, 40.0 * (k + 1), f"t{k}") for k in range(12)
+    ]
+    # A reply with a free slot keeps all but its last segment (asked again with the next chunk).
+    halves = _ShortChunksOnly(most=4)
+    asyncio.run(segment_transcript(halves, transcript, 480.0, "rec", max_chars=four, tally=tally))
+    assert [a[1:] for a in halves.asked] == [(0, 3), (2, 5), (4, 7), (6, 9), (8, 11)]
+    assert tally == {"requests": 5, "halved": 0, "filled": 0}
 
 
 class _SmallWindow:

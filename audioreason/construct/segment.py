@@ -22,13 +22,19 @@ is still the segmenter's own; only the question got shorter. The chunk after a h
 An endpoint's chunk is not halved: its model was shown its error and still failed, which points at the role,
 and halving would multiply paid calls. A chunk that fails and cannot be halved (an endpoint's, or one line)
 makes the recording fail at this step (``CaptionStepFailed``): there is no fallback segmentation.
-``segment_transcript(tally=...)`` counts the requests and the halvings; the caption's provenance records them.
+``segment_transcript(tally=...)`` counts the requests, the halvings and the filled replies (below); the
+caption's provenance records them.
 
 Long recordings: the lines are shown in chunks of at most ``CHUNK_CHARS`` characters (a 2-hour transcript
 does not fit a small model's context, and a long prompt dilutes a large one's attention). From a chunk that
 does not reach the end of the recording, every segment but the last is kept and the next chunk starts at the
-last one's first line, so a segment is never cut by a chunk boundary (unless the model puts a whole chunk in
-one segment: then that segment is kept as it is, so every chunk makes progress).
+last one's first line, so a segment is never cut by a chunk boundary. Two replies are kept whole, so that every
+call moves on by a whole chunk: one that puts the chunk in one segment, and one that holds as many segments as
+its schema allows (one per ``MIN_SEGMENT_S`` seconds or per line, at most 24). A reply that fills every slot
+says the model cuts finer than the bound lets it, and asking its last segment's lines again gets the same kind
+of reply (measured: SmolLM2-135M answers one segment per line, filling every reply, and moved on about 10 of a
+chunk's 58 lines per call); the calls would grow with the lines rather than the chunks. The last segment of a
+filled reply runs to the chunk's end, as the model's reply says.
 """
 
 from __future__ import annotations
@@ -95,13 +101,19 @@ def unit_line(k: int, unit: dict[str, Any]) -> str:
     return f"{k}. [{span_text(unit['start'], unit['end'])}] {unit['text']}"
 
 
+def segment_count_bounds(units: Sequence[dict[str, Any]], first: int, stop: int, duration: float) -> tuple[int, int]:
+    """(fewest, most) segments a reply about lines ``first``..``stop - 1`` may hold: the cap's minimum, and one
+    per ``MIN_SEGMENT_S`` seconds or per line (at most 24)."""
+    low, high = units[first]["extent"][0], (units[stop]["extent"][0] if stop < len(units) else duration)
+    need = max(1, math.ceil((high - low) / SEGMENT_CAP_S - 1e-9))
+    return need, max(need, min(stop - first, math.ceil((high - low) / MIN_SEGMENT_S), 24))
+
+
 def segment_schema(units: Sequence[dict[str, Any]], first: int, stop: int, duration: float):
     from .calls import stage_schema
 
     lines = list(range(first, stop))
-    low, high = units[first]["extent"][0], (units[stop]["extent"][0] if stop < len(units) else duration)
-    need = max(1, math.ceil((high - low) / SEGMENT_CAP_S - 1e-9))
-    most = max(need, min(len(lines), math.ceil((high - low) / MIN_SEGMENT_S), 24))
+    need, most = segment_count_bounds(units, first, stop, duration)
     item = {
         "type": "object",
         "properties": {
@@ -174,11 +186,12 @@ async def segment_transcript(
     """The recording's segments ``[{"index", "start", "end", "title", "summary", "key_topics"}]``, contiguous
     from 0 to ``duration`` (module docstring). ``CaptionStepFailed`` when a chunk that cannot be halved gets no
     valid reply.
-    ``tally``, if given, gets ``requests`` (chunks asked, halves included) and ``halved`` (chunks that got no
-    valid reply and were asked again as their first half)."""
+    ``tally``, if given, gets ``requests`` (chunks asked, halves included), ``halved`` (chunks that got no
+    valid reply and were asked again as their first half) and ``filled`` (replies kept whole because they held
+    as many segments as their schema allows)."""
     units = units if units is not None else units_of(transcript, duration)
     counts = tally if tally is not None else {}
-    counts.update(requests=0, halved=0)
+    counts.update(requests=0, halved=0, filled=0)
     segments: list[dict[str, Any]] = []
     first, most_lines = 0, len(units)
     while first < len(units):
@@ -201,7 +214,9 @@ async def segment_transcript(
             most_lines = (stop - first + 1) // 2
             continue
         most_lines = len(units)
-        keep = found if stop == len(units) or len(found) == 1 else found[:-1]
+        filled = len(found) == segment_count_bounds(units, first, stop, duration)[1]
+        keep = found if stop == len(units) or len(found) == 1 or filled else found[:-1]
+        counts["filled"] += filled and len(found) > 1 and stop < len(units)
         for s in keep:
             segments.append(
                 {
