@@ -7,6 +7,7 @@ The script is a JSON object:
 
     {"delay_s": 0.0,                       # every reply waits this long (the benchmark's "model time")
      "capacity": null,                     # at most this many requests served at once (others queue)
+     "refused_gets": {"/PATH-PREFIX": 401},  # a GET under this path gets this status (other GETs: 200)
      "scenarios": {"NAME": [step, step, ...], ...}}
 
 The scenario is the request's ``model``. Requests are grouped into conversations by the model and the
@@ -353,7 +354,11 @@ class _Handler(BaseHTTPRequestHandler):
         self.end_headers()
         self.wfile.write(data.encode())
 
-    def do_GET(self) -> None:  # /health for start-up checks
+    def do_GET(self) -> None:  # /health for start-up checks, .../models for a client's check before work
+        for prefix, status in self.state.script.get("refused_gets", {}).items():
+            if self.path.startswith(prefix):
+                self._send(int(status), {"error": {"message": f"refused GET {self.path}"}})
+                return
         self._send(200, {"ok": True})
 
     def do_POST(self) -> None:

@@ -534,6 +534,39 @@ def test_a_role_refusing_its_key_is_a_one_line_error_before_any_item_work(source
     assert record["status"] == "failed" and record["error"].startswith("JudgeUnavailable: judge play-asr")
 
 
+@pytest.mark.parametrize("refusal", ["key", "unreachable"])
+def test_a_late_role_whose_server_refuses_is_an_error_before_any_request(source, tmp_path, refusal):
+    # The solver is first asked after a whole caption; its server is checked (GET models) before anything.
+    script = {**_script(source), "refused_gets": {"/refusing/": 401}}
+    bench = tmp_path / "bench"
+    with running_server(script, tmp_path / "server", port=source["port"]) as server:
+        roles = yaml.safe_load(_roles_file(tmp_path, server).read_text(encoding="utf-8"))
+        solver = (
+            f"http://127.0.0.1:{server.port}/refusing/v1" if refusal == "key" else f"http://127.0.0.1:{_free_port()}/v1"
+        )
+        roles["roles"]["solver"]["base_url"] = solver
+        (tmp_path / "ROLES.yaml").write_text(yaml.safe_dump(roles), encoding="utf-8")
+        code, out, err = _construct(_args(source, bench, tmp_path / "ROLES.yaml"))
+        log = server.requests()
+    assert code == 2 and out == "" and log == []  # not one chat request
+    cause = {
+        "key": "is unavailable: the server refused a request sent without a key (api_key_env is None): "
+        'HTTP 401 to GET models: {"error": {"message": "refused GET /refusing/v1/models"}}',  # the server's words
+        "unreachable": "is unavailable: cannot connect to the server: Connection error.",
+    }[refusal]
+    assert err.count("\n") == 1 and err.startswith(
+        f"audioreason construct: error: roles.solver: judge play-solver at {solver} {cause}"
+    )
+    assert err.endswith(
+        "(a configuration error: fix ROLES.yaml and run the command again; the replies already received are kept)\n"
+    )
+    assert not (bench / "captions").exists()
+    record = json.loads((bench / "construction.json").read_text(encoding="utf-8"))
+    assert record["status"] == "failed" and record["error"].startswith(
+        "JudgeUnavailable: roles.solver: judge play-solver"
+    )
+
+
 def test_max_cost_stops_with_the_budget_message_and_a_rerun_continues_from_what_was_spent(source, tmp_path):
     # Every reply reports 10 prompt tokens (the server's default usage): 1.00 USD a request at these prices.
     prices = {"currency": "USD", "models": {f"play-{r}": {"prompt_per_million": 100000.0} for r in ROLES}}

@@ -41,7 +41,8 @@ SCRIPT = {
         # a model the server does not know: judge_server answers 404 for a scenario it has no script for
         "busy_first": [{"status": 500, "body": {"error": {"message": "overloaded"}}}, {"reply_from_marker": True}],
         "marker": [{"reply_from_marker": True}],
-    }
+    },
+    "refused_gets": {"/forbidden/": 403, "/unlisted/": 404, "/failing/": 500},
 }
 
 
@@ -102,6 +103,35 @@ def test_a_closed_port_raises_naming_the_server():
         r"server: Connection error",
     ):
         MMARRubricsScorer(judge(base_url, "marker"), compat=True).score(ITEMS, reasonings(), ANSWERS)
+
+
+def test_reach_asks_the_model_list_and_fails_only_on_a_refusal_or_no_connection(server, monkeypatch):
+    import asyncio
+
+    monkeypatch.setenv("UNAVAILABLE_TEST_KEY", "sk-reach-secret")
+    root = server.base_url[: -len("/v1")]
+
+    async def reach(base_url):
+        client = judge(base_url, "marker")
+        try:
+            await client.reach()
+        finally:
+            await client.aclose()
+
+    before = len(server.requests())
+    for listed in ("/v1", "/unlisted/v1", "/failing/v1"):  # the list, no list (404), a 5xx: left to the work
+        asyncio.run(reach(root + listed))
+    assert len(server.requests()) == before  # GETs only: not one chat request
+    with pytest.raises(JudgeUnavailable) as raised:
+        asyncio.run(reach(root + "/forbidden/v1"))
+    assert str(raised.value) == (
+        f"judge marker at {root}/forbidden/v1 is unavailable: the server denied access with this key: check the "
+        'key\'s permissions for the model: HTTP 403 to GET models: {"error": {"message": "refused GET '
+        '/forbidden/v1/models"}}'
+    )
+    closed = f"http://127.0.0.1:{closed_port()}/v1"
+    with pytest.raises(JudgeUnavailable, match=rf"^judge marker at {closed} is unavailable: cannot connect"):
+        asyncio.run(reach(closed))
 
 
 def test_a_missing_key_for_a_remote_server_raises_without_a_request(monkeypatch):

@@ -170,6 +170,7 @@ class Calls:
                 judge.check_key()
             except JudgeUnavailable as err:
                 raise UsageError(f"roles.{role}: {err}") from None
+        self._endpoints = endpoints
         cache_path.parent.mkdir(parents=True, exist_ok=True)
         from audioreason.judges.cache import VerdictCache
 
@@ -291,6 +292,23 @@ class Calls:
 
         where = runner.judge.base_url or "the OpenAI API"
         return f"{spec.options['model']} at {scrub(where, runner.judge._secrets())}"
+
+    async def reach(self) -> None:
+        """Every endpoint role's server asked for its model list (``OpenAICompatibleJudge.reach``, free) before
+        any work, once per server and key: a refused key or a server that cannot be reached is
+        ``JudgeUnavailable`` naming the role now, not when the role is first asked (the solver's first request
+        comes after a whole recording's caption)."""
+        from audioreason.judges.base import JudgeUnavailable
+
+        asked = set()
+        for role, judge in self._endpoints.items():
+            if (judge.base_url, judge.api_key_env) in asked:
+                continue
+            asked.add((judge.base_url, judge.api_key_env))
+            try:
+                await judge.reach()
+            except JudgeUnavailable as err:
+                raise JudgeUnavailable(f"roles.{role}: {err}") from None
 
     def is_local(self, role: str) -> bool:
         """Whether ``role`` is a model in this process (a small one: stages may ask it shorter questions)."""

@@ -177,6 +177,7 @@ class Construction:
         recordings, candidates, order = [], [], 0
         bar = _progress(len(self.recordings), "construct", self.progress)
         try:
+            await self.calls.reach()  # a refused key or an unreachable server stops the run before any work
             for recording_id, source in self.recordings:
                 entry = {"id": recording_id, "file": source.name}
                 recordings.append(entry)

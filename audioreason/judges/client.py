@@ -383,6 +383,28 @@ class OpenAICompatibleJudge:
         """Raise ``JudgeUnavailable`` now, without a request, when the API key the judge needs is not set."""
         self._api_key()
 
+    async def reach(self, timeout_s: float = 30.0) -> None:
+        """Ask the server for its model list (``GET models``, which costs nothing) before any work, so that a
+        refused key or a server that cannot be reached is ``JudgeUnavailable`` now rather than at the role's
+        first request, which may come late in a long job. Only a clear refusal (401, 403) or no connection is
+        an error: any other answer (the list, a 404 from a server that lists no models, a 5xx, a timeout) is
+        left for the first real request to judge, and a model missing from the list is too (llama.cpp's
+        server answers under any model name; Gemini lists its models as ``models/NAME``)."""
+        client, _, _ = self._resources()
+        try:
+            status, text = await _within(client.get("models", timeout_s), timeout_s)
+        except (asyncio.TimeoutError, *client.timeout_errors):
+            return
+        except client.connection_errors as err:
+            if _never_connected(err):
+                raise self._unavailable("cannot connect to the server", f"Connection error. ({err})") from None
+            return
+        if status in (401, 403):
+            cause = _UNAVAILABLE_STATUS[status]
+            if status == 401 and not self.api_key_env:
+                cause = "the server refused a request sent without a key (api_key_env is None)"
+            raise self._unavailable(cause.format(env=self.api_key_env), f"HTTP {status} to GET models: {text}")
+
     def _secrets(self) -> list[Optional[str]]:
         """The key and what of ``base_url`` may be a credential (query values, the password)."""
         return [os.environ.get(self.api_key_env) if self.api_key_env else None, *url_secrets(self.base_url)]
@@ -786,6 +808,13 @@ class _Transport:
             self._http.headers = {**self.headers, "x-stainless-read-timeout": str(timeout)}
         request = self._http.build_request("POST", self.url, content=body, timeout=self._timeouts)
         return await self._http.send(request)
+
+    async def get(self, path: str, timeout: float) -> tuple[int, str]:
+        """GET ``path`` under the base URL, with the same headers: (status, the body's first 300 characters)."""
+        url = self.url.copy_with(raw_path=self.url.raw_path[: -len(b"chat/completions")] + path.encode("ascii"))
+        request = self._http.build_request("GET", url, headers=self.headers, timeout=self._timeout_type(timeout))
+        response = await self._http.send(request)
+        return response.status_code, response.text[:300]
 
     async def aclose(self) -> None:
         await self._http.aclose()
