@@ -445,6 +445,46 @@ def test_the_builder_loads_the_kept_items(run, tmp_path):
     assert {i.detail for i in builder.report.issues if i.kind == "missing_field"} <= {"language", "duration_tier"}
 
 
+def test_the_demo_runs_and_scores_the_built_benchmark(run, tmp_path):
+    """``construct --demo``'s last step (``score_benchmark``: run, then score) on the built folder, with a
+    scripted model and judge in place of the offline cascade and judge: the numbers worked by hand."""
+    from test_report_runs import ScriptedJudge, ScriptedModel
+
+    from audioreason.apps.construct_demo import score_benchmark
+    from audioreason.data import AudioSpanBuilder
+
+    items = {it["id"]: it for it in AudioSpanBuilder(data_dir=str(run["bench"]), cache_dir=str(tmp_path)).build()}
+    right = {"rec-native-P1-mcq", "rec-anchor-P", "rec-anchor-U"}  # U2's MCQ and the chain's R link wrong
+
+    def reply(item_id, condition):
+        item = items[item_id]
+        if item["subset"] == "native_oeq":  # cites the time its criteria's range starts at
+            start = item["rubric"][0]["time_range"][0]
+            return f"At {int(start // 60):02d}:{int(start % 60):02d} {item['reference_answer']}"
+        letter = "ABCD"[item["answer_index"]] if item_id in right else "ABCD"[(item["answer_index"] + 1) % 4]
+        return letter  # the audiospan template asks for the letter alone
+
+    verdicts = {
+        "criteria": [
+            {"index": 0, "semantic": "correct", "temporal": "none", "reason": "states the content"},
+            {"index": 1, "semantic": "partial", "temporal": "correct", "reason": "vague, time in range"},
+        ]
+    }
+    judge = ScriptedJudge(lambda prompt: json.dumps(verdicts))
+    results = score_benchmark(run["bench"], tmp_path, adapter=ScriptedModel(reply), judge=judge)
+    scorers = results["scorers"]
+    assert all(scorers[s]["status"] == "ok" for s in ("accuracy", "anchor_chain", "audiospan_rubric"))
+    chain = scorers["anchor_chain"]["results"][0]
+    assert (chain["chain"]["P"], chain["chain"]["U"], chain["chain"]["R"]) == (1.0, 1.0, 0.0)
+    assert chain["chain"]["chain"] == pytest.approx(2 / 3)  # one chain, (1 + 1 + 0) / 3
+    assert chain["native_mcq"]["accuracy"] == pytest.approx(1 / 2)
+    rubric = scorers["audiospan_rubric"]["results"][0]
+    # Per OEQ: essential (w 1) semantic correct 1; supporting (w 1/2) partial with the time right (0.5 + 1) / 2.
+    # Rubric = (1 + 0.5 * 0.75) / 1.5 = 11/12 for both; semantic% = (2 + 2 * 0.5) / 4.
+    assert float(rubric["rubric"]) == pytest.approx(11 / 12) and float(rubric["semantic"]) == pytest.approx(3 / 4)
+    assert judge.calls == 2 and (tmp_path / "cascade-run" / "results.json").exists()
+
+
 def test_a_rerun_of_the_finished_construction_sends_nothing_and_changes_nothing(run):
     code, out, err = run["again"]
     assert code == 0, err

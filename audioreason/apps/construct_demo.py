@@ -37,8 +37,11 @@ def demo_recording(workdir: Path) -> Path:
     return path
 
 
-def score_benchmark(bench: Path, workdir: Path, progress: bool = False) -> dict[str, Any]:
-    """The offline cascade over the built benchmark, scored; results.json's content."""
+def score_benchmark(
+    bench: Path, workdir: Path, progress: bool = False, *, adapter: Any = None, judge: Any = None
+) -> dict[str, Any]:
+    """The offline cascade (or ``adapter``) over the built benchmark, scored with the offline judge (or
+    ``judge``); results.json's content. The run is ``workdir/cascade-run``."""
     from audioreason.apps.demo import demo_adapter
     from audioreason.evaluation.score import JudgeOptions, ScoreOptions, score_run
     from audioreason.inference import DecodingParams
@@ -53,8 +56,8 @@ def score_benchmark(bench: Path, workdir: Path, progress: bool = False) -> dict[
         decoding=DecodingParams(max_new_tokens=96),
         progress=progress,
     )
-    run(config, {"main": demo_adapter()})
-    options = ScoreOptions(judge=JudgeOptions(judge=offline_judge()), progress=progress)
+    run(config, {"main": adapter if adapter is not None else demo_adapter()})
+    options = ScoreOptions(judge=JudgeOptions(judge=judge if judge is not None else offline_judge()), progress=progress)
     return score_run(Path(config.out), options)
 
 
