@@ -153,5 +153,18 @@ def test_a_local_role_answers_inside_the_schema_and_a_second_session_pays_nothin
     again = Calls(specs, tmp_path / "calls.sqlite", local_backends=calls._locals)
     assert asyncio.run(again.ask("segmenter", schema, messages, item="r")) == reply
     assert again.calls_made()["segmenter"] == 0 and again.usage()["segmenter"]["cache_hits"] == 1
+    # A prompt holding a caption view cut to the local limit is counted as cut (text parts read too).
+    from audioreason.construct.records import cut_lines
+
+    view = cut_lines(["0. rain starts", "1. rain stops"], max_chars=15)
+    assert view == "0. rain starts\n[1 more line(s) not shown: cut to fit a small model's context]"
+    asked = [{"role": "user", "content": messages[0]["content"] + "\n" + view}]
+    asyncio.run(again.ask("segmenter", schema, asked, item="r-cut"))
+    assert dict(again.counts["segmenter"]["segments"]) == {"asked": 2, "cached": 1, "ok": 2, "cut": 1}
+    from audioreason.construct.calls import _texts
+
+    audio = {"type": "input_audio", "input_audio": {"data": "UklGRg==", "format": "wav"}}
+    parts = [{"role": "system", "content": "s"}, {"role": "user", "content": [audio, {"type": "text", "text": view}]}]
+    assert list(_texts(parts)) == ["s", view]  # an audio part's base64 is never searched
     with pytest.raises(ValueError, match="played by 'offline'"):
         asyncio.run(again.ask("verifier", schema, messages, item="r"))

@@ -22,7 +22,8 @@ its temperature, the other roles decode greedily, so a rerun asks the same reque
 A local model (``--offline``, or ``local:`` in ROLES.yaml) is treated as the small model it is: after an invalid
 reply it is asked afresh, sampled and seeded per attempt, up to ``LOCAL_MAX_REASKS`` times (an endpoint's
 model is shown its error, greedily, ``DEFAULT_MAX_REASKS`` times), and the caption views in its prompts are
-cut to ``LOCAL_CONTEXT_CHARS`` characters each (``context_chars``).
+cut to ``LOCAL_CONTEXT_CHARS`` characters each (``context_chars``); a stage's counts hold ``cut``, the requests
+whose prompt held a cut view (``records.CUT_NOTE`` ends it).
 
 Cost: with ``prices`` (``inference.hosted.load_prices``'s form, per model name), each paid reply adds to the
 running cost; with ``max_cost`` no request starts once the cost so far (earlier sessions' ``spent_before``
@@ -34,7 +35,7 @@ from __future__ import annotations
 
 from collections import defaultdict
 from pathlib import Path
-from typing import Any, Callable, Mapping, Optional, Sequence
+from typing import Any, Callable, Iterator, Mapping, Optional, Sequence
 
 import numpy as np
 
@@ -42,6 +43,7 @@ from audioreason.judges.base import SamplingParams
 from audioreason.judges.runner import JudgeRequest, JudgeRunner
 from audioreason.judges.verdicts import JsonReplySchema
 
+from .records import CUT_NOTE
 from .roles import AUDIO_ROLES, ROLES, RoleSpec
 from .schema_check import check_json, check_schema
 
@@ -129,6 +131,17 @@ def _local_schema(schema: JsonReplySchema) -> JsonReplySchema:
     from dataclasses import replace
 
     return replace(schema, json_schema=cap_strings(schema.json_schema))
+
+
+def _texts(messages: Sequence[Mapping[str, Any]]) -> Iterator[str]:
+    """The text of every message and text part (never an audio part's base64)."""
+    for message in messages:
+        content = message.get("content")
+        if isinstance(content, str):
+            yield content
+        for part in content if isinstance(content, list) else ():
+            if isinstance(part, Mapping) and isinstance(part.get("text"), str):
+                yield part["text"]
 
 
 class Calls:
@@ -379,6 +392,8 @@ class Calls:
         self._check_budget()
         counts = self.counts[role][schema.name]
         counts["asked"] += 1
+        if any(CUT_NOTE in text for text in _texts(messages)):
+            counts["cut"] += 1  # the prompt holds a caption view cut to a local model's limit
         if self.specs[role].kind == "local":
             schema = _local_schema(schema)
         result = await runner.ajudge(JudgeRequest(item_id=item, messages=messages, schema=schema, rater=rollout))

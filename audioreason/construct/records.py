@@ -47,6 +47,9 @@ def span_text(start: float, end: float) -> str:
     return f"{stamp(start)}-{stamp(end)}"
 
 
+CUT_NOTE = "cut to fit a small model's context"  # ends the last line of a cut view (``Calls.ask`` counts them)
+
+
 def cut_lines(lines: Sequence[str], max_chars: Optional[int] = None) -> str:
     """``lines`` joined, or with ``max_chars`` the first whole lines that fit it and a last line saying how many
     were left out (a local model's prompt; see ``construct.calls.LOCAL_CONTEXT_CHARS``)."""
@@ -59,7 +62,7 @@ def cut_lines(lines: Sequence[str], max_chars: Optional[int] = None) -> str:
         kept.append(line)
         used += len(line) + 1
     left = len(lines) - len(kept)
-    return "\n".join(kept + [f"[{left} more line(s) not shown: cut to fit a small model's context]"])
+    return "\n".join(kept + [f"[{left} more line(s) not shown: {CUT_NOTE}]"])
 
 
 @dataclass(frozen=True)
