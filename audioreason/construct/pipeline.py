@@ -177,7 +177,7 @@ class Construction:
         recordings, candidates, order = [], [], 0
         bar = _progress(len(self.recordings), "construct", self.progress)
         try:
-            await self.calls.reach()  # a refused key or an unreachable server stops the run before any work
+            reached = False
             for recording_id, source in self.recordings:
                 entry = {"id": recording_id, "file": source.name}
                 recordings.append(entry)
@@ -187,6 +187,9 @@ class Construction:
                     bar.update(1)
                     continue
                 entry["duration"] = duration
+                if not reached:  # before the first usable recording's work: a refused key stops the run here
+                    await self.calls.reach()
+                    reached = True
                 path = outputs.place_original(source, self.bench, recording_id)
                 bar.set_postfix_str(f"{recording_id}: caption")
                 caption = await self._caption_or_failure(recording_id, path, duration, entry)
