@@ -214,9 +214,12 @@ async def segment_transcript(
             most_lines = (stop - first + 1) // 2
             continue
         most_lines = len(units)
-        filled = len(found) == segment_count_bounds(units, first, stop, duration)[1]
-        keep = found if stop == len(units) or len(found) == 1 or filled else found[:-1]
-        counts["filled"] += filled and len(found) > 1 and stop < len(units)
+        last_chunk = stop == len(units)
+        filled = (
+            not last_chunk and len(found) > 1 and len(found) == segment_count_bounds(units, first, stop, duration)[1]
+        )
+        keep = found if last_chunk or len(found) == 1 or filled else found[:-1]
+        counts["filled"] += filled
         for s in keep:
             segments.append(
                 {

@@ -400,10 +400,13 @@ class OpenAICompatibleJudge:
                 raise self._unavailable("cannot connect to the server", f"Connection error. ({err})") from None
             return
         if status in (401, 403):
-            cause = _UNAVAILABLE_STATUS[status]
-            if status == 401 and not self.api_key_env:
-                cause = "the server refused a request sent without a key (api_key_env is None)"
-            raise self._unavailable(cause.format(env=self.api_key_env), f"HTTP {status} to GET models: {text}")
+            raise self._unavailable(self._refusal(status), f"HTTP {status} to GET models: {text}")
+
+    def _refusal(self, status: int) -> str:
+        """What a refusal with ``status`` (one of ``_UNAVAILABLE_STATUS``) means for this judge."""
+        if status == 401 and not self.api_key_env:
+            return "the server refused a request sent without a key (api_key_env is None)"
+        return _UNAVAILABLE_STATUS[status].format(env=self.api_key_env, model=self.model)
 
     def _secrets(self) -> list[Optional[str]]:
         """The key and what of ``base_url`` may be a credential (query values, the password)."""
@@ -489,13 +492,9 @@ class OpenAICompatibleJudge:
                 status = err.status_code
                 last_error = f"HTTP {status}: {err}"
                 if contact is not None:
-                    cause = _UNAVAILABLE_STATUS.get(status)
-                    if cause:
+                    if status in _UNAVAILABLE_STATUS:
                         limiter.release()
-                        if status == 401 and not self.api_key_env:
-                            cause = "the server refused a request sent without a key (api_key_env is None)"
-                        cause = cause.format(env=self.api_key_env, model=self.model)
-                        raise contact.fail(self._unavailable(cause, last_error)) from None
+                        raise contact.fail(self._unavailable(self._refusal(status), last_error)) from None
                     contact.open()  # the server answers: from here on a failure is the item's
                     contact = None
                 if status == 429:
