@@ -34,6 +34,11 @@ Flow control, all in this module (the ``openai`` client's own retries are not us
     ``replies_without_usage``; ``usage_problem`` names the field), never guessed and never a reason to pay
     for the reply again.
 
+A job that uses a judge long after it starts (``audioreason construct``'s solver and critic) can call
+``reach()`` first: one free ``GET models``; a 401, a 403 or no connection is ``JudgeUnavailable`` then, any
+other answer is left to the first real request (the scorers do not call it: their first request is the
+first item's own).
+
 A missing API key is also ``JudgeUnavailable`` (before any request) for OpenAI itself (no ``base_url``) and
 for a remote ``base_url``; a local one (loopback, a private-network address, a single-label host name such as
 ``vllm`` or ``gpu-node-3``) gets the placeholder key "EMPTY" that vLLM, TGI and llama.cpp accept, as does any
